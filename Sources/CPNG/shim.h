@@ -1,0 +1,12 @@
+#include <png.h>
+
+// PNG_IMAGE_ROW_STRIDE / PNG_IMAGE_SIZE are function-like macros.
+static inline png_uint_32 starline_png_image_row_stride(const png_image *image) {
+    return PNG_IMAGE_ROW_STRIDE(*image);
+}
+static inline png_alloc_size_t starline_png_image_size(const png_image *image) {
+    return PNG_IMAGE_SIZE(*image);
+}
+static inline int starline_png_image_failed(const png_image *image) {
+    return PNG_IMAGE_FAILED(*image);
+}

@@ -1,0 +1,403 @@
+/// A JSON value whose objects keep their key order, so output field order is stable
+/// and unknown fields of files we rewrite survive in place.
+///
+/// The suite writes and reads JSON through this type rather than Foundation's
+/// `JSONSerialization`, which is not part of FoundationEssentials and reorders keys.
+public enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.int(a), .int(b)): return a == b
+        case let (.double(a), .double(b)): return a == b
+        case let (.int(a), .double(b)), let (.double(b), .int(a)): return Double(a) == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public static func int(_ value: Int) -> JSON { .int(Int64(value)) }
+
+    /// `.string(value)` or `.null` for nil.
+    public static func optional(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }
+
+    public subscript(key: String) -> JSON? {
+        guard case .object(let members) = self else { return nil }
+        return members.last(where: { $0.0 == key })?.1
+    }
+
+    public subscript(index: Int) -> JSON? {
+        guard case .array(let items) = self, items.indices.contains(index) else { return nil }
+        return items[index]
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    public var arrayValue: [JSON]? { if case .array(let a) = self { a } else { nil } }
+    public var objectValue: [(String, JSON)]? { if case .object(let o) = self { o } else { nil } }
+    public var isNull: Bool { if case .null = self { true } else { false } }
+    public var intValue: Int64? {
+        switch self {
+        case .int(let i): i
+        case .double(let d) where d.rounded() == d && abs(d) < 9.2e18: Int64(d)
+        default: nil
+        }
+    }
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        default: nil
+        }
+    }
+
+    /// Sets `key`, replacing an existing member in place or appending a new one.
+    public mutating func set(_ key: String, _ value: JSON) {
+        guard case .object(var members) = self else { return }
+        if let i = members.lastIndex(where: { $0.0 == key }) { members[i].1 = value } else { members.append((key, value)) }
+        self = .object(members)
+    }
+
+    public mutating func remove(_ key: String) {
+        guard case .object(var members) = self else { return }
+        members.removeAll { $0.0 == key }
+        self = .object(members)
+    }
+}
+
+// MARK: - Serialization
+
+extension JSON {
+    public enum Style: Sendable { case compact, pretty }
+
+    public func serialized(_ style: Style = .compact) -> String {
+        var out = ""
+        out.reserveCapacity(256)
+        write(to: &out, style: style, indent: 0)
+        return out
+    }
+
+    func write(to out: inout String, style: Style, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite {
+                if d.rounded() == d && abs(d) < 1e15 { out += String(Int64(d)) } else { out += "\(d)" }
+            } else {
+                out += "null"
+            }
+        case .string(let s): JSON.writeString(s, to: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                if style == .pretty { JSON.newline(&out, indent + 1) }
+                item.write(to: &out, style: style, indent: indent + 1)
+            }
+            if style == .pretty { JSON.newline(&out, indent) }
+            out += "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{"
+            for (i, (key, value)) in members.enumerated() {
+                if i > 0 { out += "," }
+                if style == .pretty { JSON.newline(&out, indent + 1) }
+                JSON.writeString(key, to: &out)
+                out += style == .pretty ? ": " : ":"
+                value.write(to: &out, style: style, indent: indent + 1)
+            }
+            if style == .pretty { JSON.newline(&out, indent) }
+            out += "}"
+        }
+    }
+
+    private static func newline(_ out: inout String, _ indent: Int) {
+        out += "\n"
+        out += String(repeating: "  ", count: indent)
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        var plainStart = s.unicodeScalars.startIndex
+        var i = plainStart
+        let scalars = s.unicodeScalars
+        while i != scalars.endIndex {
+            let c = scalars[i]
+            let escape: String? = switch c {
+            case "\"": "\\\""
+            case "\\": "\\\\"
+            case "\n": "\\n"
+            case "\r": "\\r"
+            case "\t": "\\t"
+            case "\u{08}": "\\b"
+            case "\u{0C}": "\\f"
+            case "\u{2028}": "\\u2028"
+            case "\u{2029}": "\\u2029"
+            default: c.value < 0x20 || c.value == 0x7F ? JSON.unicodeEscape(c.value) : nil
+            }
+            if let escape {
+                out.unicodeScalars.append(contentsOf: scalars[plainStart..<i])
+                out += escape
+                plainStart = scalars.index(after: i)
+            }
+            i = scalars.index(after: i)
+        }
+        out.unicodeScalars.append(contentsOf: scalars[plainStart..<scalars.endIndex])
+        out += "\""
+    }
+
+    private static func unicodeEscape(_ v: UInt32) -> String {
+        let hex = String(v, radix: 16)
+        return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+    }
+}
+
+// MARK: - Parsing
+
+extension JSON {
+    /// Parses one JSON document (RFC 8259). Throws `DATA_ERROR` with the byte offset on bad input.
+    public static func parse(_ text: String) throws -> JSON {
+        var copy = text
+        return try copy.withUTF8 { buffer in try parse(bytes: buffer) }
+    }
+
+    public static func parse<C: Collection>(_ bytes: C) throws -> JSON where C.Element == UInt8 {
+        if let result = try bytes.withContiguousStorageIfAvailable({ buffer in try parse(bytes: buffer) }) {
+            return result
+        }
+        let array = Array(bytes)
+        return try array.withUnsafeBufferPointer { buffer in try parse(bytes: buffer) }
+    }
+
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSON {
+        var parser = JSONParser(bytes: bytes)
+        let value = try parser.parseDocument()
+        return value
+    }
+}
+
+struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var pos = 0
+    var depth = 0
+    static let maxDepth = 512
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    func fail(_ what: String) -> StarlineError {
+        StarlineError(.data, "invalid JSON at byte \(pos): \(what)", details: .object([("offset", .int(pos))]))
+    }
+
+    mutating func parseDocument() throws -> JSON {
+        // A UTF-8 byte order mark is tolerated, as RFC 8259 allows parsers to.
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { pos = 3 }
+        skipSpace()
+        let value = try parseValue()
+        skipSpace()
+        if pos != bytes.count { throw fail("unexpected trailing data") }
+        return value
+    }
+
+    mutating func skipSpace() {
+        while pos < bytes.count {
+            switch bytes[pos] {
+            case 0x20, 0x0A, 0x0D, 0x09: pos += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue() throws -> JSON {
+        guard pos < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[pos] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func expectWord(_ word: String) throws {
+        for b in word.utf8 {
+            guard pos < bytes.count, bytes[pos] == b else { throw fail("invalid literal") }
+            pos += 1
+        }
+    }
+
+    mutating func enter() throws {
+        depth += 1
+        if depth > JSONParser.maxDepth { throw fail("nesting deeper than \(JSONParser.maxDepth)") }
+    }
+
+    mutating func parseObject() throws -> JSON {
+        try enter()
+        pos += 1
+        var members: [(String, JSON)] = []
+        skipSpace()
+        if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") { pos += 1; depth -= 1; return .object(members) }
+        while true {
+            skipSpace()
+            guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try parseString()
+            skipSpace()
+            guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            pos += 1
+            skipSpace()
+            let value = try parseValue()
+            members.append((key, value))
+            skipSpace()
+            guard pos < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+            if bytes[pos] == UInt8(ascii: "}") { pos += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(members)
+    }
+
+    mutating func parseArray() throws -> JSON {
+        try enter()
+        pos += 1
+        var items: [JSON] = []
+        skipSpace()
+        if pos < bytes.count, bytes[pos] == UInt8(ascii: "]") { pos += 1; depth -= 1; return .array(items) }
+        while true {
+            skipSpace()
+            items.append(try parseValue())
+            skipSpace()
+            guard pos < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+            if bytes[pos] == UInt8(ascii: "]") { pos += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(items)
+    }
+
+    mutating func parseString() throws -> String {
+        pos += 1
+        let start = pos
+        // Fast path: no escapes.
+        while pos < bytes.count {
+            let b = bytes[pos]
+            if b == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<pos])
+                pos += 1
+                guard let s = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                return s
+            }
+            if b == UInt8(ascii: "\\") || b < 0x20 { break }
+            pos += 1
+        }
+        var out = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<pos]))
+        while pos < bytes.count {
+            let b = bytes[pos]
+            if b == UInt8(ascii: "\"") {
+                pos += 1
+                guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                return s
+            }
+            if b < 0x20 { throw fail("control character in string") }
+            if b != UInt8(ascii: "\\") { out.append(b); pos += 1; continue }
+            pos += 1
+            guard pos < bytes.count else { break }
+            let e = bytes[pos]
+            pos += 1
+            switch e {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try parseHex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard pos + 1 < bytes.count, bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u") else {
+                        throw fail("unpaired surrogate")
+                    }
+                    pos += 2
+                    let low = try parseHex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw fail("unpaired surrogate")
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw fail("invalid escape") }
+                out.append(contentsOf: Array(String(Character(u)).utf8))
+            default: throw fail("invalid escape")
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    mutating func parseHex4() throws -> UInt32 {
+        guard pos + 4 <= bytes.count else { throw fail("short \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let b = bytes[pos]
+            let d: UInt32
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(b - 48)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(b - 87)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(b - 55)
+            default: throw fail("invalid \\u escape")
+            }
+            v = v << 4 | d
+            pos += 1
+        }
+        return v
+    }
+
+    mutating func parseNumber() throws -> JSON {
+        let start = pos
+        var isInteger = true
+        if bytes[pos] == UInt8(ascii: "-") { pos += 1 }
+        guard pos < bytes.count, isDigit(bytes[pos]) else { throw fail("invalid number") }
+        if bytes[pos] == UInt8(ascii: "0") {
+            pos += 1
+            if pos < bytes.count, isDigit(bytes[pos]) { throw fail("leading zero in number") }
+        } else {
+            while pos < bytes.count, isDigit(bytes[pos]) { pos += 1 }
+        }
+        if pos < bytes.count, bytes[pos] == UInt8(ascii: ".") {
+            isInteger = false
+            pos += 1
+            guard pos < bytes.count, isDigit(bytes[pos]) else { throw fail("invalid number") }
+            while pos < bytes.count, isDigit(bytes[pos]) { pos += 1 }
+        }
+        if pos < bytes.count, bytes[pos] == UInt8(ascii: "e") || bytes[pos] == UInt8(ascii: "E") {
+            isInteger = false
+            pos += 1
+            if pos < bytes.count, bytes[pos] == UInt8(ascii: "+") || bytes[pos] == UInt8(ascii: "-") { pos += 1 }
+            guard pos < bytes.count, isDigit(bytes[pos]) else { throw fail("invalid number") }
+            while pos < bytes.count, isDigit(bytes[pos]) { pos += 1 }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self)
+        if isInteger, let i = Int64(text) { return .int(i) }
+        guard let d = Double(text) else { throw fail("invalid number") }
+        return .double(d)
+    }
+
+    @inline(__always) func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+}
