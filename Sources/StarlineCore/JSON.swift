@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A JSON value whose objects keep their key order, so output field order is stable
 /// and unknown fields of files we rewrite survive in place.
 ///
