@@ -65,11 +65,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStri
     public static let authenticationFailed: ErrorCode = "AUTHENTICATION_FAILED"
     public static let locked: ErrorCode = "LOCKED"
     public static let wrongPassphrase: ErrorCode = "WRONG_PASSPHRASE"
+    public static let invalidFriendLink: ErrorCode = "INVALID_FRIEND_LINK"
     public static let interrupted: ErrorCode = "INTERRUPTED"
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .usage, .invalidURL, .config: .usage
+        case .usage, .invalidURL, .config, .invalidFriendLink: .usage
         case .notLoggedIn: .notLoggedIn
         case .sessionRevoked, .sessionExpired, .accountRestricted, .appUnavailable: .sessionEnded
         case .forbidden: .forbidden

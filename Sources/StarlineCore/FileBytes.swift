@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whole-file reads and writes through POSIX calls (no Foundation on the start-up path).
+public enum FileBytes {
+    /// The file's bytes, or nil when it does not exist. Other failures are `STORAGE_ERROR`.
+    public static func read(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw posixError("cannot open \(path)", path: path)
+        }
+        defer { close(fd) }
+        return try read(fd: fd, name: path)
+    }
+
+    /// Reads a descriptor to its end (stdin, pipes and regular files alike).
+    public static func read(fd: Int32, name: String) throws -> [UInt8] {
+        var st = stat()
+        var capacity = 64 * 1024
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+            errno = EISDIR
+            throw posixError("cannot read \(name)", path: name)
+        }
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 { capacity = Int(st.st_size) + 1 }
+        var result = [UInt8](repeating: 0, count: capacity)
+        var used = 0
+        while true {
+            if used == result.count { result.append(contentsOf: repeatElement(0, count: result.count)) }
+            let n = result.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, $0.count - used) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw posixError("cannot read \(name)", path: name)
+            }
+            if n == 0 { break }
+            used += n
+        }
+        result.removeSubrange(used...)
+        return result
+    }
+
+    /// Writes all bytes to a descriptor, retrying partial writes and EINTR.
+    public static func write(fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+
+    public static func posixError(_ what: String, path: String) -> StarlineError {
+        let code = errno
+        return StarlineError(.storage, "\(what): \(String(cString: strerror(code)))",
+                             details: .object([("path", .string(path)), ("errno", .int(Int(code)))]))
+    }
+}

@@ -1,0 +1,126 @@
+import StarlineCore
+
+/// What a scanned payload is, in the order W6 prescribes: an identity (login) callback first, then a
+/// friend link, then any web URL, then plain text — so a login callback is never treated as ordinary
+/// scanned content.
+public enum PayloadKind: String, Sendable, CaseIterable {
+    case authCallback, friendLink, url, text, binary
+}
+
+public struct ClassifiedPayload: Sendable {
+    public var kind: PayloadKind
+    /// The decoded text, with an auth code replaced by "redacted" unless secrets are shown; nil when not UTF-8.
+    public var text: String?
+    /// Kind-specific fields in output order (`appId`, `code`, `state`, `error` / `code`, `url`).
+    public var fields: [(String, JSON)]
+    /// False for auth callbacks without --show-secrets: the raw bytes would reveal the code.
+    public var includesBytes: Bool
+}
+
+public struct PayloadClassifier: Sendable {
+    public let chatBase: BaseURL
+    public let showSecrets: Bool
+
+    public init(chatBase: BaseURL, showSecrets: Bool = false) {
+        self.chatBase = chatBase
+        self.showSecrets = showSecrets
+    }
+
+    public func classify(_ bytes: [UInt8]) -> ClassifiedPayload {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return ClassifiedPayload(kind: .binary, text: nil, fields: [], includesBytes: true)
+        }
+        let trimmed = text.trimmingASCIIWhitespace()
+        if let url = WebURL(trimmed) {
+            if let callback = authCallback(url) { return callback(trimmed) }
+            if let code = FriendLink.code(in: url, chatBase: chatBase) {
+                return ClassifiedPayload(kind: .friendLink, text: text,
+                                         fields: [("code", .string(code)), ("url", .string(FriendLink.url(code: code, chatBase: chatBase)))],
+                                         includesBytes: true)
+            }
+            if (url.scheme == "https" || url.scheme == "http"), url.hasAuthority, !url.host.isEmpty, url.hostIsWellFormed {
+                return ClassifiedPayload(kind: .url, text: text, fields: [], includesBytes: true)
+            }
+        }
+        return ClassifiedPayload(kind: .text, text: text, fields: [], includesBytes: true)
+    }
+
+    /// `starline-{appId}://auth/callback?…` or `http://127.0.0.1|[::1]:PORT/callback?…` (RFC 8252 loopback).
+    func authCallback(_ url: WebURL) -> ((String) -> ClassifiedPayload)? {
+        let appId: String?
+        if url.scheme.hasPrefix("starline-"), url.scheme.count > "starline-".count {
+            guard url.hasAuthority, url.userInfo == nil, url.host == "auth", url.port == nil, url.path == "/callback" else { return nil }
+            appId = String(url.scheme.dropFirst("starline-".count))
+        } else if url.scheme == "http", url.hasAuthority, url.userInfo == nil,
+                  url.host == "127.0.0.1" || url.host == "[::1]", url.path == "/callback" {
+            appId = nil
+        } else {
+            return nil
+        }
+        let code = url.queryValue("code")
+        let state = url.queryValue("state")
+        let error = url.queryValue("error")
+        let show = showSecrets
+        return { text in
+            ClassifiedPayload(kind: .authCallback, text: show || code == nil ? text : PayloadClassifier.redactingCode(in: text),
+                              fields: [("appId", .optional(appId)), ("code", .optional(show ? code : code.map { _ in "redacted" })),
+                                       ("state", .optional(state)), ("error", .optional(error))],
+                              includesBytes: show)
+        }
+    }
+
+    /// Replaces the value of every `code=` query parameter with `redacted`.
+    static func redactingCode(in text: String) -> String {
+        guard let q = text.firstIndex(of: "?") else { return text }
+        let end = text[q...].firstIndex(of: "#") ?? text.endIndex
+        let query = text[text.index(after: q)..<end]
+        let redacted = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            pair.hasPrefix("code=") ? "code=redacted" : String(pair)
+        }.joined(separator: "&")
+        return String(text[...q]) + redacted + String(text[end...])
+    }
+}
+
+/// A friend link: `{chat base}/f/{code}` with the configured chat base exactly (scheme, host, port,
+/// path prefix) and a code of 8–64 characters from `[A-Za-z0-9_-]`.
+public enum FriendLink {
+    public static func isValidCode(_ code: some StringProtocol) -> Bool {
+        (8...64).contains(code.utf8.count) && code.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F
+        }
+    }
+
+    public static func url(code: String, chatBase: BaseURL) -> String { "\(chatBase)/f/\(code)" }
+
+    /// The code when `url` is a friend link of `chatBase`; nil for look-alikes (other host, scheme or
+    /// port, user info, another path prefix, extra segments, a query or a fragment).
+    public static func code(in url: WebURL, chatBase: BaseURL) -> String? {
+        guard chatBase.sameOrigin(url), url.userInfo == nil, url.query == nil, url.fragment == nil else { return nil }
+        let prefix = chatBase.path + "/f/"
+        guard url.path.hasPrefix(prefix) else { return nil }
+        let code = url.path.dropFirst(prefix.count)
+        guard isValidCode(code) else { return nil }
+        return String(code)
+    }
+
+    /// Builds a validated link from a bare code or a friend-link URL of the configured chat base.
+    public static func make(_ input: String, chatBase: BaseURL) throws -> (code: String, url: String) {
+        let trimmed = input.trimmingASCIIWhitespace()
+        if isValidCode(trimmed) { return (trimmed, url(code: trimmed, chatBase: chatBase)) }
+        if let parsed = WebURL(trimmed), parsed.hasAuthority {
+            if let code = code(in: parsed, chatBase: chatBase) { return (code, url(code: code, chatBase: chatBase)) }
+            throw StarlineError(.invalidFriendLink, "not a friend link of \(chatBase): expected \(chatBase)/f/CODE (set --chat or STARLINE_CHAT_BASE_URL for another chat service)",
+                                details: .object([("chatBase", .string(chatBase.description))]))
+        }
+        throw StarlineError(.invalidFriendLink, "invalid friend-link code: expected 8 to 64 characters from A-Z a-z 0-9 _ -",
+                            details: .object([("length", .int(trimmed.utf8.count))]))
+    }
+}
+
+extension String {
+    func trimmingASCIIWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" || $0 == "\r\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}
