@@ -198,9 +198,9 @@ public enum CompletionRenderer {
         }
         for o in visible(tool.globalOptions) { out += optionLine(o, "") }
         for (path, command) in all {
-            let cond = condition(path, siblings: command.subcommands.map(\.name))
+            let cond = path.isEmpty ? "__fish_use_subcommand" : condition(path, siblings: command.subcommands.map(\.name))
             for sub in command.subcommands {
-                out += "complete -c \(tool.name) -n \(fishQuote(cond.isEmpty ? "__fish_use_subcommand" : cond)) -a \(sub.name) -d \(fishQuote(sub.abstract))\n"
+                out += "complete -c \(tool.name) -n \(fishQuote(cond)) -a \(sub.name) -d \(fishQuote(sub.abstract))\n"
             }
             let optionCondition = condition(path, siblings: [])
             for o in visible(command.options) where !path.isEmpty { out += optionLine(o, optionCondition) }

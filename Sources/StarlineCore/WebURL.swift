@@ -52,11 +52,9 @@ public struct WebURL: Sendable, Equatable {
                 }
             } else if let c = authority.lastIndex(of: ":") {
                 hostPart = authority[..<c]
-                let digits = authority[authority.index(after: c)...]
-                if !digits.isEmpty {
-                    guard let p = WebURL.port(digits) else { return nil }
-                    port = p
-                }
+                // An empty port ("host:") is legal in RFC 3986 but only ever a mistake or a trick here.
+                guard let p = WebURL.port(authority[authority.index(after: c)...]) else { return nil }
+                port = p
             }
             host = hostPart.lowercased()
         } else {

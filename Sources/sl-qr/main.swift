@@ -1,1 +1,1 @@
-print("sl-qr")
+print("pending")
