@@ -1,0 +1,56 @@
+# Starline command-line toolkit. `make` builds release binaries; `make test` runs every test.
+# Every target that builds runs scripts/bootstrap first, so a fresh Debian machine needs nothing else.
+
+PREFIX ?= /usr/local
+TOOLS := sl-qr
+RELEASE_FLAGS := -c release --static-swift-stdlib
+RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
+DEBUG_BIN = $(shell swift build --show-bin-path)
+
+.PHONY: all build bootstrap test generated install demo bench clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	swift build $(RELEASE_FLAGS)
+
+test: bootstrap
+	swift build --build-tests
+	swift test --skip-build
+
+# Man pages and completions, rendered from each tool's command spec (committed; a test checks they are current).
+generated: bootstrap
+	swift build --product sl-qr
+	@set -e; for t in $(TOOLS); do \
+		$(DEBUG_BIN)/$$t --generate man > man/man1/$$t.1; \
+		$(DEBUG_BIN)/$$t --generate bash > completions/bash/$$t; \
+		$(DEBUG_BIN)/$$t --generate zsh > completions/zsh/_$$t; \
+		$(DEBUG_BIN)/$$t --generate fish > completions/fish/$$t.fish; \
+		echo "generated man page and completions for $$t"; \
+	done
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	@set -e; for t in $(TOOLS); do \
+		install -m 0755 -s $(RELEASE_BIN)/$$t $(DESTDIR)$(PREFIX)/bin/$$t; \
+		install -m 0644 man/man1/$$t.1 $(DESTDIR)$(PREFIX)/share/man/man1/$$t.1; \
+		install -m 0644 completions/bash/$$t $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; \
+		install -m 0644 completions/zsh/_$$t $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$t; \
+		install -m 0644 completions/fish/$$t.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$t.fish; \
+	done
+
+demo: build
+	@scripts/demo $(RELEASE_BIN)
+
+bench: build
+	@scripts/bootstrap --bench
+	bench/run $(RELEASE_BIN)
+
+clean:
+	swift package clean
