@@ -27,7 +27,7 @@ let package = Package(
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
-        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport"]),
+        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
