@@ -1,0 +1,307 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// End-to-end tests of the built `sl-qr` with a temporary STARLINE_HOME.
+@Suite struct SLQRTests {
+    let home = TemporaryDirectory("sl-qr-e2e")
+
+    func qr(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> ToolRun {
+        try Tools.run("sl-qr", arguments, stdin: stdin, home: home.path, environment: environment)
+    }
+
+    /// Encodes `payload` (through stdin) to a PNG and decodes it back; returns the decoded records.
+    func roundTrip(_ payload: [UInt8], level: String = "M", extra: [String] = []) throws -> [JSON] {
+        let png = home.file("rt-\(UUID().uuidString).png")
+        let enc = try qr(["encode", "-", "-l", level, "-o", png, "--verify"] + extra, stdin: payload)
+        #expect(enc.status == 0, "encode failed: \(enc.stderrText)")
+        let dec = try qr(["decode", png, "--show-secrets"])
+        #expect(dec.status == 0, "decode failed: \(dec.stderrText)")
+        return try dec.jsonLines()
+    }
+
+    @Test("round trip of ASCII, CJK, emoji, binary with NULs and invalid UTF-8", arguments: [
+        Array("https://example.com/path?q=1".utf8),
+        Array("星线 — 你好，世界".utf8),
+        Array("emoji 😀👩‍👩‍👧 ok".utf8),
+        [0, 1, 2, 0, 255, 0, 10, 13, 0],
+        [0xC3, 0x28, 0xA0, 0xA1, 0xFF],
+        Array("0123456789".utf8),
+        Array("with a trailing newline\n".utf8),
+    ])
+    func roundTrip(payload: [UInt8]) throws {
+        let records = try roundTrip(payload)
+        let record = try #require(records.first)
+        #expect(records.count == 1)
+        #expect(record["bytesBase64"]?.stringValue == Base64.encode(payload))
+        if let text = String(validating: payload, as: UTF8.self) {
+            #expect(record["text"]?.stringValue == text)
+        } else {
+            #expect(record["text"] == .null)
+            #expect(record["kind"]?.stringValue == "binary")
+        }
+        #expect(record["index"]?.intValue == 0)
+        #expect(record["attempt"]?.stringValue == "original")
+        #expect(record["corners"]?.arrayValue?.count == 4)
+    }
+
+    @Test("maximum byte capacity at each EC level round-trips; one byte more exits 12 naming the capacity",
+          arguments: [("L", 2953), ("M", 2331), ("Q", 1663), ("H", 1273)])
+    func maximumCapacity(level: String, capacity: Int) throws {
+        let payload = (0..<capacity).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }  // includes NUL bytes
+        let record = try #require(try roundTrip(payload, level: level).first)
+        #expect(record["bytesBase64"]?.stringValue == Base64.encode(payload))
+        let over = try qr(["encode", "-", "-l", level, "-o", home.file("over.png")], stdin: payload + [42])
+        #expect(over.status == 12)
+        let error = try over.error()["error"]
+        #expect(error?["code"]?.stringValue == "CAPACITY_EXCEEDED")
+        #expect(error?["details"]?["capacity"]?.intValue == Int64(capacity))
+        #expect(error?["message"]?.stringValue?.contains("\(capacity)") == true)
+    }
+
+    @Test func maxVersionLimitsTheSymbol() throws {
+        let run = try qr(["encode", String(repeating: "x", count: 100), "--max-version", "3", "-o", home.file("v.png")])
+        #expect(run.status == 12)
+        #expect(run.errorCode == "CAPACITY_EXCEEDED")
+        let ok = try qr(["encode", "hi", "--min-version", "7", "-o", home.file("v7.png")])
+        #expect(try ok.json()["version"]?.intValue == 7)
+    }
+
+    @Test func everyFormat() throws {
+        let text = "format test"
+        let png = try qr(["encode", text, "-f", "png"])
+        #expect(Array(png.stdout.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        let svg = try qr(["encode", text, "-f", "svg"])
+        #expect(svg.stdoutText.hasPrefix("<?xml") && svg.stdoutText.contains("<svg") && svg.stdoutText.contains("viewBox"))
+        let utf8 = try qr(["encode", text, "-f", "utf8", "-m", "2"])
+        #expect(utf8.stdoutText.contains("█") || utf8.stdoutText.contains("▀"))
+        let ansi = try qr(["encode", text, "-f", "ansi"])
+        #expect(ansi.stdoutText.contains("\u{1B}[40m") && ansi.stdoutText.contains("\u{1B}[0m"))
+        let ascii = try qr(["encode", text, "-f", "ascii", "-m", "0"])
+        let matrix = try qr(["encode", text, "-f", "matrix"])
+        let m = try ModuleMatrix(json: try matrix.json())
+        let asciiLines = ascii.stdoutText.split(separator: "\n")
+        #expect(asciiLines.count == m.size)
+        #expect(asciiLines.first?.count == m.size * 2)
+        #expect(try matrix.json()["version"]?.intValue == 1)
+        for format in ["png", "svg", "utf8", "ansi", "ascii", "matrix"] {
+            let verified = try qr(["encode", text, "-f", format, "--verify"])
+            #expect(verified.status == 0, "\(format) --verify: \(verified.stderrText)")
+        }
+    }
+
+    @Test func formatFollowsTheOutputExtensionAndRecordDescribesTheFile() throws {
+        let run = try qr(["encode", "ext", "-o", home.file("x.svg"), "-s", "3", "-m", "2"])
+        let record = try run.json()
+        #expect(record["format"]?.stringValue == "svg")
+        #expect(record["pixels"]?.intValue == Int64((21 + 4) * 3))
+        #expect(String(decoding: home.read("x.svg"), as: UTF8.self).contains("<svg"))
+        _ = try qr(["encode", "ext", "-o", home.file("x.json")])
+        #expect(try JSON.parse(home.read("x.json"))["rows"] != nil)
+        let png = try qr(["encode", "ext", "-o", home.file("x.png")])
+        #expect(try png.json()["format"]?.stringValue == "png")
+        #expect(try png.json()["modules"]?.intValue == 21)
+    }
+
+    @Test func pngIsByteIdenticalForIdenticalInput() throws {
+        let a = try qr(["encode", "same input", "-f", "png"]).stdout
+        let b = try qr(["encode", "same input", "-f", "png"]).stdout
+        #expect(!a.isEmpty && a == b)
+    }
+
+    @Test func friendBuildsTheLinkOnTheConfiguredChatBase() throws {
+        let run = try qr(["friend", "AbCdEfGh1234", "-o", home.file("f.png"), "--verify"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        let record = try run.json()
+        #expect(record["url"]?.stringValue == "https://chat.thestarline.cn/f/AbCdEfGh1234")
+        #expect(record["verified"] == .bool(true))
+        let decoded = try qr(["decode", home.file("f.png")]).jsonLines()
+        #expect(decoded.first?["kind"]?.stringValue == "friendLink")
+        #expect(decoded.first?["code"]?.stringValue == "AbCdEfGh1234")
+
+        let local = try qr(["friend", "http://127.0.0.1:8080/chat/f/Zz_-0123456789", "-o", home.file("l.png")],
+                           environment: ["STARLINE_CHAT_BASE_URL": "http://127.0.0.1:8080/chat"])
+        #expect(try local.json()["url"]?.stringValue == "http://127.0.0.1:8080/chat/f/Zz_-0123456789")
+        let localDecoded = try qr(["decode", home.file("l.png"), "--chat", "http://127.0.0.1:8080/chat"]).jsonLines()
+        #expect(localDecoded.first?["kind"]?.stringValue == "friendLink")
+        // The same image under the default chat base is only a URL.
+        let elsewhere = try qr(["decode", home.file("l.png")]).jsonLines()
+        #expect(elsewhere.first?["kind"]?.stringValue == "url")
+    }
+
+    @Test func friendRejectsBadCodesForeignLinksAndUnsafeBaseURLs() throws {
+        let short = try qr(["friend", "abc", "-f", "utf8"])
+        #expect(short.status == 2 && short.errorCode == "INVALID_FRIEND_LINK")
+        let foreign = try qr(["friend", "https://chat.thestarline.cn.evil.com/f/AbCdEfGh1234", "-f", "utf8"])
+        #expect(foreign.status == 2 && foreign.errorCode == "INVALID_FRIEND_LINK")
+        let unsafe = try qr(["friend", "AbCdEfGh1234", "-f", "utf8"], environment: ["STARLINE_CHAT_BASE_URL": "http://chat.example.com"])
+        #expect(unsafe.status == 2 && unsafe.errorCode == "INVALID_URL")
+        #expect(try unsafe.error()["error"]?["message"]?.stringValue?.contains("STARLINE_CHAT_BASE_URL") == true)
+    }
+
+    @Test("W6 decode classifies auth callbacks before friend links, and redacts the code")
+    func w6AuthCallbackRedaction() throws {
+        let callback = "starline-workbench://auth/callback?code=SECRET123&state=st4te"
+        _ = try qr(["encode", callback, "-o", home.file("cb.png")])
+        let hidden = try #require(try qr(["decode", home.file("cb.png")]).jsonLines().first)
+        #expect(hidden["kind"]?.stringValue == "authCallback")
+        #expect(hidden["appId"]?.stringValue == "workbench")
+        #expect(hidden["code"]?.stringValue == "redacted")
+        #expect(hidden["state"]?.stringValue == "st4te")
+        #expect(hidden["bytesBase64"] == nil)
+        #expect(hidden["text"]?.stringValue?.contains("SECRET123") == false)
+        let shown = try #require(try qr(["decode", home.file("cb.png"), "--show-secrets"]).jsonLines().first)
+        #expect(shown["code"]?.stringValue == "SECRET123")
+        #expect(shown["text"]?.stringValue == callback)
+        #expect(shown["bytesBase64"]?.stringValue == Base64.encode(Array(callback.utf8)))
+
+        let loopback = "http://127.0.0.1:53682/callback?error=access_denied&state=x"
+        _ = try qr(["encode", loopback, "-o", home.file("lb.png")])
+        let denied = try #require(try qr(["decode", home.file("lb.png")]).jsonLines().first)
+        #expect(denied["kind"]?.stringValue == "authCallback")
+        #expect(denied["error"]?.stringValue == "access_denied")
+        #expect(denied["code"] == .null)
+    }
+
+    @Test("W6 look-alike friend links are not friend links", arguments: [
+        "https://chat.thestarline.cn.evil.com/f/AbCdEfGh1234",
+        "https://chat.thestarline.cn@evil.com/f/AbCdEfGh1234",
+        "https://evil.com@chat.thestarline.cn/f/AbCdEfGh1234",
+        "https://evil.com/chat.thestarline.cn/f/AbCdEfGh1234",
+        "http://chat.thestarline.cn/f/AbCdEfGh1234",
+        "https://chat.thestarline.cn:8443/f/AbCdEfGh1234",
+        "https://chat-thestarline.cn/f/AbCdEfGh1234",
+        "https://chat.thestarline.cn/f/AbCdEfGh1234/extra",
+        "https://chat.thestarline.cn/x/f/AbCdEfGh1234",
+        "https://chat.thestarline.cn/f/AbCdEfGh1234?ref=1",
+        "https://chat.thestarline.cn/f/AbCdEfGh1234#x",
+        "https://chat.thestarline.cn/f/short",
+        "https://chat.thestarline.cn/f/bad!chars1",
+        "starline-chat://chat.thestarline.cn/f/AbCdEfGh1234",
+    ])
+    func w6LookAlikes(url: String) throws {
+        let file = home.file("look-\(UUID().uuidString).png")
+        _ = try qr(["encode", url, "-o", file])
+        let run = try qr(["decode", file, "--expect", "friendLink"])
+        #expect(run.status == 12)
+        #expect(run.errorCode == "UNEXPECTED_KIND")
+        let record = try #require(try run.jsonLines().first)
+        #expect(record["kind"]?.stringValue != "friendLink")
+        #expect(record["text"]?.stringValue == url)
+    }
+
+    @Test func multipleSymbolsInReadingOrderWithCorners() throws {
+        var canvas = Canvas(width: 400, height: 400)
+        let texts = ["top-left", "top-right", "bottom-left", "bottom-right"]
+        for (i, text) in texts.enumerated() {
+            let m = try ModuleMatrix(json: try qr(["encode", text, "-f", "matrix"]).json())
+            canvas.draw(m, x: 40 + (i % 2) * 200, y: 40 + (i / 2) * 200, scale: 4)
+        }
+        let file = home.write("grid.pgm", canvas.pgm)
+        let records = try qr(["decode", file]).jsonLines()
+        #expect(records.compactMap { $0["text"]?.stringValue } == texts)
+        #expect(records.compactMap { $0["index"]?.intValue } == [0, 1, 2, 3])
+        for (i, record) in records.enumerated() {
+            let xs = record["corners"]?.arrayValue?.compactMap { $0[0]?.intValue } ?? []
+            let ys = record["corners"]?.arrayValue?.compactMap { $0[1]?.intValue } ?? []
+            #expect(xs.count == 4)
+            let x0 = Int64(40 + (i % 2) * 200), y0 = Int64(40 + (i / 2) * 200)
+            #expect(xs.allSatisfy { $0 >= x0 - 4 && $0 <= x0 + 21 * 4 + 4 })
+            #expect(ys.allSatisfy { $0 >= y0 - 4 && $0 <= y0 + 21 * 4 + 4 })
+        }
+    }
+
+    @Test func invertedImagesAreRetried() throws {
+        let m = try ModuleMatrix(json: try qr(["encode", "inverted payload", "-f", "matrix"]).json())
+        var canvas = Canvas(width: (m.size + 8) * 4, height: (m.size + 8) * 4)
+        canvas.draw(m, x: 16, y: 16, scale: 4)
+        let file = home.write("inv.ppm", canvas.inverted().plainPPM)
+        let record = try #require(try qr(["decode", file]).jsonLines().first)
+        #expect(record["text"]?.stringValue == "inverted payload")
+        #expect(record["attempt"]?.stringValue == "inverted")
+    }
+
+    @Test func decodeReadsStdin() throws {
+        _ = try qr(["encode", "from stdin", "-o", home.file("s.png")])
+        let run = try qr(["decode", "-"], stdin: home.read("s.png"))
+        #expect(try run.jsonLines().first?["text"]?.stringValue == "from stdin")
+        #expect(try run.jsonLines().first?["file"]?.stringValue == "-")
+    }
+
+    @Test func exitCodesForNothingFoundCorruptAndPartialBatches() throws {
+        let blank = home.write("blank.pgm", Canvas(width: 64, height: 64).pgm)
+        let none = try qr(["decode", blank])
+        #expect(none.status == 12 && none.errorCode == "NO_SYMBOL")
+        #expect(try none.jsonLines() == [.object([("file", .string(blank)), ("found", .int(0))])])
+
+        let corrupt = home.write("corrupt.png", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 1, 2])
+        let bad = try qr(["decode", corrupt])
+        #expect(bad.status == 12 && bad.errorCode == "UNREADABLE_IMAGE")
+        #expect(try bad.jsonLines().first?["error"]?["code"]?.stringValue == "UNREADABLE_IMAGE")
+
+        let missing = try qr(["decode", home.file("missing.png")])
+        #expect(missing.status == 12 && missing.errorCode == "UNREADABLE_IMAGE")
+
+        _ = try qr(["encode", "good", "-o", home.file("good.png")])
+        let batch = try qr(["decode", corrupt, home.file("good.png"), blank, "-j", "2"])
+        #expect(batch.status == 8 && batch.errorCode == "PARTIAL_FAILURE")
+        let lines = try batch.jsonLines()
+        #expect(lines.compactMap { $0["file"]?.stringValue } == [corrupt, home.file("good.png"), blank])
+        #expect(lines[1]["text"]?.stringValue == "good")
+
+        let allBad = try qr(["decode", corrupt, blank])
+        #expect(allBad.status == 12 && allBad.errorCode == "NO_SYMBOL")
+    }
+
+    @Test func usageErrorsExit2WithSuggestions() throws {
+        let run = try qr(["encode", "x", "--fromat", "svg"])
+        #expect(run.status == 2)
+        #expect(run.errorCode == "USAGE")
+        #expect(try run.error()["error"]?["message"]?.stringValue?.contains("--format") == true)
+        #expect(run.stderrText.contains("Usage: sl-qr encode"))
+        #expect(try qr(["encode", "x", "-l", "X"]).status == 2)
+        #expect(try qr(["encode", "x", "-s", "0"]).status == 2)
+        #expect(try qr(["encode", "x", "--min-version", "9", "--max-version", "3"]).status == 2)
+        #expect(try qr(["encode", "-"], stdin: []).status == 2)
+        #expect(try qr(["decod", "x.png"]).status == 2)
+        #expect(try qr(["decode", "-", "-"]).status == 2)
+    }
+
+    @Test func helpAndVersion() throws {
+        let help = try qr(["decode", "--help"])
+        #expect(help.status == 0 && help.stdoutText.contains("Usage: sl-qr decode [OPTIONS] FILE|-…") && help.stderr.isEmpty)
+        let version = try qr(["--version"])
+        #expect(version.stdoutText == "sl-qr \(StarlineVersion.current)\n")
+    }
+
+    @Test func committedManPageAndCompletionsAreCurrent() throws {
+        for (kind, path) in [("man", "man/man1/sl-qr.1"), ("bash", "completions/bash/sl-qr"),
+                             ("zsh", "completions/zsh/_sl-qr"), ("fish", "completions/fish/sl-qr.fish")] {
+            let generated = try qr(["--generate", kind]).stdoutText
+            let committed = (try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)) ?? ""
+            #expect(generated == committed, "\(path) is stale: run make generated")
+        }
+    }
+
+    @Test func manPageRendersWithManWithoutWarnings() throws {
+        let run = try Tools.shell("MANWIDTH=80 man --warnings -l '\(repositoryRoot)/man/man1/sl-qr.1' 2>&1 >/dev/null")
+        #expect(run.status == 0)
+        #expect(run.stdoutText.isEmpty, "man warnings: \(run.stdoutText)")
+    }
+
+    @Test func decodesEverythingZbarimgDecodesAndKeepsUTF8Intact() throws {
+        try #require(Tools.available("zbarimg") && Tools.available("qrencode"), "zbarimg and qrencode are needed; run scripts/bootstrap")
+        // qrencode writes UTF-8 without an ECI header, where zbar guesses a character set unless told not to.
+        for text in ["plain ascii", "héllo wörld", "星线 二维码", "Ünïcödé 😀"] {
+            let file = home.file("z-\(UUID().uuidString).png")
+            let made = try Tools.shell("qrencode -o '\(file)' '\(text)'")
+            #expect(made.status == 0)
+            let zbar = try Tools.shell("zbarimg -q --raw '\(file)'")
+            let ours = try qr(["decode", file])
+            #expect(zbar.status == 0)
+            #expect(ours.status == 0)
+            #expect(try ours.jsonLines().first?["text"]?.stringValue == text)
+        }
+    }
+}
