@@ -27,7 +27,8 @@ let package = Package(
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
-        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG"]),
+        // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
+        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

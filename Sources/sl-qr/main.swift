@@ -1,1 +1,3 @@
-print("pending")
+import StarlineQR
+
+QRTool.main()

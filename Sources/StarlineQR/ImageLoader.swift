@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+
+/// Loads PNG, JPEG and PGM/PPM images as 8-bit luminance.
+///
+/// The format comes from the first bytes, never from the file name: `-` (stdin), files
+/// without an extension and misnamed files all work. Every failure — missing file,
+/// unknown format, corrupt or truncated data, oversized image — is a
+/// `StarlineError(.unreadableImage, …)` whose message starts with the file name.
+public enum ImageLoader {
+    /// Images above this many pixels are refused before any pixel buffer is allocated
+    /// (a 40-byte PNG header can claim 4 billion pixels).
+    public static let defaultMaxPixels = 100_000_000
+
+    /// Files above this size are refused while reading (a 16-bit PPM at the pixel limit
+    /// is 600 MB, so this does not cut into the pixel limit).
+    public static let maxFileBytes = 1 << 30
+
+    public enum Format: String, Sendable {
+        case png = "PNG"
+        case jpeg = "JPEG"
+        case pnm = "PGM/PPM"
+    }
+
+    /// Reads and decodes the file at `path` (taken literally: the CLI maps `-` to
+    /// `loadStandardInput()` itself).
+    public static func load(path: String, maxPixels: Int = defaultMaxPixels) throws -> GrayImage {
+        try load(bytes: readFile(path: path), name: path, maxPixels: maxPixels)
+    }
+
+    /// Reads standard input to the end and decodes it; `name` is used in error messages.
+    public static func loadStandardInput(name: String = "-", maxPixels: Int = defaultMaxPixels) throws -> GrayImage {
+        try load(bytes: readAll(fileDescriptor: STDIN_FILENO, name: name), name: name, maxPixels: maxPixels)
+    }
+
+    /// Decodes an image held in memory. `name` only labels error messages and details.
+    public static func load(bytes: [UInt8], name: String, maxPixels: Int = defaultMaxPixels) throws -> GrayImage {
+        guard !bytes.isEmpty else {
+            throw StarlineError(.unreadableImage, "\(name): empty file, not an image", details: fileDetails(name))
+        }
+        guard let format = detectFormat(bytes) else {
+            throw StarlineError(.unreadableImage, "\(name): not a PNG, JPEG or PGM/PPM image", details: fileDetails(name))
+        }
+        let limits = DecodeLimits(name: name, maxPixels: maxPixels)
+        switch format {
+        case .png: return try PNGReader.decode(bytes, limits: limits)
+        case .jpeg: return try JPEGReader.decode(bytes, limits: limits)
+        case .pnm: return try PNMReader.decode(bytes, limits: limits)
+        }
+    }
+
+    /// The format announced by the magic bytes, or nil.
+    public static func detectFormat(_ bytes: [UInt8]) -> Format? {
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        // "P2", "P3", "P5" or "P6" followed by whitespace or a comment.
+        if bytes.count >= 3, bytes[0] == UInt8(ascii: "P"),
+           [UInt8(ascii: "2"), UInt8(ascii: "3"), UInt8(ascii: "5"), UInt8(ascii: "6")].contains(bytes[1]),
+           PNMReader.isWhitespace(bytes[2]) || bytes[2] == UInt8(ascii: "#") {
+            return .pnm
+        }
+        return nil
+    }
+
+    // MARK: Reading files without Foundation
+
+    /// The whole content of `path`, read with open/fstat/read.
+    public static func readFile(path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw errnoError(path, errno) }
+        defer { close(fd) }
+        return try readAll(fileDescriptor: fd, name: path)
+    }
+
+    /// Everything readable from `fd` until end of file. Works for pipes and terminals
+    /// too (the size from fstat is only a capacity hint). Does not close `fd`.
+    public static func readAll(fileDescriptor fd: Int32, name: String) throws -> [UInt8] {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw errnoError(name, errno) }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw errnoError(name, EISDIR) }
+        let isRegular = (st.st_mode & S_IFMT) == S_IFREG
+        if isRegular && Int(st.st_size) > maxFileBytes { throw tooLargeFile(name) }
+
+        var result: [UInt8] = []
+        if isRegular { result.reserveCapacity(Int(st.st_size)) }
+        let chunkSize = 1 << 16
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunkSize) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw errnoError(name, errno)
+            }
+            if n == 0 { break }
+            result.append(contentsOf: chunk[0..<n])
+            if result.count > maxFileBytes { throw tooLargeFile(name) }
+        }
+        return result
+    }
+
+    // MARK: Errors
+
+    static func fileDetails(_ name: String) -> JSON { .object([("file", .string(name))]) }
+
+    static func errnoError(_ name: String, _ code: Int32) -> StarlineError {
+        let reason = strerror(code).map { String(cString: $0) } ?? "error \(code)"
+        return StarlineError(.unreadableImage, "\(name): \(reason)",
+                             details: .object([("file", .string(name)), ("errno", .int(Int(code)))]))
+    }
+
+    static func tooLargeFile(_ name: String) -> StarlineError {
+        StarlineError(.unreadableImage, "\(name): file too large (over \(maxFileBytes >> 20) MiB)",
+                      details: fileDetails(name))
+    }
+}
+
+/// What every format reader needs to label errors and refuse oversized images.
+struct DecodeLimits {
+    let name: String
+    let maxPixels: Int
+
+    /// Throws "too large" when `width × height` exceeds the limit. Called with the header's
+    /// dimensions, before the pixel buffer is allocated.
+    func check(width: Int, height: Int) throws {
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        if overflow || pixels > maxPixels {
+            throw StarlineError(
+                .unreadableImage,
+                "\(name): image too large (\(width)×\(height) pixels; the limit is \(megapixels(maxPixels)) megapixels)",
+                details: .object([("file", .string(name)), ("width", .int(width)), ("height", .int(height)),
+                                  ("maxPixels", .int(maxPixels))]))
+        }
+    }
+
+    /// `<name>: corrupt <format>: <reason>`.
+    func corrupt(_ format: ImageLoader.Format, _ reason: String) -> StarlineError {
+        StarlineError(.unreadableImage, "\(name): corrupt \(format.rawValue): \(reason)",
+                      details: .object([("file", .string(name)), ("format", .string(format.rawValue))]))
+    }
+
+    private func megapixels(_ n: Int) -> String {
+        n % 1_000_000 == 0 ? String(n / 1_000_000) : String(Double(n) / 1e6)
+    }
+}

@@ -1,0 +1,215 @@
+import CZBar
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds and decodes QR symbols with libzbar.
+///
+/// Create one scanner per thread (inside the worker) and reuse it for every image: a
+/// zbar image scanner is not thread-safe, and building one per image would throw away
+/// its buffers and the QR reader's tables each time.
+public final class QRScanner {
+    /// Retry strategies, tried in this order until one finds at least one symbol.
+    public enum Attempt: String, Sendable, CaseIterable {
+        /// The image as loaded.
+        case original
+        /// Light-on-dark symbols: zbar only looks for dark finder patterns on light.
+        case inverted
+        /// ½ scale with a box filter: averages away sensor noise and JPEG ringing in
+        /// large photos, where module edges are too soft for zbar's edge detector.
+        case downscaled
+        /// 2× nearest-neighbour: symbols with 1-pixel modules, which zbar misses for all
+        /// but the smallest versions.
+        case upscaled
+    }
+
+    /// The downscaled attempt is skipped below this many pixels on the short side: a
+    /// version-1 symbol (21 modules) could not survive halving.
+    public static let minSideForDownscale = 42
+    /// The upscaled attempt is skipped above this many pixels (the copy would be 4× as
+    /// big and slow to scan; large images don't have 1-pixel modules in practice).
+    public static let maxPixelsForUpscale = 4_000_000
+
+    private let scanner: OpaquePointer
+    private let y800 = starline_zbar_fourcc(CChar(UInt8(ascii: "Y")), CChar(UInt8(ascii: "8")),
+                                            CChar(UInt8(ascii: "0")), CChar(UInt8(ascii: "0")))
+
+    public init() {
+        // zbar_image_scanner_create only fails when malloc does.
+        guard let scanner = zbar_image_scanner_create() else { fatalError("zbar_image_scanner_create failed: out of memory") }
+        self.scanner = scanner
+        // All symbologies off, then QR only: fewer decoders to feed per scan line, and no
+        // false positives from 1-D barcodes in photos.
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        // "don't convert binary data to text" (zbar.h). Without it zbar guesses a charset
+        // for byte-mode data and converts to UTF-8: bytes that are not valid UTF-8 are
+        // taken as Latin-1 or Shift-JIS and re-encoded (0xFF comes back as C3 BF), so a
+        // binary payload is silently changed. With it we get the stored bytes; an ECI
+        // designator is dropped, not applied (UTF-8 behind ECI 26 comes back as is).
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
+        // The inter-image result cache stays off (the default; the call also clears it):
+        // "the cache filters duplicate results from consecutive images" — for a batch of
+        // files that would swallow a symbol that happens to repeat the previous image's.
+        zbar_image_scanner_enable_cache(scanner, 0)
+        // ZBAR_CFG_TEST_INVERTED is left off too: `Attempt.inverted` does the same and
+        // lets us report which attempt succeeded.
+    }
+
+    deinit { zbar_image_scanner_destroy(scanner) }
+
+    /// Scans `image`, trying `attempts` in order (default: all) and stopping at the first
+    /// that finds a symbol. Symbols come in reading order with corners in `image`'s
+    /// coordinates.
+    public func scan(_ image: GrayImage, attempts: [Attempt] = Attempt.allCases) -> ScanResult {
+        guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
+        var lastTried = "none"
+        for attempt in attempts {
+            let variant: GrayImage
+            let mapBack: (QRPoint) -> QRPoint
+            switch attempt {
+            case .original:
+                variant = image
+                mapBack = { $0 }
+            case .inverted:
+                variant = image.inverted()
+                mapBack = { $0 }
+            case .downscaled:
+                guard min(image.width, image.height) >= Self.minSideForDownscale else { continue }
+                variant = image.downscaled(by: 2)
+                mapBack = { QRPoint(x: $0.x * 2, y: $0.y * 2) }
+            case .upscaled:
+                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
+                variant = image.upscaled(by: 2)
+                mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
+            }
+            lastTried = attempt.rawValue
+            let found = decode(variant)
+            if !found.isEmpty {
+                let mapped = found.map { symbol in
+                    var s = symbol
+                    s.corners = s.corners.map { clamp(mapBack($0), to: image) }
+                    return s
+                }
+                return ScanResult(symbols: Self.readingOrder(Self.deduplicated(mapped)), attempt: attempt.rawValue)
+            }
+        }
+        return ScanResult(symbols: [], attempt: lastTried)
+    }
+
+    /// One zbar pass over `image`, corners in `image`'s own coordinates, in zbar's order.
+    private func decode(_ image: GrayImage) -> [QRSymbol] {
+        guard let zimage = zbar_image_create() else { return [] }
+        // The image owns its results (the symbol set); destroying it releases them, so
+        // every byte we keep is copied out before this runs.
+        defer { zbar_image_destroy(zimage) }
+        zbar_image_set_format(zimage, y800)
+        zbar_image_set_size(zimage, UInt32(image.width), UInt32(image.height))
+
+        // zbar does not copy the samples: "when image data is no longer needed by the
+        // library the specific data cleanup handler will be called", and for
+        // zbar_image_destroy "make no assumptions about the image or the data buffer. they
+        // may not be destroyed/cleaned immediately if the library is still using them.
+        // if necessary, use the cleanup handler hook". A Swift array's storage is only
+        // pinned inside withUnsafeBytes, so zbar gets its own malloc'ed copy and frees it
+        // with the built-in handler ("passes the image data buffer to free()") whenever
+        // it is really done. The copy costs far less than the scan.
+        let count = image.pixelCount
+        guard let buffer = malloc(count) else { return [] }
+        image.pixels.withUnsafeBytes { _ = memcpy(buffer, $0.baseAddress!, count) }
+        zbar_image_set_data(zimage, buffer, UInt(count), zbar_image_free_data)
+
+        guard zbar_scan_image(scanner, zimage) > 0 else { return [] }
+        var symbols: [QRSymbol] = []
+        var symbol = zbar_image_first_symbol(zimage)
+        while let s = symbol {
+            defer { symbol = zbar_symbol_next(s) }
+            guard zbar_symbol_get_type(s) == ZBAR_QRCODE else { continue }
+            let length = Int(zbar_symbol_get_data_length(s))
+            let bytes = zbar_symbol_get_data(s).map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+            var points: [QRPoint] = []
+            for i in 0..<zbar_symbol_get_loc_size(s) {
+                points.append(QRPoint(x: Int(zbar_symbol_get_loc_x(s, i)), y: Int(zbar_symbol_get_loc_y(s, i))))
+            }
+            symbols.append(QRSymbol(bytes: bytes, corners: Self.normalizedCorners(points),
+                                    orientation: Self.orientation(zbar_symbol_get_orientation(s))))
+        }
+        return symbols
+    }
+
+    /// zbar reports a QR symbol's corners in the symbol's frame, counter-clockwise on
+    /// screen: top-left (the origin finder pattern), bottom-left, bottom-right, top-right —
+    /// for an upright 116 px symbol (16,16) (16,100) (100,100) (100,16). We return the
+    /// clockwise order [topLeft, topRight, bottomRight, bottomLeft], the usual one for
+    /// drawing a polygon and the one most other decoders use. Anything other than four
+    /// points (never seen) becomes its bounding box.
+    static func normalizedCorners(_ points: [QRPoint]) -> [QRPoint] {
+        if points.count == 4 { return [points[0], points[3], points[2], points[1]] }
+        guard !points.isEmpty else { return [] }
+        let xs = points.map(\.x), ys = points.map(\.y)
+        let (x0, x1, y0, y1) = (xs.min()!, xs.max()!, ys.min()!, ys.max()!)
+        return [QRPoint(x: x0, y: y0), QRPoint(x: x1, y: y0), QRPoint(x: x1, y: y1), QRPoint(x: x0, y: y1)]
+    }
+
+    static func orientation(_ o: zbar_orientation_t) -> QROrientation {
+        switch o {
+        case ZBAR_ORIENT_UP: .up
+        case ZBAR_ORIENT_RIGHT: .right
+        case ZBAR_ORIENT_DOWN: .down
+        case ZBAR_ORIENT_LEFT: .left
+        default: .unknown
+        }
+    }
+
+    private func clamp(_ p: QRPoint, to image: GrayImage) -> QRPoint {
+        QRPoint(x: min(max(p.x, 0), image.width - 1), y: min(max(p.y, 0), image.height - 1))
+    }
+
+    /// Drops a symbol that repeats an earlier one's bytes at (nearly) the same place —
+    /// a second finder-pattern triple over the same code. The same payload elsewhere in
+    /// the image is a different symbol and is kept.
+    static func deduplicated(_ symbols: [QRSymbol]) -> [QRSymbol] {
+        var kept: [QRSymbol] = []
+        for s in symbols {
+            let b = s.bounds
+            let tolerance = max(2, min(b.maxX - b.minX, b.maxY - b.minY) / 4)
+            let duplicate = kept.contains { k in
+                k.bytes == s.bytes && abs(k.center.x - s.center.x) <= tolerance && abs(k.center.y - s.center.y) <= tolerance
+            }
+            if !duplicate { kept.append(s) }
+        }
+        return kept
+    }
+
+    /// zbar returns symbols in no useful order (the order its finder-pattern clustering
+    /// happens to produce). Reading order: rows top to bottom, where symbols whose
+    /// vertical extents overlap by more than half of the shorter one share a row; left to
+    /// right within a row.
+    static func readingOrder(_ symbols: [QRSymbol]) -> [QRSymbol] {
+        let byTop = symbols.sorted { a, b in
+            let (ba, bb) = (a.bounds, b.bounds)
+            return ba.minY != bb.minY ? ba.minY < bb.minY : ba.minX < bb.minX
+        }
+        // Each row is anchored on its first (topmost) symbol.
+        var rows: [[QRSymbol]] = []
+        for s in byTop {
+            let b = s.bounds
+            if let anchor = rows.last?.first {
+                let a = anchor.bounds
+                let overlap = min(a.maxY, b.maxY) - max(a.minY, b.minY)
+                let shorter = min(a.maxY - a.minY, b.maxY - b.minY)
+                if overlap * 2 > shorter {
+                    rows[rows.count - 1].append(s)
+                    continue
+                }
+            }
+            rows.append([s])
+        }
+        return rows.flatMap { row in row.sorted { $0.bounds.minX < $1.bounds.minX } }
+    }
+}
+
+/// One scanner per thread: zbar's image scanner keeps per-scan state and is not
+/// thread-safe, so it must never be shared between concurrent tasks.
+@available(*, unavailable)
+extension QRScanner: Sendable {}

@@ -1,0 +1,82 @@
+/// A pixel position in the original image (x to the right, y down, 0-based).
+public struct QRPoint: Sendable, Hashable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+
+    public init(x: Int, y: Int) {
+        self.x = x
+        self.y = y
+    }
+
+    public var description: String { "(\(x), \(y))" }
+}
+
+/// Which way the symbol's own top edge points in the image.
+public enum QROrientation: String, Sendable {
+    /// Upright: the symbol's top-left finder pattern is at the image's top left.
+    case up
+    /// Turned 90° clockwise: the symbol's top edge is on the image's right.
+    case right
+    /// Upside down.
+    case down
+    /// Turned 90° counter-clockwise: the symbol's top edge is on the image's left.
+    case left
+    case unknown
+}
+
+/// One decoded QR symbol.
+public struct QRSymbol: Sendable, Hashable {
+    /// The payload exactly as stored in the symbol: byte-mode data is returned raw (no
+    /// charset guessing), and an ECI designator is dropped from the data, so a UTF-8 text
+    /// with or without a UTF-8 ECI comes back as the same UTF-8 bytes.
+    public var bytes: [UInt8]
+
+    /// The four corners of the symbol in **original image** coordinates, in the symbol's
+    /// own reading frame, clockwise on screen:
+    /// `[topLeft, topRight, bottomRight, bottomLeft]` — `corners[0]` is the corner at the
+    /// symbol's top-left finder pattern, `corners[2]` the one without a finder pattern.
+    /// For an upright symbol these are the image-space top-left, top-right, bottom-right
+    /// and bottom-left; for a rotated symbol they rotate with it (see `orientation`).
+    /// Coordinates are clamped to the image (`0..<width`, `0..<height`).
+    public var corners: [QRPoint]
+
+    public var orientation: QROrientation
+
+    public init(bytes: [UInt8], corners: [QRPoint], orientation: QROrientation = .unknown) {
+        self.bytes = bytes
+        self.corners = corners
+        self.orientation = orientation
+    }
+
+    /// The payload as a string when it is valid UTF-8, else nil.
+    public var text: String? { String(validating: bytes, as: UTF8.self) }
+
+    /// The axis-aligned box around the corners (in original image coordinates).
+    public var bounds: (minX: Int, minY: Int, maxX: Int, maxY: Int) {
+        let xs = corners.map(\.x), ys = corners.map(\.y)
+        return (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0)
+    }
+
+    /// The mean of the corners.
+    public var center: QRPoint {
+        guard !corners.isEmpty else { return QRPoint(x: 0, y: 0) }
+        return QRPoint(x: corners.map(\.x).reduce(0, +) / corners.count,
+                       y: corners.map(\.y).reduce(0, +) / corners.count)
+    }
+}
+
+/// What `QRScanner.scan` found.
+public struct ScanResult: Sendable {
+    /// The symbols in reading order: rows top to bottom, left to right within a row.
+    public var symbols: [QRSymbol]
+
+    /// The attempt that found them (`QRScanner.Attempt.rawValue`: "original", "inverted",
+    /// "downscaled", "upscaled"); when nothing was found, the last attempt tried, or
+    /// "none" for an empty image.
+    public var attempt: String
+
+    public init(symbols: [QRSymbol], attempt: String) {
+        self.symbols = symbols
+        self.attempt = attempt
+    }
+}
