@@ -98,6 +98,7 @@ public enum QRTool {
         let level = QRErrorCorrection(rawValue: args.value("level") ?? "M") ?? .M
         let moduleSize = try args.int("size", in: 1...100) ?? 4
         let margin = try args.int("margin", in: 0...100) ?? 4
+        try QRRenderer.validate(moduleSize: moduleSize, margin: margin)
         let minVersion = try args.int("min-version", in: 1...40) ?? 1
         let maxVersion = try args.int("max-version", in: 1...40) ?? 40
         guard minVersion <= maxVersion else {
@@ -148,9 +149,12 @@ public enum QRTool {
 
     /// Decodes what was made: the PNG bytes themselves, or the matrix drawn as an image for text formats.
     static func verify(payload: [UInt8], matrix: QRMatrix, png: [UInt8]?, margin: Int) throws {
+        let quietZone = max(margin, 4)
         let image = try png.map { try ImageLoader.load(bytes: $0, name: "generated image") }
-            ?? GrayImage(matrix: matrix, moduleSize: 4, margin: max(margin, 4))
-        let result = QRScanner().scan(image)
+            ?? GrayImage(width: (matrix.size + 2 * quietZone) * 4, height: (matrix.size + 2 * quietZone) * 4,
+                         pixels: QRRenderer.grayPixels(matrix, moduleSize: 4, margin: quietZone))
+        // Only the image as made counts: a code that needs an inverted or rescaled retry is not verified.
+        let result = QRScanner().scan(image, attempts: [.original])
         guard result.symbols.count == 1, result.symbols[0].bytes == payload else {
             throw StarlineError(.verificationFailed, "the generated QR code does not decode back to the payload",
                                 details: .object([("symbolsFound", .int(result.symbols.count))]))
