@@ -1,0 +1,135 @@
+import Glibc
+
+/// Whole-file reads and crash-safe whole-file writes.
+///
+/// A write goes to a temporary file in the same directory, is flushed with `fsync`, renamed over the target,
+/// and then the directory is flushed too. "If newpath already exists, it will be atomically replaced, so
+/// that there is no point at which another process attempting to access newpath will find it missing"
+/// (rename(2)); readers see the old or the new content, never a mix, and after `kill -9` or a power cut the
+/// target holds one of the two. The directory `fsync` makes the rename itself durable.
+///
+/// Atomic replacement does not serialise writers: a read-modify-write must hold a `FileLock`.
+public enum AtomicFile {
+    /// Replaces (or creates) `path` with `bytes`, and sets its mode to exactly `mode` (the umask does not
+    /// apply). Throws `STORAGE_ERROR` "cannot write <path>: <reason>" with details `{path, errno}`; on
+    /// failure before the rename the target is untouched and the temporary file is removed.
+    ///
+    /// Symbolic links are not followed: a link at `path` is replaced by a regular file.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(StarlineError) {
+        let (directory, name) = splitPath(path)
+        guard !name.isEmpty, name != ".", name != ".." else {
+            throw storageError("cannot write", path, EISDIR)
+        }
+
+        // A hidden name in the same directory (rename only works within one file system), unique per
+        // process and attempt, with O_EXCL so we never write through someone else's file or symlink.
+        var shortName = name
+        while shortName.utf8.count > 100 { shortName.removeLast() }
+        var tempPath = ""
+        var fd: Int32 = -1
+        var openError: Int32 = 0
+        for _ in 0..<16 {
+            let random = String(UInt64.random(in: .min ... .max), radix: 16)
+            tempPath = "\(directory)/.\(shortName).tmp-\(getpid())-\(random)"
+            fd = Glibc.open(tempPath, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
+            openError = fd < 0 ? errno : 0
+            if openError != EEXIST { break }
+        }
+        if fd < 0 { throw storageError("cannot write", path, openError) }
+
+        func fail(_ code: Int32) -> StarlineError {
+            unlink(tempPath)
+            return storageError("cannot write", path, code)
+        }
+
+        // The mode given to open() was reduced by the umask; set it exactly.
+        if fchmod(fd, mode) != 0 { let e = errno; close(fd); throw fail(e) }
+
+        let writeError: Int32 = bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                // write(2) may write fewer bytes than asked ("partial write") or be interrupted by a signal.
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += n
+            }
+            return 0
+        }
+        if writeError != 0 { close(fd); throw fail(writeError) }
+
+        // Data must be on disk before the rename makes it visible, or a crash could leave an empty or
+        // partial file under the target name.
+        if fsyncRetrying(fd) != 0 { let e = errno; close(fd); throw fail(e) }
+        // On Linux the descriptor is released even when close fails, so never retry; an error here (NFS)
+        // means the data may not have been written.
+        if close(fd) != 0 { throw fail(errno) }
+
+        if rename(tempPath, path) != 0 { throw fail(errno) }
+
+        // "Calling fsync() does not necessarily ensure that the entry in the directory containing the file
+        // has also reached disk. For that an explicit fsync() on a file descriptor for the directory is also
+        // needed." (fsync(2))
+        let dirFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD < 0 { throw storageError("cannot write", path, errno) }
+        defer { close(dirFD) }
+        // EINVAL: the file system cannot sync directories; the rename is as durable as it can be made.
+        if fsyncRetrying(dirFD) != 0 && errno != EINVAL {
+            throw storageError("cannot write", path, errno)
+        }
+    }
+
+    /// The whole content of `path`, or nil when it does not exist. Other failures (a directory, no
+    /// permission, I/O errors) throw `STORAGE_ERROR` "cannot read <path>: <reason>".
+    public static func read(_ path: String) throws(StarlineError) -> [UInt8]? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw storageError("cannot read", path, errno)
+        }
+        defer { close(fd) }
+        var info = stat()
+        var capacity = 4096
+        if fstat(fd, &info) == 0, info.st_size > 0 { capacity = Int(info.st_size) + 1 }
+        var result: [UInt8] = []
+        result.reserveCapacity(capacity)
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw storageError("cannot read", path, errno)  // EISDIR for a directory
+            }
+            if n == 0 { return result }
+            result.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// The directory part (never empty: "." for a bare name, "/" for the root) and the last component.
+    static func splitPath(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+
+    private static func fsyncRetrying(_ fd: Int32) -> Int32 {
+        while true {
+            let rc = fsync(fd)
+            if rc == 0 || errno != EINTR { return rc }
+        }
+    }
+}
+
+/// `STORAGE_ERROR` "<action> <path>: <strerror>" with details `{path, errno}`.
+func storageError(_ action: String, _ path: String, _ code: Int32) -> StarlineError {
+    StarlineError(
+        .storage, "\(action) \(path): \(errnoDescription(code))",
+        details: .object([("path", .string(path)), ("errno", .int(Int64(code)))]))
+}
+
+/// `strerror` text. glibc returns static, immutable strings for known error numbers.
+func errnoDescription(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}

@@ -1,0 +1,276 @@
+import CSQLite
+import Glibc
+
+/// A value stored in or bound to SQLite, one case per SQLite storage class.
+public enum SQLiteValue: Sendable, Equatable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    public var isNull: Bool { if case .null = self { true } else { false } }
+    public var int64Value: Int64? { if case .integer(let v) = self { v } else { nil } }
+    /// A REAL, or an INTEGER converted to `Double`.
+    public var doubleValue: Double? {
+        switch self {
+        case .real(let v): v
+        case .integer(let v): Double(v)
+        default: nil
+        }
+    }
+    public var stringValue: String? { if case .text(let v) = self { v } else { nil } }
+    public var blobValue: [UInt8]? { if case .blob(let v) = self { v } else { nil } }
+}
+
+extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByNilLiteral
+{
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(stringLiteral value: String) { self = .text(value) }
+    public init(floatLiteral value: Double) { self = .real(value) }
+    public init(nilLiteral: ()) { self = .null }
+}
+
+/// One result row: the values and their column names, detached from the statement.
+public struct SQLiteRow: Sendable, Equatable {
+    public let columnNames: [String]
+    public let values: [SQLiteValue]
+
+    public init(columnNames: [String], values: [SQLiteValue]) {
+        self.columnNames = columnNames
+        self.values = values
+    }
+
+    public var count: Int { values.count }
+
+    public subscript(index: Int) -> SQLiteValue { values[index] }
+
+    /// The value of the first column named `name` (exact match first, then ASCII case-insensitive like SQLite
+    /// itself), or nil when there is no such column.
+    public subscript(name: String) -> SQLiteValue? {
+        index(of: name).map { values[$0] }
+    }
+
+    public func index(of name: String) -> Int? {
+        if let i = columnNames.firstIndex(of: name) { return i }
+        let lowered = name.lowercased()
+        return columnNames.firstIndex { $0.lowercased() == lowered }
+    }
+
+    // Typed getters: nil for NULL, a missing column, or another storage class.
+    public func int64(_ column: String) -> Int64? { self[column]?.int64Value }
+    public func int(_ column: String) -> Int? { int64(column).flatMap { Int(exactly: $0) } }
+    public func double(_ column: String) -> Double? { self[column]?.doubleValue }
+    public func string(_ column: String) -> String? { self[column]?.stringValue }
+    public func blob(_ column: String) -> [UInt8]? { self[column]?.blobValue }
+    public func bool(_ column: String) -> Bool? { int64(column).map { $0 != 0 } }
+    public func isNull(_ column: String) -> Bool { self[column]?.isNull ?? true }
+
+    public func int64(_ index: Int) -> Int64? { values[index].int64Value }
+    public func int(_ index: Int) -> Int? { int64(index).flatMap { Int(exactly: $0) } }
+    public func double(_ index: Int) -> Double? { values[index].doubleValue }
+    public func string(_ index: Int) -> String? { values[index].stringValue }
+    public func blob(_ index: Int) -> [UInt8]? { values[index].blobValue }
+    public func bool(_ index: Int) -> Bool? { int64(index).map { $0 != 0 } }
+}
+
+/// An open SQLite connection, closed when the object goes away.
+///
+/// Every connection is set up for the suite's multi-process use: WAL journal, `synchronous=FULL`,
+/// foreign keys on, and a busy timeout so a second process waits for a writer instead of failing at once.
+/// Write transactions should use `transaction(.immediate)` (the default), which takes the write lock up
+/// front: a DEFERRED transaction that reads first and writes later can fail with SQLITE_BUSY without the
+/// busy handler being of any help, because upgrading a read snapshot that another writer has moved past
+/// is impossible.
+///
+/// Sharing one connection between threads is safe: it is opened with SQLITE_OPEN_FULLMUTEX ("serialized"
+/// mode), and every method below holds the connection's own recursive mutex (`sqlite3_db_mutex`) across the
+/// whole operation — a `transaction` body included — so error codes and messages are read before another
+/// thread can make a call, and statements of two threads never interleave inside one transaction. That
+/// is why the class can be `@unchecked Sendable`. `SQLiteStatement`s are not Sendable: use each on one thread.
+public final class SQLiteDatabase: @unchecked Sendable {
+    /// The `sqlite3*` handle. Non-nil for the whole life of the object.
+    let handle: OpaquePointer
+    public let path: String
+    public let isReadOnly: Bool
+
+    public enum TransactionKind: String, Sendable {
+        case deferred = "DEFERRED"
+        case immediate = "IMMEDIATE"
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Opens (and for read-write connections creates) the database at `path`; `":memory:"` opens a private
+    /// in-memory database.
+    ///
+    /// A new database file is created with mode 0600 before SQLite sees it, so it never exists with wider
+    /// permissions; SQLite creates the `-wal` and `-shm` files with the permissions of the main file.
+    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws(SQLiteError) {
+        self.path = path
+        self.isReadOnly = readOnly
+        let isFile = path != ":memory:" && !path.isEmpty
+        if isFile && !readOnly {
+            // O_CREAT without O_EXCL: an existing file is opened and left as it is.
+            let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            if fd < 0 {
+                let e = errno
+                throw SQLiteError(
+                    extendedResultCode: SQLITE_CANTOPEN,
+                    message: "cannot create database file \(path): \(String(cString: strerror(e)))")
+            }
+            Glibc.close(fd)
+        }
+
+        var connection: OpaquePointer?
+        let flags = SQLITE_OPEN_FULLMUTEX | (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+        let rc = sqlite3_open_v2(path, &connection, flags, nil)
+        guard rc == SQLITE_OK, let connection else {
+            let error = SQLiteError(connection: connection, code: rc)
+            // "Whether or not an error occurs when it is opened, resources associated with the database
+            // connection handle should be released by passing it to sqlite3_close() when it is no longer
+            // required." (sqlite3_open docs; closing a NULL handle is a harmless no-op.)
+            sqlite3_close_v2(connection)
+            throw error
+        }
+        self.handle = connection
+
+        // From here on `deinit` runs if we throw, and closes the handle.
+        sqlite3_busy_timeout(connection, busyTimeoutMilliseconds)
+        // Reports "cannot open" errors with the extended codes (SQLITE_CANTOPEN_ISDIR, …) too.
+        sqlite3_extended_result_codes(connection, 1)
+        if isFile && !readOnly {
+            // WAL is a property of the file and persists; readers of a WAL database need not set it.
+            // A directory path or non-database file fails here, at the first real read.
+            try execute("PRAGMA journal_mode=WAL")
+        }
+        try execute("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL")
+    }
+
+    deinit {
+        // "If sqlite3_close_v2() is called with unfinalized prepared statements ... then the database
+        // connection becomes an unusable 'zombie' which will automatically be deallocated when the last
+        // prepared statement is finalized". Statements retain their database, so none is left here anyway.
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs `body` holding the connection's recursive mutex.
+    ///
+    /// "The sqlite3_db_mutex() interface returns a pointer to the mutex object that serializes access to
+    /// the database connection ... when the threading mode is Serialized." The mutex is recursive, so SQLite
+    /// calls (which take it themselves) and nested wrapper calls inside `body` are fine.
+    func withConnectionLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let mutex = sqlite3_db_mutex(handle)
+        sqlite3_mutex_enter(mutex)
+        defer { sqlite3_mutex_leave(mutex) }
+        return try body()
+    }
+
+    /// The error for a call that returned `code`; call with the connection lock held.
+    func error(_ code: Int32, sql: String? = nil) -> SQLiteError {
+        SQLiteError(connection: handle, code: code, sql: sql)
+    }
+
+    /// Runs one or more `;`-separated statements without parameters, discarding any rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        try withConnectionLock { () throws(SQLiteError) in
+            // With a NULL 5th argument sqlite3_exec allocates no message; we read sqlite3_errmsg instead,
+            // under the lock.
+            let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+            if rc != SQLITE_OK { throw error(rc, sql: sql) }
+        }
+    }
+
+    /// Compiles one statement. Trailing text after the first statement (other than whitespace and
+    /// comments) is an error: use `execute` for scripts.
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try SQLiteStatement(database: self, sql: sql)
+    }
+
+    /// Runs one statement with parameters, discarding any rows.
+    public func run(_ sql: String, _ params: [SQLiteValue] = []) throws(SQLiteError) {
+        try withConnectionLock { () throws(SQLiteError) in
+            try prepare(sql).run(params)
+        }
+    }
+
+    /// Runs one statement with parameters and returns all its rows.
+    public func query(_ sql: String, _ params: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
+        try withConnectionLock { () throws(SQLiteError) in
+            try prepare(sql).query(params)
+        }
+    }
+
+    /// The first row, or nil when there is none.
+    public func queryFirst(_ sql: String, _ params: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRow? {
+        try query(sql, params).first
+    }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE on this connection.
+    ///
+    /// Only meaningful on the thread that ran the statement while no other thread uses the connection;
+    /// prefer reading it inside a `transaction` body.
+    public var changes: Int {
+        withConnectionLock { Int(sqlite3_changes64(handle)) }
+    }
+
+    /// The rowid of the most recent successful INSERT on this connection (same caveat as `changes`).
+    public var lastInsertRowID: Int64 {
+        withConnectionLock { sqlite3_last_insert_rowid(handle) }
+    }
+
+    /// True while a transaction is open on this connection.
+    public var isInTransaction: Bool {
+        withConnectionLock { sqlite3_get_autocommit(handle) == 0 }
+    }
+
+    /// `PRAGMA user_version`: a 32-bit integer in the database header that SQLite itself never uses,
+    /// kept for schema migrations. It persists in the file.
+    public var userVersion: Int32 {
+        get throws(SQLiteError) {
+            let rows = try query("PRAGMA user_version")
+            return Int32(truncatingIfNeeded: rows.first?.int64(0) ?? 0)
+        }
+    }
+
+    public func setUserVersion(_ version: Int32) throws(SQLiteError) {
+        // PRAGMA takes no bound parameters; the value is an integer we format ourselves.
+        try execute("PRAGMA user_version = \(version)")
+    }
+
+    /// Runs `body` in a transaction: BEGIN (IMMEDIATE by default), then COMMIT, or ROLLBACK when `body`
+    /// throws, in which case the body's error is rethrown unchanged.
+    ///
+    /// The connection lock is held for the whole transaction, so other threads sharing this connection wait
+    /// instead of slipping statements into it. Transactions do not nest: BEGIN inside a transaction fails
+    /// ("cannot start a transaction within a transaction").
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        try withConnectionLock { () throws -> T in
+            try execute("BEGIN \(kind.rawValue)")
+            let result: T
+            do {
+                result = try body()
+            } catch {
+                rollbackIgnoringErrors()
+                throw error
+            }
+            do {
+                try execute("COMMIT")
+            } catch {
+                // "If COMMIT fails with SQLITE_BUSY the transaction remains active"; we do not retry (the busy
+                // timeout already waited), so undo it rather than leave the connection inside a transaction.
+                rollbackIgnoringErrors()
+                throw error
+            }
+            return result
+        }
+    }
+
+    private func rollbackIgnoringErrors() {
+        // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM, …) roll the transaction back automatically;
+        // then there is nothing to roll back and ROLLBACK itself would fail.
+        if sqlite3_get_autocommit(handle) == 0 {
+            _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+        }
+    }
+}
