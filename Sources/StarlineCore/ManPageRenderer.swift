@@ -5,6 +5,8 @@ public enum ManPageRenderer {
     public static func render(_ tool: ToolSpec) -> String {
         var out = ".\\\" Generated from the command spec by `\(tool.name) --generate man`; do not edit.\n"
         out += ".TH \"\(escape(tool.name.uppercased()))\" \"1\" \"\" \"Starline \(tool.version)\" \"Starline Manual\"\n"
+        // Left-adjusted: JSON samples are long words, and justified lines around them cannot be adjusted.
+        out += ".ad l\n"
         out += ".SH NAME\n\(escape(tool.name)) \\- \(escape(tool.root.abstract))\n"
 
         out += ".SH SYNOPSIS\n"
@@ -115,11 +117,16 @@ public enum ManPageRenderer {
         text.split(separator: "\n\n").map { ".PP\n" + escape(String($0)) + "\n" }.joined()
     }
 
-    /// Escapes text for roff: backslashes, hyphens (so options copy-paste as ASCII minus),
+    /// Escapes text for roff: backslashes, hyphens (so options copy-paste as ASCII minus), break points after commas,
     /// control characters at line starts, and non-ASCII characters as \[uXXXX].
     public static func escape(_ text: String) -> String {
         var out = ""
+        var previous: Unicode.Scalar = " "
         for scalar in text.unicodeScalars {
+            // A break point after a comma inside a long token (JSON field lists), so groff can fill
+            // lines instead of warning that it cannot adjust them.
+            if previous == ",", scalar != " ", scalar != "\n" { out += "\\:" }
+            previous = scalar
             switch scalar {
             case "\\": out += "\\e"
             case "-": out += "\\-"
