@@ -16,7 +16,8 @@ let package = Package(
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         cLibrary("CSodium", pkgConfig: "libsodium", apt: "libsodium-dev"),
         cLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
-        cLibrary("CZBar", pkgConfig: "zbar", apt: "libzbar-dev"),
+        // No pkg-config (it would add -lzbar): libzbar is loaded with dlopen, see ZBarLibrary.
+        .systemLibrary(name: "CZBar", path: "Sources/CZBar", providers: [.apt(["libzbar-dev"])]),
         cLibrary("CPNG", pkgConfig: "libpng", apt: "libpng-dev"),
         cLibrary("CJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),

@@ -31,32 +31,36 @@ public final class QRScanner {
     public static let maxPixelsForUpscale = 4_000_000
 
     private let scanner: OpaquePointer
+    private let zbar: ZBarLibrary
     private let y800 = starline_zbar_fourcc(CChar(UInt8(ascii: "Y")), CChar(UInt8(ascii: "8")),
                                             CChar(UInt8(ascii: "0")), CChar(UInt8(ascii: "0")))
 
-    public init() {
+    /// Throws when libzbar cannot be loaded (see `ZBarLibrary`).
+    public init() throws {
+        let zbar = try ZBarLibrary.shared.get()
+        self.zbar = zbar
         // zbar_image_scanner_create only fails when malloc does.
-        guard let scanner = zbar_image_scanner_create() else { fatalError("zbar_image_scanner_create failed: out of memory") }
+        guard let scanner = zbar.imageScannerCreate() else { fatalError("zbar_image_scanner_create failed: out of memory") }
         self.scanner = scanner
         // All symbologies off, then QR only: fewer decoders to feed per scan line, and no
         // false positives from 1-D barcodes in photos.
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        zbar.imageScannerSetConfig(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        zbar.imageScannerSetConfig(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
         // "don't convert binary data to text" (zbar.h). Without it zbar guesses a charset
         // for byte-mode data and converts to UTF-8: bytes that are not valid UTF-8 are
         // taken as Latin-1 or Shift-JIS and re-encoded (0xFF comes back as C3 BF), so a
         // binary payload is silently changed. With it we get the stored bytes; an ECI
         // designator is dropped, not applied (UTF-8 behind ECI 26 comes back as is).
-        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
+        zbar.imageScannerSetConfig(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
         // The inter-image result cache stays off (the default; the call also clears it):
         // "the cache filters duplicate results from consecutive images" — for a batch of
         // files that would swallow a symbol that happens to repeat the previous image's.
-        zbar_image_scanner_enable_cache(scanner, 0)
+        zbar.imageScannerEnableCache(scanner, 0)
         // ZBAR_CFG_TEST_INVERTED is left off too: `Attempt.inverted` does the same and
         // lets us report which attempt succeeded.
     }
 
-    deinit { zbar_image_scanner_destroy(scanner) }
+    deinit { zbar.imageScannerDestroy(scanner) }
 
     /// Scans `image`, trying `attempts` in order (default: all) and stopping at the first
     /// that finds a symbol. Symbols come in reading order with corners in `image`'s
@@ -99,12 +103,12 @@ public final class QRScanner {
 
     /// One zbar pass over `image`, corners in `image`'s own coordinates, in zbar's order.
     private func decode(_ image: GrayImage) -> [QRSymbol] {
-        guard let zimage = zbar_image_create() else { return [] }
+        guard let zimage = zbar.imageCreate() else { return [] }
         // The image owns its results (the symbol set); destroying it releases them, so
         // every byte we keep is copied out before this runs.
-        defer { zbar_image_destroy(zimage) }
-        zbar_image_set_format(zimage, y800)
-        zbar_image_set_size(zimage, UInt32(image.width), UInt32(image.height))
+        defer { zbar.imageDestroy(zimage) }
+        zbar.imageSetFormat(zimage, y800)
+        zbar.imageSetSize(zimage, UInt32(image.width), UInt32(image.height))
 
         // zbar does not copy the samples: "when image data is no longer needed by the
         // library the specific data cleanup handler will be called", and for
@@ -117,22 +121,22 @@ public final class QRScanner {
         let count = image.pixelCount
         guard let buffer = malloc(count) else { return [] }
         image.pixels.withUnsafeBytes { _ = memcpy(buffer, $0.baseAddress!, count) }
-        zbar_image_set_data(zimage, buffer, UInt(count), zbar_image_free_data)
+        zbar.imageSetData(zimage, buffer, UInt(count), zbar.imageFreeData)
 
-        guard zbar_scan_image(scanner, zimage) > 0 else { return [] }
+        guard zbar.scanImage(scanner, zimage) > 0 else { return [] }
         var symbols: [QRSymbol] = []
-        var symbol = zbar_image_first_symbol(zimage)
+        var symbol = zbar.imageFirstSymbol(zimage)
         while let s = symbol {
-            defer { symbol = zbar_symbol_next(s) }
-            guard zbar_symbol_get_type(s) == ZBAR_QRCODE else { continue }
-            let length = Int(zbar_symbol_get_data_length(s))
-            let bytes = zbar_symbol_get_data(s).map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+            defer { symbol = zbar.symbolNext(s) }
+            guard zbar.symbolGetType(s) == ZBAR_QRCODE else { continue }
+            let length = Int(zbar.symbolGetDataLength(s))
+            let bytes = zbar.symbolGetData(s).map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
             var points: [QRPoint] = []
-            for i in 0..<zbar_symbol_get_loc_size(s) {
-                points.append(QRPoint(x: Int(zbar_symbol_get_loc_x(s, i)), y: Int(zbar_symbol_get_loc_y(s, i))))
+            for i in 0..<zbar.symbolGetLocSize(s) {
+                points.append(QRPoint(x: Int(zbar.symbolGetLocX(s, i)), y: Int(zbar.symbolGetLocY(s, i))))
             }
             symbols.append(QRSymbol(bytes: bytes, corners: Self.normalizedCorners(points),
-                                    orientation: Self.orientation(zbar_symbol_get_orientation(s))))
+                                    orientation: Self.orientation(zbar.symbolGetOrientation(s))))
         }
         return symbols
     }

@@ -154,7 +154,7 @@ public enum QRTool {
             ?? GrayImage(width: (matrix.size + 2 * quietZone) * 4, height: (matrix.size + 2 * quietZone) * 4,
                          pixels: QRRenderer.grayPixels(matrix, moduleSize: 4, margin: quietZone))
         // Only the image as made counts: a code that needs an inverted or rescaled retry is not verified.
-        let result = QRScanner().scan(image, attempts: [.original])
+        let result = try QRScanner().scan(image, attempts: [.original])
         guard result.symbols.count == 1, result.symbols[0].bytes == payload else {
             throw StarlineError(.verificationFailed, "the generated QR code does not decode back to the payload",
                                 details: .object([("symbolsFound", .int(result.symbols.count))]))
@@ -182,15 +182,16 @@ public enum QRTool {
         let output = invocation.output
 
         var outcomes = [FileOutcome?](repeating: nil, count: files.count)
+        _ = try ZBarLibrary.shared.get()  // fail once, up front, if libzbar is missing
         if jobs <= 1 {
-            let scanner = QRScanner()
+            let scanner = try QRScanner()
             for (i, file) in files.enumerated() { outcomes[i] = decodeFile(file, scanner: scanner, classifier: classifier, expect: expect) }
         } else {
             // Workers take the next file from a shared counter; each owns its zbar scanner (not thread-safe).
             let next = Atomic<Int>(0)
             let results = Mutex<[FileOutcome?]>(outcomes)
             DispatchQueue.concurrentPerform(iterations: jobs) { _ in
-                let scanner = QRScanner()
+                guard let scanner = try? QRScanner() else { return }  // cannot fail: the library is loaded
                 while true {
                     let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard i < files.count else { return }
