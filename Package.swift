@@ -6,6 +6,18 @@ func cLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
+/// A system-library target whose library is linked from its static archive (Debian's -dev packages
+/// ship them): every shared object costs dynamic-loader time on each start of every tool, and
+/// start-up is part of the product. The module map has no `link` line and no pkg-config is
+/// consulted, so no `-lname` pulls in the shared object; the targets that use the module link
+/// `staticArchive(...)` instead.
+func cHeaders(_ name: String, apt: String) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", providers: [.apt([apt])])
+}
+
+/// `-l:libname.a`: the linker searches its library path for exactly this file.
+func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name).a") }
+
 let package = Package(
     name: "Starline",
     products: [
@@ -13,17 +25,19 @@ let package = Package(
         .executable(name: "sl-qr", targets: ["sl-qr"]),
     ],
     targets: [
-        cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
-        cLibrary("CSodium", pkgConfig: "libsodium", apt: "libsodium-dev"),
+        cHeaders("CSQLite", apt: "libsqlite3-dev"),
+        cHeaders("CSodium", apt: "libsodium-dev"),
         cLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         // No pkg-config (it would add -lzbar): libzbar is loaded with dlopen, see ZBarLibrary.
         .systemLibrary(name: "CZBar", path: "Sources/CZBar", providers: [.apt(["libzbar-dev"])]),
-        cLibrary("CPNG", pkgConfig: "libpng", apt: "libpng-dev"),
-        cLibrary("CJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
+        cHeaders("CPNG", apt: "libpng-dev"),
+        cHeaders("CJPEG", apt: "libturbojpeg0-dev"),
         cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
 
-        .target(name: "StarlineCore", dependencies: ["CSQLite", "CSodium"]),
-        .target(name: "StarlineQR", dependencies: ["StarlineCore", "CQREncode", "CZBar", "CPNG", "CJPEG"]),
+        .target(name: "StarlineCore", dependencies: ["CSQLite", "CSodium"],
+                linkerSettings: [staticArchive("sqlite3"), staticArchive("sodium"), .linkedLibrary("m")]),
+        .target(name: "StarlineQR", dependencies: ["StarlineCore", "CQREncode", "CZBar", "CPNG", "CJPEG"],
+                linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),

@@ -10,3 +10,8 @@ static inline png_alloc_size_t starline_png_image_size(const png_image *image) {
 static inline int starline_png_image_failed(const png_image *image) {
     return PNG_IMAGE_FAILED(*image);
 }
+// "A largest size for the PNG data stream ... This is a safe upper bound on the size of the
+// compressed data": lets the writer compress once into a buffer of this size.
+static inline png_alloc_size_t starline_png_image_png_size_max(const png_image *image) {
+    return PNG_IMAGE_PNG_SIZE_MAX(*image);
+}

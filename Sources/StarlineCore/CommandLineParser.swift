@@ -154,7 +154,7 @@ public struct ParsedArguments: Sendable {
     public let command: CommandSpec
     public let values: [String: [String]]
     public let positionals: [String]
-    public var environment: [String: String] = [:]
+    public var environment: Environment = [:]
     public var profile: ConfigProfile?
 
     public enum Source: String, Sendable { case flag, environment, profile, defaultValue = "default" }

@@ -19,7 +19,7 @@ public struct StarlinePaths: Sendable, Equatable {
         self.runtime = runtime
     }
 
-    public init(environment: [String: String]) {
+    public init(environment: Environment) {
         if let home = environment["STARLINE_HOME"], !home.isEmpty {
             let base = home.hasSuffix("/") && home.count > 1 ? String(home.dropLast()) : home
             self.init(config: base + "/config", state: base + "/state", data: base + "/data", runtime: base + "/run")
@@ -39,23 +39,29 @@ public struct StarlinePaths: Sendable, Equatable {
                   data: xdg("XDG_DATA_HOME", "/.local/share") + "/starline", runtime: runtime)
     }
 
-    static func homeDirectory(_ environment: [String: String]) -> String {
+    static func homeDirectory(_ environment: Environment) -> String {
         if let h = environment["HOME"], h.hasPrefix("/") { return h }
         if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
         return "/"
     }
 }
 
-/// The process environment as a dictionary (read once).
-public enum ProcessEnvironment {
-    public static func current() -> [String: String] {
-        var result: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { result[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p += 1
-        }
-        return result
+/// Environment variables, read from the process on demand with getenv (building a dictionary of the
+/// whole environment showed up in start-up profiles), or from a fixed table in tests.
+public struct Environment: Sendable, ExpressibleByDictionaryLiteral {
+    private let values: [String: String]?
+
+    /// The variables of this process.
+    public static let process = Environment(values: nil)
+
+    private init(values: [String: String]?) { self.values = values }
+    public init(_ values: [String: String]) { self.values = values }
+    public init(dictionaryLiteral elements: (String, String)...) {
+        values = Dictionary(elements, uniquingKeysWith: { $1 })
+    }
+
+    public subscript(_ name: String) -> String? {
+        if let values { return values[name] }
+        return getenv(name).map { String(cString: $0) }
     }
 }

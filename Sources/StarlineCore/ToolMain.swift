@@ -6,7 +6,7 @@ import Glibc
 public struct Invocation: Sendable {
     public let arguments: ParsedArguments
     public let output: Output
-    public let environment: [String: String]
+    public let environment: Environment
     public let paths: StarlinePaths
 
     /// The chat base URL from `--chat`, `STARLINE_CHAT_BASE_URL`, the profile or the default, validated (W4).
@@ -69,7 +69,7 @@ public enum ToolMain {
     enum Prepared { case exit(ExitStatus), run(Invocation) }
 
     static func prepare(_ tool: ToolSpec, _ words: [String]) -> Prepared {
-        let environment = ProcessEnvironment.current()
+        let environment = Environment.process
         var parsed: ParsedArguments
         do {
             parsed = try CommandLineParser(tool).parse(words)

@@ -44,14 +44,14 @@ public final class QRScanner {
         self.scanner = scanner
         // All symbologies off, then QR only: fewer decoders to feed per scan line, and no
         // false positives from 1-D barcodes in photos.
-        zbar.imageScannerSetConfig(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        zbar.imageScannerSetConfig(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        _ = zbar.imageScannerSetConfig(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        _ = zbar.imageScannerSetConfig(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
         // "don't convert binary data to text" (zbar.h). Without it zbar guesses a charset
         // for byte-mode data and converts to UTF-8: bytes that are not valid UTF-8 are
         // taken as Latin-1 or Shift-JIS and re-encoded (0xFF comes back as C3 BF), so a
         // binary payload is silently changed. With it we get the stored bytes; an ECI
         // designator is dropped, not applied (UTF-8 behind ECI 26 comes back as is).
-        zbar.imageScannerSetConfig(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
+        _ = zbar.imageScannerSetConfig(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
         // The inter-image result cache stays off (the default; the call also clears it):
         // "the cache filters duplicate results from consecutive images" — for a batch of
         // files that would swallow a symbol that happens to repeat the previous image's.
