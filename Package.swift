@@ -21,8 +21,9 @@ func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name
 let package = Package(
     name: "Starline",
     products: [
-        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR"]),
+        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineDevServer"]),
         .executable(name: "sl-qr", targets: ["sl-qr"]),
+        .executable(name: "sl-devserver", targets: ["sl-devserver"]),
     ],
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
@@ -39,6 +40,8 @@ let package = Package(
         .target(name: "StarlineQR", dependencies: ["StarlineCore", "CQREncode", "CZBar", "CPNG", "CJPEG"],
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
+        .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
+        .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),

@@ -20,6 +20,13 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// base64url without padding (RFC 4648 §5), as in PKCE and tokens.
+    public static func encodeURL(_ bytes: [UInt8]) -> String {
+        var s = encode(bytes)
+        while s.hasSuffix("=") { s.removeLast() }
+        return String(s.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+    }
+
     /// Decodes padded or unpadded base64 (standard or URL-safe alphabet); nil on invalid input.
     public static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []

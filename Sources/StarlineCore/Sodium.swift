@@ -113,3 +113,14 @@ func withNonNullBytes<R, E: Error>(_ bytes: [UInt8], _ body: (UnsafePointer<UInt
     }
     return try result.get()
 }
+
+/// SHA-256 (`crypto_hash_sha256`), for protocols that name it: PKCE S256 (RFC 7636).
+public enum SHA256 {
+    public static func hash(_ data: [UInt8]) -> [UInt8] {
+        Sodium.initialize()
+        return [UInt8](unsafeUninitializedCapacity: 32) { out, initialized in
+            _ = data.withUnsafeBufferPointer { crypto_hash_sha256(out.baseAddress!, $0.baseAddress, UInt64($0.count)) }
+            initialized = 32
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import StarlineCore
+
+/// `/__dev/*`: fault injection, account and app switches, SMS codes, rate limit, counters, reset.
+/// Every route needs the `X-Dev-Token` printed at start.
+enum DevControlRoutes {
+    static var routes: [Route] {
+        [
+            Route("POST", "/__dev/faults", .dev, addFault),
+            Route("DELETE", "/__dev/faults", .dev, clearFaults),
+            Route("POST", "/__dev/users/{uid}/restrict", .dev) { try restrict($0, true) },
+            Route("POST", "/__dev/users/{uid}/unrestrict", .dev) { try restrict($0, false) },
+            Route("POST", "/__dev/apps/{appId}/disable", .dev) { try disable($0, true) },
+            Route("POST", "/__dev/apps/{appId}/enable", .dev) { try disable($0, false) },
+            Route("POST", "/__dev/sessions/{id}/expire", .dev, expire),
+            Route("POST", "/__dev/users/{uid}/sessions", .dev, createSessions),
+            Route("GET", "/__dev/sms/{phone}", .dev, sms),
+            Route("POST", "/__dev/rate-limit", .dev, rateLimit),
+            Route("GET", "/__dev/counters", .dev, counters),
+            Route("POST", "/__dev/reset", .dev, reset),
+        ]
+    }
+
+    static func addFault(_ c: RouteContext) throws -> HTTPResponse {
+        let body = try c.jsonBody()
+        let route = try c.string(body, "route", maxLength: 512)
+        let status = body["status"]?.intValue.map { Int($0) }
+        let reset = body["reset"]?.boolValue ?? false
+        let delay = body["delayMs"]?.intValue.map { Int($0) } ?? 0
+        let count = body["count"]?.intValue.map { Int($0) }
+        if let status, !(100...599).contains(status) { throw APIError.invalidRequest("'status' must be an HTTP status 100-599") }
+        guard [status != nil, reset, delay > 0].filter({ $0 }).count == 1 else {
+            throw APIError.invalidRequest("give exactly one of 'status', 'reset':true or 'delayMs'")
+        }
+        guard (0...600_000).contains(delay) else { throw APIError.invalidRequest("'delayMs' must be 0...600000") }
+        if let count, count < 1 { throw APIError.invalidRequest("'count' must be at least 1 (leave it out for a fault that lasts until cleared)") }
+        let fault = try c.server.addFault(route: route, status: status, reset: reset, delayMs: delay, count: count)
+        return .json(201, .object([("fault", .object([
+            ("id", .int(fault.id)), ("route", .string(fault.route)), ("status", fault.status.map { .int($0) } ?? .null),
+            ("reset", .bool(fault.reset)), ("delayMs", .int(fault.delayMs)), ("count", fault.remaining.map { .int($0) } ?? .null),
+        ]))]))
+    }
+
+    static func clearFaults(_ c: RouteContext) throws -> HTTPResponse {
+        .json(200, .object([("cleared", .int(c.server.clearFaults()))]))
+    }
+
+    static func restrict(_ c: RouteContext, _ on: Bool) throws -> HTTPResponse {
+        let uid = c.parameter("uid")
+        try c.db.run("UPDATE users SET restricted = ? WHERE id = ?", [.integer(on ? 1 : 0), .text(uid)])
+        guard c.db.changes == 1 else { throw APIError.notFound("user \(uid)") }
+        return .json(200, .object([("user", .string(uid)), ("restricted", .bool(on))]))
+    }
+
+    static func disable(_ c: RouteContext, _ on: Bool) throws -> HTTPResponse {
+        let app = c.parameter("appId")
+        try c.db.run("UPDATE apps SET disabled = ? WHERE id = ?", [.integer(on ? 1 : 0), .text(app)])
+        guard c.db.changes == 1 else { throw APIError.notFound("app \(app)") }
+        return .json(200, .object([("appId", .string(app)), ("disabled", .bool(on))]))
+    }
+
+    static func expire(_ c: RouteContext) throws -> HTTPResponse {
+        let id = c.parameter("id")
+        try c.db.run("UPDATE sessions SET expires_at = ? WHERE id = ?", [.integer(Timestamp.now() - 1), .text(id)])
+        guard c.db.changes == 1 else { throw APIError.notFound("session \(id)") }
+        return .json(200, .object([("session", .string(id)), ("expired", .bool(true))]))
+    }
+
+    static func createSessions(_ c: RouteContext) throws -> HTTPResponse {
+        let uid = c.parameter("uid")
+        guard try c.db.queryFirst("SELECT id FROM users WHERE id = ?", [.text(uid)]) != nil else { throw APIError.notFound("user \(uid)") }
+        let body = try c.jsonBody()
+        guard let count = body["count"]?.intValue, (1...100_000).contains(count) else { throw APIError.invalidRequest("'count' must be 1...100000") }
+        let app = body["appId"]?.stringValue ?? "workbench"
+        guard try PlatformRoutes.appExists(c, app) else { throw APIError.notFound("app \(app)") }
+        let ids = try c.db.transaction {
+            try (0..<count).map { i in
+                try c.store.createSession(user: uid, app: app, deviceName: "bulk device \(i + 1)", platform: "linux", ip: "127.0.0.1",
+                                          ttl: c.server.configuration.sessionTTL, authCode: nil).id
+            }
+        }
+        return .json(201, .object([("ids", .array(ids.map(JSON.string)))]))
+    }
+
+    static func sms(_ c: RouteContext) throws -> HTTPResponse {
+        let phone = c.parameter("phone")
+        guard let row = try c.db.queryFirst("SELECT code FROM sms_codes WHERE phone = ?", [.text(phone)]) else { throw APIError.notFound("SMS code for \(phone)") }
+        return .json(200, .object([("code", .optional(row.string("code")))]))
+    }
+
+    static func rateLimit(_ c: RouteContext) throws -> HTTPResponse {
+        guard let rps = try c.jsonBody()["rps"]?.intValue, rps >= 0 else { throw APIError.invalidRequest("'rps' must be an integer ≥ 0 (0 turns the limit off)") }
+        c.server.setRateLimit(Int(rps))
+        return .json(200, .object([("rps", .int(Int(rps)))]))
+    }
+
+    static func counters(_ c: RouteContext) throws -> HTTPResponse {
+        .json(200, .object([("counters", .object(c.server.counters.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }))]))
+    }
+
+    static func reset(_ c: RouteContext) throws -> HTTPResponse {
+        try c.store.reset()
+        _ = c.server.clearFaults()
+        c.server.setRateLimit(0)
+        c.server.counters.removeAll()
+        return .json(200, .object([("reset", .bool(true))]))
+    }
+}

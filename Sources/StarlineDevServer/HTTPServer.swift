@@ -1,0 +1,213 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMicroHTTPD
+import StarlineCore
+
+/// One HTTP request as the application sees it.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The path as MHD delivers it (percent-decoded), without the query.
+    public var path: String
+    public var query: [(String, String)]
+    /// Header names lowercased.
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var clientAddress: String
+    public var bodyTooLarge: Bool
+
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public func queryValue(_ name: String) -> String? { query.first { $0.0 == name }?.1 }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+    /// Close the connection without answering (an injected "reset" fault).
+    public var dropConnection = false
+    /// Wait this long after the handler ran before answering (an injected "delay" fault).
+    public var delayMilliseconds = 0
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func json(_ status: Int, _ value: JSON) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array((value.serialized() + "\n").utf8))
+    }
+
+    /// `{"error":{"code":…,"message":…}}`
+    public static func error(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+        json(status, .object([("error", .object([("code", .string(code)), ("message", .string(message))]))]))
+    }
+
+    /// RFC 6749 §5.2 error: `{"error":"invalid_grant","error_description":"…"}`
+    public static func oauthError(_ status: Int, _ error: String, _ description: String) -> HTTPResponse {
+        var r = json(status, .object([("error", .string(error)), ("error_description", .string(description))]))
+        r.headers.append(("Cache-Control", "no-store"))
+        return r
+    }
+
+    public static func html(_ status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                                               ("X-Frame-Options", "DENY"), ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")],
+                     body: Array(text.utf8))
+    }
+
+    public static func redirect(_ location: String) -> HTTPResponse {
+        HTTPResponse(status: 302, headers: [("Location", location), ("Cache-Control", "no-store")])
+    }
+}
+
+/// An HTTP/1.1 server on libmicrohttpd, bound to a loopback address only. Every connection gets a
+/// thread (long polls and delay faults simply block it); the handler is called on those threads.
+public final class HTTPServer: @unchecked Sendable {
+    // @unchecked: the handler is immutable and Sendable; the daemon pointer is set once in init
+    // and only read afterwards (stop() is idempotent under a lock).
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    public static let maxBodyBytes = 64 * 1024
+
+    let handler: Handler
+    private var daemon: OpaquePointer?
+    private let stopLock = Mutex()
+    public private(set) var port: UInt16 = 0
+
+    /// Starts listening on 127.0.0.1:`port` (0 picks a free port; read `port` afterwards).
+    public init(port: UInt16, handler: @escaping Handler) throws {
+        self.handler = handler
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let started = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                starline_mhd_start(flags, mhdAccessHandler, me, mhdRequestCompleted, nil, sa,
+                                   1024, 256 * 1024, 120)
+            }
+        }
+        guard let started else {
+            throw StarlineError(.usage, "cannot listen on 127.0.0.1:\(port): \(String(cString: strerror(errno)))",
+                                details: .object([("port", .int(Int(port)))]))
+        }
+        daemon = started
+        self.port = starline_mhd_bound_port(started)
+    }
+
+    /// Stops accepting, closes connections and joins the server's threads.
+    public func stop() {
+        stopLock.withLock {
+            if let daemon { MHD_stop_daemon(daemon) }
+            daemon = nil
+        }
+    }
+
+    deinit { stop() }
+}
+
+/// A pthread mutex usable from any thread (Synchronization.Mutex needs a noncopyable owner).
+final class Mutex: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+}
+
+/// Per-request state kept between MHD's calls for one request (headers, then body chunks, then done).
+final class RequestContext {
+    var body: [UInt8] = []
+    var tooLarge = false
+}
+
+/// Collects header or query values through MHD's iterator.
+final class ValueCollector {
+    var pairs: [(String, String)] = []
+}
+
+// MARK: - C callbacks (run on MHD's threads: nonisolated free functions)
+
+/// "MHD_AccessHandlerCallback: … called first with upload_data_size 0 after the headers, then once
+/// per chunk of the body (set *upload_data_size to the amount consumed), then with 0 again."
+func mhdAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+                      _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+                      _ uploadDataSize: UnsafeMutablePointer<Int>?, _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+    guard let cls, let connection, let contextSlot, let uploadDataSize else { return .NO }
+    guard let raw = contextSlot.pointee else {
+        contextSlot.pointee = Unmanaged.passRetained(RequestContext()).toOpaque()
+        return .YES
+    }
+    let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+    if uploadDataSize.pointee > 0 {
+        if !context.tooLarge, let uploadData {
+            if context.body.count + uploadDataSize.pointee > HTTPServer.maxBodyBytes {
+                context.tooLarge = true
+                context.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadDataSize.pointee) {
+                    context.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadDataSize.pointee))
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let request = HTTPRequest(
+        method: method.map { String(cString: $0) } ?? "GET",
+        path: url.map { String(cString: $0) } ?? "/",
+        query: collect(connection, .GET_ARGUMENT_KIND),
+        headers: Dictionary(collect(connection, .HEADER_KIND).map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { first, _ in first }),
+        body: context.body,
+        clientAddress: clientAddress(connection),
+        bodyTooLarge: context.tooLarge)
+    let response = server.handler(request)
+    if response.dropConnection { return .NO }
+    if response.delayMilliseconds > 0 { usleep(UInt32(min(response.delayMilliseconds, 600_000)) * 1000) }
+    let mhdResponse = response.body.withUnsafeBytes { buffer in
+        MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)!)  // MHD_RESPMEM_MUST_COPY: MHD copies the buffer
+    }
+    guard let mhdResponse else { return .NO }
+    for (name, value) in response.headers { MHD_add_response_header(mhdResponse, name, value) }
+    let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    MHD_destroy_response(mhdResponse)
+    return result
+}
+
+func mhdRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                         _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode) {
+    guard let contextSlot, let raw = contextSlot.pointee else { return }
+    Unmanaged<RequestContext>.fromOpaque(raw).release()
+    contextSlot.pointee = nil
+}
+
+func mhdCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
+    guard let cls, let key else { return .YES }
+    let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
+    collector.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    return .YES
+}
+
+func collect(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(String, String)] {
+    let collector = ValueCollector()
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values(connection, kind, mhdCollectValue, Unmanaged.passUnretained(collector).toOpaque())
+    }
+    return collector.pairs
+}
+
+func clientAddress(_ connection: OpaquePointer) -> String {
+    guard let address = starline_mhd_client_address(connection) else { return "" }
+    var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+    let length = socklen_t(address.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return "" }
+    return String(cString: host)
+}

@@ -1,0 +1,400 @@
+import StarlineCore
+
+/// The platform routes: OAuth (RFC 8414 metadata, authorization code + PKCE, device authorization,
+/// revocation) and the account API.
+enum PlatformRoutes {
+    static let deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
+    static let codeLifetime: Int64 = 60
+    static let authRequestLifetime: Int64 = 600
+    static let deviceCodeLifetime: Int64 = 600
+
+    static var routes: [Route] {
+        [
+            Route("GET", "/.well-known/oauth-authorization-server", .open, metadata),
+            Route("GET", "/oauth/authorize", .open, authorizePage),
+            Route("POST", "/oauth/authorize", .open, authorizeSubmit),
+            Route("POST", "/oauth/token", .open, token),
+            Route("POST", "/oauth/device_authorization", .open, deviceAuthorization),
+            Route("GET", "/oauth/device", .open, devicePage),
+            Route("POST", "/oauth/device", .open, deviceSubmit),
+            Route("POST", "/oauth/revoke", .open, revoke),
+            Route("GET", "/api/me", .bearer, me),
+            Route("GET", "/api/center", .bearer, center),
+            Route("GET", "/api/sessions", .bearer, listSessions),
+            Route("DELETE", "/api/sessions/{id}", .bearer, revokeSession),
+            Route("POST", "/api/sessions/revoke-others", .bearer, revokeOthers),
+            Route("POST", "/api/password", .bearer, changePassword),
+            Route("POST", "/api/password/sms-reset/request", .open, smsRequest),
+            Route("POST", "/api/password/sms-reset", .open, smsReset),
+            Route("GET", "/api/admin/users/{uid}/sessions", .bearer, adminListSessions),
+            Route("DELETE", "/api/admin/users/{uid}/sessions/{id}", .bearer, adminRevokeSession),
+            Route("POST", "/api/admin/users/{uid}/sessions/revoke-all", .bearer, adminRevokeAll),
+        ]
+    }
+
+    // MARK: OAuth
+
+    static func metadata(_ c: RouteContext) throws -> HTTPResponse {
+        let base = c.server.baseURL
+        return .json(200, .object([
+            ("issuer", .string(base)),
+            ("authorization_endpoint", .string(base + "/oauth/authorize")),
+            ("token_endpoint", .string(base + "/oauth/token")),
+            ("device_authorization_endpoint", .string(base + "/oauth/device_authorization")),
+            ("revocation_endpoint", .string(base + "/oauth/revoke")),
+            ("response_types_supported", .array([.string("code")])),
+            ("grant_types_supported", .array([.string("authorization_code"), .string(deviceGrant)])),
+            ("code_challenge_methods_supported", .array([.string("S256")])),
+            ("token_endpoint_auth_methods_supported", .array([.string("none")])),
+        ]))
+    }
+
+    /// Registered redirect URIs (RFC 8252 loopback on any port, or the app's custom scheme).
+    static func isAllowedRedirect(_ uri: String, app: String) -> Bool {
+        if uri == "starline-\(app)://auth/callback" { return true }
+        guard let url = WebURL(uri), url.scheme == "http", url.userInfo == nil, url.query == nil, url.fragment == nil,
+              url.host == "127.0.0.1" || url.host == "[::1]", url.port != nil, url.path == "/callback" else { return false }
+        return true
+    }
+
+    static func appExists(_ c: RouteContext, _ app: String) throws -> Bool {
+        try c.db.queryFirst("SELECT id FROM apps WHERE id = ?", [.text(app)]) != nil
+    }
+
+    static func redirect(_ uri: String, _ items: [(String, String?)]) -> HTTPResponse {
+        let query = items.compactMap { name, value in value.map { "\(name)=\(PercentEncoding.encode($0))" } }.joined(separator: "&")
+        return .redirect(uri + (uri.contains("?") ? "&" : "?") + query)
+    }
+
+    static func authorizePage(_ c: RouteContext) throws -> HTTPResponse {
+        let q = c.request
+        let app = q.queryValue("client_id") ?? ""
+        let redirectURI = q.queryValue("redirect_uri") ?? ""
+        guard !app.isEmpty, try appExists(c, app) else { return .html(400, Pages.error("Unknown application", "client_id '\(app)' is not registered.")) }
+        guard isAllowedRedirect(redirectURI, app: app) else {
+            return .html(400, Pages.error("Invalid redirect URI", "The redirect URI is not registered for this application."))
+        }
+        let state = q.queryValue("state")
+        guard q.queryValue("response_type") == "code" else {
+            return redirect(redirectURI, [("error", "unsupported_response_type"), ("state", state)])
+        }
+        guard let challenge = q.queryValue("code_challenge"), challenge.count >= 43, challenge.count <= 128,
+              (q.queryValue("code_challenge_method") ?? "S256") == "S256" else {
+            return redirect(redirectURI, [("error", "invalid_request"), ("error_description", "PKCE with S256 is required"), ("state", state)])
+        }
+        if let user = c.server.configuration.autoApprove {
+            let code = try issueCode(c, app: app, user: user, redirectURI: redirectURI, challenge: challenge)
+            return redirect(redirectURI, [("code", code), ("state", state)])
+        }
+        let requestId = DevServerStore.token()
+        try c.db.run("INSERT INTO auth_requests(id, app_id, redirect_uri, state, challenge, expires_at) VALUES(?,?,?,?,?,?)",
+                     [.text(requestId), .text(app), .text(redirectURI), state.map(SQLiteValue.text) ?? .null, .text(challenge),
+                      .integer(Timestamp.now() + authRequestLifetime)])
+        return .html(200, Pages.signIn(app: app, requestId: requestId, message: nil))
+    }
+
+    static func issueCode(_ c: RouteContext, app: String, user: String, redirectURI: String, challenge: String) throws -> String {
+        let code = Base64.encodeURL(Sodium.randomBytes(24))
+        try c.db.run("INSERT INTO auth_codes(code, app_id, user_id, redirect_uri, challenge, expires_at) VALUES(?,?,?,?,?,?)",
+                     [.text(code), .text(app), .text(user), .text(redirectURI), .text(challenge), .integer(Timestamp.now() + codeLifetime)])
+        return code
+    }
+
+    static func checkPassword(_ c: RouteContext, user: String, password: String) throws -> Bool {
+        guard let row = try c.db.queryFirst("SELECT password_salt, password_hash FROM users WHERE id = ?", [.text(user)]),
+              let salt = row.blob("password_salt"), let hash = row.blob("password_hash") else { return false }
+        return Sodium.constantTimeEquals(DevServerStore.passwordHash(password, salt: salt), hash)
+    }
+
+    static func authorizeSubmit(_ c: RouteContext) throws -> HTTPResponse {
+        let form = c.form()
+        // The request id is random, single-use and only in the page served to the browser: a forged
+        // cross-site form cannot know it (CSRF).
+        guard let requestId = form["request_id"], let row = try c.db.queryFirst("SELECT * FROM auth_requests WHERE id = ?", [.text(requestId)]),
+              (row.int64("expires_at") ?? 0) > Timestamp.now() else {
+            return .html(400, Pages.error("Sign-in expired", "This sign-in request is unknown or expired. Start the sign-in again from your application."))
+        }
+        let app = row.string("app_id") ?? "", redirectURI = row.string("redirect_uri") ?? "", state = row.string("state")
+        if form["action"] == "deny" {
+            try c.db.run("DELETE FROM auth_requests WHERE id = ?", [.text(requestId)])
+            return redirect(redirectURI, [("error", "access_denied"), ("state", state)])
+        }
+        guard form["action"] == "approve" else { return .html(400, Pages.error("Bad request", "Choose Approve or Deny.")) }
+        let user = form["username"] ?? ""
+        guard try checkPassword(c, user: user, password: form["password"] ?? "") else {
+            return .html(401, Pages.signIn(app: app, requestId: requestId, message: "Wrong user name or password."))
+        }
+        try c.db.run("DELETE FROM auth_requests WHERE id = ?", [.text(requestId)])
+        let code = try issueCode(c, app: app, user: user, redirectURI: redirectURI, challenge: row.string("challenge") ?? "")
+        return redirect(redirectURI, [("code", code), ("state", state)])
+    }
+
+    static func tokenResponse(_ c: RouteContext, user: String, session: (id: String, token: String)) throws -> HTTPResponse {
+        var r = HTTPResponse.json(200, .object([
+            ("access_token", .string(session.token)), ("token_type", .string("Bearer")),
+            ("expires_in", .int(Int(c.server.configuration.sessionTTL))), ("session_id", .string(session.id)),
+            ("user", try c.store.userJSON(user) ?? .null), ("roles", try c.store.roles(user)),
+        ]))
+        r.headers.append(("Cache-Control", "no-store"))
+        return r
+    }
+
+    static func newSession(_ c: RouteContext, form: [String: String], user: String, app: String, authCode: String?) throws -> (id: String, token: String) {
+        try c.store.createSession(user: user, app: app, deviceName: form["device_name"] ?? c.request.header("User-Agent") ?? "unknown device",
+                                  platform: form["device_platform"] ?? "linux", ip: c.request.clientAddress,
+                                  ttl: c.server.configuration.sessionTTL, authCode: authCode)
+    }
+
+    static func token(_ c: RouteContext) throws -> HTTPResponse {
+        let form = c.form()
+        switch form["grant_type"] {
+        case "authorization_code":
+            guard let code = form["code"], let verifier = form["code_verifier"], let app = form["client_id"], let redirectURI = form["redirect_uri"] else {
+                throw OAuthError("invalid_request", "code, code_verifier, client_id and redirect_uri are required")
+            }
+            guard let row = try c.db.queryFirst("SELECT * FROM auth_codes WHERE code = ?", [.text(code)]) else {
+                throw OAuthError("invalid_grant", "unknown authorization code")
+            }
+            if !row.isNull("used_at") {
+                // RFC 6749 §4.1.2: a reused code revokes the tokens issued from it.
+                try c.db.run("UPDATE sessions SET revoked_at = ? WHERE auth_code = ? AND revoked_at IS NULL", [.integer(Timestamp.now()), .text(code)])
+                throw OAuthError("invalid_grant", "the authorization code was already used")
+            }
+            guard (row.int64("expires_at") ?? 0) > Timestamp.now() else { throw OAuthError("invalid_grant", "the authorization code expired") }
+            guard row.string("app_id") == app else { throw OAuthError("invalid_grant", "the code was issued to another client") }
+            guard row.string("redirect_uri") == redirectURI else { throw OAuthError("invalid_grant", "redirect_uri does not match the authorization request") }
+            let computed = Base64.encodeURL(SHA256.hash(Array(verifier.utf8)))
+            guard verifier.count >= 43, verifier.count <= 128, computed == row.string("challenge") else {
+                throw OAuthError("invalid_grant", "the code_verifier does not match the code_challenge")
+            }
+            try c.db.run("UPDATE auth_codes SET used_at = ? WHERE code = ?", [.integer(Timestamp.now()), .text(code)])
+            let user = row.string("user_id") ?? ""
+            if let disabled = try c.db.queryFirst("SELECT disabled FROM apps WHERE id = ?", [.text(app)])?.bool("disabled"), disabled {
+                throw OAuthError("invalid_client", "the app is unavailable")
+            }
+            return try tokenResponse(c, user: user, session: newSession(c, form: form, user: user, app: app, authCode: code))
+        case deviceGrant:
+            guard let deviceCode = form["device_code"], let app = form["client_id"] else {
+                throw OAuthError("invalid_request", "device_code and client_id are required")
+            }
+            guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE device_code = ?", [.text(deviceCode)]), row.string("app_id") == app else {
+                throw OAuthError("invalid_grant", "unknown device code")
+            }
+            if row.bool("issued") == true { throw OAuthError("invalid_grant", "the device code was already used") }
+            let nowMs = Timestamp.nowMilliseconds()
+            if (row.int64("expires_at") ?? 0) * 1000 <= nowMs { throw OAuthError("expired_token", "the device code expired") }
+            switch row.string("status") {
+            case "denied": throw OAuthError("access_denied", "the user denied the request")
+            case "approved":
+                try c.db.run("UPDATE device_codes SET issued = 1 WHERE device_code = ?", [.text(deviceCode)])
+                let user = row.string("user_id") ?? ""
+                return try tokenResponse(c, user: user, session: newSession(c, form: form, user: user, app: app, authCode: nil))
+            default:
+                let interval = row.int64("interval") ?? 5
+                if let last = row.int64("last_poll_ms"), nowMs - last < interval * 1000 {
+                    // RFC 8628 §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests".
+                    try c.db.run("UPDATE device_codes SET interval = interval + 5, last_poll_ms = ? WHERE device_code = ?", [.integer(nowMs), .text(deviceCode)])
+                    throw OAuthError("slow_down", "polling too fast; wait \(interval + 5) seconds between requests")
+                }
+                try c.db.run("UPDATE device_codes SET last_poll_ms = ? WHERE device_code = ?", [.integer(nowMs), .text(deviceCode)])
+                throw OAuthError("authorization_pending", "the user has not approved the request yet")
+            }
+        case nil:
+            throw OAuthError("invalid_request", "grant_type is required")
+        default:
+            throw OAuthError("unsupported_grant_type", "supported: authorization_code, \(deviceGrant)")
+        }
+    }
+
+    static func deviceAuthorization(_ c: RouteContext) throws -> HTTPResponse {
+        let form = c.form()
+        guard let app = form["client_id"], try appExists(c, app) else { throw OAuthError("invalid_client", "unknown client_id", status: 401) }
+        let deviceCode = Base64.encodeURL(Sodium.randomBytes(32))
+        // RFC 8628 §6.1: a short code from an alphabet without look-alike characters.
+        let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
+        let letters = Sodium.randomBytes(8).map { alphabet[Int($0) % alphabet.count] }
+        let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])
+        let auto = c.server.configuration.autoApprove
+        let interval = c.server.configuration.deviceInterval
+        try c.db.run("INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval) VALUES(?,?,?,?,?,?,?)",
+                     [.text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
+                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now() + deviceCodeLifetime), .integer(Int64(interval))])
+        let verification = c.server.baseURL + "/oauth/device"
+        return .json(200, .object([
+            ("device_code", .string(deviceCode)), ("user_code", .string(userCode)),
+            ("verification_uri", .string(verification)), ("verification_uri_complete", .string(verification + "?user_code=" + userCode)),
+            ("expires_in", .int(Int(deviceCodeLifetime))), ("interval", .int(interval)),
+        ]))
+    }
+
+    static func devicePage(_ c: RouteContext) throws -> HTTPResponse {
+        .html(200, Pages.device(userCode: c.request.queryValue("user_code") ?? "", message: nil))
+    }
+
+    static func deviceSubmit(_ c: RouteContext) throws -> HTTPResponse {
+        let form = c.form()
+        let userCode = (form["user_code"] ?? "").uppercased()
+        guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]),
+              row.string("status") == "pending", (row.int64("expires_at") ?? 0) > Timestamp.now() else {
+            return .html(400, Pages.device(userCode: userCode, message: "This code is unknown, expired or already used."))
+        }
+        if form["action"] == "deny" {
+            try c.db.run("UPDATE device_codes SET status = 'denied' WHERE user_code = ?", [.text(userCode)])
+            return .html(200, Pages.done("Request denied", "The device was not signed in. You can close this page."))
+        }
+        let user = form["username"] ?? ""
+        guard form["action"] == "approve", try checkPassword(c, user: user, password: form["password"] ?? "") else {
+            return .html(401, Pages.device(userCode: userCode, message: "Wrong user name or password."))
+        }
+        try c.db.run("UPDATE device_codes SET status = 'approved', user_id = ? WHERE user_code = ?", [.text(user), .text(userCode)])
+        return .html(200, Pages.done("Device signed in", "You can close this page and return to your device."))
+    }
+
+    static func revoke(_ c: RouteContext) throws -> HTTPResponse {
+        // RFC 7009 §2.2: "The authorization server responds with HTTP status code 200 if the token has been
+        // revoked successfully or if the client submitted an invalid token."
+        if let token = c.form()["token"] {
+            try c.db.run("UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [.integer(Timestamp.now()), .text(token)])
+        }
+        return .json(200, .object([]))
+    }
+
+    // MARK: Account API
+
+    static func me(_ c: RouteContext) throws -> HTTPResponse {
+        guard let s = c.session else { throw APIError(401, "INVALID_TOKEN", "a bearer token is required") }
+        return .json(200, .object([
+            ("user", try c.store.userJSON(s.userId) ?? .null), ("roles", try c.store.roles(s.userId)),
+            ("session", .object([("id", .string(s.id)), ("appId", .string(s.appId)), ("expiresAt", .string(Timestamp.rfc3339(s.expiresAt)))])),
+        ]))
+    }
+
+    static func center(_ c: RouteContext) throws -> HTTPResponse {
+        let row = try c.db.queryFirst("SELECT phone, password_updated_at FROM users WHERE id = ?", [.text(c.user)])
+        let phone = row?.string("phone") ?? ""
+        let masked = phone.count > 7 ? String(phone.prefix(4)) + String(repeating: "*", count: phone.count - 7) + String(phone.suffix(3)) : phone
+        let count = try c.db.queryFirst("SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
+                                        [.text(c.user), .integer(Timestamp.now())])?.int("n") ?? 0
+        return .json(200, .object([
+            ("user", try c.store.userJSON(c.user) ?? .null), ("roles", try c.store.roles(c.user)),
+            ("security", .object([("phoneMasked", .string(masked)),
+                                  ("passwordUpdatedAt", row?.int64("password_updated_at").map { .string(Timestamp.rfc3339($0)) } ?? .null)])),
+            ("sessionCount", .int(count)), ("currentSessionId", .string(c.session?.id ?? "")),
+        ]))
+    }
+
+    static func sessionsJSON(_ c: RouteContext, user: String) throws -> JSON {
+        let rows = try c.db.query("SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id",
+                                  [.text(user), .integer(Timestamp.now())])
+        return .array(rows.map { row in
+            .object([
+                ("id", .optional(row.string("id"))), ("appId", .optional(row.string("app_id"))),
+                ("device", .object([("name", .optional(row.string("device_name"))), ("platform", .optional(row.string("device_platform")))])),
+                ("ip", .optional(row.string("ip"))),
+                ("createdAt", .string(Timestamp.rfc3339(row.int64("created_at") ?? 0))),
+                ("lastSeenAt", .string(Timestamp.rfc3339(row.int64("last_seen_at") ?? 0))),
+                ("expiresAt", .string(Timestamp.rfc3339(row.int64("expires_at") ?? 0))),
+                ("current", .bool(row.string("id") == c.session?.id)),
+            ])
+        })
+    }
+
+    static func listSessions(_ c: RouteContext) throws -> HTTPResponse {
+        .json(200, .object([("sessions", try sessionsJSON(c, user: c.user))]))
+    }
+
+    /// Revokes one session of `user`; nil when it does not exist (or belongs to someone else).
+    static func revokeOne(_ c: RouteContext, user: String, id: String) throws -> Bool? {
+        guard let row = try c.db.queryFirst("SELECT revoked_at FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(user)]) else { return nil }
+        guard row.isNull("revoked_at") else { return false }
+        try c.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ?", [.integer(Timestamp.now()), .text(id)])
+        return true
+    }
+
+    static func revokeSession(_ c: RouteContext) throws -> HTTPResponse {
+        let id = c.parameter("id")
+        guard let revoked = try revokeOne(c, user: c.user, id: id) else { throw APIError.notFound("session \(id)") }
+        return .json(200, .object([("revoked", .bool(revoked)), ("current", .bool(id == c.session?.id))]))
+    }
+
+    static func revokeAll(_ c: RouteContext, user: String, except: String?) throws -> Int {
+        try c.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
+                     [.integer(Timestamp.now()), .text(user), .text(except ?? "")])
+        return c.db.changes
+    }
+
+    static func revokeOthers(_ c: RouteContext) throws -> HTTPResponse {
+        .json(200, .object([("revoked", .int(try revokeAll(c, user: c.user, except: c.session?.id)))]))
+    }
+
+    static func setPassword(_ c: RouteContext, user: String, _ password: String) throws {
+        guard password.count >= 8 else { throw APIError(400, "WEAK_PASSWORD", "the new password must have at least 8 characters") }
+        let salt = Sodium.randomBytes(16)
+        try c.db.run("UPDATE users SET password_salt = ?, password_hash = ?, password_updated_at = ? WHERE id = ?",
+                     [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(Timestamp.now()), .text(user)])
+    }
+
+    static func changePassword(_ c: RouteContext) throws -> HTTPResponse {
+        let body = try c.jsonBody()
+        let old = try c.string(body, "oldPassword"), new = try c.string(body, "newPassword")
+        guard try checkPassword(c, user: c.user, password: old) else { throw APIError(403, "WRONG_PASSWORD", "the old password is wrong") }
+        try setPassword(c, user: c.user, new)
+        return .json(200, .object([("revokedOthers", .int(try revokeAll(c, user: c.user, except: c.session?.id)))]))
+    }
+
+    static func smsRequest(_ c: RouteContext) throws -> HTTPResponse {
+        let phone = try c.string(try c.jsonBody(), "phone", maxLength: 32)
+        // Unknown phones get the same answer, so the route cannot be used to find accounts.
+        if try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)]) != nil {
+            let code = String(format6(Int(Sodium.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) } % 1_000_000)))
+            try c.db.run("INSERT OR REPLACE INTO sms_codes(phone, code, expires_at) VALUES(?,?,?)", [.text(phone), .text(code), .integer(Timestamp.now() + 300)])
+        }
+        return .json(202, .object([("sent", .bool(true)), ("expiresIn", .int(300))]))
+    }
+
+    static func format6(_ n: Int) -> String {
+        let s = String(n)
+        return String(repeating: "0", count: max(0, 6 - s.count)) + s
+    }
+
+    static func smsReset(_ c: RouteContext) throws -> HTTPResponse {
+        let body = try c.jsonBody()
+        let phone = try c.string(body, "phone", maxLength: 32), code = try c.string(body, "code", maxLength: 16)
+        let password = try c.string(body, "newPassword")
+        guard let row = try c.db.queryFirst("SELECT code, expires_at FROM sms_codes WHERE phone = ?", [.text(phone)]),
+              (row.int64("expires_at") ?? 0) > Timestamp.now(),
+              Sodium.constantTimeEquals(Array((row.string("code") ?? "").utf8), Array(code.utf8)),
+              let user = try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)])?.string("id") else {
+            throw APIError(400, "INVALID_CODE", "the SMS code is wrong or expired")
+        }
+        try setPassword(c, user: user, password)
+        try c.db.run("DELETE FROM sms_codes WHERE phone = ?", [.text(phone)])
+        return .json(200, .object([("reset", .bool(true)), ("revoked", .int(try revokeAll(c, user: user, except: nil)))]))
+    }
+
+    // MARK: Admin
+
+    static func requireAdmin(_ c: RouteContext) throws -> String {
+        guard try c.store.roles(c.user).arrayValue?.contains(.string("admin")) == true else { throw APIError.forbidden }
+        let uid = c.parameter("uid")
+        guard try c.db.queryFirst("SELECT id FROM users WHERE id = ?", [.text(uid)]) != nil else { throw APIError.notFound("user \(uid)") }
+        return uid
+    }
+
+    static func adminListSessions(_ c: RouteContext) throws -> HTTPResponse {
+        let uid = try requireAdmin(c)
+        return .json(200, .object([("user", try c.store.userJSON(uid) ?? .null), ("sessions", try sessionsJSON(c, user: uid))]))
+    }
+
+    static func adminRevokeSession(_ c: RouteContext) throws -> HTTPResponse {
+        let uid = try requireAdmin(c)
+        let id = c.parameter("id")
+        guard let revoked = try revokeOne(c, user: uid, id: id) else { throw APIError.notFound("session \(id)") }
+        return .json(200, .object([("revoked", .bool(revoked))]))
+    }
+
+    static func adminRevokeAll(_ c: RouteContext) throws -> HTTPResponse {
+        let uid = try requireAdmin(c)
+        return .json(200, .object([("revoked", .int(try revokeAll(c, user: uid, except: nil)))]))
+    }
+}

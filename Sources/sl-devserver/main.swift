@@ -1,0 +1,3 @@
+import StarlineDevServer
+
+DevServerTool.main()
