@@ -2,7 +2,7 @@
 # Every target that builds runs scripts/bootstrap first, so a fresh Debian machine needs nothing else.
 
 PREFIX ?= /usr/local
-TOOLS := sl-qr
+TOOLS := sl-qr sl-devserver
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
@@ -23,7 +23,8 @@ test: bootstrap
 
 # Man pages and completions, rendered from each tool's command spec (committed; a test checks they are current).
 generated: bootstrap
-	swift build --product sl-qr
+	scripts/embed-openapi
+	swift build
 	@set -e; for t in $(TOOLS); do \
 		$(DEBUG_BIN)/$$t --generate man > man/man1/$$t.1; \
 		$(DEBUG_BIN)/$$t --generate bash > completions/bash/$$t; \

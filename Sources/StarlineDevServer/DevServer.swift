@@ -118,6 +118,8 @@ public struct DevServerConfiguration: Sendable {
     public var devToken: String?
     public var deviceInterval = 5
     public var sessionTTL: Int64 = 86_400
+    public var codeTTL: Int64 = 60
+    public var deviceCodeTTL: Int64 = 600
     public init() {}
 }
 

@@ -19,6 +19,8 @@ public enum DevServerTool {
                 .value("dev-token", "TOKEN", help: "The X-Dev-Token for /__dev/ routes (default: random, printed at start).", env: "STARLINE_DEV_TOKEN"),
                 .value("device-interval", "SECONDS", help: "Polling interval given to device-code clients.", default: "5"),
                 .value("session-ttl", "SECONDS", help: "Lifetime of new sessions.", default: "86400"),
+                .value("code-ttl", "SECONDS", help: "Lifetime of authorization codes.", default: "60"),
+                .value("device-code-ttl", "SECONDS", help: "Lifetime of device codes.", default: "600"),
                 .flag("routes", help: "Print the served routes, one 'METHOD /path' per line, and exit."),
             ],
             examples: [
@@ -46,6 +48,8 @@ public enum DevServerTool {
         configuration.devToken = args.value("dev-token")
         configuration.deviceInterval = try args.int("device-interval", in: 0...3600) ?? 5
         configuration.sessionTTL = Int64(try args.int("session-ttl", in: 1...(365 * 86400)) ?? 86400)
+        configuration.codeTTL = Int64(try args.int("code-ttl", in: 1...3600) ?? 60)
+        configuration.deviceCodeTTL = Int64(try args.int("device-code-ttl", in: 1...86400) ?? 600)
         if let seed = args.value("seed") {
             guard let bytes = try FileBytes.read(seed) else { throw StarlineError(.usage, "seed file \(seed) does not exist") }
             do { configuration.fixture = try JSON.parse(bytes) } catch let e as StarlineError {

@@ -2163,5 +2163,6 @@ components:
           type: number
           minimum: 0
           description: Requests per second; 0 = off (the default).
+
 """#
 }

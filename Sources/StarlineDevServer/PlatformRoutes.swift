@@ -4,9 +4,7 @@ import StarlineCore
 /// revocation) and the account API.
 enum PlatformRoutes {
     static let deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
-    static let codeLifetime: Int64 = 60
     static let authRequestLifetime: Int64 = 600
-    static let deviceCodeLifetime: Int64 = 600
 
     static var routes: [Route] {
         [
@@ -96,7 +94,7 @@ enum PlatformRoutes {
     static func issueCode(_ c: RouteContext, app: String, user: String, redirectURI: String, challenge: String) throws -> String {
         let code = Base64.encodeURL(Sodium.randomBytes(24))
         try c.db.run("INSERT INTO auth_codes(code, app_id, user_id, redirect_uri, challenge, expires_at) VALUES(?,?,?,?,?,?)",
-                     [.text(code), .text(app), .text(user), .text(redirectURI), .text(challenge), .integer(Timestamp.now() + codeLifetime)])
+                     [.text(code), .text(app), .text(user), .text(redirectURI), .text(challenge), .integer(Timestamp.now() + c.server.configuration.codeTTL)])
         return code
     }
 
@@ -218,12 +216,12 @@ enum PlatformRoutes {
         let interval = c.server.configuration.deviceInterval
         try c.db.run("INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval) VALUES(?,?,?,?,?,?,?)",
                      [.text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
-                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now() + deviceCodeLifetime), .integer(Int64(interval))])
+                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now() + c.server.configuration.deviceCodeTTL), .integer(Int64(interval))])
         let verification = c.server.baseURL + "/oauth/device"
         return .json(200, .object([
             ("device_code", .string(deviceCode)), ("user_code", .string(userCode)),
             ("verification_uri", .string(verification)), ("verification_uri_complete", .string(verification + "?user_code=" + userCode)),
-            ("expires_in", .int(Int(deviceCodeLifetime))), ("interval", .int(interval)),
+            ("expires_in", .int(Int(c.server.configuration.deviceCodeTTL))), ("interval", .int(interval)),
         ]))
     }
 
@@ -272,7 +270,7 @@ enum PlatformRoutes {
     static func center(_ c: RouteContext) throws -> HTTPResponse {
         let row = try c.db.queryFirst("SELECT phone, password_updated_at FROM users WHERE id = ?", [.text(c.user)])
         let phone = row?.string("phone") ?? ""
-        let masked = phone.count > 7 ? String(phone.prefix(4)) + String(repeating: "*", count: phone.count - 7) + String(phone.suffix(3)) : phone
+        let masked = phone.count > 8 ? String(phone.prefix(4)) + String(repeating: "*", count: phone.count - 8) + String(phone.suffix(4)) : phone
         let count = try c.db.queryFirst("SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
                                         [.text(c.user), .integer(Timestamp.now())])?.int("n") ?? 0
         return .json(200, .object([

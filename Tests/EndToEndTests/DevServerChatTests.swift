@@ -1,0 +1,132 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// The chat routes under /chat.
+@Suite struct DevServerChatTests {
+    func send(_ server: DevServerProcess, _ token: String, _ conversation: String, _ clientId: String, _ text: String) throws -> HTTPResult {
+        try server.request("PUT", "/chat/v1/conversations/\(conversation)/messages/\(clientId)", token: token, body: .json(.object([("text", .string(text))])))
+    }
+
+    @Test func conversationsFromTheSeed() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice")
+        let list = try server.request("GET", "/chat/v1/conversations", token: alice.token).json()["conversations"]?.arrayValue ?? []
+        #expect(list.compactMap { $0["id"]?.stringValue } == ["c_alice_bob", "c_team"])
+        let direct = try #require(list.first)
+        #expect(direct["kind"]?.stringValue == "direct")
+        #expect(direct["members"] == .array([.string("alice"), .string("bob")]))
+        #expect(direct["lastMessage"]?["text"]?.stringValue == "Hi Alice, welcome to Starline.")
+        #expect(direct["unread"]?.intValue == 1)
+        let carol = try server.login("carol")
+        #expect(try server.request("GET", "/chat/v1/conversations", token: carol.token).json()["conversations"]?.arrayValue?.count == 1)
+    }
+
+    @Test func idempotentSendWithClientId() throws {
+        let server = try DevServerProcess()
+        let bob = try server.login("bob")
+        let first = try send(server, bob.token, "c_team", "cid-1", "hello team")
+        #expect(first.status == 201)
+        let message = try first.json()
+        #expect(message["clientId"]?.stringValue == "cid-1" && message["senderId"]?.stringValue == "bob")
+        let repeated = try send(server, bob.token, "c_team", "cid-1", "hello team")
+        #expect(repeated.status == 200)
+        #expect(try repeated.json()["id"] == message["id"])
+        let conflict = try send(server, bob.token, "c_team", "cid-1", "something else")
+        #expect(conflict.status == 409 && conflict.errorCode == "CLIENT_ID_CONFLICT")
+        let carol = try server.login("carol")
+        #expect(try send(server, carol.token, "c_alice_bob", "x", "intruder").status == 404)
+        #expect(try send(server, bob.token, "c_team", "bad%20id", "x").status == 400)
+        #expect(try server.request("PUT", "/chat/v1/conversations/c_team/messages/cid-2", token: bob.token, body: .json(.object([]))).errorCode == "INVALID_REQUEST")
+    }
+
+    @Test func messagesPageBothWays() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice")
+        for i in 1...10 { _ = try send(server, alice.token, "c_team", "m\(i)", "message \(i)") }
+        let latest = try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=3", token: alice.token).json()["messages"]?.arrayValue ?? []
+        #expect(latest.compactMap { $0["text"]?.stringValue } == ["message 8", "message 9", "message 10"])
+        let firstSeq = try #require(latest.first?["seq"]?.intValue)
+        let older = try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=2&before=\(firstSeq)", token: alice.token).json()["messages"]?.arrayValue ?? []
+        #expect(older.compactMap { $0["text"]?.stringValue } == ["message 6", "message 7"])
+        let newer = try server.request("GET", "/chat/v1/conversations/c_team/messages?after=\(firstSeq)", token: alice.token).json()["messages"]?.arrayValue ?? []
+        #expect(newer.compactMap { $0["text"]?.stringValue } == ["message 9", "message 10"])
+        #expect(try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=0", token: alice.token).status == 400)
+        #expect(try server.request("GET", "/chat/v1/conversations/nope/messages", token: alice.token).status == 404)
+    }
+
+    @Test func syncLongPollIsWokenByASend() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice"), bob = try server.login("bob")
+        let initial = try server.request("GET", "/chat/v1/sync", token: bob.token).json()
+        let cursor = try #require(initial["cursor"]?.stringValue)
+        let waiting = DispatchGroup()
+        nonisolated(unsafe) var polled: HTTPResult?
+        waiting.enter()
+        Thread.detachNewThread {
+            polled = try? server.request("GET", "/chat/v1/sync?since=\(cursor)&timeout=20", token: bob.token)
+            waiting.leave()
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        _ = try send(server, alice.token, "c_alice_bob", "wake", "wake up")
+        waiting.wait()
+        let events = try #require(polled).json()["events"]?.arrayValue ?? []
+        #expect(events.count == 1)
+        #expect(events.first?["type"]?.stringValue == "message")
+        #expect(events.first?["message"]?["text"]?.stringValue == "wake up")
+        let empty = try server.request("GET", "/chat/v1/sync?since=\(events.first?["cursor"]?.stringValue ?? "")&timeout=1", token: bob.token).json()
+        #expect(empty["events"] == .array([]))
+        #expect(try server.request("GET", "/chat/v1/sync?since=abc", token: bob.token).errorCode == "INVALID_CURSOR")
+        #expect(try server.request("GET", "/chat/v1/sync?timeout=99", token: bob.token).status == 400)
+    }
+
+    @Test func friendLinksAreSingleUseAndExpire() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice"), carol = try server.login("carol"), bob = try server.login("bob")
+        let link = try server.request("POST", "/chat/v1/friend-links", token: alice.token, body: .json(.object([])))
+        #expect(link.status == 201)
+        let code = try #require(try link.json()["code"]?.stringValue)
+        #expect(try link.json()["url"]?.stringValue == server.chatBase + "/f/" + code)
+        let info = try server.request("GET", "/chat/f/\(code)").json()
+        #expect(info["inviter"]?["id"]?.stringValue == "alice" && info["redeemed"] == .bool(false))
+        #expect(try server.request("POST", "/chat/v1/friend-links/\(code)/redeem", token: alice.token).errorCode == "OWN_LINK")
+        let redeemed = try server.request("POST", "/chat/v1/friend-links/\(code)/redeem", token: carol.token)
+        #expect(redeemed.status == 200)
+        let conversation = try #require(try redeemed.json()["conversationId"]?.stringValue)
+        #expect(try redeemed.json()["friend"]?["id"]?.stringValue == "alice")
+        let used = try server.request("POST", "/chat/v1/friend-links/\(code)/redeem", token: bob.token)
+        #expect(used.status == 410 && used.errorCode == "LINK_USED")
+        let friends = try server.request("GET", "/chat/v1/friends", token: carol.token).json()["friends"]?.arrayValue ?? []
+        #expect(friends.first?["id"]?.stringValue == "alice" && friends.first?["conversationId"]?.stringValue == conversation)
+        #expect(try server.request("POST", "/chat/v1/friend-links/unknown-code/redeem", token: bob.token).status == 404)
+        let short = try server.request("POST", "/chat/v1/friend-links", token: alice.token, body: .json(.object([("ttlSeconds", .int(1))]))).json()
+        Thread.sleep(forTimeInterval: 2.1)
+        let expired = try server.request("POST", "/chat/v1/friend-links/\(short["code"]?.stringValue ?? "")/redeem", token: bob.token)
+        #expect(expired.status == 410 && expired.errorCode == "LINK_EXPIRED")
+    }
+
+    @Test func momentsAreIdempotentByClientId() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice"), bob = try server.login("bob")
+        let put = { (token: String, id: String, text: String) in
+            try server.request("PUT", "/chat/v1/moments/\(id)", token: token, body: .json(.object([("text", .string(text))])))
+        }
+        #expect(try put(alice.token, "m1", "first").status == 201)
+        #expect(try put(alice.token, "m1", "first").status == 200)
+        #expect(try put(alice.token, "m1", "changed").status == 409)
+        #expect(try put(bob.token, "m1", "bob's own m1").status == 201)
+        let feed = try server.request("GET", "/chat/v1/moments", token: bob.token).json()["moments"]?.arrayValue ?? []
+        #expect(feed.compactMap { $0["text"]?.stringValue } == ["bob's own m1", "first"])
+        let older = try server.request("GET", "/chat/v1/moments?before=\(feed.first?["id"]?.stringValue ?? "")", token: bob.token).json()["moments"]?.arrayValue ?? []
+        #expect(older.compactMap { $0["text"]?.stringValue } == ["first"])
+    }
+
+    @Test func chatNeedsAWorkbenchSession() throws {
+        let server = try DevServerProcess()
+        let game = try server.login("bob", app: "com.example.game")
+        let r = try server.request("GET", "/chat/v1/conversations", token: game.token)
+        #expect(r.status == 403 && r.errorCode == "FORBIDDEN")
+        #expect(try server.request("GET", "/chat/v1/conversations").errorCode == "INVALID_TOKEN")
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import StarlineCore
+
+/// An HTTP exchange made with curl (a real client over loopback, one process per request).
+public struct HTTPResult: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// curl's exit code: 0, or e.g. 52/56 when the server dropped the connection, 28 on timeout.
+    public var curlExit: Int32
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    public func json() throws -> JSON { try JSON.parse(body) }
+    public var errorCode: String? { (try? json())?["error"]?["code"]?.stringValue ?? (try? json())?["error"]?.stringValue }
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// A running `sl-devserver --port 0` for one test.
+public final class DevServerProcess: @unchecked Sendable {
+    public let baseURL: String
+    public let devToken: String
+    public var chatBase: String { baseURL + "/chat" }
+    private let process: Process
+    private let scratch = TemporaryDirectory("devserver")
+
+    public init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.path("sl-devserver"))
+        process.arguments = ["--port", "0"] + arguments
+        var env = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "STARLINE_HOME": scratch.path + "/starline"]
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        // The first line, flushed at once: {"listening":"http://127.0.0.1:PORT","devToken":"…"}
+        var line: [UInt8] = []
+        let handle = pipe.fileHandleForReading
+        while true {
+            let byte = handle.readData(ofLength: 1)
+            if byte.isEmpty || byte.first == 0x0A { break }
+            line.append(byte.first!)
+        }
+        let first = try JSON.parse(line)
+        guard let url = first["listening"]?.stringValue, let token = first["devToken"]?.stringValue else {
+            throw StarlineError(.data, "sl-devserver did not print its address: \(String(decoding: line, as: UTF8.self))")
+        }
+        baseURL = url
+        devToken = token
+    }
+
+    /// SIGTERM, then wait; returns the exit status.
+    @discardableResult
+    public func stop() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    deinit { stop() }
+
+    public enum Body {
+        case json(JSON)
+        case form([(String, String)])
+        case raw([UInt8], contentType: String)
+    }
+
+    /// One request with curl. `path` is appended to the base URL unless it is absolute.
+    public func request(_ method: String, _ path: String, token: String? = nil, dev: Bool = false, body: Body? = nil,
+                        headers: [(String, String)] = [], maxTime: Double? = nil) throws -> HTTPResult {
+        let dir = TemporaryDirectory("curl")
+        var args = ["-sS", "-o", dir.file("body"), "-D", dir.file("headers"), "-w", "%{http_code}", "-X", method]
+        if let token { args += ["-H", "Authorization: Bearer \(token)"] }
+        if dev { args += ["-H", "X-Dev-Token: \(devToken)"] }
+        for (name, value) in headers { args += ["-H", "\(name): \(value)"] }
+        if let maxTime { args += ["--max-time", String(maxTime)] }
+        switch body {
+        case .json(let value)?:
+            FileManager.default.createFile(atPath: dir.file("in"), contents: Data(value.serialized().utf8))
+            args += ["-H", "Content-Type: application/json", "--data-binary", "@" + dir.file("in")]
+        case .form(let fields)?:
+            let encoded = fields.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
+            FileManager.default.createFile(atPath: dir.file("in"), contents: Data(encoded.utf8))
+            args += ["-H", "Content-Type: application/x-www-form-urlencoded", "--data-binary", "@" + dir.file("in")]
+        case .raw(let bytes, let contentType)?:
+            FileManager.default.createFile(atPath: dir.file("in"), contents: Data(bytes))
+            args += ["-H", "Content-Type: \(contentType)", "--data-binary", "@" + dir.file("in")]
+        case nil:
+            break
+        }
+        args.append(path.hasPrefix("http") ? path : baseURL + path)
+        let run = try Tools.run("/usr/bin/curl", args, home: dir.path)
+        var headers: [String: String] = [:]
+        let headerText = (try? String(contentsOfFile: dir.file("headers"), encoding: .utf8)) ?? ""
+        for line in headerText.split(separator: "\r\n") {
+            if let colon = line.firstIndex(of: ":") {
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return HTTPResult(status: Int(run.stdoutText) ?? 0, headers: headers,
+                          body: Array(FileManager.default.contents(atPath: dir.file("body")) ?? Data()), curlExit: run.status)
+    }
+
+    public func dev(_ method: String, _ path: String, _ json: JSON? = nil) throws -> HTTPResult {
+        try request(method, path, dev: true, body: json.map { .json($0) })
+    }
+
+    /// A PKCE verifier and its S256 challenge.
+    public static func pkce() -> (verifier: String, challenge: String) {
+        let verifier = Base64.encodeURL(Sodium.randomBytes(32))
+        return (verifier, Base64.encodeURL(SHA256.hash(Array(verifier.utf8))))
+    }
+
+    public struct Login: Sendable {
+        public var token: String
+        public var sessionId: String
+        public var response: JSON
+    }
+
+    /// Signs in through the real authorization-code flow: the HTML form, the redirect, the token exchange.
+    public func login(_ user: String, password: String? = nil, app: String = "workbench", redirectURI: String = "http://127.0.0.1:53682/callback") throws -> Login {
+        let (verifier, challenge) = Self.pkce()
+        let page = try request("GET", "/oauth/authorize?response_type=code&client_id=\(PercentEncoding.encode(app))&redirect_uri=\(PercentEncoding.encode(redirectURI))&state=s1&code_challenge=\(challenge)&code_challenge_method=S256")
+        guard let requestId = Self.formValue(page.text, "request_id") else {
+            throw StarlineError(.data, "no sign-in form (status \(page.status)): \(page.text.prefix(200))")
+        }
+        let approved = try request("POST", "/oauth/authorize", body: .form([("request_id", requestId), ("username", user),
+                                                                            ("password", password ?? "\(user)-pass"), ("action", "approve")]))
+        guard approved.status == 302, let location = approved.header("Location"), let code = WebURL(location)?.queryValue("code") else {
+            throw StarlineError(.data, "approval did not redirect with a code (status \(approved.status))")
+        }
+        let token = try request("POST", "/oauth/token", body: .form([("grant_type", "authorization_code"), ("code", code), ("client_id", app),
+                                                                   ("redirect_uri", redirectURI), ("code_verifier", verifier)]))
+        let json = try token.json()
+        guard let access = json["access_token"]?.stringValue, let session = json["session_id"]?.stringValue else {
+            throw StarlineError(.data, "token exchange failed: \(token.text)")
+        }
+        return Login(token: access, sessionId: session, response: json)
+    }
+
+    /// The value of `<input … name="NAME" value="…">` in an HTML page.
+    public static func formValue(_ html: String, _ name: String) -> String? {
+        guard let range = html.range(of: "name=\"\(name)\" value=\"") else { return nil }
+        let rest = html[range.upperBound...]
+        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    }
+}

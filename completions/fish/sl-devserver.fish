@@ -1,0 +1,16 @@
+# fish completion for sl-devserver; generated from the command spec by `sl-devserver --generate fish`; do not edit.
+complete -c sl-devserver -f
+complete -c sl-devserver -l progress -d 'Print progress on stderr even when stderr is not a terminal.'
+complete -c sl-devserver -s h -l help -d 'Print help and exit.'
+complete -c sl-devserver -l version -d 'Print the version and exit.'
+complete -c sl-devserver -s p -l port -x -d 'TCP port on 127.0.0.1; 0 picks a free one.'
+complete -c sl-devserver -l db -r -F -d 'Keep state in this SQLite file across restarts (default: in memory).'
+complete -c sl-devserver -l seed -r -F -d 'Seed an empty database from this JSON fixture instead of the built-in one.'
+complete -c sl-devserver -l auto-approve -x -d 'Approve authorization requests and device codes as USER at once, without the sign-in form.'
+complete -c sl-devserver -l log -r -F -d 'Append one JSON line per request (route template, status, time; never tokens, codes or passwords).'
+complete -c sl-devserver -l dev-token -x -d 'The X-Dev-Token for /__dev/ routes (default: random, printed at start).'
+complete -c sl-devserver -l device-interval -x -d 'Polling interval given to device-code clients.'
+complete -c sl-devserver -l session-ttl -x -d 'Lifetime of new sessions.'
+complete -c sl-devserver -l code-ttl -x -d 'Lifetime of authorization codes.'
+complete -c sl-devserver -l device-code-ttl -x -d 'Lifetime of device codes.'
+complete -c sl-devserver -l routes -d 'Print the served routes, one \'METHOD /path\' per line, and exit.'
