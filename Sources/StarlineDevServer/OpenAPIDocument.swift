@@ -256,6 +256,12 @@ paths:
                 $ref: '#/components/schemas/DeviceAuthorization'
         '400':
           $ref: '#/components/responses/OAuthBadRequest'
+        '401':
+          description: Unknown `client_id` (`invalid_client`, RFC 6749 §5.2).
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/OAuthError'
         '413':
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
@@ -296,6 +302,18 @@ paths:
       responses:
         '200':
           description: HTML result page.
+          content:
+            text/html:
+              schema:
+                type: string
+        '400':
+          description: The code is unknown, expired or already used, or no action was chosen; the HTML form again with a message.
+          content:
+            text/html:
+              schema:
+                type: string
+        '401':
+          description: Wrong user name or password; the HTML form again with a message.
           content:
             text/html:
               schema:
