@@ -52,6 +52,7 @@ demo: build
 bench: build
 	@scripts/bootstrap --bench
 	bench/run $(RELEASE_BIN)
+	bench/devserver $(RELEASE_BIN)
 
 clean:
 	swift package clean

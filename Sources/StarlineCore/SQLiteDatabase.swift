@@ -147,7 +147,24 @@ public final class SQLiteDatabase: @unchecked Sendable {
         try execute("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL")
     }
 
+    /// Compiled statements of `run`/`query`, by SQL text: preparing is a large part of a small query's
+    /// cost. Raw handles (not `SQLiteStatement`s, which retain the database) so there is no cycle;
+    /// used only under the connection lock, finalized in `deinit`.
+    private var statementCache: [String: OpaquePointer] = [:]
+    private static let statementCacheLimit = 128
+
+    /// A statement for `sql` from the cache (compiled on first use); call with the connection lock held
+    /// and do not let it escape the lock.
+    private func cachedStatement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let handle = statementCache[sql] { return SQLiteStatement(database: self, sql: sql, cachedHandle: handle) }
+        guard statementCache.count < Self.statementCacheLimit else { return try prepare(sql) }
+        let handle = try SQLiteStatement.compile(database: self, sql: sql)
+        statementCache[sql] = handle
+        return SQLiteStatement(database: self, sql: sql, cachedHandle: handle)
+    }
+
     deinit {
+        for handle in statementCache.values { sqlite3_finalize(handle) }
         // "If sqlite3_close_v2() is called with unfinalized prepared statements ... then the database
         // connection becomes an unusable 'zombie' which will automatically be deallocated when the last
         // prepared statement is finalized". Statements retain their database, so none is left here anyway.
@@ -190,14 +207,14 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// Runs one statement with parameters, discarding any rows.
     public func run(_ sql: String, _ params: [SQLiteValue] = []) throws(SQLiteError) {
         try withConnectionLock { () throws(SQLiteError) in
-            try prepare(sql).run(params)
+            try cachedStatement(sql).run(params)
         }
     }
 
     /// Runs one statement with parameters and returns all its rows.
     public func query(_ sql: String, _ params: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
         try withConnectionLock { () throws(SQLiteError) in
-            try prepare(sql).query(params)
+            try cachedStatement(sql).query(params)
         }
     }
 

@@ -9,11 +9,26 @@ public final class SQLiteStatement {
     public let sql: String
     /// The `sqlite3_stmt*` handle, non-nil for the whole life of the object.
     let handle: OpaquePointer
+    /// False for a statement borrowed from the database's cache, which finalizes it itself.
+    private let ownsHandle: Bool
 
     init(database: SQLiteDatabase, sql: String) throws(SQLiteError) {
         self.database = database
         self.sql = sql
-        self.handle = try database.withConnectionLock { () throws(SQLiteError) -> OpaquePointer in
+        self.handle = try Self.compile(database: database, sql: sql)
+        self.ownsHandle = true
+    }
+
+    /// Wraps a handle from `SQLiteDatabase`'s statement cache without taking ownership.
+    init(database: SQLiteDatabase, sql: String, cachedHandle: OpaquePointer) {
+        self.database = database
+        self.sql = sql
+        self.handle = cachedHandle
+        self.ownsHandle = false
+    }
+
+    static func compile(database: SQLiteDatabase, sql: String) throws(SQLiteError) -> OpaquePointer {
+        try database.withConnectionLock { () throws(SQLiteError) -> OpaquePointer in
             var statement: OpaquePointer?
             var trailingSQL = false
             let rc = sql.withCString { cSQL in
@@ -45,7 +60,7 @@ public final class SQLiteStatement {
     deinit {
         // "Invoking sqlite3_finalize() on a NULL pointer is a harmless no-op"; ours is never NULL. Its return
         // value repeats the last step error, which has already been reported.
-        sqlite3_finalize(handle)
+        if ownsHandle { sqlite3_finalize(handle) }
     }
 
     /// True when `text` (the tail after the first statement) holds only whitespace, `;` and SQL comments,

@@ -18,6 +18,27 @@ final class SQLiteDatabaseTests: Sendable {
     /// A fresh private directory per test (Swift Testing makes a new suite instance for each test).
     let dir: String
     init() throws { dir = try makeStorageTempDir() }
+
+    @Test("cached statements give fresh results, survive schema changes, and are released with the database")
+    func statementCacheReuse() throws {
+        let path = dir + "/cache.db"
+        var db: SQLiteDatabase? = try SQLiteDatabase(path: path)
+        try db!.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)")
+        for k in 0..<200 { try db!.run("INSERT INTO t(k, v) VALUES(?, ?)", [.integer(Int64(k)), .text("v\(k)")]) }
+        for k in [5, 150, 5, 199] {
+            #expect(try db!.queryFirst("SELECT v FROM t WHERE k = ?", [.integer(Int64(k))])?.string("v") == "v\(k)")
+        }
+        // A cached statement compiled before a schema change is recompiled by SQLite (prepare_v2).
+        try db!.execute("ALTER TABLE t ADD COLUMN w TEXT DEFAULT 'x'")
+        #expect(try db!.queryFirst("SELECT * FROM t WHERE k = ?", [.integer(7)])?.string("w") == "x")
+        // Releasing the database finalizes the cached statements and closes the file: a second
+        // connection can then take an exclusive lock at once.
+        weak let weakDB = db
+        db = nil
+        #expect(weakDB == nil)
+        let other = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 0)
+        try other.execute("BEGIN EXCLUSIVE; COMMIT")
+    }
     deinit { removeStorageTempDir(dir) }
 
     @Test("a new database file is created 0600, in WAL mode, with foreign keys on; side files are 0600 too")
