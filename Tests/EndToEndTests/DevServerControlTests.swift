@@ -203,6 +203,26 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    @Test func sigintStopsCleanly() throws {
+        let dir = TemporaryDirectory()
+        let script = """
+            '\(Tools.path("sl-devserver"))' --port 0 > '\(dir.file("out"))' 2>/dev/null & pid=$!
+            while [ ! -s '\(dir.file("out"))' ]; do sleep 0.05; done
+            sleep 0.2; kill -INT $pid; wait $pid; echo "exit=$?"
+            """
+        let run = try Tools.shell(script)
+        #expect(run.stdoutText.contains("exit=0"), "\(run.stdoutText) \(run.stderrText)")
+    }
+
+    @Test func moreBadRequests() throws {
+        let server = try DevServerProcess()
+        #expect(try server.request("GET", "/chat/f/unknown-code").status == 404)
+        #expect(try server.dev("POST", "/__dev/rate-limit", .object([("rps", .int(-1))])).errorCode == "INVALID_REQUEST")
+        #expect(try server.dev("POST", "/__dev/users/bob/sessions", .object([("count", .int(0))])).errorCode == "INVALID_REQUEST")
+        #expect(try server.dev("POST", "/__dev/users/nobody/sessions", .object([("count", .int(1))])).status == 404)
+        #expect(try server.dev("GET", "/__dev/sms/%2B0").status == 404)
+    }
+
     @Test func committedManPageAndCompletionsAreCurrent() throws {
         for (kind, path) in [("man", "man/man1/sl-devserver.1"), ("bash", "completions/bash/sl-devserver"),
                              ("zsh", "completions/zsh/_sl-devserver"), ("fish", "completions/fish/sl-devserver.fish")] {
