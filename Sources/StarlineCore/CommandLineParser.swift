@@ -110,7 +110,7 @@ public struct CommandLineParser: Sendable {
         let parsed = ParsedArguments(tool: tool, path: path, command: command, values: values, positionals: positionals)
         // --help, --version and --generate stand on their own; arguments are not checked then.
         if parsed.flag("help") || parsed.flag("version") || values["generate"] != nil { return parsed }
-        if !command.subcommands.isEmpty {
+        if !command.subcommands.isEmpty, !command.runsWithoutSubcommand {
             throw usage("missing command: one of \(command.subcommands.map(\.name).joined(separator: ", "))", path)
         }
         let required = command.arguments.filter { !$0.optional }.count

@@ -87,9 +87,12 @@ public struct CommandSpec: Sendable {
     public var arguments: [ArgumentSpec]
     public var subcommands: [CommandSpec]
     public var examples: [Example]
+    /// A command with subcommands that also runs on its own (`sl-login` signs in; `sl-login status` …).
+    public var runsWithoutSubcommand: Bool
 
     public init(_ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
-                arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = []) {
+                arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = [],
+                runsWithoutSubcommand: Bool = false) {
         precondition(subcommands.isEmpty || arguments.isEmpty, "a command takes either subcommands or arguments")
         self.name = name
         self.abstract = abstract
@@ -98,6 +101,7 @@ public struct CommandSpec: Sendable {
         self.arguments = arguments
         self.subcommands = subcommands
         self.examples = examples
+        self.runsWithoutSubcommand = runsWithoutSubcommand
     }
 
     public func subcommand(named name: String) -> CommandSpec? { subcommands.first { $0.name == name } }

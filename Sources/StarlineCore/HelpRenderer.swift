@@ -33,7 +33,7 @@ public enum HelpRenderer {
         guard let command = tool.command(at: path) else { return tool.name }
         var parts = [tool.name] + path
         if !command.subcommands.isEmpty {
-            parts.append("COMMAND")
+            parts.append(command.runsWithoutSubcommand ? "[COMMAND]" : "COMMAND")
         }
         parts.append("[OPTIONS]")
         parts += command.arguments.map(\.synopsis)

@@ -10,7 +10,7 @@ public enum ManPageRenderer {
         out += ".SH NAME\n\(escape(tool.name)) \\- \(escape(tool.root.abstract))\n"
 
         out += ".SH SYNOPSIS\n"
-        let leaves = tool.allCommands.filter { $0.command.subcommands.isEmpty }
+        let leaves = tool.allCommands.filter { $0.command.subcommands.isEmpty || $0.command.runsWithoutSubcommand }
         for (i, leaf) in leaves.enumerated() {
             if i > 0 { out += ".br\n" }
             out += synopsis(tool, path: leaf.path)

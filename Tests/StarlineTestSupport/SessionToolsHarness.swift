@@ -1,0 +1,49 @@
+import Foundation
+import StarlineCore
+
+/// Runs sl-login / sl-restore against one devserver with one temporary STARLINE_HOME and machine id.
+public final class SessionToolsHarness: @unchecked Sendable {
+    public let server: DevServerProcess
+    public let home: TemporaryDirectory
+    public var extraEnvironment: [String: String] = [:]
+
+    public init(server: DevServerProcess, home: TemporaryDirectory = TemporaryDirectory("session-home")) throws {
+        self.server = server
+        self.home = home
+        try "0123456789abcdef0123456789abcdef\n".write(toFile: home.file("machine-id"), atomically: true, encoding: .utf8)
+    }
+
+    public var environment: [String: String] {
+        var env = ["STARLINE_API_BASE_URL": server.baseURL, "STARLINE_CHAT_BASE_URL": server.chatBase,
+                   "STARLINE_MACHINE_ID_FILE": home.file("machine-id")]
+        for (k, v) in extraEnvironment { env[k] = v }
+        return env
+    }
+
+    public func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> ToolRun {
+        var env = environment
+        for (k, v) in extra { env[k] = v }
+        return try Tools.run(tool, arguments, stdin: stdin, home: home.path, environment: env)
+    }
+
+    /// Signs `user` in through the real OAuth flow and stores the token with `sl-login --with-token`.
+    @discardableResult
+    public func storeLogin(_ user: String) throws -> DevServerProcess.Login {
+        let login = try server.login(user)
+        let run = try self.run("sl-login", ["--with-token"], stdin: Array(login.token.utf8))
+        guard run.status == 0 else { throw StarlineError(.data, "sl-login --with-token failed: \(run.stderrText)") }
+        return login
+    }
+
+    public func restore(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> (status: Int32, state: String?, result: JSON?, run: ToolRun) {
+        let run = try self.run("sl-restore", arguments, environment: environment)
+        let json = try? run.json()
+        return (run.status, json?["state"]?.stringValue, json, run)
+    }
+
+    public func status() throws -> JSON { try run("sl-login", ["status"]).json() }
+
+    public func counter(_ route: String) throws -> Int {
+        Int(try server.dev("GET", "/__dev/counters").json()["counters"]?[route]?.intValue ?? 0)
+    }
+}
