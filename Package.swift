@@ -21,7 +21,7 @@ func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name
 let package = Package(
     name: "Starline",
     products: [
-        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineDevServer"]),
+        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineDevServer", "StarlinePlatform"]),
         .executable(name: "sl-qr", targets: ["sl-qr"]),
         .executable(name: "sl-devserver", targets: ["sl-devserver"]),
     ],
@@ -42,11 +42,13 @@ let package = Package(
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
         .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
+        .target(name: "StarlinePlatform", dependencies: ["StarlineCore"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
+        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "StarlineTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
