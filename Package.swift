@@ -21,7 +21,7 @@ func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name
 let package = Package(
     name: "Starline",
     products: [
-        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineDevServer"]),
+        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineDevServer", "StarlinePlatform"]),
         .executable(name: "sl-qr", targets: ["sl-qr"]),
         .executable(name: "sl-devserver", targets: ["sl-devserver"]),
     ],
@@ -34,6 +34,8 @@ let package = Package(
         cHeaders("CPNG", apt: "libpng-dev"),
         cHeaders("CJPEG", apt: "libturbojpeg0-dev"),
         cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
+        // No pkg-config (it would add -lcurl): libcurl is loaded with dlopen on the first request, see CurlLibrary.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         .target(name: "StarlineCore", dependencies: ["CSQLite", "CSodium"],
                 linkerSettings: [staticArchive("sqlite3"), staticArchive("sodium"), .linkedLibrary("m")]),
@@ -42,11 +44,13 @@ let package = Package(
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
         .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
+        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "CCurl"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
+        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "StarlineTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
