@@ -34,6 +34,8 @@ let package = Package(
         cHeaders("CPNG", apt: "libpng-dev"),
         cHeaders("CJPEG", apt: "libturbojpeg0-dev"),
         cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
+        // No pkg-config (it would add -lcurl): libcurl is loaded with dlopen on the first request, see CurlLibrary.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         .target(name: "StarlineCore", dependencies: ["CSQLite", "CSodium"],
                 linkerSettings: [staticArchive("sqlite3"), staticArchive("sodium"), .linkedLibrary("m")]),
@@ -42,7 +44,7 @@ let package = Package(
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
         .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
-        .target(name: "StarlinePlatform", dependencies: ["StarlineCore"]),
+        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "CCurl"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),

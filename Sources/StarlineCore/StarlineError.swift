@@ -67,21 +67,31 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStri
     public static let wrongPassphrase: ErrorCode = "WRONG_PASSPHRASE"
     public static let invalidFriendLink: ErrorCode = "INVALID_FRIEND_LINK"
     public static let interrupted: ErrorCode = "INTERRUPTED"
+    /// 401 INVALID_TOKEN: the server does not know the token, so the session is gone.
+    public static let invalidToken: ErrorCode = "INVALID_TOKEN"
+    /// The server rejected the request as malformed (HTTP 400, 413, other 4xx).
+    public static let requestRejected: ErrorCode = "REQUEST_REJECTED"
+    /// The request conflicts with the server's state (HTTP 409, 410).
+    public static let conflict: ErrorCode = "CONFLICT"
+    /// OAuth `invalid_grant`: the code or device code was not accepted; the login produced no session.
+    public static let invalidGrant: ErrorCode = "INVALID_GRANT"
+    /// OAuth `invalid_client`: the server does not accept the app ID.
+    public static let invalidClient: ErrorCode = "INVALID_CLIENT"
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .usage, .invalidURL, .config, .invalidFriendLink: .usage
+        case .usage, .invalidURL, .config, .invalidFriendLink, .requestRejected, .invalidClient: .usage
         case .notLoggedIn: .notLoggedIn
-        case .sessionRevoked, .sessionExpired, .accountRestricted, .appUnavailable: .sessionEnded
+        case .sessionRevoked, .sessionExpired, .invalidToken, .accountRestricted, .appUnavailable: .sessionEnded
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .network, .timeout, .server, .rateLimited: .transient
         case .partial: .partial
-        case .noResult: .noResult
+        case .noResult, .invalidGrant: .noResult
         case .storage, .insecurePermissions: .storage
         case .sessionChanged: .sessionChanged
         case .data, .noSymbol, .unreadableImage, .capacityExceeded, .unexpectedKind,
-             .verificationFailed, .authenticationFailed: .data
+             .verificationFailed, .authenticationFailed, .conflict: .data
         case .locked, .wrongPassphrase: .locked
         case .interrupted: .interrupted
         default: .internalError

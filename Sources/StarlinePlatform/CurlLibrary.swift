@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CCurl
+import StarlineCore
+
+/// libcurl, loaded with dlopen on the first request.
+///
+/// Linking libcurl costs about 9 ms of dynamic loading (OpenSSL, nghttp2, GSSAPI, LDAP, …) at every
+/// start of every tool, and `sl-login status` must start in 10 ms without touching the network. So
+/// CCurl only supplies the header's types and constants, and the functions are looked up here.
+/// `curl_easy_setopt` and `curl_easy_getinfo` are variadic: they are called through the typed C
+/// wrappers in `shim.h`, which make a proper variadic call.
+struct CurlLibrary: @unchecked Sendable {
+    // @unchecked: immutable C function pointers, safe to share between threads.
+    typealias Easy = UnsafeMutableRawPointer  // CURL * (`typedef void CURL`)
+    typealias SList = UnsafeMutablePointer<curl_slist>
+
+    let easyInit: @convention(c) () -> Easy?
+    let easyCleanup: @convention(c) (Easy?) -> Void
+    let easyReset: @convention(c) (Easy?) -> Void
+    let easyPerform: @convention(c) (Easy?) -> CURLcode
+    let easyStrerror: @convention(c) (CURLcode) -> UnsafePointer<CChar>?
+    let slistAppend: @convention(c) (SList?, UnsafePointer<CChar>?) -> SList?
+    let slistFreeAll: @convention(c) (SList?) -> Void
+    let versionFunction: @convention(c) () -> UnsafeMutablePointer<CChar>?
+    /// `curl_easy_setopt` / `curl_easy_getinfo`, only ever called through the shim's variadic wrappers.
+    let setoptFunction: UnsafeMutableRawPointer
+    let getinfoFunction: UnsafeMutableRawPointer
+
+    /// The library, or why it could not be loaded. Loaded and `curl_global_init`ed once per process:
+    /// Swift globals are initialised lazily and thread-safely (swift_once), which also satisfies
+    /// "call curl_global_init once, before any other thread uses libcurl".
+    static let shared: Result<CurlLibrary, StarlineError> = load()
+
+    static func load() -> Result<CurlLibrary, StarlineError> {
+        // The soname of Debian's libcurl4 (OpenSSL flavour); the unversioned name exists only with the -dev package.
+        guard let handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL) ?? dlopen("libcurl.so", RTLD_NOW | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+            return .failure(StarlineError(.internalError, "cannot load libcurl (install libcurl4)",
+                                          details: .object([("reason", .string(reason))])))
+        }
+        var missing: [String] = []
+        func symbol<T>(_ name: String, as type: T.Type) -> T {
+            guard let pointer = dlsym(handle, name) else {
+                missing.append(name)
+                return unsafeBitCast(dlsym(handle, "curl_version"), to: type)
+            }
+            return unsafeBitCast(pointer, to: type)
+        }
+        func raw(_ name: String) -> UnsafeMutableRawPointer {
+            guard let pointer = dlsym(handle, name) else {
+                missing.append(name)
+                return UnsafeMutableRawPointer(bitPattern: 1)!
+            }
+            return pointer
+        }
+        let globalInit = symbol("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self)
+        let library = CurlLibrary(
+            easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Easy?).self),
+            easyCleanup: symbol("curl_easy_cleanup", as: (@convention(c) (Easy?) -> Void).self),
+            easyReset: symbol("curl_easy_reset", as: (@convention(c) (Easy?) -> Void).self),
+            easyPerform: symbol("curl_easy_perform", as: (@convention(c) (Easy?) -> CURLcode).self),
+            easyStrerror: symbol("curl_easy_strerror", as: (@convention(c) (CURLcode) -> UnsafePointer<CChar>?).self),
+            slistAppend: symbol("curl_slist_append", as: (@convention(c) (SList?, UnsafePointer<CChar>?) -> SList?).self),
+            slistFreeAll: symbol("curl_slist_free_all", as: (@convention(c) (SList?) -> Void).self),
+            versionFunction: symbol("curl_version", as: (@convention(c) () -> UnsafeMutablePointer<CChar>?).self),
+            setoptFunction: raw("curl_easy_setopt"),
+            getinfoFunction: raw("curl_easy_getinfo"))
+        guard missing.isEmpty else {
+            return .failure(StarlineError(.internalError, "libcurl lacks \(missing.joined(separator: ", ")): libcurl 7.32 or newer is needed"))
+        }
+        let status = globalInit(starline_curl_global_default)
+        guard status == CURLE_OK else {
+            return .failure(StarlineError(.internalError, "cannot initialise libcurl: \(library.describe(status))"))
+        }
+        return .success(library)
+    }
+
+    // MARK: Typed calls
+
+    func setopt(_ easy: Easy, _ option: CURLoption, _ value: Int) -> CURLcode {
+        starline_curl_setopt_long(setoptFunction, easy, option, value)
+    }
+
+    func setopt(_ easy: Easy, _ option: CURLoption, pointer value: UnsafeRawPointer?) -> CURLcode {
+        starline_curl_setopt_ptr(setoptFunction, easy, option, value)
+    }
+
+    /// A string option; libcurl copies `char *` options (except POSTFIELDS) before returning.
+    func setopt(_ easy: Easy, _ option: CURLoption, string value: String) -> CURLcode {
+        value.withCString { starline_curl_setopt_ptr(setoptFunction, easy, option, $0) }
+    }
+
+    func setopt(_ easy: Easy, _ option: CURLoption, offset value: Int64) -> CURLcode {
+        starline_curl_setopt_off(setoptFunction, easy, option, curl_off_t(value))
+    }
+
+    func setopt(_ easy: Easy, _ option: CURLoption, callback: starline_curl_data_callback) -> CURLcode {
+        starline_curl_setopt_data_callback(setoptFunction, easy, option, callback)
+    }
+
+    func setopt(_ easy: Easy, _ option: CURLoption, progress: starline_curl_xferinfo_callback) -> CURLcode {
+        starline_curl_setopt_xferinfo_callback(setoptFunction, easy, option, progress)
+    }
+
+    func getinfo(_ easy: Easy, _ info: CURLINFO) -> Int? {
+        var value = 0
+        return starline_curl_getinfo_long(getinfoFunction, easy, info, &value) == CURLE_OK ? value : nil
+    }
+
+    func describe(_ code: CURLcode) -> String {
+        easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)"
+    }
+
+    var version: String { versionFunction().map { String(cString: $0) } ?? "libcurl" }
+}
