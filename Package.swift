@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineDevServer", "StarlinePlatform"]),
         .executable(name: "sl-qr", targets: ["sl-qr"]),
         .executable(name: "sl-devserver", targets: ["sl-devserver"]),
+        .executable(name: "sl-login", targets: ["sl-login"]),
+        .executable(name: "sl-restore", targets: ["sl-restore"]),
     ],
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
@@ -44,7 +46,9 @@ let package = Package(
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
         .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
-        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "CCurl"]),
+        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineQR", "CCurl"]),
+        .executableTarget(name: "sl-login", dependencies: ["StarlinePlatform"]),
+        .executableTarget(name: "sl-restore", dependencies: ["StarlinePlatform"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),

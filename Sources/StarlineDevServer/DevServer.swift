@@ -291,7 +291,7 @@ public final class DevServer: @unchecked Sendable {
         guard let header = request.header("Authorization"), header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw APIError(401, "INVALID_TOKEN", "a bearer token is required", headers: challenge)
         }
-        let token = String(header.dropFirst(7)).trimmingCharacters(in: " ")
+        let token = String(header.dropFirst(7)).trimmingWhitespace()
         guard let row = try store.db.queryFirst("""
             SELECT s.id, s.user_id, s.app_id, s.expires_at, s.revoked_at, s.last_seen_at, u.restricted, a.disabled
             FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN apps a ON a.id = s.app_id WHERE s.token = ?
@@ -377,11 +377,3 @@ public final class DevServer: @unchecked Sendable {
     }
 }
 
-extension String {
-    func trimmingCharacters(in set: Character) -> String {
-        var s = Substring(self)
-        while s.first == set { s.removeFirst() }
-        while s.last == set { s.removeLast() }
-        return String(s)
-    }
-}

@@ -99,7 +99,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// `Retry-After`: delta-seconds or an IMF-fixdate (RFC 9110 §10.2.3); seconds from now.
     public static func parseRetryAfter(_ value: String) -> Double? {
-        let text = value.trimmingSpaces
+        let text = value.trimmingWhitespace()
         if let seconds = Int(text) { return Double(max(0, seconds)) }
         guard let date = parseIMFFixdate(text) else { return nil }
         return Double(max(0, date - Timestamp.now()))
@@ -392,14 +392,6 @@ private func withBody<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawPointer?, Int) -> 
     return bytes.withUnsafeBytes { body($0.baseAddress, $0.count) }
 }
 
-private extension String {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while s.first?.isWhitespace == true { s.removeFirst() }
-        while s.last?.isWhitespace == true { s.removeLast() }
-        return String(s)
-    }
-}
 
 // MARK: - Handle pool
 

@@ -30,7 +30,7 @@ public struct PayloadClassifier: Sendable {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             return ClassifiedPayload(kind: .binary, text: nil, fields: [], includesBytes: true)
         }
-        let trimmed = text.trimmingASCIIWhitespace()
+        let trimmed = text.trimmingWhitespace()
         if let url = WebURL(trimmed) {
             if let callback = authCallback(url) { return callback(trimmed) }
             if let code = FriendLink.code(in: url, chatBase: chatBase) {
@@ -105,7 +105,7 @@ public enum FriendLink {
 
     /// Builds a validated link from a bare code or a friend-link URL of the configured chat base.
     public static func make(_ input: String, chatBase: BaseURL) throws -> (code: String, url: String) {
-        let trimmed = input.trimmingASCIIWhitespace()
+        let trimmed = input.trimmingWhitespace()
         if isValidCode(trimmed) { return (trimmed, url(code: trimmed, chatBase: chatBase)) }
         if let parsed = WebURL(trimmed), parsed.hasAuthority {
             if let code = code(in: parsed, chatBase: chatBase) { return (code, url(code: code, chatBase: chatBase)) }
@@ -117,10 +117,3 @@ public enum FriendLink {
     }
 }
 
-extension String {
-    func trimmingASCIIWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" || $0 == "\r\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
-    }
-}

@@ -1,0 +1,68 @@
+import StarlineCore
+
+/// A published session: what `onSessionChanged` reports and the tools print. Never printed with its token.
+public struct PlatformSession: Sendable, Equatable {
+    public var accessToken: String
+    public var sessionId: String
+    public var user: JSON
+    public var roles: [String]
+    public var expiresAt: Int64
+    public var verifiedAt: Int64?
+
+    public init(accessToken: String, sessionId: String, user: JSON, roles: [String], expiresAt: Int64, verifiedAt: Int64?) {
+        self.accessToken = accessToken
+        self.sessionId = sessionId
+        self.user = user
+        self.roles = roles
+        self.expiresAt = expiresAt
+        self.verifiedAt = verifiedAt
+    }
+
+    init(_ candidate: StoredCandidate) {
+        self.init(accessToken: candidate.accessToken, sessionId: candidate.sessionId, user: candidate.user, roles: candidate.roles,
+                  expiresAt: candidate.expiresAt, verifiedAt: candidate.verifiedAt)
+    }
+
+    var candidate: StoredCandidate {
+        StoredCandidate(accessToken: accessToken, sessionId: sessionId, user: user, roles: roles, expiresAt: expiresAt,
+                        createdAt: Timestamp.now(), verifiedAt: verifiedAt)
+    }
+
+    public var isExpired: Bool { expiresAt <= Timestamp.now() }
+
+    /// The JSON the tools print: no token unless `showToken`.
+    public func json(showToken: Bool = false) -> JSON {
+        var fields: [(String, JSON)] = [
+            ("id", .string(sessionId)), ("user", user), ("roles", .array(roles.map(JSON.string))),
+            ("expiresAt", .string(Timestamp.rfc3339(expiresAt))),
+            ("verifiedAt", verifiedAt.map { .string(Timestamp.rfc3339($0)) } ?? .null),
+        ]
+        if showToken { fields.append(("accessToken", .string(accessToken))) }
+        return .object(fields)
+    }
+}
+
+/// The result of `restoreSession()` across processes (DESIGN section 5, sl-restore).
+public struct RestoreOutcome: Sendable {
+    public enum State: String, Sendable { case valid, cleared, keptUnverified, absent, noResult }
+    public var state: State
+    public var session: PlatformSession?
+    /// Why: the server's code for `cleared`, the failure for `keptUnverified`, the cause of `noResult`.
+    public var reason: String?
+    /// The error to report on stderr (nil for `valid`).
+    public var error: StarlineError?
+
+    public var exitStatus: ExitStatus {
+        switch state {
+        case .valid: .ok
+        case .cleared: .sessionEnded
+        case .keptUnverified: error?.exitStatus == .storage ? .storage : .transient
+        case .absent: .notLoggedIn
+        case .noResult: .noResult
+        }
+    }
+
+    public var json: JSON {
+        .object([("state", .string(state.rawValue)), ("session", session?.json() ?? .null), ("reason", .optional(reason))])
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+
+/// What sl-login, sl-restore (and later sl-sessions) share: options, the client built from them, events.
+public enum PlatformToolSupport {
+    public static let events = OptionSpec.value("events", "FILE", help: "Append sessionChanged and error events as JSON Lines to FILE (- for stdout).",
+                                                completion: .file(extensions: ["jsonl"]))
+    public static let globalOptions: [OptionSpec] = StandardOptions.output + [StandardOptions.api, StandardOptions.appId, StandardOptions.service,
+                                                                              StandardOptions.timeout, events]
+    public static let environment: [ToolSpec.Entry] = StandardOptions.environment + [
+        .init("STARLINE_TOKEN", "A memory-only session for scripts: the token is used as is, nothing is read from or written to the session store."),
+        .init("STARLINE_MACHINE_ID_FILE", "Read the machine id from this file instead of /etc/machine-id (tests)."),
+    ]
+    public static let files: [ToolSpec.Entry] = [
+        .init("$XDG_STATE_HOME/starline/sessions.db", "The session store (SQLite, 0600): candidate credentials sealed with XChaCha20-Poly1305, pending logins, pending revocations, keyed by API origin, App ID and service."),
+        .init("$XDG_STATE_HOME/starline/device.key", "The device key (0600); the sealing key mixes in the machine id, so a copied store does not open on another machine."),
+        StandardOptions.configFile,
+    ]
+
+    /// The client for this invocation: memory-only with STARLINE_TOKEN, else backed by the session store.
+    @MainActor
+    public static func client(_ invocation: Invocation) throws -> StarlightClient {
+        let args = invocation.arguments
+        let api = try invocation.apiBase()
+        let appId = args.value("app-id") ?? "workbench"
+        let timeout = Double(try args.int("timeout", in: 1...3600) ?? 30)
+        let configuration = StarlightClient.Configuration(api: api, appId: appId, timeout: timeout)
+        let client: StarlightClient
+        if let token = invocation.environment["STARLINE_TOKEN"], !token.isEmpty {
+            client = StarlightClient(configuration: configuration, store: nil)
+            client.adoptMemoryToken(token)
+        } else {
+            let key = StoreKey(api: api, appId: appId, service: args.value("service") ?? "default")
+            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: invocation.paths, key: key, environment: invocation.environment))
+        }
+        if let path = args.value("events") { try attachEvents(client, path: path, output: invocation.output) }
+        return client
+    }
+
+    @MainActor
+    static func attachEvents(_ client: StarlightClient, path: String, output: Output) throws {
+        let writer = try EventWriter(path: path, output: output)
+        client.onSessionChanged = { session in
+            writer.write(.object([("event", .string("sessionChanged")), ("time", .string(Timestamp.rfc3339(Timestamp.now()))), ("session", session?.json() ?? .null)]))
+        }
+        client.onError = { error in
+            writer.write(.object([("event", .string("error")), ("time", .string(Timestamp.rfc3339(Timestamp.now()))), ("error", error.json["error"] ?? .null)]))
+        }
+    }
+
+    /// Prints the error object on stderr (for commands that also print a result on stdout).
+    public static func reportError(_ error: StarlineError) {
+        Output.writeStderr(error.json.serialized() + "\n")
+    }
+}
+
+/// `--events FILE|-`: one JSON line per event, appended (O_APPEND, so concurrent runs interleave whole lines).
+final class EventWriter: @unchecked Sendable {
+    private let fd: Int32
+    private let output: Output?
+
+    init(path: String, output: Output) throws {
+        if path == "-" {
+            fd = -1
+            self.output = output
+        } else {
+            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw FileBytes.posixError("cannot open events file \(path)", path: path) }
+            self.output = nil
+        }
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    func write(_ event: JSON) {
+        let line = event.serialized() + "\n"
+        if let output { output.emitLine(event); output.flush(); return }
+        var bytes = Array(line.utf8)
+        _ = bytes.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
+    }
+}

@@ -1,0 +1,35 @@
+import StarlineCore
+
+/// `sl-restore`: restore and verify the stored session exactly as the SDK's `restoreSession()` does.
+public enum RestoreTool {
+    public static let spec = ToolSpec(
+        name: "sl-restore",
+        root: CommandSpec(
+            "sl-restore", abstract: "restore and verify the stored Starline session (the cron and pipeline gate)",
+            discussion: "sl-restore reads the stored candidate session, checks its expiry, verifies it with GET /api/me and only then reports it valid, updating the stored user and roles. A revoked or expired session, or a 403 ACCOUNT_RESTRICTED / APP_UNAVAILABLE, clears it; a network failure, timeout or 5xx keeps it and reports keptUnverified. While a login is pending (sl-login start, or an interactive sl-login running) it answers noResult without reading the old candidate. Concurrent runs share one verification: one /api/me call for N simultaneous runs.\n\nIt always prints {\"state\":\"valid|cleared|keptUnverified|absent|noResult\",\"session\":…,\"reason\":…} on stdout and exits 0, 4, 7, 3 or 9 accordingly (10 when the store cannot be read); the error object goes to stderr. Before verifying, tokens that an earlier offline logout could not revoke are revoked, best-effort.",
+            options: [
+                .value("max-age", "SECONDS", help: "Accept a session verified at most this long ago without a network call (0: always verify).", default: "0"),
+            ],
+            examples: [
+                Example("sl-restore >/dev/null && curl -H \"Authorization: Bearer $(sl-login token)\" https://account.thestarline.cn/api/center", "Run a job only while the login is valid."),
+                Example("*/10 * * * * sl-restore --max-age 300 --compact >> ~/starline-restore.jsonl", "Check the login from cron every ten minutes."),
+            ]),
+        globalOptions: PlatformToolSupport.globalOptions,
+        environment: PlatformToolSupport.environment,
+        files: PlatformToolSupport.files,
+        seeAlso: ["sl-login(1)", "sl-devserver(1)"])
+
+    public static func main() async -> Never {
+        await ToolMain.runAsync(spec) { invocation in try await run(invocation) }
+    }
+
+    @MainActor
+    static func run(_ invocation: Invocation) async throws -> ExitStatus {
+        let maxAge = Int64(try invocation.arguments.int("max-age", in: 0...(365 * 86400)) ?? 0)
+        let client = try PlatformToolSupport.client(invocation)
+        let outcome = await client.restoreSession(maxAge: maxAge)
+        invocation.output.emit(outcome.json)
+        if let error = outcome.error { PlatformToolSupport.reportError(error) }
+        return outcome.exitStatus
+    }
+}

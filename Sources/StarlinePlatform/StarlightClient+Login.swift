@@ -1,0 +1,367 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+
+extension StarlightClient {
+    /// How `login(_:)` signs in.
+    public enum LoginMethod {
+        /// An existing access token, verified with /api/me before it is stored.
+        case token(String)
+        /// RFC 8628 device authorization; `present` shows the user code (and its QR) to the person.
+        case device(present: (DeviceAuthorization) -> Void)
+        /// Browser + loopback redirect (RFC 8252) on an already bound listener; `open` launches the browser.
+        case loopback(LoopbackListener, open: (String) -> Void)
+    }
+
+    /// A callback of the authorization-code flow: a redirect URL, or the JSON line `sl-qr decode --show-secrets` prints.
+    public struct Callback: Sendable {
+        public var code: String?
+        public var state: String?
+        public var error: String?
+
+        public init(code: String?, state: String?, error: String?) {
+            self.code = code
+            self.state = state
+            self.error = error
+        }
+
+        public static func parse(_ input: String) throws -> Callback {
+            let text = input.split(separator: "\n").first { !$0.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" } }.map(String.init) ?? ""
+            if text.hasPrefix("{") {
+                let record = try JSON.parse(text)
+                if record["code"]?.stringValue == "redacted" {
+                    throw StarlineError(.usage, "the callback code is redacted: decode the QR code with sl-qr decode --show-secrets")
+                }
+                if let url = record["text"]?.stringValue, !url.contains("code=redacted") { return try parse(url) }
+                guard record["kind"]?.stringValue == "authCallback" else {
+                    throw StarlineError(.usage, "the JSON record is not an authCallback (kind \(record["kind"]?.stringValue ?? "missing"))")
+                }
+                return Callback(code: record["code"]?.stringValue, state: record["state"]?.stringValue, error: record["error"]?.stringValue)
+            }
+            guard let url = WebURL(text.trimmingWhitespace()), url.hasAuthority else {
+                throw StarlineError(.usage, "not a callback URL: expected starline-APPID://auth/callback?code=…&state=… or http://127.0.0.1:PORT/callback?…")
+            }
+            return Callback(code: url.queryValue("code"), state: url.queryValue("state"), error: url.queryValue("error"))
+        }
+    }
+
+    // MARK: Login
+
+    /// A foreground login. While it runs, `restoreSession()` answers "no result" (S6); it invalidates
+    /// restores already in flight; `cancelLogin()` makes a late success unpublished (S9).
+    public func login(_ method: LoginMethod, pendingTTL: Int64 = 600) async throws -> PlatformSession {
+        loginInProgressBegin()
+        defer { loginInProgressEnd() }
+        switch method {
+        case .token(let token):
+            let generation = try beginPersistentLogin(PendingLogin(mode: "token", state: "", verifier: "", redirectURI: "", deviceCode: nil,
+                                                                   createdAt: Timestamp.now(), expiresAt: Timestamp.now() + pendingTTL))
+            let me: Me
+            do { me = try await platform.me(token: token) } catch {
+                abandonPendingLogin(generation)
+                throw Self.starline(error)
+            }
+            let grant = TokenGrant(accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - Timestamp.now(), user: me.user, roles: me.roles)
+            return try await finishLogin(grant, generation: generation, revokeOnFailure: false)
+        case .device(let present):
+            let authorization = try await platform.deviceAuthorization()
+            let generation = try beginPersistentLogin(PendingLogin(mode: "device", state: "", verifier: "", redirectURI: authorization.verificationURI,
+                                                                   deviceCode: authorization.deviceCode, createdAt: Timestamp.now(),
+                                                                   expiresAt: Timestamp.now() + Int64(authorization.expiresIn)))
+            present(authorization)
+            var interval = max(0, authorization.interval)
+            let deadline = Timestamp.now() + Int64(authorization.expiresIn)
+            while true {
+                try await Task.sleep(nanoseconds: UInt64(interval) * 1_000_000_000)
+                try checkNotCancelled(generation)
+                let poll: DevicePoll
+                do { poll = try await platform.pollDevice(deviceCode: authorization.deviceCode) } catch {
+                    abandonPendingLogin(generation)
+                    throw Self.starline(error)
+                }
+                switch poll {
+                case .pending: break
+                case .slowDown: interval += 5  // RFC 8628 §3.5
+                case .granted(let grant): return try await finishLogin(grant, generation: generation, revokeOnFailure: true)
+                }
+                if Timestamp.now() > deadline {
+                    abandonPendingLogin(generation)
+                    throw StarlineError(.noResult, "the device code expired before the sign-in was approved")
+                }
+            }
+        case .loopback(let listener, let open):
+            let (verifier, challenge) = PKCE.make()
+            let state = Base64.encodeURL(Sodium.randomBytes(16))
+            let generation = try beginPersistentLogin(PendingLogin(mode: "loopback", state: state, verifier: verifier, redirectURI: listener.redirectURI,
+                                                                   deviceCode: nil, createdAt: Timestamp.now(), expiresAt: Timestamp.now() + pendingTTL))
+            let url = platform.authorizeURL(redirectURI: listener.redirectURI, state: state, codeChallenge: challenge)
+            open(url)
+            let callback: Callback
+            do { callback = try await listener.waitForCallback(state: state, deadline: Timestamp.now() + pendingTTL) } catch {
+                abandonPendingLogin(generation)
+                throw Self.starline(error)
+            }
+            return try await exchange(callback, expectedState: state, verifier: verifier, redirectURI: listener.redirectURI, generation: generation)
+        }
+    }
+
+    /// Two-step login, step 1: a pending transaction other processes can complete or cancel.
+    public func startLogin(ttl: Int64 = 600) throws -> (url: String, pending: PendingLogin) {
+        let (verifier, challenge) = PKCE.make()
+        let state = Base64.encodeURL(Sodium.randomBytes(16))
+        let redirect = "starline-\(configuration.appId)://auth/callback"
+        let pending = PendingLogin(mode: "paste", state: state, verifier: verifier, redirectURI: redirect, deviceCode: nil,
+                                   createdAt: Timestamp.now(), expiresAt: Timestamp.now() + ttl)
+        _ = try beginPersistentLogin(pending)
+        return (platform.authorizeURL(redirectURI: redirect, state: state, codeChallenge: challenge), pending)
+    }
+
+    /// Two-step login, step 2 (possibly in another process, after a restart).
+    public func completeLogin(_ callback: Callback) async throws -> PlatformSession {
+        guard let store else { throw StarlineError(.usage, "two-step login needs the persistent store (unset STARLINE_TOKEN)") }
+        let (pending, generation): (PendingLogin?, Int64) = try store.withState { state in (try state.pendingLogin(), state.generation) }
+        guard let pending, pending.mode == "paste" || pending.mode == "loopback" else {
+            throw StarlineError(.noResult, "no login is pending (it completed, was cancelled or expired); start one with sl-login start")
+        }
+        loginInProgressBegin()
+        defer { loginInProgressEnd() }
+        return try await exchange(callback, expectedState: pending.state, verifier: pending.verifier, redirectURI: pending.redirectURI, generation: generation)
+    }
+
+    private func exchange(_ callback: Callback, expectedState: String, verifier: String, redirectURI: String, generation: Int64) async throws -> PlatformSession {
+        guard let state = callback.state, Sodium.constantTimeEquals(Array(state.utf8), Array(expectedState.utf8)) else {
+            throw StarlineError("STATE_MISMATCH", "the callback's state does not match the pending login; it was not used")
+        }
+        if let error = callback.error {
+            abandonPendingLogin(generation)
+            throw StarlineError(.noResult, error == "access_denied" ? "the sign-in was denied" : "the sign-in failed: \(error)",
+                                details: .object([("error", .string(error))]))
+        }
+        guard let code = callback.code, !code.isEmpty else { throw StarlineError(.usage, "the callback carries no code") }
+        let grant: TokenGrant
+        do {
+            grant = try await platform.exchangeCode(code: code, redirectURI: redirectURI, verifier: verifier, deviceName: LoginDevice.name)
+        } catch {
+            throw Self.starline(error)
+        }
+        return try await finishLogin(grant, generation: generation, revokeOnFailure: true)
+    }
+
+    // MARK: Login bookkeeping
+
+    private func loginInProgressBegin() {
+        loginInProgress = true
+        epoch += 1
+        inFlightRestore = nil  // S6: a new login invalidates restore results already in flight
+    }
+
+    private func loginInProgressEnd() { loginInProgress = false }
+
+    /// Persists the pending login and bumps the generation, so restores in other processes answer
+    /// "no result" and restores already in flight are superseded (S6).
+    func beginPersistentLogin(_ pending: PendingLogin) throws -> Int64 {
+        guard let store else { return 0 }
+        return try store.withState { state in
+            try state.savePendingLogin(pending)
+            return try state.bumpGeneration()
+        }
+    }
+
+    private func abandonPendingLogin(_ generation: Int64) {
+        _ = try? store?.withState { state in
+            if state.generation == generation {
+                try state.clearPendingLogin()
+                try state.bumpGeneration()
+            }
+        }
+    }
+
+    private func checkNotCancelled(_ generation: Int64) throws {
+        guard let store else { return }
+        let current = try store.withState { $0.generation }
+        if current != generation { throw StarlineError(.noResult, "the login was cancelled") }
+    }
+
+    /// Stores and publishes a new session, unless the login was cancelled or superseded meanwhile (S9).
+    /// A failed store write revokes the new server session best-effort and reports STORAGE_ERROR (S17).
+    private func finishLogin(_ grant: TokenGrant, generation: Int64, revokeOnFailure: Bool) async throws -> PlatformSession {
+        let new = PlatformSession(accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
+                                  expiresAt: Timestamp.now() + grant.expiresIn, verifiedAt: Timestamp.now())
+        let epochBefore = epoch
+        if let store {
+            do {
+                try store.withState { state in
+                    guard state.generation == generation else {
+                        throw StarlineError(.noResult, "the login was cancelled or superseded; its late result was not used")
+                    }
+                    try state.saveCandidate(new.candidate)
+                    try state.clearPendingLogin()
+                    try state.clearRevocationMarker()
+                    try state.bumpGeneration()
+                }
+            } catch {
+                let failure = Self.starline(error)
+                if revokeOnFailure { try? await platform.revoke(token: grant.accessToken) }
+                if failure.exitStatus == .storage {
+                    _ = reportStorageError(failure)
+                    abandonPendingLogin(generation)
+                }
+                throw failure
+            }
+        }
+        guard epoch == epochBefore else {
+            throw StarlineError(.noResult, "the identity changed while the login finished; its result was not published")
+        }
+        publish(new)
+        return new
+    }
+
+    // MARK: Cancel, logout, clear (S9, S11, S12, S13)
+
+    /// Invalidates a pending login (here and in other processes); an established session is kept.
+    @discardableResult
+    public func cancelLogin() throws -> Bool {
+        epoch += 1
+        loginInProgress = false
+        guard let store else { return false }
+        return try store.withState { state in
+            let had = try state.pendingLogin() != nil
+            try state.clearPendingLogin()
+            try state.bumpGeneration()
+            return had
+        }
+    }
+
+    public struct LogoutResult: Sendable {
+        public var hadSession: Bool
+        public var revoked: Bool
+        public var pendingRevocations: Int
+        public var error: StarlineError?
+    }
+
+    /// Clears the local session and candidate first, then revokes on the server. A network failure
+    /// never restores the old identity; the token is remembered and revoked by a later run (S12).
+    public func logout() async -> LogoutResult {
+        epoch += 1
+        let old = session
+        publish(nil)
+        guard let store else {
+            guard let token = old?.accessToken else { return LogoutResult(hadSession: false, revoked: false, pendingRevocations: 0) }
+            do {
+                try await platform.revoke(token: token)
+                return LogoutResult(hadSession: true, revoked: true, pendingRevocations: 0)
+            } catch {
+                return LogoutResult(hadSession: true, revoked: false, pendingRevocations: 0,
+                                    error: StarlineError(.network, "logged out locally, but the server revocation failed: \(Self.starline(error).message)", retryable: true))
+            }
+        }
+        var storageFailure: StarlineError?
+        var candidate: StoredCandidate?
+        do {
+            // First, committed on its own: the token to revoke is remembered before anything can fail (S12),
+            // and the generation bump supersedes restores in flight.
+            try store.withState { state in
+                candidate = try? state.candidate()
+                try state.clearPendingLogin()
+                try state.bumpGeneration()
+                if let c = candidate { try state.addPendingRevocation(sessionId: c.sessionId, accessToken: c.accessToken) }
+            }
+            // Then the delete; when it fails the marker (a file beside the db) survives the rollback (S13).
+            if let c = candidate {
+                try store.withState { state in
+                    do { try state.deleteCandidate() } catch {
+                        try state.setRevocationMarker(sessionId: c.sessionId)
+                        throw error
+                    }
+                }
+            }
+        } catch {
+            storageFailure = Self.starline(error)
+            _ = reportStorageError(storageFailure!)
+        }
+        // Revoke what this logout and earlier offline logouts could not.
+        await retryPendingRevocations()
+        let left = pendingRevocationCount()
+        let revokedThis = candidate.map { c in !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? false) } ?? false
+        if let storageFailure {
+            return LogoutResult(hadSession: candidate != nil, revoked: revokedThis, pendingRevocations: left,
+                                error: StarlineError(.storage, "logged out, but the stored session could not be deleted: \(storageFailure.message); it will not be used again — run sl-login clear to retry"))
+        }
+        if left > 0 {
+            return LogoutResult(hadSession: candidate != nil, revoked: revokedThis, pendingRevocations: left,
+                                error: StarlineError(.network, "logged out locally; the server revocation is pending (\(left) token\(left == 1 ? "" : "s")) and will be retried by the next sl-restore or sl-login run", retryable: true))
+        }
+        return LogoutResult(hadSession: candidate != nil, revoked: revokedThis, pendingRevocations: 0)
+    }
+
+    /// Drops the identity and deletes the candidate, without a server call. Retries an earlier failed delete (S13).
+    public func clearSession() throws {
+        epoch += 1
+        publish(nil)
+        guard let store else { return }
+        try store.withState { state in
+            let candidate = try? state.candidate()
+            do { try state.deleteCandidate() } catch {
+                if let c = candidate { try? state.setRevocationMarker(sessionId: c.sessionId) }
+                throw error
+            }
+            try state.clearRevocationMarker()
+            try state.bumpGeneration()
+        }
+    }
+
+    // MARK: Authenticated requests (S14, S15)
+
+    /// Runs an authenticated request with the current session. The account is captured when the request
+    /// starts: a different account by the time it answers is SESSION_CHANGED (S14); a 401 or an ending 403
+    /// clears the session only if it is still the one this request used (S15).
+    public func authenticated<T: Sendable>(_ operation: @Sendable (String) async throws -> T) async throws -> T {
+        let current: PlatformSession
+        if let session { current = session } else if let store, let c = try store.withState({ try $0.candidate() }) {
+            current = PlatformSession(c)
+        } else {
+            throw StarlineError(.notLoggedIn, "not logged in")
+        }
+        let epochAtStart = epoch
+        do {
+            let result = try await operation(current.accessToken)
+            try checkSameAccount(current, epochAtStart: epochAtStart)
+            return result
+        } catch let error as StarlineError where error.exitStatus == .sessionEnded {
+            try checkSameAccount(current, epochAtStart: epochAtStart)
+            onError?(error)
+            if let store {
+                let outcome = compareAndClear(store, sessionId: current.sessionId, reason: error)
+                if let e = outcome.error, e.exitStatus != .sessionEnded { throw e }
+            } else if session?.sessionId == current.sessionId {
+                publish(nil)
+            }
+            throw error
+        } catch let error as StarlineError {
+            try checkSameAccount(current, epochAtStart: epochAtStart)
+            onError?(error)
+            throw error
+        }
+    }
+
+    private func checkSameAccount(_ used: PlatformSession, epochAtStart: Int) throws {
+        var stillSame = epoch == epochAtStart
+        if stillSame, let store {
+            stillSame = (try? store.withState { try $0.candidate()?.sessionId }) == used.sessionId
+        }
+        guard stillSame else {
+            throw StarlineError(.sessionChanged, "the account changed while the request was in flight; its result was discarded (a write may still have reached the server)")
+        }
+    }
+}
+
+/// The device name sent with a token exchange (shown in the account's device sessions).
+enum LoginDevice {
+    static var name: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count) == 0 ? String(cString: buffer) : "linux"
+        return "sl-login on \(host)"
+    }
+}
+

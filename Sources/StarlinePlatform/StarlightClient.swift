@@ -1,0 +1,272 @@
+import StarlineCore
+
+/// The platform SDK's session engine (seed 000), made to work across processes.
+///
+/// In one process it behaves as S1–S11 say: an unexpired in-memory session is returned without a
+/// network call, concurrent restores share one in-flight restore, every await is followed by a check
+/// that nothing newer happened (W8), and callbacks that clear the identity are respected (S8). Across
+/// processes — every CLI run is a new instance — the persistent `SessionStore` carries the rest: a
+/// generation counter that logins and cancels bump (S6, S9), a pending-login record that makes
+/// restores answer "no result", compare-and-clear (S15), pending revocations (S12) and the S13 marker.
+@MainActor
+public final class StarlightClient {
+    public struct Configuration: Sendable {
+        public var api: BaseURL
+        public var appId: String
+        public var timeout: Double
+        public init(api: BaseURL, appId: String, timeout: Double = 30) {
+            self.api = api
+            self.appId = appId
+            self.timeout = timeout
+        }
+    }
+
+    public let configuration: Configuration
+    /// nil: a memory-only session (S2); it is not restored after the process exits.
+    public let store: SessionStore?
+    let platform: PlatformAPI
+
+    public private(set) var session: PlatformSession?
+    /// Retained by the client (S7). Reports errors of authenticated requests and storage write/delete errors.
+    public var onSessionChanged: ((PlatformSession?) -> Void)?
+    public var onError: ((StarlineError) -> Void)?
+
+    /// Bumped by every change of identity in this process (login, logout, clear, cancel); checked after
+    /// every await and after callbacks so late results never overwrite newer state (S8, W8).
+    var epoch = 0
+    var loginInProgress = false
+    var inFlightRestore: Task<RestoreOutcome, Never>?
+
+    public init(configuration: Configuration, store: SessionStore?, transport: HTTPTransport? = nil) {
+        self.configuration = configuration
+        self.store = store
+        platform = PlatformAPI(base: configuration.api, appId: configuration.appId,
+                               transport: transport ?? HTTPTransport(timeout: configuration.timeout))
+    }
+
+    /// A memory-only session for an existing token (`STARLINE_TOKEN`): nothing is read from or written to storage.
+    public func adoptMemoryToken(_ token: String) {
+        session = PlatformSession(accessToken: token, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
+    }
+
+    // MARK: Publishing
+
+    func publish(_ new: PlatformSession?) {
+        session = new
+        onSessionChanged?(new)
+    }
+
+    /// Reports a storage error through onError; returns false when the callback changed the identity (S8).
+    func reportStorageError(_ error: StarlineError) -> Bool {
+        let before = epoch
+        onError?(error)
+        return epoch == before
+    }
+
+    // MARK: Restore (S4, S5, S6)
+
+    /// `restoreSession()`: read the candidate, verify it with `/api/me`, publish only after that.
+    /// `maxAge` accepts a session verified that recently without a network call (the in-memory case).
+    public func restoreSession(maxAge: Int64 = 0) async -> RestoreOutcome {
+        if loginInProgress { return RestoreOutcome(state: .noResult, reason: "loginInProgress") }
+        if let session, !session.isExpired, store == nil || (session.verifiedAt.map { Timestamp.now() - $0 <= maxAge } ?? false) {
+            return RestoreOutcome(state: .valid, session: session)
+        }
+        if let inFlightRestore { return await inFlightRestore.value }  // S5: share the in-flight restore
+        let task = Task { await self.performRestore(maxAge: maxAge) }
+        inFlightRestore = task
+        let outcome = await task.value
+        inFlightRestore = nil
+        return outcome
+    }
+
+    private func performRestore(maxAge: Int64) async -> RestoreOutcome {
+        let epochAtStart = epoch
+        guard let store else { return await restoreMemorySession() }
+        let started = Timestamp.now()
+        // 1. The local candidate, unless a login is pending (S6: do not even read the old identity).
+        var generation: Int64 = 0
+        var candidate: StoredCandidate?
+        do {
+            let early: RestoreOutcome? = try store.withState { state in
+                if let pending = try state.pendingLogin() {
+                    return RestoreOutcome(state: .noResult, reason: "loginPending",
+                                          error: StarlineError(.noResult, "a \(pending.mode) login is in progress (started \(Timestamp.rfc3339(pending.createdAt)), expires \(Timestamp.rfc3339(pending.expiresAt))); finish it with sl-login complete or sl-login cancel"))
+                }
+                generation = state.generation
+                if let marked = try state.revocationMarker() {
+                    // S13: a clear whose delete failed; the old candidate must never come back.
+                    if (try? state.candidate())?.sessionId == marked { try? state.deleteCandidate() }
+                    return RestoreOutcome(state: .absent, reason: "clearIncomplete",
+                                          error: StarlineError(.notLoggedIn, "the last sign-out could not delete the stored session; it is not used. Run sl-login clear to finish the clean-up"))
+                }
+                candidate = try state.candidate()
+                guard let c = candidate else {
+                    return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in"))
+                }
+                if c.accessToken.isEmpty || c.sessionId.isEmpty || c.expiresAt <= Timestamp.now() {
+                    // Expired or malformed: cleared without a network call (S4 step 1).
+                    try state.deleteCandidate()
+                    return RestoreOutcome(state: .cleared, reason: c.expiresAt <= Timestamp.now() ? "expired" : "malformed",
+                                          error: StarlineError(.sessionExpired, "the stored session expired at \(Timestamp.rfc3339(c.expiresAt)); log in again"))
+                }
+                if maxAge > 0, let verified = c.verifiedAt, Timestamp.now() - verified <= maxAge {
+                    return RestoreOutcome(state: .valid, session: PlatformSession(c))
+                }
+                return nil
+            }
+            if let early {
+                if early.state == .valid, epoch == epochAtStart, let s = early.session { publish(s) }
+                return early
+            }
+        } catch {
+            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
+        }
+        guard let original = candidate else { return RestoreOutcome(state: .absent, reason: "noCandidate") }
+        await retryPendingRevocations()
+
+        // 2. One verification for all processes restoring at once: whoever holds the verification lock
+        // calls /api/me; the others find the candidate verified after they started and use that.
+        let verificationLock: FileLock
+        do { verificationLock = try store.verificationLock() } catch {
+            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
+        }
+        defer { verificationLock.unlock() }
+        do {
+            let shared: RestoreOutcome? = try store.withState { state in
+                guard state.generation == generation else {
+                    return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login or logout happened while restoring"))
+                }
+                if let c = try state.candidate(), c.sessionId == original.sessionId, let verified = c.verifiedAt, verified >= started {
+                    return RestoreOutcome(state: .valid, session: PlatformSession(c))
+                }
+                return nil
+            }
+            if let shared {
+                if shared.state == .valid, epoch == epochAtStart, let s = shared.session { publish(s) }
+                return shared
+            }
+        } catch {
+            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
+        }
+
+        // 3. Verify with the platform.
+        let me: Me
+        do {
+            me = try await platform.me(token: original.accessToken)
+        } catch {
+            let failure = Self.starline(error)
+            if failure.exitStatus == .sessionEnded {
+                // S4 step 4 / S15: clear, but only the candidate this request used.
+                return compareAndClear(store, sessionId: original.sessionId, reason: failure)
+            }
+            // Network failure, timeout, 5xx, 429: keep the candidate, never report "logged in".
+            return RestoreOutcome(state: .keptUnverified, reason: failure.code.rawValue, error: failure)
+        }
+        // W8: re-check after the await — a login, cancel or logout (here or in another process) wins.
+        guard epoch == epochAtStart, !loginInProgress else {
+            return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login started while restoring"))
+        }
+        do {
+            let verified: RestoreOutcome = try store.withState { state in
+                guard state.generation == generation, let current = try state.candidate(), current.sessionId == original.sessionId else {
+                    return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "the stored session changed while restoring"))
+                }
+                var updated = current
+                updated.user = me.user
+                updated.roles = me.roles
+                updated.expiresAt = me.expiresAt
+                updated.verifiedAt = Timestamp.now()
+                try state.saveCandidate(updated)
+                return RestoreOutcome(state: .valid, session: PlatformSession(updated))
+            }
+            if verified.state == .valid, let s = verified.session { publish(s) }
+            return verified
+        } catch {
+            // S17: a failed write is never reported as persisted; the verified session is not published.
+            let failure = Self.starline(error)
+            _ = reportStorageError(failure)
+            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: failure)
+        }
+    }
+
+    /// STARLINE_TOKEN: verify the memory-only token; nothing touches storage.
+    private func restoreMemorySession() async -> RestoreOutcome {
+        guard let token = session?.accessToken else { return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in")) }
+        let epochAtStart = epoch
+        do {
+            let me = try await platform.me(token: token)
+            guard epoch == epochAtStart else { return RestoreOutcome(state: .noResult, reason: "superseded") }
+            let s = PlatformSession(accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt, verifiedAt: Timestamp.now())
+            publish(s)
+            return RestoreOutcome(state: .valid, session: s)
+        } catch {
+            let failure = Self.starline(error)
+            if failure.exitStatus == .sessionEnded {
+                if epoch == epochAtStart { publish(nil) }
+                return RestoreOutcome(state: .cleared, reason: failure.code.rawValue, error: failure)
+            }
+            return RestoreOutcome(state: .keptUnverified, reason: failure.code.rawValue, error: failure)
+        }
+    }
+
+    /// S15: clear the stored session only if it is still the one the failed request used.
+    func compareAndClear(_ store: SessionStore, sessionId: String, reason: StarlineError) -> RestoreOutcome {
+        do {
+            let cleared: Bool = try store.withState { state in
+                guard let current = try state.candidate(), current.sessionId == sessionId else { return false }
+                do {
+                    try state.deleteCandidate()
+                } catch {
+                    try? state.setRevocationMarker(sessionId: sessionId)
+                    throw error
+                }
+                state.bumpGenerationQuietly()
+                return true
+            }
+            if cleared, session?.sessionId == sessionId || session == nil { publish(nil) }
+            if !cleared {
+                return RestoreOutcome(state: .noResult, reason: "superseded",
+                                      error: StarlineError(.sessionChanged, "the session was rejected (\(reason.code.rawValue)) but a newer one is stored now; it was kept"))
+            }
+            return RestoreOutcome(state: .cleared, reason: reason.code.rawValue, error: reason)
+        } catch {
+            let failure = Self.starline(error)
+            _ = reportStorageError(failure)
+            if session?.sessionId == sessionId { publish(nil) }
+            return RestoreOutcome(state: .cleared, reason: reason.code.rawValue,
+                                  error: StarlineError(.storage, "the session ended (\(reason.code.rawValue)) but the stored copy could not be deleted: \(failure.message); run sl-login clear",
+                                                      details: .object([("serverCode", .string(reason.code.rawValue))])))
+        }
+    }
+
+    // MARK: Pending revocations (S12)
+
+    /// Best-effort: revoke tokens an earlier offline logout could not; never changes the caller's result.
+    public func retryPendingRevocations() async {
+        guard let store else { return }
+        guard let pending = try? store.withState({ try $0.pendingRevocations() }), !pending.isEmpty else { return }
+        for item in pending {
+            do {
+                try await platform.revoke(token: item.accessToken)
+                _ = try? store.withState { try $0.removePendingRevocation(id: item.id) }
+            } catch {
+                let message = Self.starline(error).message
+                _ = try? store.withState { try $0.updatePendingRevocation(id: item.id, attempts: item.attempts + 1, lastError: message) }
+            }
+        }
+    }
+
+    public func pendingRevocationCount() -> Int {
+        (try? store?.withState { try $0.pendingRevocations().count }) ?? 0
+    }
+
+    static func starline(_ error: Error) -> StarlineError {
+        (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
+    }
+}
+
+extension SessionState {
+    /// Bumps the generation, ignoring a failure (the caller is already reporting another outcome).
+    func bumpGenerationQuietly() { _ = try? bumpGeneration() }
+}

@@ -1,0 +1,3 @@
+import StarlinePlatform
+
+await RestoreTool.main()
