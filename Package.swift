@@ -21,8 +21,9 @@ func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name
 let package = Package(
     name: "Starline",
     products: [
-        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR"]),
+        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineWorkspace"]),
         .executable(name: "sl-qr", targets: ["sl-qr"]),
+        .executable(name: "sl-tasks", targets: ["sl-tasks"]),
     ],
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
@@ -39,11 +40,15 @@ let package = Package(
         .target(name: "StarlineQR", dependencies: ["StarlineCore", "CQREncode", "CZBar", "CPNG", "CJPEG"],
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
+        // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
+        .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),
+        .executableTarget(name: "sl-tasks", dependencies: ["StarlineWorkspace"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
+        .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "StarlineTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
