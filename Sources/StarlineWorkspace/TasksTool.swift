@@ -38,11 +38,17 @@ public enum TasksTool {
 
         /// Prints a list: one JSON array, or one line per record with --jsonl.
         func emitList(_ records: [JSON]) {
+            var w = JSONWriter(capacity: records.count * 320 + 16)
             if output.mode == .jsonLines {
-                for r in records { output.emitLine(r) }
+                for r in records {
+                    w.write(r, pretty: false)
+                    w.bytes.append(0x0A)
+                }
             } else {
-                output.emit(.array(records))
+                w.write(.array(records), pretty: output.mode == .pretty)
+                w.bytes.append(0x0A)
             }
+            output.writeBytes(w.bytes)
         }
     }
 
@@ -101,11 +107,8 @@ public enum TasksTool {
         let due = try c.date("due")
         let tags = try tags(c, "tag")
         let notes = try notes(c) ?? ""
-        let task = try c.store.update { ws in
-            let task = TaskRecord.make(title: title, notes: notes, tags: tags, due: due, now: c.now)
-            ws.tasks.append(task)
-            return (task, true)
-        }
+        let task = TaskRecord.make(title: title, notes: notes, tags: tags, due: due, now: c.now)
+        try c.store.appendTask(task)
         c.output.emit(TaskRecord.output(task))
     }
 
@@ -350,7 +353,8 @@ public enum TasksTool {
         let text: String
         switch format {
         case .json:
-            text = ws.json.serialized(file == nil && c.output.mode == .pretty ? .pretty : (file == nil ? .compact : .pretty)) + "\n"
+            let pretty = file != nil || c.output.mode == .pretty
+            text = String(decoding: JSONWriter.document(ws.json, pretty: pretty), as: UTF8.self)
         case .taskwarrior:
             let tasks = ws.tasks.map(Taskwarrior.export)
             if c.output.mode == .jsonLines && file == nil {

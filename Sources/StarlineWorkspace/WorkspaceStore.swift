@@ -76,28 +76,54 @@ public struct WorkspaceStore: Sendable {
     /// `body` returns without changing anything (`changed` false). Returns `body`'s result.
     @discardableResult
     public func update<T>(_ body: (inout Workspace) throws -> (result: T, changed: Bool)) throws -> T {
+        var result: T?
+        try withWriteLock { old in
+            var workspace = try old.map(decode) ?? Workspace()
+            try refuseNewer(workspace.version)
+            let (r, changed) = try body(&workspace)
+            result = r
+            return changed ? JSONWriter.document(workspace.json, pretty: true) : nil
+        }
+        return result!
+    }
+
+    /// Appends one task. A well-formed file is not decoded: the task's bytes are spliced in after the
+    /// last task (`WorkspaceScanner`), so everything else stays byte for byte as it was. Anything
+    /// unusual takes the general path of `update`.
+    public func appendTask(_ task: JSON) throws {
+        try withWriteLock { old in
+            if let old, let scan = WorkspaceScanner.scan(old), scan.version <= Workspace.currentVersion {
+                return WorkspaceScanner.appending(task, to: old, at: scan)
+            }
+            var workspace = try old.map(decode) ?? Workspace()
+            try refuseNewer(workspace.version)
+            workspace.tasks.append(task)
+            return JSONWriter.document(workspace.json, pretty: true)
+        }
+    }
+
+    func refuseNewer(_ version: Int64) throws {
+        if version > Workspace.currentVersion {
+            throw StarlineError(.unsupportedVersion,
+                                "\(path) has format version \(version), newer than this sl-tasks (version \(Workspace.currentVersion)); it can be read but not changed: upgrade sl-tasks",
+                                details: .object([("path", .string(path)), ("version", .int(version)),
+                                                  ("supported", .int(Workspace.currentVersion))]))
+        }
+    }
+
+    /// The read-modify-write cycle: directory, exclusive lock, read the current bytes (nil when there is
+    /// no file), let `body` compute the new bytes (nil: nothing to write), rotate the backup, replace
+    /// the file atomically and durably.
+    func withWriteLock(_ body: ([UInt8]?) throws -> [UInt8]?) throws {
         let (directory, _) = WorkspaceStore.split(path)
         try PrivateFiles.ensureDirectory(directory)
         let lock = try FileLock(path: lockPath)
         try lock.lock(exclusive: true, timeout: lockTimeout)
         defer { lock.unlock() }
-
         let old = try AtomicFile.read(path)
-        var workspace = try old.map(decode) ?? Workspace()
-        if workspace.version > Workspace.currentVersion {
-            throw StarlineError(.unsupportedVersion,
-                                "\(path) has format version \(workspace.version), newer than this sl-tasks (version \(Workspace.currentVersion)); it can be read but not changed: upgrade sl-tasks",
-                                details: .object([("path", .string(path)), ("version", .int(workspace.version)),
-                                                  ("supported", .int(Workspace.currentVersion))]))
-        }
-        let (result, changed) = try body(&workspace)
-        guard changed else { return result }
-
-        var text = workspace.json.serialized(.pretty)
-        text += "\n"
-        if old != nil { try rotateBackup(old!) }
-        try AtomicFile.write(Array(text.utf8), to: path, mode: 0o600)
-        return result
+        guard let bytes = try body(old) else { return }
+        if let old { try rotateBackup(old) }
+        try AtomicFile.write(bytes, to: path, mode: 0o600)
     }
 
     /// Makes the current file the backup: a hard link under a temporary name renamed over the `.bak`
