@@ -2,12 +2,12 @@
 # Every target that builds runs scripts/bootstrap first, so a fresh Debian machine needs nothing else.
 
 PREFIX ?= /usr/local
-TOOLS := sl-qr
+TOOLS := sl-qr sl-tasks
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
-.PHONY: all build bootstrap test generated install demo bench clean
+.PHONY: all build bootstrap test generated install demo bench bench-tasks clean
 
 all: build
 
@@ -24,6 +24,7 @@ test: bootstrap
 # Man pages and completions, rendered from each tool's command spec (committed; a test checks they are current).
 generated: bootstrap
 	swift build --product sl-qr
+	swift build --product sl-tasks
 	@set -e; for t in $(TOOLS); do \
 		$(DEBUG_BIN)/$$t --generate man > man/man1/$$t.1; \
 		$(DEBUG_BIN)/$$t --generate bash > completions/bash/$$t; \
@@ -51,6 +52,12 @@ demo: build
 bench: build
 	@scripts/bootstrap --bench
 	bench/run $(RELEASE_BIN)
+	bench/tasks $(RELEASE_BIN)
+
+# Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).
+bench-tasks: build
+	@scripts/bootstrap --bench
+	bench/tasks $(RELEASE_BIN)
 
 clean:
 	swift package clean

@@ -49,7 +49,7 @@ let package = Package(
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "StarlineTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineWorkspace", "StarlineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
