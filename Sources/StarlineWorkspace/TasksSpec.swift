@@ -105,7 +105,7 @@ extension TasksTool {
                     "export", abstract: "Write the workspace as JSON, Taskwarrior JSON or Netscape bookmark HTML",
                     discussion: "json is the whole workspace document; taskwarrior is a JSON array of tasks that task import accepts (JSON Lines with --jsonl); netscape is the bookmark HTML that browsers import.",
                     options: [
-                        .value("format", short: "f", "FORMAT", help: "What to write.", default: "json", choices: InterchangeFormat.allCases.map(\.rawValue)),
+                        .value("format", short: "f", "FORMAT", help: "What to write.", default: "json", choices: InterchangeFormat.names),
                         .value("output", short: "o", "FILE", help: "Write to FILE (atomically, mode 0600) and print a summary instead.", completion: .file(extensions: ["json", "html"])),
                     ],
                     examples: [
@@ -115,7 +115,7 @@ extension TasksTool {
                 CommandSpec(
                     "import", abstract: "Merge a JSON, Taskwarrior or Netscape bookmark file into the workspace",
                     discussion: "The format is detected from the content unless --format is given. Tasks are upserted by id (Taskwarrior: by uuid; deleted tasks are removed, recurrence templates skipped; project, priority and other Taskwarrior fields are kept for the way back). Sites go through the same path as sites add, so normalised duplicates are not added twice; entries that are not absolute URLs (javascript:, place:) are skipped. Nothing is written unless the whole file is valid. Prints {\"format\",\"tasks\":{\"added\",\"updated\",\"removed\",\"skipped\"},\"websites\":{\"added\",\"duplicates\",\"skipped\"},\"recents\":{\"added\",\"updated\"}}.",
-                    options: [.value("format", short: "f", "FORMAT", help: "The file's format (default: detected).", choices: InterchangeFormat.allCases.map(\.rawValue))],
+                    options: [.value("format", short: "f", "FORMAT", help: "The file's format (default: detected).", choices: InterchangeFormat.names)],
                     arguments: [ArgumentSpec("FILE|-", help: "The file to import; - reads standard input.", completion: .file(extensions: ["json", "html", "htm"]))],
                     examples: [
                         Example("task export | sl-tasks import -", "Take over Taskwarrior's tasks (again later: updated by uuid)."),

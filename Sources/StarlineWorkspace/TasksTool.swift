@@ -128,6 +128,12 @@ public enum TasksTool {
         }
         filter.done = c.args.flag("all") ? .all : c.args.flag("done") ? .only : .open
         filter.tags = try tags(c, "tag")
+        // The common case decodes only the tasks that may match (WorkspaceScanner); anything unusual,
+        // including every error, goes through the full decoder.
+        if let bytes = try AtomicFile.read(c.store.path), let scan = WorkspaceScanner.scan(bytes, collectTasks: true) {
+            c.emitList(try filter.apply(bytes: bytes, slices: scan.tasks).map(TaskRecord.output))
+            return
+        }
         let workspace = try c.store.read()
         c.emitList(filter.apply(workspace.tasks).map(TaskRecord.output))
     }

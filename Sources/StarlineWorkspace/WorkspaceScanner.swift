@@ -20,11 +20,28 @@ struct WorkspaceScanner {
         var tasksOpen: Int
         var tasksClose: Int
         var taskCount: Int
+        /// With `collectTasks`: where each task is, and its `due` and `done` values.
+        var tasks: [TaskSlice] = []
     }
 
-    static func scan(_ bytes: [UInt8]) -> Result? {
+    /// One task object of the file: its bytes, and the raw bytes of its `due` and `done` values (the
+    /// last occurrence, as `JSON`'s subscript reads them). `uncertain` when a key has escapes, so a
+    /// member may be hidden from this byte-level view.
+    struct TaskSlice {
+        var range: Range<Int>
+        var due: Range<Int>?
+        var done: Range<Int>?
+        var uncertain = false
+    }
+
+    /// When set, `document()` records a `TaskSlice` per task.
+    var collectTasks = false
+    var slices: [TaskSlice] = []
+
+    static func scan(_ bytes: [UInt8], collectTasks: Bool = false) -> Result? {
         bytes.withUnsafeBufferPointer { buffer in
             var s = WorkspaceScanner(b: buffer)
+            s.collectTasks = collectTasks
             return s.document()
         }
     }
@@ -81,7 +98,7 @@ struct WorkspaceScanner {
                 version = v
             case "tasks", "websites", "recents":
                 let open = pos
-                guard let count = arrayOfObjects() else { return nil }
+                guard let count = arrayOfObjects(tasks: collectTasks && key == Array("tasks".utf8)) else { return nil }
                 if key == Array("tasks".utf8) { tasks = (open, pos - 1, count) }
             default:
                 guard value() else { return nil }
@@ -94,7 +111,7 @@ struct WorkspaceScanner {
         }
         space()
         guard pos == b.count, let version, version >= 1, let tasks else { return nil }
-        return Result(version: version, tasksOpen: tasks.open, tasksClose: tasks.close, taskCount: tasks.count)
+        return Result(version: version, tasksOpen: tasks.open, tasksClose: tasks.close, taskCount: tasks.count, tasks: slices)
     }
 
     /// A key without escapes (the bytes between the quotes).
@@ -120,7 +137,7 @@ struct WorkspaceScanner {
     }
 
     /// An array whose elements are all objects; returns the element count, `pos` after the `]`.
-    mutating func arrayOfObjects() -> Int? {
+    mutating func arrayOfObjects(tasks: Bool = false) -> Int? {
         guard pos < b.count, b[pos] == UInt8(ascii: "[") else { return nil }
         pos += 1
         depth += 1
@@ -129,7 +146,12 @@ struct WorkspaceScanner {
         var count = 0
         while true {
             space()
-            guard pos < b.count, b[pos] == UInt8(ascii: "{"), value() else { return nil }
+            guard pos < b.count, b[pos] == UInt8(ascii: "{") else { return nil }
+            if tasks {
+                guard taskObject() else { return nil }
+            } else {
+                guard value() else { return nil }
+            }
             count += 1
             space()
             guard pos < b.count else { return nil }
@@ -139,6 +161,49 @@ struct WorkspaceScanner {
         }
         depth -= 1
         return count
+    }
+
+    /// A task object, validated like `value()`, recording a `TaskSlice`.
+    mutating func taskObject() -> Bool {
+        let start = pos
+        var slice = TaskSlice(range: start..<start)
+        depth += 1
+        guard depth <= 512 else { return false }
+        pos += 1
+        space()
+        if pos < b.count, b[pos] == UInt8(ascii: "}") {
+            pos += 1
+        } else {
+            while true {
+                space()
+                let keyStart = pos + 1
+                guard pos < b.count, b[pos] == UInt8(ascii: "\""), string() else { return false }
+                let key = UnsafeBufferPointer(rebasing: b[keyStart..<(pos - 1)])
+                space()
+                guard pos < b.count, b[pos] == UInt8(ascii: ":") else { return false }
+                pos += 1
+                space()
+                let valueStart = pos
+                guard value() else { return false }
+                if key.count == 3, key[0] == UInt8(ascii: "d"), key[1] == UInt8(ascii: "u"), key[2] == UInt8(ascii: "e") {
+                    slice.due = valueStart..<pos
+                } else if key.count == 4, key[0] == UInt8(ascii: "d"), key[1] == UInt8(ascii: "o"), key[2] == UInt8(ascii: "n"),
+                          key[3] == UInt8(ascii: "e") {
+                    slice.done = valueStart..<pos
+                } else if key.contains(UInt8(ascii: "\\")) {
+                    slice.uncertain = true
+                }
+                space()
+                guard pos < b.count else { return false }
+                if b[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if b[pos] == UInt8(ascii: "}") { pos += 1; break }
+                return false
+            }
+        }
+        depth -= 1
+        slice.range = start..<pos
+        slices.append(slice)
+        return true
     }
 
     /// Skips one value, validating it.

@@ -205,6 +205,63 @@ import Testing
         #expect(WorkspaceScanner.scan(Array(doc.utf8)) == nil)
     }
 
+    @Test("listing from the file's bytes gives exactly what decoding everything gives, odd records included")
+    func fastListMatchesFullDecode() throws {
+        let doc = """
+        {"version":1,"tasks":[
+         {"id":"1","title":"past","due":"2026-11-30T07:59:59Z","done":false,"tags":["a"]},
+         {"id":"2","title":"at now","due":"2026-11-30T08:00:00Z","done":false},
+         {"id":"3","title":"future","due":"2026-12-01T08:00:00Z","done":false,"tags":["a","b"]},
+         {"id":"4","title":"done past","due":"2026-11-29T08:00:00Z","done":true},
+         {"id":"5","title":"no due","due":null,"done":false},
+         {"id":"6","title":"absent due"},
+         {"id":"7","title":"escaped due","due":"2026-11-29T08:00:00\\u005a","done":false},
+         {"id":"8","title":"offset due","due":"2026-11-30T08:30:00+01:00","done":false},
+         {"id":"9","title":"escaped key","d\\u0075e":"2026-11-29T08:00:00Z","done":false},
+         {"id":"10","title":"string done","due":"2026-11-29T08:00:00Z","done":"yes"},
+         {"id":"11","title":"twice","due":"2026-12-05T08:00:00Z","due":"2026-11-29T08:00:00Z","done":false},
+         {"id":"12","title":"numeric due","due":5,"done":false},
+         {"id":"13","title":"bad due","due":"next week","done":false},
+         {"id":"14","title":"done null","due":"2026-11-29T09:00:00Z","done":null}
+        ],"websites":[]}
+        """
+        let bytes = Array(doc.utf8)
+        let scan = try #require(WorkspaceScanner.scan(bytes, collectTasks: true))
+        #expect(scan.tasks.count == 14)
+        let tasks = try Workspace(json: try JSON.parse(bytes)).tasks
+        let now = Timestamp(rfc3339: "2026-11-30T08:00:00Z")!
+        var filters: [TaskFilter] = []
+        for done in [TaskFilter.DoneMode.open, .only, .all] {
+            var f = TaskFilter(now: now)
+            f.done = done
+            filters.append(f)
+            var overdue = f
+            overdue.overdue = true
+            filters.append(overdue)
+            var noDue = f
+            noDue.noDue = true
+            filters.append(noDue)
+            var within = f
+            within.dueWithin = TimeSpan(seconds: 86400)
+            filters.append(within)
+            var range = f
+            range.dueAfter = now - 86400
+            range.dueBefore = now + 3600
+            range.tags = ["a"]
+            filters.append(range)
+        }
+        for f in filters {
+            let full = f.apply(tasks).compactMap { $0["title"]?.stringValue }
+            let fast = try f.apply(bytes: bytes, slices: scan.tasks).compactMap { $0["title"]?.stringValue }
+            #expect(fast == full)
+        }
+        var overdue = TaskFilter(now: now)
+        overdue.overdue = true
+        // Sorted by due date; escaped keys and values, duplicate keys and non-boolean `done` as the decoder reads them.
+        #expect(try overdue.apply(bytes: bytes, slices: scan.tasks).compactMap { $0["title"]?.stringValue }
+                == ["escaped due", "escaped key", "string done", "twice", "done null", "offset due", "past"])
+    }
+
     @Test("invalid UTF-8 is refused by the scanner, and add then reports the file as corrupt without touching it")
     func invalidUTF8() throws {
         let bytes = Array("{\"version\":1,\"tasks\":[{\"t\":\"".utf8) + [0xC3, 0x28] + Array("\"}]}".utf8)
