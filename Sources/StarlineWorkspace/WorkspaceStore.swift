@@ -122,8 +122,26 @@ public struct WorkspaceStore: Sendable {
         defer { lock.unlock() }
         let old = try AtomicFile.read(path)
         guard let bytes = try body(old) else { return }
+        removeStaleTemporaryFiles(in: directory)
         if let old { try rotateBackup(old) }
         try AtomicFile.write(bytes, to: path, mode: 0o600)
+    }
+
+    /// Temporary files of writers killed mid-write (`.workspace.json.tmp-*`, `workspace.json.bak.tmp-*`).
+    /// Holding the lock, no live writer has one open, so every such file is stale. Best-effort.
+    func removeStaleTemporaryFiles(in directory: String) {
+        let (_, name) = WorkspaceStore.split(path)
+        let prefixes = [".\(name).tmp-", "\(name).bak.tmp-"]
+        guard let dir = opendir(directory) else { return }
+        defer { closedir(dir) }
+        var stale: [String] = []
+        while let entry = readdir(dir) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if prefixes.contains(where: { entryName.hasPrefix($0) }) { stale.append(entryName) }
+        }
+        for file in stale { unlink(directory + "/" + file) }
     }
 
     /// Makes the current file the backup: a hard link under a temporary name renamed over the `.bak`
