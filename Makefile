@@ -2,12 +2,12 @@
 # Every target that builds runs scripts/bootstrap first, so a fresh Debian machine needs nothing else.
 
 PREFIX ?= /usr/local
-TOOLS := sl-qr sl-devserver
+TOOLS := sl-qr sl-devserver sl-login sl-restore sl-tasks
 RELEASE_FLAGS := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
-.PHONY: all build bootstrap test generated install demo bench clean
+.PHONY: all build bootstrap test generated install demo bench bench-tasks clean
 
 all: build
 
@@ -53,6 +53,12 @@ bench: build
 	@scripts/bootstrap --bench
 	bench/run $(RELEASE_BIN)
 	bench/devserver $(RELEASE_BIN)
+	bench/tasks $(RELEASE_BIN)
+
+# Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).
+bench-tasks: build
+	@scripts/bootstrap --bench
+	bench/tasks $(RELEASE_BIN)
 
 clean:
 	swift package clean

@@ -21,8 +21,9 @@ func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name
 let package = Package(
     name: "Starline",
     products: [
-        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineDevServer", "StarlinePlatform"]),
+        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineWorkspace", "StarlineDevServer", "StarlinePlatform"]),
         .executable(name: "sl-qr", targets: ["sl-qr"]),
+        .executable(name: "sl-tasks", targets: ["sl-tasks"]),
         .executable(name: "sl-devserver", targets: ["sl-devserver"]),
         .executable(name: "sl-login", targets: ["sl-login"]),
         .executable(name: "sl-restore", targets: ["sl-restore"]),
@@ -44,6 +45,9 @@ let package = Package(
         .target(name: "StarlineQR", dependencies: ["StarlineCore", "CQREncode", "CZBar", "CPNG", "CJPEG"],
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
         .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
+        // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
+        .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),
+        .executableTarget(name: "sl-tasks", dependencies: ["StarlineWorkspace"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
         .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
         .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineQR", "CCurl"]),
@@ -55,7 +59,8 @@ let package = Package(
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
         .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "StarlineTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
+        .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "StarlineTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineWorkspace", "StarlineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -78,9 +78,18 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStri
     /// OAuth `invalid_client`: the server does not accept the app ID.
     public static let invalidClient: ErrorCode = "INVALID_CLIENT"
 
+    /// An id prefix that matches several records (details list the candidates).
+    public static let ambiguousID: ErrorCode = "AMBIGUOUS_ID"
+    /// A data file that does not parse or has the wrong shape; it is left untouched.
+    public static let corruptFile: ErrorCode = "CORRUPT_FILE"
+    /// A data file written by a newer version: readable, but never rewritten by this one.
+    public static let unsupportedVersion: ErrorCode = "UNSUPPORTED_VERSION"
+    /// A `check` command that found problems (they are listed on stdout).
+    public static let checkFailed: ErrorCode = "CHECK_FAILED"
+
     public var exitStatus: ExitStatus {
         switch self {
-        case .usage, .invalidURL, .config, .invalidFriendLink, .requestRejected, .invalidClient: .usage
+        case .usage, .invalidURL, .config, .invalidFriendLink, .requestRejected, .invalidClient, .ambiguousID: .usage
         case .notLoggedIn: .notLoggedIn
         case .sessionRevoked, .sessionExpired, .invalidToken, .accountRestricted, .appUnavailable: .sessionEnded
         case .forbidden: .forbidden
@@ -91,7 +100,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStri
         case .storage, .insecurePermissions: .storage
         case .sessionChanged: .sessionChanged
         case .data, .noSymbol, .unreadableImage, .capacityExceeded, .unexpectedKind,
-             .verificationFailed, .authenticationFailed, .conflict: .data
+             .verificationFailed, .authenticationFailed, .conflict, .corruptFile, .unsupportedVersion, .checkFailed: .data
         case .locked, .wrongPassphrase: .locked
         case .interrupted: .interrupted
         default: .internalError

@@ -1,0 +1,184 @@
+import StarlineCore
+
+/// A span of time as the user writes it: calendar days (`d`, `w`: DST-aware, they keep the local
+/// wall-clock time) plus exact seconds (`h`, `m`, `s`).
+public struct TimeSpan: Equatable, Sendable {
+    public var days: Int
+    public var seconds: Int64
+
+    public init(days: Int = 0, seconds: Int64 = 0) {
+        self.days = days
+        self.seconds = seconds
+    }
+
+    /// `1d`, `+2w`, `36h`, `90m`, `45s`, and sums such as `1d12h`. Nil when malformed or empty.
+    public init?(parsing text: String) {
+        var s = Substring(text.lowercased())
+        if s.hasPrefix("+") { s = s.dropFirst() }
+        guard let parsed = TimeSpan.parseUnits(s) else { return nil }
+        self = parsed
+    }
+
+    static func parseUnits(_ text: Substring) -> TimeSpan? {
+        guard !text.isEmpty else { return nil }
+        var result = TimeSpan()
+        var number: Int64? = nil
+        for c in text {
+            if let d = c.wholeNumberValue, c.isASCII {
+                let (m, o1) = (number ?? 0).multipliedReportingOverflow(by: 10)
+                let (v, o2) = m.addingReportingOverflow(Int64(d))
+                guard !o1, !o2, v < 1_000_000_000 else { return nil }
+                number = v
+                continue
+            }
+            guard let n = number else { return nil }
+            switch c {
+            case "w": result.days += Int(n) * 7
+            case "d": result.days += Int(n)
+            case "h": result.seconds += n * 3600
+            case "m": result.seconds += n * 60
+            case "s": result.seconds += n
+            default: return nil
+            }
+            number = nil
+        }
+        guard number == nil else { return nil }  // a bare number has no unit
+        return result
+    }
+
+    /// `t` moved forward (or back, `sign` -1) by this duration.
+    public func added(to t: Timestamp, sign: Int = 1) -> Timestamp {
+        var result = days == 0 ? t : LocalCalendar.addDays(t, days * sign)
+        result.seconds += seconds * Int64(sign)
+        return result
+    }
+}
+
+/// Dates as users type them (`--due`, `--now`, `--due-before`, `--since`, …), resolved in the local
+/// zone (`TZ`) against a clock that `--now` can fix.
+public enum DateInput {
+    static let weekdays: [(names: [String], index: Int)] = [
+        (["sunday", "sun"], 0), (["monday", "mon"], 1), (["tuesday", "tue", "tues"], 2),
+        (["wednesday", "wed"], 3), (["thursday", "thu", "thur", "thurs"], 4), (["friday", "fri"], 5),
+        (["saturday", "sat"], 6),
+    ]
+
+    /// What `parse` accepts, for error messages and help.
+    public static let forms = "now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d, an ISO date (2026-12-24) or date-time (2026-12-24T18:00, 2026-12-24T18:00:00+01:00, …Z); a date word or ISO date may be followed by a time (tomorrow 09:00)"
+
+    /// Resolves `text` against `now`. Date-only forms mean local midnight at the start of that day.
+    /// Throws a usage error naming `option` and the accepted forms.
+    public static func parse(_ text: String, now: Timestamp, option: String) throws -> Timestamp {
+        guard let t = resolve(text, now: now) else {
+            throw StarlineError(.usage, "invalid date '\(text)' for --\(option); use \(forms)",
+                                details: .object([("option", .string(option)), ("value", .string(text))]))
+        }
+        return t
+    }
+
+    public static func resolve(_ input: String, now: Timestamp) -> Timestamp? {
+        let text = input.trimmingSpaces.lowercased()
+        guard !text.isEmpty else { return nil }
+        if text == "now" { return now }
+        if text.hasPrefix("+") || text.hasPrefix("-") {
+            guard let d = TimeSpan.parseUnits(text.dropFirst()) else { return nil }
+            return d.added(to: now, sign: text.hasPrefix("-") ? -1 : 1)
+        }
+        // A full RFC 3339 date-time with a zone.
+        if let t = Timestamp(rfc3339: text.uppercased()) { return t }
+
+        // "<day>[( |T)HH:MM[:SS]]"
+        var dayPart = Substring(text)
+        var timePart: Substring? = nil
+        if let space = text.firstIndex(of: " ") {
+            dayPart = text[..<space]
+            timePart = text[text.index(after: space)...].drop { $0 == " " }
+        } else if text.count > 10, let tIndex = text.firstIndex(of: "t"), text.distance(from: text.startIndex, to: tIndex) == 10 {
+            dayPart = text[..<tIndex]
+            timePart = text[text.index(after: tIndex)...]
+        }
+        var clock = (hour: 0, minute: 0, second: 0)
+        var zoneOffset: Int? = nil
+        if let timePart {
+            guard let parsed = parseTime(timePart) else { return nil }
+            clock = (parsed.hour, parsed.minute, parsed.second)
+            zoneOffset = parsed.offset
+        }
+
+        let today = LocalCalendar.fields(now)
+        var date: (year: Int, month: Int, day: Int)
+        switch dayPart {
+        case "today": date = (today.year, today.month, today.day)
+        case "tomorrow": date = (today.year, today.month, today.day + 1)
+        case "yesterday": date = (today.year, today.month, today.day - 1)
+        default:
+            if let weekday = weekdays.first(where: { $0.names.contains(String(dayPart)) }) {
+                var ahead = (weekday.index - today.weekday + 7) % 7
+                if ahead == 0 { ahead = 7 }
+                date = (today.year, today.month, today.day + ahead)
+            } else if let iso = parseISODate(dayPart) {
+                date = iso
+            } else {
+                return nil
+            }
+        }
+        if let zoneOffset {
+            // An explicit zone: the wall-clock fields are in that zone, not the local one.
+            guard let days = Timestamp.daysFromCivil(year: date.year, month: date.month, day: date.day) else {
+                // Relative words may overflow the month (day 32); normalise through the local calendar.
+                let local = LocalCalendar.instant(year: date.year, month: date.month, day: date.day, hour: 12)
+                let f = LocalCalendar.fields(local)
+                guard let d = Timestamp.daysFromCivil(year: f.year, month: f.month, day: f.day) else { return nil }
+                return Timestamp(seconds: Int64(d) * 86400 + Int64(clock.hour * 3600 + clock.minute * 60 + clock.second - zoneOffset))
+            }
+            return Timestamp(seconds: Int64(days) * 86400 + Int64(clock.hour * 3600 + clock.minute * 60 + clock.second - zoneOffset))
+        }
+        return LocalCalendar.instant(year: date.year, month: date.month, day: date.day,
+                                     hour: clock.hour, minute: clock.minute, second: clock.second)
+    }
+
+    /// `YYYY-MM-DD` of an existing date.
+    static func parseISODate(_ s: Substring) -> (year: Int, month: Int, day: Int)? {
+        let parts = s.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+              Timestamp.daysFromCivil(year: y, month: m, day: d) != nil else { return nil }
+        return (y, m, d)
+    }
+
+    /// `HH:MM[:SS[.frac]][Z|±HH:MM]`.
+    static func parseTime(_ s: Substring) -> (hour: Int, minute: Int, second: Int, offset: Int?)? {
+        var body = s
+        var offset: Int? = nil
+        if body.hasSuffix("z") {
+            offset = 0
+            body = body.dropLast()
+        } else if let sign = body.lastIndex(where: { $0 == "+" || $0 == "-" }) {
+            let zone = body[body.index(after: sign)...].split(separator: ":", omittingEmptySubsequences: false)
+            guard zone.count == 2, zone[0].count == 2, zone[1].count == 2, let h = Int(zone[0]), let m = Int(zone[1]),
+                  h <= 23, m <= 59 else { return nil }
+            offset = (h * 3600 + m * 60) * (body[sign] == "-" ? -1 : 1)
+            body = body[..<sign]
+        }
+        if let dot = body.firstIndex(of: ".") {
+            guard body[body.index(after: dot)...].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            body = body[..<dot]
+        }
+        let parts = body.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+              let h = Int(parts[0]), let m = Int(parts[1]), h <= 23, m <= 59 else { return nil }
+        let sec = parts.count == 3 ? Int(parts[2])! : 0
+        guard sec <= 59 else { return nil }
+        return (h, m, sec, offset)
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
+        return String(s)
+    }
+}

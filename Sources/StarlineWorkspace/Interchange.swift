@@ -1,0 +1,290 @@
+import StarlineCore
+
+/// The formats of `import` and `export`.
+public enum InterchangeFormat: String, CaseIterable, Sendable {
+    /// Our own `workspace.json` document.
+    case json
+    /// Taskwarrior's JSON task array (`task export` / `task import`).
+    case taskwarrior
+    /// Netscape bookmark HTML, what browsers import and export.
+    case netscape
+
+    /// The names, spelled out: a key-path `map` here costs run-time metadata work on every start.
+    static let names = ["json", "taskwarrior", "netscape"]
+
+    /// Guesses the format of `bytes`: HTML → netscape; a JSON object with `version`, `tasks`,
+    /// `websites` or `recents` → json; a JSON array, or JSON Lines, of objects → taskwarrior.
+    public static func detect(_ bytes: [UInt8]) -> InterchangeFormat? {
+        var i = 0
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        guard i < bytes.count else { return nil }
+        switch bytes[i] {
+        case UInt8(ascii: "<"): return .netscape
+        case UInt8(ascii: "["): return .taskwarrior
+        case UInt8(ascii: "{"):
+            // One object: ours when it has our keys; otherwise a Taskwarrior JSON Lines file.
+            if let doc = try? JSON.parse(bytes), case .object = doc {
+                if doc["version"] != nil || doc["tasks"] != nil || doc["websites"] != nil || doc["recents"] != nil { return .json }
+                return doc["uuid"] != nil || doc["description"] != nil ? .taskwarrior : nil
+            }
+            return .taskwarrior
+        default: return nil
+        }
+    }
+}
+
+// MARK: - Taskwarrior
+
+/// Taskwarrior's JSON task format (https://taskwarrior.org/docs/design/task/): `uuid`, `description`,
+/// `status` (pending, completed, deleted, waiting, recurring), `entry`, `modified`, `due`, `end`,
+/// `tags`, `annotations` [{entry, description}], dates as `20261130T080000Z`.
+public enum Taskwarrior {
+    /// Fields of a Taskwarrior task that we map to our own; every other field (project, priority,
+    /// …) is kept on our task under `"taskwarrior"` and given back on export. `id`, `urgency` and
+    /// the recurrence masks are computed by Taskwarrior and dropped.
+    static let mapped: Set<String> = ["uuid", "description", "status", "entry", "modified", "due", "end", "tags", "annotations"]
+    static let computed: Set<String> = ["id", "urgency", "mask", "imask"]
+
+    /// Our task as a Taskwarrior task (what `task import` accepts).
+    public static func export(_ task: JSON) -> JSON {
+        var out: [(String, JSON)] = []
+        let created = timestamp(task["createdAt"])
+        let updated = timestamp(task["updatedAt"]) ?? created
+        out.append(("uuid", task["id"] ?? .null))
+        out.append(("description", task["title"] ?? .string("")))
+        out.append(("status", .string(TaskRecord.isDone(task) ? "completed" : "pending")))
+        if let created { out.append(("entry", .string(created.taskwarrior))) }
+        if let updated { out.append(("modified", .string(updated.taskwarrior))) }
+        if let due = TaskRecord.due(task) { out.append(("due", .string(due.taskwarrior))) }
+        if TaskRecord.isDone(task), let end = timestamp(task["doneAt"]) ?? updated { out.append(("end", .string(end.taskwarrior))) }
+        let tags = TaskRecord.tags(task)
+        if !tags.isEmpty { out.append(("tags", .array(tags.map(JSON.string)))) }
+        if let notes = task["notes"]?.stringValue, !notes.isEmpty {
+            out.append(("annotations", .array([.object([
+                ("entry", .string((updated ?? created ?? Timestamp(seconds: 0)).taskwarrior)),
+                ("description", .string(notes)),
+            ])])))
+        }
+        if case .object(let extra)? = task["taskwarrior"] {
+            for (k, v) in extra where !mapped.contains(k) && !computed.contains(k) { out.append((k, v)) }
+        }
+        return .object(out)
+    }
+
+    /// The tasks of a `task export` file: a JSON array, or one JSON object per line.
+    public static func parse(_ bytes: [UInt8]) throws -> [JSON] {
+        if let doc = try? JSON.parse(bytes) {
+            switch doc {
+            case .array(let items): return items
+            case .object: return [doc]
+            default: break
+            }
+        }
+        var items: [JSON] = []
+        var lineNumber = 0
+        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            lineNumber += 1
+            var slice = line[...]
+            while let l = slice.last, l == 0x0D || l == 0x20 || l == 0x2C { slice = slice.dropLast() }  // CR, trailing comma
+            while let f = slice.first, f == 0x20 || f == 0x09 { slice = slice.dropFirst() }
+            if slice.isEmpty || slice == [UInt8(ascii: "[")] || slice == [UInt8(ascii: "]")] { continue }
+            do {
+                items.append(try JSON.parse(Array(slice)))
+            } catch let e as StarlineError {
+                throw StarlineError(.data, "not Taskwarrior JSON: line \(lineNumber): \(e.message)", details: .object([("line", .int(lineNumber))]))
+            }
+        }
+        return items
+    }
+
+    public enum Action { case upsert(JSON), delete(String), skip(String) }
+
+    /// Maps one Taskwarrior task onto our task `existing` (nil for a new one). Throws DATA_ERROR for a
+    /// task without a valid uuid or description, or with an unreadable date.
+    public static func importTask(_ tw: JSON, existing: JSON?, now: Timestamp, index: Int) throws -> Action {
+        func fail(_ why: String) -> StarlineError {
+            StarlineError(.data, "Taskwarrior task \(index + 1): \(why)", details: .object([("index", .int(index))]))
+        }
+        guard case .object(let members) = tw else { throw fail("not a JSON object") }
+        guard let uuid = tw["uuid"]?.stringValue, RandomUUID.isValid(uuid) else { throw fail("no valid uuid") }
+        let id = uuid.lowercased()
+        let status = tw["status"]?.stringValue ?? "pending"
+        switch status {
+        case "deleted": return .delete(id)
+        case "recurring": return .skip(id)  // a recurrence template, not a task to do
+        case "pending", "waiting", "completed": break
+        default: throw fail("unknown status '\(status)'")
+        }
+        guard let title = tw["description"]?.stringValue else { throw fail("no description") }
+        func date(_ key: String) throws -> Timestamp? {
+            guard let v = tw[key], !v.isNull else { return nil }
+            guard let s = v.stringValue, let t = Timestamp(taskwarrior: s) else { throw fail("unreadable \(key) date") }
+            return t
+        }
+        let entry = try date("entry") ?? now
+        let modified = try date("modified") ?? entry
+        let due = try date("due")
+        let end = try date("end")
+        var tags: [String] = []
+        if let list = tw["tags"]?.arrayValue { tags = list.compactMap(\.stringValue) }
+        let notes = (tw["annotations"]?.arrayValue ?? []).compactMap { $0["description"]?.stringValue }.joined(separator: "\n")
+        let done = status == "completed"
+
+        var task = existing ?? .object([])
+        task.set("id", existing?["id"] ?? .string(id))
+        task.set("title", .string(title))
+        task.set("notes", .string(notes))
+        task.set("tags", .array(tags.map(JSON.string)))
+        task.set("due", due.map { .string($0.rfc3339) } ?? .null)
+        task.set("done", .bool(done))
+        task.set("doneAt", done ? .string((end ?? modified).rfc3339) : .null)
+        task.set("createdAt", .string(entry.rfc3339))
+        task.set("updatedAt", .string(modified.rfc3339))
+        let extra = members.filter { !mapped.contains($0.0) && !computed.contains($0.0) }
+        if extra.isEmpty { task.remove("taskwarrior") } else { task.set("taskwarrior", .object(extra)) }
+        return .upsert(task)
+    }
+}
+
+// MARK: - Netscape bookmark HTML
+
+/// The Netscape bookmark file format that every browser imports and exports.
+public enum NetscapeBookmarks {
+    public struct Bookmark: Equatable, Sendable {
+        public var url: String
+        public var title: String?
+        public var added: Timestamp?
+    }
+
+    public static func render(_ sites: [JSON]) -> String {
+        var out = """
+        <!DOCTYPE NETSCAPE-Bookmark-file-1>
+        <!-- This is an automatically generated file.
+             It will be read and overwritten.
+             DO NOT EDIT! -->
+        <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
+        <TITLE>Bookmarks</TITLE>
+        <H1>Bookmarks</H1>
+        <DL><p>
+
+        """
+        for site in sites {
+            guard let url = site["url"]?.stringValue else { continue }
+            out += "    <DT><A HREF=\"\(escape(url))\""
+            if let t = timestamp(site["createdAt"]) { out += " ADD_DATE=\"\(t.seconds)\"" }
+            out += ">\(escape(site["title"]?.stringValue ?? url))</A>\n"
+        }
+        out += "</DL><p>\n"
+        return out
+    }
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// Every `<A HREF=…>title</A>` of the file, in order. Folders are flattened.
+    public static func parse(_ text: String) -> [Bookmark] {
+        var result: [Bookmark] = []
+        let scalars = Array(text.unicodeScalars)
+        var i = 0
+        func lower(_ c: Unicode.Scalar) -> Unicode.Scalar {
+            (c.value >= 65 && c.value <= 90) ? Unicode.Scalar(c.value + 32)! : c
+        }
+        func startsTag(_ at: Int, _ name: String) -> Bool {
+            let n = Array(name.unicodeScalars)
+            guard at + n.count < scalars.count, scalars[at] == "<" else { return false }
+            for (k, c) in n.enumerated() where lower(scalars[at + 1 + k]) != c { return false }
+            let after = scalars[at + 1 + n.count]
+            return after == " " || after == ">" || after == "\t" || after == "\n" || after == "\r"
+        }
+        while i < scalars.count {
+            guard scalars[i] == "<", startsTag(i, "a") else { i += 1; continue }
+            // Attributes up to the closing '>' (outside quotes).
+            var j = i + 2
+            var attributes: [String: String] = [:]
+            while j < scalars.count, scalars[j] != ">" {
+                while j < scalars.count, scalars[j] == " " || scalars[j] == "\t" || scalars[j] == "\n" || scalars[j] == "\r" { j += 1 }
+                var name = ""
+                while j < scalars.count, scalars[j] != "=", scalars[j] != ">", scalars[j] != " ", scalars[j] != "\t", scalars[j] != "\n" {
+                    name.unicodeScalars.append(lower(scalars[j]))
+                    j += 1
+                }
+                var value = ""
+                if j < scalars.count, scalars[j] == "=" {
+                    j += 1
+                    if j < scalars.count, scalars[j] == "\"" || scalars[j] == "'" {
+                        let quote = scalars[j]
+                        j += 1
+                        while j < scalars.count, scalars[j] != quote { value.unicodeScalars.append(scalars[j]); j += 1 }
+                        j += 1
+                    } else {
+                        while j < scalars.count, scalars[j] != " ", scalars[j] != ">", scalars[j] != "\t", scalars[j] != "\n" {
+                            value.unicodeScalars.append(scalars[j]); j += 1
+                        }
+                    }
+                }
+                if !name.isEmpty { attributes[name] = unescape(value) }
+                if name.isEmpty, j < scalars.count, scalars[j] != ">" { j += 1 }
+            }
+            j += 1
+            var title = ""
+            while j < scalars.count, !(scalars[j] == "<" && j + 3 < scalars.count && scalars[j + 1] == "/" && lower(scalars[j + 2]) == "a") {
+                title.unicodeScalars.append(scalars[j])
+                j += 1
+            }
+            i = j
+            guard let href = attributes["href"], !href.isEmpty else { continue }
+            let cleanTitle = unescape(title).trimmingSpaces
+            result.append(Bookmark(url: href, title: cleanTitle.isEmpty ? nil : cleanTitle,
+                                   added: attributes["add_date"].flatMap { Int64($0) }.map(Timestamp.init(seconds:))))
+        }
+        return result
+    }
+
+    /// HTML character references: the five named XML ones, `&nbsp;`, and numeric `&#…;` / `&#x…;`.
+    static func unescape(_ s: String) -> String {
+        guard s.contains("&") else { return s }
+        var out = ""
+        var rest = Substring(s)
+        while let amp = rest.firstIndex(of: "&") {
+            out += rest[..<amp]
+            let after = rest[rest.index(after: amp)...]
+            guard let semi = after.prefix(10).firstIndex(of: ";") else { out += "&"; rest = after; continue }
+            let name = after[..<semi]
+            var replacement: String? = switch name {
+            case "amp": "&"
+            case "lt": "<"
+            case "gt": ">"
+            case "quot": "\""
+            case "apos": "'"
+            case "nbsp": "\u{A0}"
+            default: nil
+            }
+            if replacement == nil, name.hasPrefix("#") {
+                let digits = name.dropFirst()
+                let value = digits.hasPrefix("x") || digits.hasPrefix("X") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+                if let value, let scalar = Unicode.Scalar(value) { replacement = String(Character(scalar)) }
+            }
+            if let replacement {
+                out += replacement
+                rest = after[after.index(after: semi)...]
+            } else {
+                out += "&"
+                rest = after
+            }
+        }
+        out += rest
+        return out
+    }
+}

@@ -1,0 +1,189 @@
+import StarlineCore
+
+/// The deadline and state filters of `sl-tasks list`, combined with AND (DESIGN section 5):
+///
+/// | filter | keeps |
+/// |---|---|
+/// | `--overdue` | due < now |
+/// | `--today` | start of today ≤ due < start of tomorrow (local zone) |
+/// | `--due-within D` | now ≤ due ≤ now + D |
+/// | `--due-before T` | due < T |
+/// | `--due-after T` | due > T |
+/// | `--no-due` | no due date |
+///
+/// A task without a due date matches no deadline filter, so it is never overdue. Done tasks are left
+/// out unless `done` is `.only` (only done tasks) or `.all`.
+public struct TaskFilter: Sendable {
+    public enum DoneMode: Sendable { case open, only, all }
+
+    public var now: Timestamp
+    public var overdue = false
+    public var today = false
+    public var noDue = false
+    public var dueBefore: Timestamp?
+    public var dueAfter: Timestamp?
+    public var dueWithin: TimeSpan?
+    public var done: DoneMode = .open
+    public var tags: [String] = []
+
+    public init(now: Timestamp) { self.now = now }
+
+    /// Boundaries computed once per listing.
+    public struct Bounds: Sendable {
+        var lower: Timestamp?          // due ≥ lower
+        var upperExclusive: Timestamp? // due < upper
+        var upperInclusive: Timestamp? // due ≤ upper
+        var afterExclusive: Timestamp? // due > after
+        var needsDue: Bool
+    }
+
+    public var bounds: Bounds {
+        var b = Bounds(lower: nil, upperExclusive: nil, upperInclusive: nil, afterExclusive: dueAfter, needsDue: false)
+        func below(_ t: Timestamp) { b.upperExclusive = min(b.upperExclusive ?? t, t) }
+        func atLeast(_ t: Timestamp) { b.lower = max(b.lower ?? t, t) }
+        if overdue { below(now); b.needsDue = true }
+        if today {
+            let start = LocalCalendar.startOfDay(now)
+            atLeast(start)
+            below(LocalCalendar.addDays(start, 1).startOfLocalDay)
+            b.needsDue = true
+        }
+        if let dueWithin {
+            atLeast(now)
+            b.upperInclusive = dueWithin.added(to: now)
+            b.needsDue = true
+        }
+        if let dueBefore { below(dueBefore); b.needsDue = true }
+        if dueAfter != nil { b.needsDue = true }
+        return b
+    }
+
+    /// True when `task` passes every filter; `due` is the task's parsed due date.
+    public func matches(_ task: JSON, due: Timestamp?, bounds b: Bounds) -> Bool {
+        switch done {
+        case .open: if TaskRecord.isDone(task) { return false }
+        case .only: if !TaskRecord.isDone(task) { return false }
+        case .all: break
+        }
+        if noDue, due != nil || !(task["due"]?.isNull ?? true) { return false }
+        if b.needsDue {
+            guard let due else { return false }
+            if let l = b.lower, due < l { return false }
+            if let u = b.upperExclusive, !(due < u) { return false }
+            if let u = b.upperInclusive, due > u { return false }
+            if let a = b.afterExclusive, !(due > a) { return false }
+        }
+        if !tags.isEmpty {
+            let have = TaskRecord.tags(task)
+            for t in tags where !have.contains(t) { return false }
+        }
+        return true
+    }
+
+    /// The matching tasks, due ones first by due date (earliest first), then those without a due date,
+    /// each group in file order.
+    public func apply(_ tasks: [JSON]) -> [JSON] {
+        let b = bounds
+        var hits: [(due: Timestamp?, index: Int, task: JSON)] = []
+        for (i, task) in tasks.enumerated() {
+            let due = TaskRecord.due(task)
+            if matches(task, due: due, bounds: b) { hits.append((due, i, task)) }
+        }
+        return TaskFilter.sorted(hits)
+    }
+}
+
+extension Timestamp {
+    /// Local midnight of this instant's day (guards against a DST change at midnight).
+    var startOfLocalDay: Timestamp { LocalCalendar.startOfDay(self) }
+}
+
+// MARK: - Listing straight from the file's bytes
+
+extension TaskFilter {
+    /// The raw value of a member, classified without building a tree.
+    enum RawValue {
+        case absent, null, trueValue, falseValue
+        case time(Timestamp)
+        /// Anything else (an escaped string, a number, an unparseable date…): let the full check decide.
+        case other
+    }
+
+    static func classify(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>?) -> RawValue {
+        guard let range else { return .absent }
+        let v = UnsafeBufferPointer(rebasing: bytes[range])
+        switch v.first {
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "t"): return .trueValue
+        case UInt8(ascii: "f"): return .falseValue
+        case UInt8(ascii: "\""):
+            guard v.count >= 2 else { return .other }
+            let body = UnsafeBufferPointer(rebasing: v[1..<(v.count - 1)])
+            if body.contains(UInt8(ascii: "\\")) { return .other }
+            return Timestamp.parseRFC3339(body).map { .time(Timestamp(seconds: $0)) } ?? .other
+        default: return .other
+        }
+    }
+
+    /// False only when `matches` would certainly be false for this task: a conservative pre-check on
+    /// the raw `due` and `done` values, so only candidates are decoded.
+    func mightMatch(_ bytes: UnsafeBufferPointer<UInt8>, _ slice: WorkspaceScanner.TaskSlice, bounds b: Bounds) -> Bool {
+        if slice.uncertain { return true }
+        let isDone: Bool
+        switch TaskFilter.classify(bytes, slice.done) {
+        case .trueValue: isDone = true
+        case .falseValue, .absent, .null: isDone = false
+        default: isDone = false  // `boolValue ?? false`: a non-boolean counts as not done
+        }
+        switch done {
+        case .open: if isDone { return false }
+        case .only: if !isDone { return false }
+        case .all: break
+        }
+        let due = TaskFilter.classify(bytes, slice.due)
+        if noDue {
+            switch due {
+            case .absent, .null: break
+            default: return false
+            }
+        }
+        if b.needsDue {
+            switch due {
+            case .absent, .null: return false
+            case .time(let t):
+                if let l = b.lower, t < l { return false }
+                if let u = b.upperExclusive, !(t < u) { return false }
+                if let u = b.upperInclusive, t > u { return false }
+                if let a = b.afterExclusive, !(t > a) { return false }
+            default: break
+            }
+        }
+        return true
+    }
+
+    /// `apply` over a file that `WorkspaceScanner` has mapped: only tasks that pass `mightMatch` are
+    /// decoded, then checked in full. Same result as decoding everything.
+    func apply(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> [JSON] {
+        let b = bounds
+        var candidates: [(due: Timestamp?, index: Int, task: JSON)] = []
+        try bytes.withUnsafeBufferPointer { buffer in
+            for (i, slice) in slices.enumerated() where mightMatch(buffer, slice, bounds: b) {
+                let task = try JSON.parse(bytes: UnsafeBufferPointer(rebasing: buffer[slice.range]))
+                let due = TaskRecord.due(task)
+                if matches(task, due: due, bounds: b) { candidates.append((due, i, task)) }
+            }
+        }
+        return TaskFilter.sorted(candidates)
+    }
+
+    static func sorted(_ hits: [(due: Timestamp?, index: Int, task: JSON)]) -> [JSON] {
+        hits.sorted { x, y in
+            switch (x.due, y.due) {
+            case let (a?, b?): return a != b ? a < b : x.index < y.index
+            case (.some, .none): return true
+            case (.none, .some): return false
+            case (.none, .none): return x.index < y.index
+            }
+        }.map(\.task)
+    }
+}

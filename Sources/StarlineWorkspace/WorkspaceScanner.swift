@@ -1,0 +1,377 @@
+import StarlineCore
+
+/// A validating scan of `workspace.json` that builds no tree: it checks the whole file as strictly as
+/// the JSON parser does (RFC 8259 syntax, UTF-8 in strings, nesting depth) plus the workspace shape
+/// (an object, an integer `version`, arrays of objects under `tasks`, `websites` and `recents`), and
+/// remembers where the `tasks` array ends.
+///
+/// `add` uses it to append one task by splicing bytes: the rest of the file, unknown fields and all,
+/// is copied as it is, and a 10,000-task file is not decoded and re-encoded for every new task.
+/// Anything unusual (escaped or duplicate keys, no `tasks` member, a syntax error) makes `scan`
+/// return nil, and the caller takes the general path, which also produces the precise error.
+struct WorkspaceScanner {
+    let b: UnsafeBufferPointer<UInt8>
+    var pos = 0
+    var depth = 0
+
+    struct Result {
+        var version: Int64
+        /// Offsets of the `[` and `]` of the tasks array, and its element count.
+        var tasksOpen: Int
+        var tasksClose: Int
+        var taskCount: Int
+        /// With `collectTasks`: where each task is, and its `due` and `done` values.
+        var tasks: [TaskSlice] = []
+    }
+
+    /// One task object of the file: its bytes, and the raw bytes of its `due` and `done` values (the
+    /// last occurrence, as `JSON`'s subscript reads them). `uncertain` when a key has escapes, so a
+    /// member may be hidden from this byte-level view.
+    struct TaskSlice {
+        var range: Range<Int>
+        var due: Range<Int>?
+        var done: Range<Int>?
+        var uncertain = false
+    }
+
+    /// When set, `document()` records a `TaskSlice` per task.
+    var collectTasks = false
+    var slices: [TaskSlice] = []
+
+    static func scan(_ bytes: [UInt8], collectTasks: Bool = false) -> Result? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var s = WorkspaceScanner(b: buffer)
+            s.collectTasks = collectTasks
+            return s.document()
+        }
+    }
+
+    /// The file with `record` (pretty-printed at the depth of a task) appended to the tasks array.
+    static func appending(_ record: JSON, to bytes: [UInt8], at scan: Result) -> [UInt8] {
+        var w = JSONWriter(capacity: 1024)
+        w.write(record, pretty: true, indent: 2)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count + w.bytes.count + 16)
+        if scan.taskCount == 0 {
+            out.append(contentsOf: bytes[..<scan.tasksOpen])
+            out.append(contentsOf: Array("[\n    ".utf8))
+            out.append(contentsOf: w.bytes)
+            out.append(contentsOf: Array("\n  ]".utf8))
+            out.append(contentsOf: bytes[(scan.tasksClose + 1)...])
+        } else {
+            // After the last element, before the whitespace that precedes the closing bracket.
+            var end = scan.tasksClose
+            while end > scan.tasksOpen, isSpace(bytes[end - 1]) { end -= 1 }
+            out.append(contentsOf: bytes[..<end])
+            out.append(contentsOf: Array(",\n    ".utf8))
+            out.append(contentsOf: w.bytes)
+            out.append(contentsOf: bytes[end...])
+        }
+        return out
+    }
+
+    @inline(__always) static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
+
+    mutating func space() { while pos < b.count, WorkspaceScanner.isSpace(b[pos]) { pos += 1 } }
+
+    mutating func document() -> Result? {
+        if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { pos = 3 }
+        space()
+        guard pos < b.count, b[pos] == UInt8(ascii: "{") else { return nil }
+        pos += 1
+        depth = 1
+        var version: Int64?
+        var tasks: (open: Int, close: Int, count: Int)?
+        var seen: Set<[UInt8]> = []
+        space()
+        if pos < b.count, b[pos] == UInt8(ascii: "}") { return nil }  // no version
+        while true {
+            space()
+            guard let key = plainKey(), seen.insert(key).inserted else { return nil }
+            space()
+            guard pos < b.count, b[pos] == UInt8(ascii: ":") else { return nil }
+            pos += 1
+            space()
+            switch String(decoding: key, as: UTF8.self) {
+            case "version":
+                guard let v = integer() else { return nil }
+                version = v
+            case "tasks", "websites", "recents":
+                let open = pos
+                guard let count = arrayOfObjects(tasks: collectTasks && key == Array("tasks".utf8)) else { return nil }
+                if key == Array("tasks".utf8) { tasks = (open, pos - 1, count) }
+            default:
+                guard value() else { return nil }
+            }
+            space()
+            guard pos < b.count else { return nil }
+            if b[pos] == UInt8(ascii: ",") { pos += 1; continue }
+            if b[pos] == UInt8(ascii: "}") { pos += 1; break }
+            return nil
+        }
+        space()
+        guard pos == b.count, let version, version >= 1, let tasks else { return nil }
+        return Result(version: version, tasksOpen: tasks.open, tasksClose: tasks.close, taskCount: tasks.count, tasks: slices)
+    }
+
+    /// A key without escapes (the bytes between the quotes).
+    mutating func plainKey() -> [UInt8]? {
+        guard pos < b.count, b[pos] == UInt8(ascii: "\"") else { return nil }
+        let start = pos + 1
+        guard string() else { return nil }
+        let body = Array(b[start..<(pos - 1)])
+        return body.contains(UInt8(ascii: "\\")) ? nil : body
+    }
+
+    mutating func integer() -> Int64? {
+        let start = pos
+        if pos < b.count, b[pos] == UInt8(ascii: "-") { pos += 1 }
+        guard pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 else { return nil }
+        if b[pos] == 0x30 {
+            pos += 1
+        } else {
+            while pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 { pos += 1 }
+        }
+        if pos < b.count, b[pos] == UInt8(ascii: ".") || b[pos] == UInt8(ascii: "e") || b[pos] == UInt8(ascii: "E") { return nil }
+        return Int64(String(decoding: UnsafeBufferPointer(rebasing: b[start..<pos]), as: UTF8.self))
+    }
+
+    /// An array whose elements are all objects; returns the element count, `pos` after the `]`.
+    mutating func arrayOfObjects(tasks: Bool = false) -> Int? {
+        guard pos < b.count, b[pos] == UInt8(ascii: "[") else { return nil }
+        pos += 1
+        depth += 1
+        space()
+        if pos < b.count, b[pos] == UInt8(ascii: "]") { pos += 1; depth -= 1; return 0 }
+        var count = 0
+        while true {
+            space()
+            guard pos < b.count, b[pos] == UInt8(ascii: "{") else { return nil }
+            if tasks {
+                guard taskObject() else { return nil }
+            } else {
+                guard value() else { return nil }
+            }
+            count += 1
+            space()
+            guard pos < b.count else { return nil }
+            if b[pos] == UInt8(ascii: ",") { pos += 1; continue }
+            if b[pos] == UInt8(ascii: "]") { pos += 1; break }
+            return nil
+        }
+        depth -= 1
+        return count
+    }
+
+    /// A task object, validated like `value()`, recording a `TaskSlice`.
+    mutating func taskObject() -> Bool {
+        let start = pos
+        var slice = TaskSlice(range: start..<start)
+        depth += 1
+        guard depth <= 512 else { return false }
+        pos += 1
+        space()
+        if pos < b.count, b[pos] == UInt8(ascii: "}") {
+            pos += 1
+        } else {
+            while true {
+                space()
+                let keyStart = pos + 1
+                guard pos < b.count, b[pos] == UInt8(ascii: "\""), string() else { return false }
+                let key = UnsafeBufferPointer(rebasing: b[keyStart..<(pos - 1)])
+                space()
+                guard pos < b.count, b[pos] == UInt8(ascii: ":") else { return false }
+                pos += 1
+                space()
+                let valueStart = pos
+                guard value() else { return false }
+                if key.count == 3, key[0] == UInt8(ascii: "d"), key[1] == UInt8(ascii: "u"), key[2] == UInt8(ascii: "e") {
+                    slice.due = valueStart..<pos
+                } else if key.count == 4, key[0] == UInt8(ascii: "d"), key[1] == UInt8(ascii: "o"), key[2] == UInt8(ascii: "n"),
+                          key[3] == UInt8(ascii: "e") {
+                    slice.done = valueStart..<pos
+                } else if key.contains(UInt8(ascii: "\\")) {
+                    slice.uncertain = true
+                }
+                space()
+                guard pos < b.count else { return false }
+                if b[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if b[pos] == UInt8(ascii: "}") { pos += 1; break }
+                return false
+            }
+        }
+        depth -= 1
+        slice.range = start..<pos
+        slices.append(slice)
+        return true
+    }
+
+    /// Skips one value, validating it.
+    mutating func value() -> Bool {
+        guard pos < b.count else { return false }
+        switch b[pos] {
+        case UInt8(ascii: "{"):
+            depth += 1
+            guard depth <= 512 else { return false }
+            pos += 1
+            space()
+            if pos < b.count, b[pos] == UInt8(ascii: "}") { pos += 1; depth -= 1; return true }
+            while true {
+                space()
+                guard pos < b.count, b[pos] == UInt8(ascii: "\""), string() else { return false }
+                space()
+                guard pos < b.count, b[pos] == UInt8(ascii: ":") else { return false }
+                pos += 1
+                space()
+                guard value() else { return false }
+                space()
+                guard pos < b.count else { return false }
+                if b[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if b[pos] == UInt8(ascii: "}") { pos += 1; break }
+                return false
+            }
+            depth -= 1
+            return true
+        case UInt8(ascii: "["):
+            depth += 1
+            guard depth <= 512 else { return false }
+            pos += 1
+            space()
+            if pos < b.count, b[pos] == UInt8(ascii: "]") { pos += 1; depth -= 1; return true }
+            while true {
+                space()
+                guard value() else { return false }
+                space()
+                guard pos < b.count else { return false }
+                if b[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if b[pos] == UInt8(ascii: "]") { pos += 1; break }
+                return false
+            }
+            depth -= 1
+            return true
+        case UInt8(ascii: "\""): return string()
+        case UInt8(ascii: "t"): return literal("true")
+        case UInt8(ascii: "f"): return literal("false")
+        case UInt8(ascii: "n"): return literal("null")
+        case UInt8(ascii: "-"), 0x30...0x39: return number()
+        default: return false
+        }
+    }
+
+    mutating func literal(_ word: StaticString) -> Bool {
+        let n = word.utf8CodeUnitCount
+        guard pos + n <= b.count else { return false }
+        let p = word.utf8Start
+        for i in 0..<n where b[pos + i] != p[i] { return false }
+        pos += n
+        return true
+    }
+
+    mutating func number() -> Bool {
+        if b[pos] == UInt8(ascii: "-") { pos += 1 }
+        guard pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 else { return false }
+        if b[pos] == 0x30 {
+            pos += 1
+            if pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 { return false }
+        } else {
+            while pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 { pos += 1 }
+        }
+        if pos < b.count, b[pos] == UInt8(ascii: ".") {
+            pos += 1
+            guard pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 else { return false }
+            while pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 { pos += 1 }
+        }
+        if pos < b.count, b[pos] == UInt8(ascii: "e") || b[pos] == UInt8(ascii: "E") {
+            pos += 1
+            if pos < b.count, b[pos] == UInt8(ascii: "+") || b[pos] == UInt8(ascii: "-") { pos += 1 }
+            guard pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 else { return false }
+            while pos < b.count, b[pos] >= 0x30, b[pos] <= 0x39 { pos += 1 }
+        }
+        return true
+    }
+
+    /// A string starting at the quote; escapes and UTF-8 validated (surrogate escapes paired);
+    /// `pos` after the closing quote.
+    mutating func string() -> Bool {
+        pos += 1
+        while pos < b.count {
+            let c = b[pos]
+            if c == UInt8(ascii: "\"") { pos += 1; return true }
+            if c < 0x20 { return false }
+            if c == UInt8(ascii: "\\") {
+                pos += 1
+                guard pos < b.count else { return false }
+                switch b[pos] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    pos += 1
+                case UInt8(ascii: "u"):
+                    pos += 1
+                    guard let unit = hex4() else { return false }
+                    if (0xD800...0xDBFF).contains(unit) {
+                        guard pos + 1 < b.count, b[pos] == UInt8(ascii: "\\"), b[pos + 1] == UInt8(ascii: "u") else { return false }
+                        pos += 2
+                        guard let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return false }
+                    } else if (0xDC00...0xDFFF).contains(unit) {
+                        return false
+                    }
+                default: return false
+                }
+                continue
+            }
+            if c < 0x80 { pos += 1; continue }
+            guard utf8Sequence() else { return false }
+        }
+        return false
+    }
+
+    mutating func hex4() -> UInt32? {
+        guard pos + 4 <= b.count else { return nil }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = b[pos]
+            let d: UInt32
+            switch c {
+            case 0x30...0x39: d = UInt32(c - 0x30)
+            case 0x61...0x66: d = UInt32(c - 0x57)
+            case 0x41...0x46: d = UInt32(c - 0x37)
+            default: return nil
+            }
+            v = v << 4 | d
+            pos += 1
+        }
+        return v
+    }
+
+    /// One well-formed UTF-8 sequence of two to four bytes (no overlongs, no surrogates, ≤ U+10FFFF).
+    mutating func utf8Sequence() -> Bool {
+        let c = b[pos]
+        func cont(_ i: Int, _ lo: UInt8 = 0x80, _ hi: UInt8 = 0xBF) -> Bool { i < b.count && b[i] >= lo && b[i] <= hi }
+        switch c {
+        case 0xC2...0xDF:
+            guard cont(pos + 1) else { return false }
+            pos += 2
+        case 0xE0:
+            guard cont(pos + 1, 0xA0), cont(pos + 2) else { return false }
+            pos += 3
+        case 0xE1...0xEC, 0xEE...0xEF:
+            guard cont(pos + 1), cont(pos + 2) else { return false }
+            pos += 3
+        case 0xED:
+            guard cont(pos + 1, 0x80, 0x9F), cont(pos + 2) else { return false }
+            pos += 3
+        case 0xF0:
+            guard cont(pos + 1, 0x90), cont(pos + 2), cont(pos + 3) else { return false }
+            pos += 4
+        case 0xF1...0xF3:
+            guard cont(pos + 1), cont(pos + 2), cont(pos + 3) else { return false }
+            pos += 4
+        case 0xF4:
+            guard cont(pos + 1, 0x80, 0x8F), cont(pos + 2), cont(pos + 3) else { return false }
+            pos += 4
+        default:
+            return false
+        }
+        return true
+    }
+}

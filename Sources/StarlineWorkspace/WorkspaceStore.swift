@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+
+/// `workspace.json` on disk (W1): read as a snapshot, rewritten atomically under an exclusive lock.
+///
+/// - Reads take no lock: the file is only ever replaced by `rename`, so a reader sees the old or the
+///   new file, never a mix.
+/// - Every read-modify-write holds an exclusive `flock` on `workspace.json.lock`, re-reads the file
+///   under the lock, and writes a temporary file that is fsynced, renamed over the target and made
+///   durable with an fsync of the directory (`AtomicFile`). `kill -9` at any instant leaves the old
+///   or the new file.
+/// - Before each successful write the current file becomes `workspace.json.bak` (a hard link renamed
+///   into place: no copy, and the backup is always a complete earlier version).
+/// - A file that does not parse, or has the wrong shape, is never overwritten: CORRUPT_FILE (exit 12)
+///   naming the backup. A file of a newer version is read but never written: UNSUPPORTED_VERSION (12).
+public struct WorkspaceStore: Sendable {
+    public let path: String
+    public var backupPath: String { path + ".bak" }
+    public var lockPath: String { FileLock.lockPath(for: path) }
+    /// How long a writer waits for another one before giving up (STORAGE_ERROR, retryable).
+    public var lockTimeout: Swift.Duration = .seconds(60)
+
+    public init(path: String) { self.path = path }
+
+    /// `--workspace FILE`, else `STARLINE_WORKSPACE`, else `<data>/workspace.json`.
+    public init(invocation: Invocation) {
+        if let explicit = invocation.arguments.value("workspace"), !explicit.isEmpty {
+            self.init(path: explicit)
+        } else {
+            self.init(path: invocation.paths.data + "/workspace.json")
+        }
+    }
+
+    /// The current snapshot; an empty workspace when the file does not exist yet.
+    public func read() throws -> Workspace {
+        guard let bytes = try AtomicFile.read(path) else { return Workspace() }
+        return try decode(bytes)
+    }
+
+    /// True when the file exists.
+    public var exists: Bool { access(path, F_OK) == 0 }
+
+    /// Decodes file content, turning every failure into CORRUPT_FILE naming the backup.
+    public func decode(_ bytes: [UInt8]) throws -> Workspace {
+        let json: JSON
+        do {
+            json = try JSON.parse(bytes)
+        } catch let error as StarlineError {
+            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+                throw corrupt("the file is empty (truncated)", offset: 0)
+            }
+            throw corrupt(error.message, offset: error.details?["offset"]?.intValue)
+        }
+        do {
+            return try Workspace(json: json)
+        } catch {
+            throw corrupt(error.message, offset: nil)
+        }
+    }
+
+    func corrupt(_ reason: String, offset: Int64?) -> StarlineError {
+        let hasBackup = access(backupPath, F_OK) == 0
+        let advice = hasBackup
+            ? "the last good copy is \(backupPath) (cp \(backupPath) \(path) to restore it)"
+            : "no backup exists (\(backupPath) is missing)"
+        var details: [(String, JSON)] = [("path", .string(path)), ("backup", hasBackup ? .string(backupPath) : .null),
+                                         ("reason", .string(reason))]
+        if let offset { details.append(("offset", .int(offset))) }
+        return StarlineError(.corruptFile, "\(path) is not a valid workspace file (\(reason)); it was left untouched; \(advice)",
+                             details: .object(details))
+    }
+
+    /// Runs `body` on the current snapshot under the exclusive lock and writes the result back, unless
+    /// `body` returns without changing anything (`changed` false). Returns `body`'s result.
+    @discardableResult
+    public func update<T>(_ body: (inout Workspace) throws -> (result: T, changed: Bool)) throws -> T {
+        var result: T?
+        try withWriteLock { old in
+            var workspace = try old.map(decode) ?? Workspace()
+            try refuseNewer(workspace.version)
+            let (r, changed) = try body(&workspace)
+            result = r
+            return changed ? JSONWriter.document(workspace.json, pretty: true) : nil
+        }
+        return result!
+    }
+
+    /// Appends one task. A well-formed file is not decoded: the task's bytes are spliced in after the
+    /// last task (`WorkspaceScanner`), so everything else stays byte for byte as it was. Anything
+    /// unusual takes the general path of `update`.
+    public func appendTask(_ task: JSON) throws {
+        try withWriteLock { old in
+            if let old, let scan = WorkspaceScanner.scan(old), scan.version <= Workspace.currentVersion {
+                return WorkspaceScanner.appending(task, to: old, at: scan)
+            }
+            var workspace = try old.map(decode) ?? Workspace()
+            try refuseNewer(workspace.version)
+            workspace.tasks.append(task)
+            return JSONWriter.document(workspace.json, pretty: true)
+        }
+    }
+
+    func refuseNewer(_ version: Int64) throws {
+        if version > Workspace.currentVersion {
+            throw StarlineError(.unsupportedVersion,
+                                "\(path) has format version \(version), newer than this sl-tasks (version \(Workspace.currentVersion)); it can be read but not changed: upgrade sl-tasks",
+                                details: .object([("path", .string(path)), ("version", .int(version)),
+                                                  ("supported", .int(Workspace.currentVersion))]))
+        }
+    }
+
+    /// The read-modify-write cycle: directory, exclusive lock, read the current bytes (nil when there is
+    /// no file), let `body` compute the new bytes (nil: nothing to write), rotate the backup, replace
+    /// the file atomically and durably.
+    func withWriteLock(_ body: ([UInt8]?) throws -> [UInt8]?) throws {
+        let (directory, _) = WorkspaceStore.split(path)
+        try PrivateFiles.ensureDirectory(directory)
+        let lock = try FileLock(path: lockPath)
+        try lock.lock(exclusive: true, timeout: lockTimeout)
+        defer { lock.unlock() }
+        let old = try AtomicFile.read(path)
+        guard let bytes = try body(old) else { return }
+        removeStaleTemporaryFiles(in: directory)
+        if let old { try rotateBackup(old) }
+        try AtomicFile.write(bytes, to: path, mode: 0o600)
+    }
+
+    /// Temporary files of writers killed mid-write (`.workspace.json.tmp-*`, `workspace.json.bak.tmp-*`).
+    /// Holding the lock, no live writer has one open, so every such file is stale. Best-effort.
+    func removeStaleTemporaryFiles(in directory: String) {
+        let (_, name) = WorkspaceStore.split(path)
+        let prefixes = [".\(name).tmp-", "\(name).bak.tmp-"]
+        guard let dir = opendir(directory) else { return }
+        defer { closedir(dir) }
+        var stale: [String] = []
+        while let entry = readdir(dir) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if prefixes.contains(where: { entryName.hasPrefix($0) }) { stale.append(entryName) }
+        }
+        for file in stale { unlink(directory + "/" + file) }
+    }
+
+    /// Makes the current file the backup: a hard link under a temporary name renamed over the `.bak`
+    /// (atomic, and durable with the directory fsync of the write that follows). Where hard links are
+    /// not supported, the bytes are written atomically instead.
+    func rotateBackup(_ current: [UInt8]) throws {
+        let temp = "\(path).bak.tmp-\(getpid())"
+        unlink(temp)
+        if link(path, temp) == 0 {
+            if rename(temp, backupPath) == 0 { return }
+            let e = errno
+            unlink(temp)
+            throw StarlineError(.storage, "cannot write \(backupPath): \(String(cString: strerror(e)))",
+                                details: .object([("path", .string(backupPath)), ("errno", .int(Int64(e)))]))
+        }
+        try AtomicFile.write(current, to: backupPath, mode: 0o600)
+    }
+
+    static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+}

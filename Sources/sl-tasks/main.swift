@@ -1,0 +1,3 @@
+import StarlineWorkspace
+
+TasksTool.main()
