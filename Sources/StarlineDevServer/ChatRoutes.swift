@@ -22,7 +22,7 @@ enum ChatRoutes {
         .object([
             ("id", .optional(row.string("id"))), ("clientId", .optional(row.string("client_id"))),
             ("conversationId", .optional(row.string("conversation_id"))), ("senderId", .optional(row.string("sender_id"))),
-            ("text", .optional(row.string("text"))), ("createdAt", .string(Timestamp.rfc3339(row.int64("created_at") ?? 0))),
+            ("text", .optional(row.string("text"))), ("createdAt", .string(Timestamp.rfc3339String(row.int64("created_at") ?? 0))),
             ("seq", .int(Int(row.int64("seq") ?? 0))),
         ])
     }
@@ -31,7 +31,7 @@ enum ChatRoutes {
         .object([
             ("id", .optional(row.string("id"))), ("clientId", .optional(row.string("client_id"))),
             ("authorId", .optional(row.string("author_id"))), ("text", .optional(row.string("text"))),
-            ("createdAt", .string(Timestamp.rfc3339(row.int64("created_at") ?? 0))),
+            ("createdAt", .string(Timestamp.rfc3339String(row.int64("created_at") ?? 0))),
         ])
     }
 
@@ -115,7 +115,7 @@ enum ChatRoutes {
             return .json(200, messageJSON(existing))
         }
         try c.db.run("INSERT INTO messages(id, client_id, conversation_id, sender_id, text, created_at) VALUES(?,?,?,?,?,?)",
-                     [.text(DevServerStore.identifier("msg")), .text(clientId), .text(id), .text(c.user), .text(text), .integer(Timestamp.now())])
+                     [.text(DevServerStore.identifier("msg")), .text(clientId), .text(id), .text(c.user), .text(text), .integer(Timestamp.now().seconds)])
         guard let row = try c.db.queryFirst("SELECT * FROM messages WHERE seq = ?", [.integer(c.db.lastInsertRowID)]) else {
             throw APIError(500, "INTERNAL", "message vanished")
         }
@@ -169,10 +169,10 @@ enum ChatRoutes {
             ttl = v
         }
         let code = Base64.encodeURL(Sodium.randomBytes(12))
-        let expires = Timestamp.now() + ttl
+        let expires = Timestamp.now().seconds + ttl
         try c.db.run("INSERT INTO friend_links(code, user_id, expires_at) VALUES(?,?,?)", [.text(code), .text(c.user), .integer(expires)])
         return .json(201, .object([("code", .string(code)), ("url", .string(c.server.chatBase + "/f/" + code)),
-                                   ("expiresAt", .string(Timestamp.rfc3339(expires)))]))
+                                   ("expiresAt", .string(Timestamp.rfc3339String(expires)))]))
     }
 
     static func redeemFriendLink(_ c: RouteContext) throws -> HTTPResponse {
@@ -181,8 +181,8 @@ enum ChatRoutes {
         let inviter = link.string("user_id") ?? ""
         guard inviter != c.user else { throw APIError(400, "OWN_LINK", "this is your own friend link") }
         guard link.isNull("redeemed_by") else { throw APIError(410, "LINK_USED", "the friend link was already used") }
-        guard (link.int64("expires_at") ?? 0) > Timestamp.now() else { throw APIError(410, "LINK_EXPIRED", "the friend link expired") }
-        let now = Timestamp.now()
+        guard (link.int64("expires_at") ?? 0) > Timestamp.now().seconds else { throw APIError(410, "LINK_EXPIRED", "the friend link expired") }
+        let now = Timestamp.now().seconds
         try c.db.run("UPDATE friend_links SET redeemed_by = ?, redeemed_at = ? WHERE code = ?", [.text(c.user), .integer(now), .text(code)])
         let conversation: String
         if let existing = try c.db.queryFirst("SELECT conversation_id FROM friends WHERE user_id = ? AND friend_id = ?", [.text(c.user), .text(inviter)]) {
@@ -206,7 +206,7 @@ enum ChatRoutes {
         guard let link = try c.db.queryFirst("SELECT * FROM friend_links WHERE code = ?", [.text(code)]) else { throw APIError.notFound("friend link") }
         return .json(200, .object([
             ("code", .string(code)), ("inviter", try c.store.userJSON(link.string("user_id") ?? "") ?? .null),
-            ("expiresAt", .string(Timestamp.rfc3339(link.int64("expires_at") ?? 0))), ("redeemed", .bool(!link.isNull("redeemed_by"))),
+            ("expiresAt", .string(Timestamp.rfc3339String(link.int64("expires_at") ?? 0))), ("redeemed", .bool(!link.isNull("redeemed_by"))),
         ]))
     }
 
@@ -233,7 +233,7 @@ enum ChatRoutes {
             return .json(200, momentJSON(existing))
         }
         try c.db.run("INSERT INTO moments(id, client_id, author_id, text, created_at) VALUES(?,?,?,?,?)",
-                     [.text(DevServerStore.identifier("mom")), .text(clientId), .text(c.user), .text(text), .integer(Timestamp.now())])
+                     [.text(DevServerStore.identifier("mom")), .text(clientId), .text(c.user), .text(text), .integer(Timestamp.now().seconds)])
         guard let row = try c.db.queryFirst("SELECT * FROM moments WHERE seq = ?", [.integer(c.db.lastInsertRowID)]) else {
             throw APIError(500, "INTERNAL", "moment vanished")
         }

@@ -60,7 +60,7 @@ enum DevControlRoutes {
 
     static func expire(_ c: RouteContext) throws -> HTTPResponse {
         let id = c.parameter("id")
-        try c.db.run("UPDATE sessions SET expires_at = ? WHERE id = ?", [.integer(Timestamp.now() - 1), .text(id)])
+        try c.db.run("UPDATE sessions SET expires_at = ? WHERE id = ?", [.integer(Timestamp.now().seconds - 1), .text(id)])
         guard c.db.changes == 1 else { throw APIError.notFound("session \(id)") }
         return .json(200, .object([("session", .string(id)), ("expired", .bool(true))]))
     }

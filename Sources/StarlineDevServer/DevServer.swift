@@ -298,7 +298,7 @@ public final class DevServer: @unchecked Sendable {
             """, [.text(token)]) else {
             throw APIError(401, "INVALID_TOKEN", "the bearer token is not valid", headers: challenge)
         }
-        let now = Timestamp.now()
+        let now = Timestamp.now().seconds
         if !row.isNull("revoked_at") { throw APIError(401, "SESSION_REVOKED", "the session was revoked", headers: challenge) }
         let expiresAt = row.int64("expires_at") ?? 0
         if expiresAt <= now { throw APIError(401, "SESSION_EXPIRED", "the session expired", headers: challenge) }
@@ -348,7 +348,7 @@ public final class DevServer: @unchecked Sendable {
     private func rateLimited() -> HTTPResponse? {
         locked {
             guard rateLimit > 0 else { return nil }
-            let second = Timestamp.now()
+            let second = Timestamp.now().seconds
             if second != rateWindowSecond {
                 rateWindowSecond = second
                 rateWindowCount = 0
@@ -366,7 +366,7 @@ public final class DevServer: @unchecked Sendable {
     private func log(_ request: HTTPRequest, route: String?, status: Int, started: Int64) {
         guard let logFile else { return }
         let line = JSON.object([
-            ("time", .string(Timestamp.rfc3339(started / 1000))), ("method", .string(request.method)),
+            ("time", .string(Timestamp.rfc3339String(started / 1000))), ("method", .string(request.method)),
             ("route", .string(route ?? "(unmatched)")), ("status", .int(status)),
             ("durationMs", .int(Int(Timestamp.nowMilliseconds() - started))), ("client", .string(request.clientAddress)),
         ]).serialized() + "\n"

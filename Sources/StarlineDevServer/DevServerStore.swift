@@ -66,7 +66,7 @@ final class DevServerStore {
     func seed() throws { try db.transaction { try seedRows() } }
 
     private func seedRows() throws {
-        let now = Timestamp.now()
+        let now = Timestamp.now().seconds
         for user in fixture["users"]?.arrayValue ?? [] {
             guard let id = user["id"]?.stringValue, let password = user["password"]?.stringValue else {
                 throw StarlineError(.data, "seed: every user needs an id and a password")
@@ -131,7 +131,7 @@ final class DevServerStore {
                        authCode: String?) throws -> (id: String, token: String) {
         let id = Self.identifier("ses")
         let token = Self.token()
-        let now = Timestamp.now()
+        let now = Timestamp.now().seconds
         try db.run("""
             INSERT INTO sessions(id, token, user_id, app_id, device_name, device_platform, ip, created_at, last_seen_at, expires_at, auth_code)
             VALUES(?,?,?,?,?,?,?,?,?,?,?)

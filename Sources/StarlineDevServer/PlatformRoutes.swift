@@ -87,14 +87,14 @@ enum PlatformRoutes {
         let requestId = DevServerStore.token()
         try c.db.run("INSERT INTO auth_requests(id, app_id, redirect_uri, state, challenge, expires_at) VALUES(?,?,?,?,?,?)",
                      [.text(requestId), .text(app), .text(redirectURI), state.map(SQLiteValue.text) ?? .null, .text(challenge),
-                      .integer(Timestamp.now() + authRequestLifetime)])
+                      .integer(Timestamp.now().seconds + authRequestLifetime)])
         return .html(200, Pages.signIn(app: app, requestId: requestId, message: nil))
     }
 
     static func issueCode(_ c: RouteContext, app: String, user: String, redirectURI: String, challenge: String) throws -> String {
         let code = Base64.encodeURL(Sodium.randomBytes(24))
         try c.db.run("INSERT INTO auth_codes(code, app_id, user_id, redirect_uri, challenge, expires_at) VALUES(?,?,?,?,?,?)",
-                     [.text(code), .text(app), .text(user), .text(redirectURI), .text(challenge), .integer(Timestamp.now() + c.server.configuration.codeTTL)])
+                     [.text(code), .text(app), .text(user), .text(redirectURI), .text(challenge), .integer(Timestamp.now().seconds + c.server.configuration.codeTTL)])
         return code
     }
 
@@ -109,7 +109,7 @@ enum PlatformRoutes {
         // The request id is random, single-use and only in the page served to the browser: a forged
         // cross-site form cannot know it (CSRF).
         guard let requestId = form["request_id"], let row = try c.db.queryFirst("SELECT * FROM auth_requests WHERE id = ?", [.text(requestId)]),
-              (row.int64("expires_at") ?? 0) > Timestamp.now() else {
+              (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
             return .html(400, Pages.error("Sign-in expired", "This sign-in request is unknown or expired. Start the sign-in again from your application."))
         }
         let app = row.string("app_id") ?? "", redirectURI = row.string("redirect_uri") ?? "", state = row.string("state")
@@ -155,17 +155,17 @@ enum PlatformRoutes {
             }
             if !row.isNull("used_at") {
                 // RFC 6749 §4.1.2: a reused code revokes the tokens issued from it.
-                try c.db.run("UPDATE sessions SET revoked_at = ? WHERE auth_code = ? AND revoked_at IS NULL", [.integer(Timestamp.now()), .text(code)])
+                try c.db.run("UPDATE sessions SET revoked_at = ? WHERE auth_code = ? AND revoked_at IS NULL", [.integer(Timestamp.now().seconds), .text(code)])
                 throw OAuthError("invalid_grant", "the authorization code was already used")
             }
-            guard (row.int64("expires_at") ?? 0) > Timestamp.now() else { throw OAuthError("invalid_grant", "the authorization code expired") }
+            guard (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else { throw OAuthError("invalid_grant", "the authorization code expired") }
             guard row.string("app_id") == app else { throw OAuthError("invalid_grant", "the code was issued to another client") }
             guard row.string("redirect_uri") == redirectURI else { throw OAuthError("invalid_grant", "redirect_uri does not match the authorization request") }
             let computed = Base64.encodeURL(SHA256.hash(Array(verifier.utf8)))
             guard verifier.count >= 43, verifier.count <= 128, computed == row.string("challenge") else {
                 throw OAuthError("invalid_grant", "the code_verifier does not match the code_challenge")
             }
-            try c.db.run("UPDATE auth_codes SET used_at = ? WHERE code = ?", [.integer(Timestamp.now()), .text(code)])
+            try c.db.run("UPDATE auth_codes SET used_at = ? WHERE code = ?", [.integer(Timestamp.now().seconds), .text(code)])
             let user = row.string("user_id") ?? ""
             if let disabled = try c.db.queryFirst("SELECT disabled FROM apps WHERE id = ?", [.text(app)])?.bool("disabled"), disabled {
                 throw OAuthError("invalid_client", "the app is unavailable")
@@ -216,7 +216,7 @@ enum PlatformRoutes {
         let interval = c.server.configuration.deviceInterval
         try c.db.run("INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval) VALUES(?,?,?,?,?,?,?)",
                      [.text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
-                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now() + c.server.configuration.deviceCodeTTL), .integer(Int64(interval))])
+                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now().seconds + c.server.configuration.deviceCodeTTL), .integer(Int64(interval))])
         let verification = c.server.baseURL + "/oauth/device"
         return .json(200, .object([
             ("device_code", .string(deviceCode)), ("user_code", .string(userCode)),
@@ -233,7 +233,7 @@ enum PlatformRoutes {
         let form = c.form()
         let userCode = (form["user_code"] ?? "").uppercased()
         guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]),
-              row.string("status") == "pending", (row.int64("expires_at") ?? 0) > Timestamp.now() else {
+              row.string("status") == "pending", (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
             return .html(400, Pages.device(userCode: userCode, message: "This code is unknown, expired or already used."))
         }
         if form["action"] == "deny" {
@@ -252,7 +252,7 @@ enum PlatformRoutes {
         // RFC 7009 §2.2: "The authorization server responds with HTTP status code 200 if the token has been
         // revoked successfully or if the client submitted an invalid token."
         if let token = c.form()["token"] {
-            try c.db.run("UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [.integer(Timestamp.now()), .text(token)])
+            try c.db.run("UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [.integer(Timestamp.now().seconds), .text(token)])
         }
         return .json(200, .object([]))
     }
@@ -263,7 +263,7 @@ enum PlatformRoutes {
         guard let s = c.session else { throw APIError(401, "INVALID_TOKEN", "a bearer token is required") }
         return .json(200, .object([
             ("user", try c.store.userJSON(s.userId) ?? .null), ("roles", try c.store.roles(s.userId)),
-            ("session", .object([("id", .string(s.id)), ("appId", .string(s.appId)), ("expiresAt", .string(Timestamp.rfc3339(s.expiresAt)))])),
+            ("session", .object([("id", .string(s.id)), ("appId", .string(s.appId)), ("expiresAt", .string(Timestamp.rfc3339String(s.expiresAt)))])),
         ]))
     }
 
@@ -272,26 +272,26 @@ enum PlatformRoutes {
         let phone = row?.string("phone") ?? ""
         let masked = phone.count > 8 ? String(phone.prefix(4)) + String(repeating: "*", count: phone.count - 8) + String(phone.suffix(4)) : phone
         let count = try c.db.queryFirst("SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
-                                        [.text(c.user), .integer(Timestamp.now())])?.int("n") ?? 0
+                                        [.text(c.user), .integer(Timestamp.now().seconds)])?.int("n") ?? 0
         return .json(200, .object([
             ("user", try c.store.userJSON(c.user) ?? .null), ("roles", try c.store.roles(c.user)),
             ("security", .object([("phoneMasked", .string(masked)),
-                                  ("passwordUpdatedAt", row?.int64("password_updated_at").map { .string(Timestamp.rfc3339($0)) } ?? .null)])),
+                                  ("passwordUpdatedAt", row?.int64("password_updated_at").map { .string(Timestamp.rfc3339String($0)) } ?? .null)])),
             ("sessionCount", .int(count)), ("currentSessionId", .string(c.session?.id ?? "")),
         ]))
     }
 
     static func sessionsJSON(_ c: RouteContext, user: String) throws -> JSON {
         let rows = try c.db.query("SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id",
-                                  [.text(user), .integer(Timestamp.now())])
+                                  [.text(user), .integer(Timestamp.now().seconds)])
         return .array(rows.map { row in
             .object([
                 ("id", .optional(row.string("id"))), ("appId", .optional(row.string("app_id"))),
                 ("device", .object([("name", .optional(row.string("device_name"))), ("platform", .optional(row.string("device_platform")))])),
                 ("ip", .optional(row.string("ip"))),
-                ("createdAt", .string(Timestamp.rfc3339(row.int64("created_at") ?? 0))),
-                ("lastSeenAt", .string(Timestamp.rfc3339(row.int64("last_seen_at") ?? 0))),
-                ("expiresAt", .string(Timestamp.rfc3339(row.int64("expires_at") ?? 0))),
+                ("createdAt", .string(Timestamp.rfc3339String(row.int64("created_at") ?? 0))),
+                ("lastSeenAt", .string(Timestamp.rfc3339String(row.int64("last_seen_at") ?? 0))),
+                ("expiresAt", .string(Timestamp.rfc3339String(row.int64("expires_at") ?? 0))),
                 ("current", .bool(row.string("id") == c.session?.id)),
             ])
         })
@@ -305,7 +305,7 @@ enum PlatformRoutes {
     static func revokeOne(_ c: RouteContext, user: String, id: String) throws -> Bool? {
         guard let row = try c.db.queryFirst("SELECT revoked_at FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(user)]) else { return nil }
         guard row.isNull("revoked_at") else { return false }
-        try c.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ?", [.integer(Timestamp.now()), .text(id)])
+        try c.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ?", [.integer(Timestamp.now().seconds), .text(id)])
         return true
     }
 
@@ -317,7 +317,7 @@ enum PlatformRoutes {
 
     static func revokeAll(_ c: RouteContext, user: String, except: String?) throws -> Int {
         try c.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
-                     [.integer(Timestamp.now()), .text(user), .text(except ?? "")])
+                     [.integer(Timestamp.now().seconds), .text(user), .text(except ?? "")])
         return c.db.changes
     }
 
@@ -329,7 +329,7 @@ enum PlatformRoutes {
         guard password.count >= 8 else { throw APIError(400, "WEAK_PASSWORD", "the new password must have at least 8 characters") }
         let salt = Sodium.randomBytes(16)
         try c.db.run("UPDATE users SET password_salt = ?, password_hash = ?, password_updated_at = ? WHERE id = ?",
-                     [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(Timestamp.now()), .text(user)])
+                     [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(Timestamp.now().seconds), .text(user)])
     }
 
     static func changePassword(_ c: RouteContext) throws -> HTTPResponse {
@@ -345,7 +345,7 @@ enum PlatformRoutes {
         // Unknown phones get the same answer, so the route cannot be used to find accounts.
         if try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)]) != nil {
             let code = String(format6(Int(Sodium.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) } % 1_000_000)))
-            try c.db.run("INSERT OR REPLACE INTO sms_codes(phone, code, expires_at) VALUES(?,?,?)", [.text(phone), .text(code), .integer(Timestamp.now() + 300)])
+            try c.db.run("INSERT OR REPLACE INTO sms_codes(phone, code, expires_at) VALUES(?,?,?)", [.text(phone), .text(code), .integer(Timestamp.now().seconds + 300)])
         }
         return .json(202, .object([("sent", .bool(true)), ("expiresIn", .int(300))]))
     }
@@ -360,7 +360,7 @@ enum PlatformRoutes {
         let phone = try c.string(body, "phone", maxLength: 32), code = try c.string(body, "code", maxLength: 16)
         let password = try c.string(body, "newPassword")
         guard let row = try c.db.queryFirst("SELECT code, expires_at FROM sms_codes WHERE phone = ?", [.text(phone)]),
-              (row.int64("expires_at") ?? 0) > Timestamp.now(),
+              (row.int64("expires_at") ?? 0) > Timestamp.now().seconds,
               Sodium.constantTimeEquals(Array((row.string("code") ?? "").utf8), Array(code.utf8)),
               let user = try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)])?.string("id") else {
             throw APIError(400, "INVALID_CODE", "the SMS code is wrong or expired")

@@ -102,7 +102,7 @@ public struct RetryPolicy: Sendable, Equatable {
         let text = value.trimmingWhitespace()
         if let seconds = Int(text) { return Double(max(0, seconds)) }
         guard let date = parseIMFFixdate(text) else { return nil }
-        return Double(max(0, date - Timestamp.now()))
+        return Double(max(0, date - Timestamp.now().seconds))
     }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` → epoch seconds.

@@ -61,11 +61,11 @@ public enum LoginTool {
         switch args.path.first {
         case "status": return try status(client, invocation)
         case "token":
-            if let token = client.session?.accessToken { output.write(token + "\n"); return .ok }
+            if let token = client.session?.accessToken ?? client.memoryToken { output.write(token + "\n"); return .ok }
             guard let store = client.store, let candidate = try store.withState({ try $0.candidate() }) else {
                 throw StarlineError(.notLoggedIn, "not logged in")
             }
-            guard candidate.expiresAt > Timestamp.now() else { throw StarlineError(.sessionExpired, "the stored session expired; log in again") }
+            guard candidate.expiresAt > Timestamp.now().seconds else { throw StarlineError(.sessionExpired, "the stored session expired; log in again") }
             output.write(candidate.accessToken + "\n")
             return .ok
         case "center":
@@ -77,7 +77,7 @@ public enum LoginTool {
         case "start":
             let ttl = Int64(try args.int("pending-ttl", in: 30...86400) ?? 600)
             let (url, pending) = try client.startLogin(ttl: ttl)
-            output.emit(.object([("url", .string(url)), ("expiresAt", .string(Timestamp.rfc3339(pending.expiresAt)))]))
+            output.emit(.object([("url", .string(url)), ("expiresAt", .string(Timestamp.rfc3339String(pending.expiresAt)))]))
             output.notice("Open the URL, sign in, then run: sl-login complete CALLBACK (or pipe sl-qr decode --show-secrets into sl-login complete -)")
             return .ok
         case "complete":
@@ -194,11 +194,11 @@ public enum LoginTool {
                                            ("deviceKey", .string(store.deviceKeyPath)), ("machineId", .string(store.machineIdSource))])))
         let candidate = snapshot.0
         var sessionJSON = candidate.map { PlatformSession($0).json() } ?? .null
-        if let c = candidate { sessionJSON.set("expired", .bool(c.expiresAt <= Timestamp.now())) }
+        if let c = candidate { sessionJSON.set("expired", .bool(c.expiresAt <= Timestamp.now().seconds)) }
         fields.append(("session", sessionJSON))
-        fields.append(("pendingLogin", snapshot.1.map { .object([("mode", .string($0.mode)), ("createdAt", .string(Timestamp.rfc3339($0.createdAt))),
-                                                                  ("expiresAt", .string(Timestamp.rfc3339($0.expiresAt)))]) } ?? .null))
-        fields.append(("pendingRevocations", .array(snapshot.2.map { .object([("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339($0.createdAt))),
+        fields.append(("pendingLogin", snapshot.1.map { .object([("mode", .string($0.mode)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+                                                                  ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))]) } ?? .null))
+        fields.append(("pendingRevocations", .array(snapshot.2.map { .object([("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
                                                                              ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))]) })))
         fields.append(("clearIncomplete", .bool(snapshot.3 != nil)))
         invocation.output.emit(.object(fields))

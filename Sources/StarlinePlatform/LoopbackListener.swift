@@ -55,7 +55,7 @@ public final class LoopbackListener: @unchecked Sendable {
 
     func acceptCallback(state: String, deadline: Int64) throws -> StarlightClient.Callback {
         while true {
-            let remaining = deadline - Timestamp.now()
+            let remaining = deadline - Timestamp.now().seconds
             guard remaining > 0 else { throw StarlineError(.noResult, "no browser callback arrived before the login expired") }
             var poller = pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(min(remaining, 60) * 1000))

@@ -87,7 +87,7 @@ public struct PlatformAPI: Sendable {
         let session = try d.object("session")
         let s = AnswerReader(json: session, route: route, prefix: "session.")
         let expires = try s.string("expiresAt")
-        guard let expiresAt = Timestamp.parseRFC3339(expires) else { throw d.malformed("session.expiresAt is not an RFC 3339 time") }
+        guard let expiresAt = Timestamp(rfc3339: expires)?.seconds else { throw d.malformed("session.expiresAt is not an RFC 3339 time") }
         return Me(user: try d.object("user"), roles: try d.strings("roles"), sessionId: try s.string("id"), appId: try s.string("appId"),
                   expiresAt: expiresAt)
     }

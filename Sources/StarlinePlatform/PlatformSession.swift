@@ -25,17 +25,17 @@ public struct PlatformSession: Sendable, Equatable {
 
     var candidate: StoredCandidate {
         StoredCandidate(accessToken: accessToken, sessionId: sessionId, user: user, roles: roles, expiresAt: expiresAt,
-                        createdAt: Timestamp.now(), verifiedAt: verifiedAt)
+                        createdAt: Timestamp.now().seconds, verifiedAt: verifiedAt)
     }
 
-    public var isExpired: Bool { expiresAt <= Timestamp.now() }
+    public var isExpired: Bool { expiresAt <= Timestamp.now().seconds }
 
     /// The JSON the tools print: no token unless `showToken`.
     public func json(showToken: Bool = false) -> JSON {
         var fields: [(String, JSON)] = [
             ("id", .string(sessionId)), ("user", user), ("roles", .array(roles.map(JSON.string))),
-            ("expiresAt", .string(Timestamp.rfc3339(expiresAt))),
-            ("verifiedAt", verifiedAt.map { .string(Timestamp.rfc3339($0)) } ?? .null),
+            ("expiresAt", .string(Timestamp.rfc3339String(expiresAt))),
+            ("verifiedAt", verifiedAt.map { .string(Timestamp.rfc3339String($0)) } ?? .null),
         ]
         if showToken { fields.append(("accessToken", .string(accessToken))) }
         return .object(fields)

@@ -43,10 +43,10 @@ public enum PlatformToolSupport {
     static func attachEvents(_ client: StarlightClient, path: String, output: Output) throws {
         let writer = try EventWriter(path: path, output: output)
         client.onSessionChanged = { session in
-            writer.write(.object([("event", .string("sessionChanged")), ("time", .string(Timestamp.rfc3339(Timestamp.now()))), ("session", session?.json() ?? .null)]))
+            writer.write(.object([("event", .string("sessionChanged")), ("time", .string(Timestamp.rfc3339String(Timestamp.now().seconds))), ("session", session?.json() ?? .null)]))
         }
         client.onError = { error in
-            writer.write(.object([("event", .string("error")), ("time", .string(Timestamp.rfc3339(Timestamp.now()))), ("error", error.json["error"] ?? .null)]))
+            writer.write(.object([("event", .string("error")), ("time", .string(Timestamp.rfc3339String(Timestamp.now().seconds))), ("error", error.json["error"] ?? .null)]))
         }
     }
 

@@ -56,22 +56,22 @@ extension StarlightClient {
         switch method {
         case .token(let token):
             let generation = try beginPersistentLogin(PendingLogin(mode: "token", state: "", verifier: "", redirectURI: "", deviceCode: nil,
-                                                                   createdAt: Timestamp.now(), expiresAt: Timestamp.now() + pendingTTL))
+                                                                   createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + pendingTTL))
             let me: Me
             do { me = try await platform.me(token: token) } catch {
                 abandonPendingLogin(generation)
                 throw Self.starline(error)
             }
-            let grant = TokenGrant(accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - Timestamp.now(), user: me.user, roles: me.roles)
+            let grant = TokenGrant(accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - Timestamp.now().seconds, user: me.user, roles: me.roles)
             return try await finishLogin(grant, generation: generation, revokeOnFailure: false)
         case .device(let present):
             let authorization = try await platform.deviceAuthorization()
             let generation = try beginPersistentLogin(PendingLogin(mode: "device", state: "", verifier: "", redirectURI: authorization.verificationURI,
-                                                                   deviceCode: authorization.deviceCode, createdAt: Timestamp.now(),
-                                                                   expiresAt: Timestamp.now() + Int64(authorization.expiresIn)))
+                                                                   deviceCode: authorization.deviceCode, createdAt: Timestamp.now().seconds,
+                                                                   expiresAt: Timestamp.now().seconds + Int64(authorization.expiresIn)))
             present(authorization)
             var interval = max(0, authorization.interval)
-            let deadline = Timestamp.now() + Int64(authorization.expiresIn)
+            let deadline = Timestamp.now().seconds + Int64(authorization.expiresIn)
             while true {
                 try await Task.sleep(nanoseconds: UInt64(interval) * 1_000_000_000)
                 try checkNotCancelled(generation)
@@ -85,7 +85,7 @@ extension StarlightClient {
                 case .slowDown: interval += 5  // RFC 8628 §3.5
                 case .granted(let grant): return try await finishLogin(grant, generation: generation, revokeOnFailure: true)
                 }
-                if Timestamp.now() > deadline {
+                if Timestamp.now().seconds > deadline {
                     abandonPendingLogin(generation)
                     throw StarlineError(.noResult, "the device code expired before the sign-in was approved")
                 }
@@ -94,11 +94,11 @@ extension StarlightClient {
             let (verifier, challenge) = PKCE.make()
             let state = Base64.encodeURL(Sodium.randomBytes(16))
             let generation = try beginPersistentLogin(PendingLogin(mode: "loopback", state: state, verifier: verifier, redirectURI: listener.redirectURI,
-                                                                   deviceCode: nil, createdAt: Timestamp.now(), expiresAt: Timestamp.now() + pendingTTL))
+                                                                   deviceCode: nil, createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + pendingTTL))
             let url = platform.authorizeURL(redirectURI: listener.redirectURI, state: state, codeChallenge: challenge)
             open(url)
             let callback: Callback
-            do { callback = try await listener.waitForCallback(state: state, deadline: Timestamp.now() + pendingTTL) } catch {
+            do { callback = try await listener.waitForCallback(state: state, deadline: Timestamp.now().seconds + pendingTTL) } catch {
                 abandonPendingLogin(generation)
                 throw Self.starline(error)
             }
@@ -112,7 +112,7 @@ extension StarlightClient {
         let state = Base64.encodeURL(Sodium.randomBytes(16))
         let redirect = "starline-\(configuration.appId)://auth/callback"
         let pending = PendingLogin(mode: "paste", state: state, verifier: verifier, redirectURI: redirect, deviceCode: nil,
-                                   createdAt: Timestamp.now(), expiresAt: Timestamp.now() + ttl)
+                                   createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + ttl)
         _ = try beginPersistentLogin(pending)
         return (platform.authorizeURL(redirectURI: redirect, state: state, codeChallenge: challenge), pending)
     }
@@ -187,7 +187,7 @@ extension StarlightClient {
     /// A failed store write revokes the new server session best-effort and reports STORAGE_ERROR (S17).
     private func finishLogin(_ grant: TokenGrant, generation: Int64, revokeOnFailure: Bool) async throws -> PlatformSession {
         let new = PlatformSession(accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
-                                  expiresAt: Timestamp.now() + grant.expiresIn, verifiedAt: Timestamp.now())
+                                  expiresAt: Timestamp.now().seconds + grant.expiresIn, verifiedAt: Timestamp.now().seconds)
         let epochBefore = epoch
         if let store {
             do {
@@ -318,7 +318,9 @@ extension StarlightClient {
     /// clears the session only if it is still the one this request used (S15).
     public func authenticated<T: Sendable>(_ operation: @Sendable (String) async throws -> T) async throws -> T {
         let current: PlatformSession
-        if let session { current = session } else if let store, let c = try store.withState({ try $0.candidate() }) {
+        if let session { current = session } else if let memoryToken {
+            current = PlatformSession(accessToken: memoryToken, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
+        } else if let store, let c = try store.withState({ try $0.candidate() }) {
             current = PlatformSession(c)
         } else {
             throw StarlineError(.notLoggedIn, "not logged in")

@@ -34,6 +34,8 @@ public final class StarlightClient {
     /// Bumped by every change of identity in this process (login, logout, clear, cancel); checked after
     /// every await and after callbacks so late results never overwrite newer state (S8, W8).
     var epoch = 0
+    /// STARLINE_TOKEN: the token of the memory-only mode, verified by `restoreSession()` before it is published.
+    var memoryToken: String?
     var loginInProgress = false
     var inFlightRestore: Task<RestoreOutcome, Never>?
 
@@ -46,7 +48,7 @@ public final class StarlightClient {
 
     /// A memory-only session for an existing token (`STARLINE_TOKEN`): nothing is read from or written to storage.
     public func adoptMemoryToken(_ token: String) {
-        session = PlatformSession(accessToken: token, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
+        memoryToken = token
     }
 
     // MARK: Publishing
@@ -69,7 +71,7 @@ public final class StarlightClient {
     /// `maxAge` accepts a session verified that recently without a network call (the in-memory case).
     public func restoreSession(maxAge: Int64 = 0) async -> RestoreOutcome {
         if loginInProgress { return RestoreOutcome(state: .noResult, reason: "loginInProgress") }
-        if let session, !session.isExpired, store == nil || (session.verifiedAt.map { Timestamp.now() - $0 <= maxAge } ?? false) {
+        if let session, !session.isExpired, session.verifiedAt != nil, store == nil || (session.verifiedAt.map { Timestamp.now().seconds - $0 <= maxAge } ?? false) {
             return RestoreOutcome(state: .valid, session: session)
         }
         if let inFlightRestore { return await inFlightRestore.value }  // S5: share the in-flight restore
@@ -83,7 +85,9 @@ public final class StarlightClient {
     private func performRestore(maxAge: Int64) async -> RestoreOutcome {
         let epochAtStart = epoch
         guard let store else { return await restoreMemorySession() }
-        let started = Timestamp.now()
+        let started = Timestamp.now().seconds
+        // Tokens an earlier offline logout could not revoke, first and best-effort (S12).
+        await retryPendingRevocations()
         // 1. The local candidate, unless a login is pending (S6: do not even read the old identity).
         var generation: Int64 = 0
         var candidate: StoredCandidate?
@@ -91,7 +95,7 @@ public final class StarlightClient {
             let early: RestoreOutcome? = try store.withState { state in
                 if let pending = try state.pendingLogin() {
                     return RestoreOutcome(state: .noResult, reason: "loginPending",
-                                          error: StarlineError(.noResult, "a \(pending.mode) login is in progress (started \(Timestamp.rfc3339(pending.createdAt)), expires \(Timestamp.rfc3339(pending.expiresAt))); finish it with sl-login complete or sl-login cancel"))
+                                          error: StarlineError(.noResult, "a \(pending.mode) login is in progress (started \(Timestamp.rfc3339String(pending.createdAt)), expires \(Timestamp.rfc3339String(pending.expiresAt))); finish it with sl-login complete or sl-login cancel"))
                 }
                 generation = state.generation
                 if let marked = try state.revocationMarker() {
@@ -104,13 +108,13 @@ public final class StarlightClient {
                 guard let c = candidate else {
                     return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in"))
                 }
-                if c.accessToken.isEmpty || c.sessionId.isEmpty || c.expiresAt <= Timestamp.now() {
+                if c.accessToken.isEmpty || c.sessionId.isEmpty || c.expiresAt <= Timestamp.now().seconds {
                     // Expired or malformed: cleared without a network call (S4 step 1).
                     try state.deleteCandidate()
-                    return RestoreOutcome(state: .cleared, reason: c.expiresAt <= Timestamp.now() ? "expired" : "malformed",
-                                          error: StarlineError(.sessionExpired, "the stored session expired at \(Timestamp.rfc3339(c.expiresAt)); log in again"))
+                    return RestoreOutcome(state: .cleared, reason: c.expiresAt <= Timestamp.now().seconds ? "expired" : "malformed",
+                                          error: StarlineError(.sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(c.expiresAt)); log in again"))
                 }
-                if maxAge > 0, let verified = c.verifiedAt, Timestamp.now() - verified <= maxAge {
+                if maxAge > 0, let verified = c.verifiedAt, Timestamp.now().seconds - verified <= maxAge {
                     return RestoreOutcome(state: .valid, session: PlatformSession(c))
                 }
                 return nil
@@ -123,12 +127,20 @@ public final class StarlightClient {
             return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
         }
         guard let original = candidate else { return RestoreOutcome(state: .absent, reason: "noCandidate") }
-        await retryPendingRevocations()
 
         // 2. One verification for all processes restoring at once: whoever holds the verification lock
         // calls /api/me; the others find the candidate verified after they started and use that.
         let verificationLock: FileLock
-        do { verificationLock = try store.verificationLock() } catch {
+        let waited: Bool
+        do {
+            if let free = try store.tryVerificationLock() {
+                verificationLock = free
+                waited = false
+            } else {
+                verificationLock = try store.verificationLock()
+                waited = true
+            }
+        } catch {
             return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
         }
         defer { verificationLock.unlock() }
@@ -137,7 +149,8 @@ public final class StarlightClient {
                 guard state.generation == generation else {
                     return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login or logout happened while restoring"))
                 }
-                if let c = try state.candidate(), c.sessionId == original.sessionId, let verified = c.verifiedAt, verified >= started {
+                // Only a restore that had to wait shares: the verification it waited for finished after it started.
+                if waited, let c = try state.candidate(), c.sessionId == original.sessionId, let verified = c.verifiedAt, verified >= started {
                     return RestoreOutcome(state: .valid, session: PlatformSession(c))
                 }
                 return nil
@@ -176,7 +189,7 @@ public final class StarlightClient {
                 updated.user = me.user
                 updated.roles = me.roles
                 updated.expiresAt = me.expiresAt
-                updated.verifiedAt = Timestamp.now()
+                updated.verifiedAt = Timestamp.now().seconds
                 try state.saveCandidate(updated)
                 return RestoreOutcome(state: .valid, session: PlatformSession(updated))
             }
@@ -192,12 +205,12 @@ public final class StarlightClient {
 
     /// STARLINE_TOKEN: verify the memory-only token; nothing touches storage.
     private func restoreMemorySession() async -> RestoreOutcome {
-        guard let token = session?.accessToken else { return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in")) }
+        guard let token = session?.accessToken ?? memoryToken else { return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in")) }
         let epochAtStart = epoch
         do {
             let me = try await platform.me(token: token)
             guard epoch == epochAtStart else { return RestoreOutcome(state: .noResult, reason: "superseded") }
-            let s = PlatformSession(accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt, verifiedAt: Timestamp.now())
+            let s = PlatformSession(accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt, verifiedAt: Timestamp.now().seconds)
             publish(s)
             return RestoreOutcome(state: .valid, session: s)
         } catch {

@@ -60,33 +60,54 @@ public enum Tools {
     public static func path(_ tool: String) -> String { binDirectory + "/" + tool }
 
     /// Runs `tool` with a clean environment (PATH, HOME and STARLINE_HOME in `home`, plus `environment`).
-    /// Output goes through files so large outputs cannot deadlock the pipe.
+    /// Output goes through files so large outputs cannot deadlock a pipe. Spawned with posix_spawn and an
+    /// empty signal mask and default handlers: test threads (libdispatch workers) block every signal, and a
+    /// child inheriting that mask never sees SIGCHLD or SIGTERM — a shell's `wait` then hangs forever.
     public static func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, home: String,
                            environment: [String: String] = [:], workingDirectory: String? = nil) throws -> ToolRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : path(tool))
-        process.arguments = arguments
         var env = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "STARLINE_HOME": home + "/starline", "LANG": "C.UTF-8"]
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
         let scratch = TemporaryDirectory("starline-run")
         let outPath = scratch.file("stdout"), errPath = scratch.file("stderr"), inPath = scratch.file("stdin")
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         _ = FileManager.default.createFile(atPath: inPath, contents: Data(stdin ?? []))
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let input = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        process.waitUntilExit()
-        try out.close(); try err.close(); try input.close()
-        return ToolRun(status: process.terminationStatus,
-                       stdout: Array(try Data(contentsOf: URL(fileURLWithPath: outPath))),
-                       stderr: Array(try Data(contentsOf: URL(fileURLWithPath: errPath))))
+        var executable = tool.hasPrefix("/") ? tool : path(tool)
+        var arguments = arguments
+        if let workingDirectory {
+            // posix_spawn_file_actions_addchdir_np is not visible from Swift here; coreutils env -C changes directory.
+            arguments = ["-C", workingDirectory, executable] + arguments
+            executable = "/usr/bin/env"
+        }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, inPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid = pid_t()
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw StarlineError(.internalError, "cannot run \(executable): \(String(cString: strerror(rc)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros: decode the wait status by hand.
+        let exitCode: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return ToolRun(status: exitCode,
+                       stdout: Array(FileManager.default.contents(atPath: outPath) ?? Data()),
+                       stderr: Array(FileManager.default.contents(atPath: errPath) ?? Data()))
     }
 
     /// Runs a shell command line (for tools like zbarimg, bash, groff); returns status, stdout and stderr.

@@ -1,0 +1,440 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// sl-login and sl-restore against a real sl-devserver, one STARLINE_HOME per test (S2–S17, W8).
+@Suite struct SessionLifecycleTests {
+    func harness(_ arguments: [String] = []) throws -> SessionToolsHarness {
+        try SessionToolsHarness(server: try DevServerProcess(arguments))
+    }
+
+    // MARK: S2, S3 — storage
+
+    @Test("S2 without storage (STARLINE_TOKEN) the session is memory-only and not restored later")
+    func s2MemoryOnly() throws {
+        let h = try harness()
+        let login = try h.server.login("bob")
+        let memory = try h.restore(environment: ["STARLINE_TOKEN": login.token])
+        #expect(memory.status == 0 && memory.state == "valid")
+        #expect(memory.result?["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(try h.run("sl-login", ["status"], environment: ["STARLINE_TOKEN": login.token]).json()["storage"]?["backend"]?.stringValue == "memory")
+        let later = try h.restore()
+        #expect(later.status == 3 && later.state == "absent")
+        let stored = try h.status()["session"]
+        #expect(stored == .null)
+    }
+
+    @Test("S2 the storage key combines API origin and App ID (and the service)")
+    func s2StorageKey() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        #expect(try h.restore().state == "valid")
+        #expect(try h.restore(["--app-id", "com.example.game"]).state == "absent")
+        #expect(try h.restore(["--service", "staging"]).state == "absent")
+        let otherOrigin = try h.restore(environment: ["STARLINE_API_BASE_URL": h.server.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")])
+        #expect(otherOrigin.state == "absent")
+    }
+
+    @Test("S3 a store copied to another machine does not open (STORAGE_ERROR), and tokens are sealed on disk")
+    func s3ThisDeviceOnly() throws {
+        let h = try harness()
+        let login = try h.storeLogin("bob")
+        let db = try Data(contentsOf: URL(fileURLWithPath: h.home.file("starline/state/sessions.db")))
+        #expect(db.range(of: Data(login.token.utf8)) == nil)
+        try "ffffffffffffffffffffffffffffffff\n".write(toFile: h.home.file("machine-id"), atomically: true, encoding: .utf8)
+        let copied = try h.restore()
+        #expect(copied.status == 10)
+        #expect(copied.run.errorCode == "STORAGE_ERROR")
+        #expect(h.server.stop() == 0 || true)
+    }
+
+    @Test("S3 group- or world-readable store files are refused like ssh does")
+    func s3Permissions() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        chmod(h.home.file("starline/state/device.key"), 0o644)
+        let r = try h.restore()
+        #expect(r.status == 10 && r.run.errorCode == "INSECURE_PERMISSIONS")
+        chmod(h.home.file("starline/state/device.key"), 0o600)
+        #expect(try h.restore().state == "valid")
+    }
+
+    // MARK: S4 — restore
+
+    @Test("S4 restore verifies with /api/me, updates user and roles, and reports valid")
+    func s4Valid() throws {
+        let h = try harness()
+        try h.storeLogin("alice")
+        let r = try h.restore()
+        #expect(r.status == 0 && r.state == "valid")
+        #expect(r.result?["session"]?["roles"] == .array([.string("admin")]))
+        #expect(r.result?["session"]?["accessToken"] == nil)
+        #expect(try h.counter("GET /api/me") >= 1)
+        #expect((try h.status())["session"]?["verifiedAt"] != .null)
+    }
+
+    @Test("S4 revoked, expired, restricted and app-disabled sessions are cleared (exit 4)", arguments: ["revoked", "expired", "restricted", "disabled"])
+    func s4Cleared(_ how: String) throws {
+        let h = try harness()
+        let login = try h.storeLogin("bob")
+        switch how {
+        case "revoked": _ = try h.server.request("POST", "/oauth/revoke", body: .form([("token", login.token)]))
+        case "expired": _ = try h.server.dev("POST", "/__dev/sessions/\(login.sessionId)/expire")
+        case "restricted": _ = try h.server.dev("POST", "/__dev/users/bob/restrict")
+        default: _ = try h.server.dev("POST", "/__dev/apps/workbench/disable")
+        }
+        let r = try h.restore()
+        #expect(r.status == 4 && r.state == "cleared")
+        #expect(r.result?["reason"]?.stringValue == ["revoked": "SESSION_REVOKED", "expired": "SESSION_EXPIRED", "restricted": "ACCOUNT_RESTRICTED", "disabled": "APP_UNAVAILABLE"][how])
+        #expect((try h.status())["session"] == .null)
+        #expect(try h.restore().state == "absent")
+    }
+
+    @Test("S4 network down, timeouts and 5xx keep the candidate and never report logged in (exit 7)", arguments: ["503", "reset", "down"])
+    func s4KeptUnverified(_ how: String) throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        switch how {
+        case "503": _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(503))]))
+        case "reset": _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("reset", .bool(true))]))
+        default: h.server.stop()
+        }
+        let r = try h.restore(["--timeout", "5"])
+        #expect(r.status == 7 && r.state == "keptUnverified")
+        #expect(r.result?["session"] == .null)
+        #expect((try h.status())["session"]?["id"] != nil)
+    }
+
+    @Test("S4 an expired candidate is cleared without a network call")
+    func s4ExpiredLocally() throws {
+        let h = try harness(["--session-ttl", "2"])
+        try h.storeLogin("bob")
+        let before = try h.counter("GET /api/me")
+        Thread.sleep(forTimeInterval: 2.5)
+        let r = try h.restore()
+        #expect(r.status == 4 && r.state == "cleared" && r.result?["reason"]?.stringValue == "expired")
+        #expect(try h.counter("GET /api/me") == before)
+    }
+
+    // MARK: S5 — shared verification, in-memory case
+
+    @Test("S5 concurrent restores share one verification: 10 runs, one /api/me call")
+    func s5SharedRestore() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        let before = try h.counter("GET /api/me")
+        // A slow /api/me keeps the first verification in flight while the others start.
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(1500)), ("count", .int(1))]))
+        let bin = Tools.path("sl-restore")
+        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        let script = "for i in 1 2 3 4 5 6 7 8 9 10; do env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(bin)' --compact > '\(h.home.path)'/out.$i & done; wait"
+        _ = try Tools.shell(script)
+        let states = try (1...10).map { try JSON.parse(Data(contentsOf: URL(fileURLWithPath: h.home.file("out.\($0)"))))["state"]?.stringValue }
+        #expect(states.allSatisfy { $0 == "valid" }, "\(states)")
+        #expect(try h.counter("GET /api/me") - before == 1)
+    }
+
+    @Test("S5 --max-age accepts a recently verified session without a network call")
+    func s5MaxAge() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        _ = try h.restore()
+        let before = try h.counter("GET /api/me")
+        #expect(try h.restore(["--max-age", "300"]).state == "valid")
+        #expect(try h.counter("GET /api/me") == before)
+        #expect(try h.restore().state == "valid")
+        #expect(try h.counter("GET /api/me") == before + 1)
+    }
+
+    // MARK: S6, S9 — pending logins and cancellation
+
+    @Test("S6 while a login is pending, restore answers noResult without reading the old candidate")
+    func s6PendingLogin() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        let start = try h.run("sl-login", ["start"])
+        #expect(start.status == 0)
+        #expect(try start.json()["url"]?.stringValue?.contains("code_challenge_method=S256") == true)
+        let before = try h.counter("GET /api/me")
+        let r = try h.restore()
+        #expect(r.status == 9 && r.state == "noResult")
+        #expect(try h.counter("GET /api/me") == before)
+        #expect((try h.status())["pendingLogin"]?["mode"]?.stringValue == "paste")
+        #expect(try h.run("sl-login", ["cancel"]).status == 0)
+        #expect(try h.restore().state == "valid")  // S11: cancel keeps the established session
+    }
+
+    @Test("S6 W8 a login in another process invalidates a restore already in flight")
+    func s6LoginDuringRestore() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(2000)), ("count", .int(1))]))
+        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        let script = """
+            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-restore"))' --compact > '\(h.home.path)/restore.out' & pid=$!
+            sleep 0.7
+            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' start > /dev/null 2>&1
+            wait $pid; echo "exit=$?"
+            """
+        let run = try Tools.shell(script)
+        #expect(run.stdoutText.contains("exit=9"), "\(run.stdoutText)")
+        #expect(try JSON.parse(Data(contentsOf: URL(fileURLWithPath: h.home.file("restore.out"))))["state"]?.stringValue == "noResult")
+    }
+
+    /// Drives the authorize form for a pending paste login and returns the callback URL.
+    func callback(_ h: SessionToolsHarness, url: String, user: String, deny: Bool = false) throws -> String {
+        let page = try h.server.request("GET", url)
+        let id = try #require(DevServerProcess.formValue(page.text, "request_id"))
+        let r = try h.server.request("POST", "/oauth/authorize", body: .form([("request_id", id), ("username", user), ("password", "\(user)-pass"),
+                                                                             ("action", deny ? "deny" : "approve")]))
+        return try #require(r.header("Location"))
+    }
+
+    @Test("S6 S9 two-step login survives a process restart between start and complete")
+    func twoStepAcrossProcesses() throws {
+        let h = try harness()
+        let url = try #require(try h.run("sl-login", ["start"]).json()["url"]?.stringValue)
+        let cb = try callback(h, url: url, user: "carol")
+        #expect(cb.hasPrefix("starline-workbench://auth/callback?code="))
+        let done = try h.run("sl-login", ["complete", cb])
+        #expect(done.status == 0, "\(done.stderrText)")
+        #expect(try done.json()["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect(try h.restore().state == "valid")
+        #expect(try h.run("sl-login", ["complete", cb]).status == 9)  // nothing pending any more
+    }
+
+    @Test("S9 cancel versus a late callback: the late success is not published, the session is kept")
+    func s9CancelThenLateCallback() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        let url = try #require(try h.run("sl-login", ["start"]).json()["url"]?.stringValue)
+        let cb = try callback(h, url: url, user: "carol")
+        #expect(try h.run("sl-login", ["cancel"]).json()["cancelled"] == .bool(true))
+        let late = try h.run("sl-login", ["complete", cb])
+        #expect(late.status == 9)
+        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+    }
+
+    @Test("complete accepts the JSON line of sl-qr decode --show-secrets and rejects a wrong state")
+    func completeFromQRCode() throws {
+        let h = try harness()
+        let url = try #require(try h.run("sl-login", ["start"]).json()["url"]?.stringValue)
+        let cb = try callback(h, url: url, user: "bob")
+        let forged = cb.replacingOccurrences(of: "state=", with: "state=x")
+        #expect(try h.run("sl-login", ["complete", forged]).status != 0)
+        _ = try h.run("sl-qr", ["encode", cb, "-o", h.home.file("cb.png")])
+        let decoded = try h.run("sl-qr", ["decode", "--show-secrets", h.home.file("cb.png")])
+        let done = try h.run("sl-login", ["complete", "-"], stdin: decoded.stdout)
+        #expect(done.status == 0, "\(done.stderrText)")
+        let redacted = try h.run("sl-qr", ["decode", h.home.file("cb.png")])
+        #expect(try h.run("sl-login", ["complete", "-"], stdin: redacted.stdout).status == 2)
+    }
+
+    @Test("a denied two-step login is noResult and leaves nothing pending")
+    func deniedLogin() throws {
+        let h = try harness()
+        let url = try #require(try h.run("sl-login", ["start"]).json()["url"]?.stringValue)
+        let cb = try callback(h, url: url, user: "bob", deny: true)
+        #expect(try h.run("sl-login", ["complete", cb]).status == 9)
+        #expect((try h.status())["pendingLogin"] == .null)
+    }
+
+    // MARK: S11, S12, S13 — logout, clear, offline logout, failed delete
+
+    @Test("S11 logout clears locally first and revokes on the server; clear makes no server call")
+    func s11LogoutAndClear() throws {
+        let h = try harness()
+        let a = try h.storeLogin("bob")
+        let out = try h.run("sl-login", ["logout"])
+        #expect(out.status == 0)
+        #expect(try out.json()["revoked"] == .bool(true))
+        #expect(try h.server.request("GET", "/api/me", token: a.token).errorCode == "SESSION_REVOKED")
+        #expect(try h.restore().state == "absent")
+        #expect(try h.run("sl-login", ["logout"]).status == 0)  // idempotent
+        let b = try h.storeLogin("bob")
+        let revokes = try h.counter("POST /oauth/revoke")
+        #expect(try h.run("sl-login", ["clear"]).status == 0)
+        #expect(try h.counter("POST /oauth/revoke") == revokes)
+        #expect(try h.server.request("GET", "/api/me", token: b.token).status == 200)
+        #expect(try h.restore().state == "absent")
+    }
+
+    @Test("S12 an offline logout remembers the token and a later run revokes it")
+    func s12OfflineLogout() throws {
+        let h = try harness()
+        let a = try h.storeLogin("bob")
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("POST /oauth/revoke")), ("reset", .bool(true))]))
+        let out = try h.run("sl-login", ["logout"])
+        #expect(out.status == 7)
+        #expect(try out.json()["revoked"] == .bool(false))
+        #expect(try h.restore().state == "absent")  // the local clear happened anyway
+        let status = try h.status()
+        #expect(status["pendingRevocations"]?.arrayValue?.count == 1)
+        #expect(try h.server.request("GET", "/api/me", token: a.token).status == 200)  // not revoked yet: never reported as revoked
+        _ = try h.server.dev("DELETE", "/__dev/faults")
+        _ = try h.restore()  // any later run retries
+        #expect(try h.server.request("GET", "/api/me", token: a.token).errorCode == "SESSION_REVOKED")
+        #expect((try h.status())["pendingRevocations"]?.arrayValue?.count == 0)
+    }
+
+    @Test("S13 a failed delete is STORAGE_ERROR, the old candidate is refused afterwards, and clear retries")
+    func s13FailedDelete() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        let failed = try h.run("sl-login", ["clear"], environment: ["STARLINE_TEST_STORAGE_FAULT": "delete"])
+        #expect(failed.status == 10 && failed.errorCode == "STORAGE_ERROR")
+        let r = try h.restore()
+        #expect(r.state != "valid")
+        let afterFailure = try h.status()
+        #expect(afterFailure["clearIncomplete"] == .bool(true))
+        #expect(try h.run("sl-login", ["clear"]).status == 0)
+        #expect((try h.status())["clearIncomplete"] == .bool(false))
+        #expect(try h.restore().state == "absent")
+    }
+
+    // MARK: S14, S15 — requests racing an account switch
+
+    @Test("S14 an account switch while a request is in flight gives SESSION_CHANGED (exit 11)")
+    func s14SessionChanged() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        let carol = try h.server.login("carol")
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
+        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        let script = """
+            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' center > /dev/null 2> '\(h.home.path)/center.err' & pid=$!
+            sleep 0.7
+            printf '%s' '\(carol.token)' | env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' --with-token > /dev/null
+            wait $pid; echo "exit=$?"
+            """
+        let run = try Tools.shell(script)
+        #expect(run.stdoutText.contains("exit=11"), "\(run.stdoutText)")
+        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "carol")
+    }
+
+    @Test("S15 a late rejection for the old account never clears the new one")
+    func s15LateRejection() throws {
+        let h = try harness()
+        let bob = try h.storeLogin("bob")
+        let carol = try h.server.login("carol")
+        _ = try h.server.request("POST", "/oauth/revoke", body: .form([("token", bob.token)]))
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
+        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        let script = """
+            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' center > /dev/null 2>&1 & pid=$!
+            sleep 0.7
+            printf '%s' '\(carol.token)' | env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' --with-token > /dev/null
+            wait $pid; echo "exit=$?"
+            """
+        let run = try Tools.shell(script)
+        #expect(!run.stdoutText.contains("exit=0"))
+        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect(try h.restore().state == "valid")
+    }
+
+    @Test("S15 a 401 for the current session clears it; other 403s never log out")
+    func s15ClearsOnlyOnEndingErrors() throws {
+        let h = try harness()
+        let bob = try h.storeLogin("bob")
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("status", .int(403)), ("count", .int(1))]))
+        let forbidden = try h.run("sl-login", ["center"])
+        #expect(forbidden.status == 5)
+        #expect((try h.status())["session"]?["id"] != nil)
+        _ = try h.server.request("POST", "/oauth/revoke", body: .form([("token", bob.token)]))
+        let ended = try h.run("sl-login", ["center"])
+        #expect(ended.status == 4)
+        #expect((try h.status())["session"] == .null)
+    }
+
+    // MARK: S17 — storage failures
+
+    @Test("S17 a login whose store write fails exits 10 and the new server session is revoked")
+    func s17WriteFailure() throws {
+        let h = try harness()
+        let url = try #require(try h.run("sl-login", ["start"]).json()["url"]?.stringValue)
+        let cb = try callback(h, url: url, user: "carol")
+        let done = try h.run("sl-login", ["complete", cb], environment: ["STARLINE_TEST_STORAGE_FAULT": "write"])
+        #expect(done.status == 10 && done.errorCode == "STORAGE_ERROR")
+        #expect((try h.status())["session"] == .null)
+        #expect(try h.counter("POST /oauth/revoke") >= 1)
+        let alice = try h.server.login("alice")
+        let carolSessions = try h.server.request("GET", "/api/admin/users/carol/sessions", token: alice.token).json()["sessions"]?.arrayValue ?? []
+        #expect(carolSessions.isEmpty)
+    }
+
+    @Test("S17 a locked store (unreadable device key) is exit 10, and restore works again once readable")
+    func s17LockedStore() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        let key = h.home.file("starline/state/device.key")
+        try FileManager.default.moveItem(atPath: key, toPath: key + ".away")
+        try FileManager.default.createDirectory(atPath: key, withIntermediateDirectories: false)
+        let locked = try h.restore()
+        #expect(locked.status == 10)
+        try FileManager.default.removeItem(atPath: key)
+        try FileManager.default.moveItem(atPath: key + ".away", toPath: key)
+        #expect(try h.restore().state == "valid")
+    }
+
+    // MARK: Tools
+
+    @Test func loginRefusesInteractiveFlowsWithoutATerminal() throws {
+        let h = try harness()
+        let r = try h.run("sl-login", [])
+        #expect(r.status == 2)
+        #expect(r.stderrText.contains("--device"))
+    }
+
+    @Test func withTokenVerifiesBeforeStoring() throws {
+        let h = try harness()
+        let bad = try h.run("sl-login", ["--with-token"], stdin: Array("not-a-token".utf8))
+        #expect(bad.status == 4)
+        #expect((try h.status())["session"] == .null)
+        let login = try h.server.login("bob")
+        let good = try h.run("sl-login", ["--with-token"], stdin: Array(login.token.utf8))
+        #expect(good.status == 0)
+        #expect(try h.run("sl-login", ["token"]).stdoutText == login.token + "\n")
+        #expect(!good.stdoutText.contains(login.token))
+    }
+
+    @Test func deviceFlowWithSlowDown() throws {
+        let h = try harness(["--auto-approve", "carol", "--device-interval", "1"])
+        let r = try h.run("sl-login", ["--device"])
+        #expect(r.status == 0, "\(r.stderrText)")
+        #expect(r.stderrText.contains("enter the code"))
+        #expect(try r.json()["session"]?["user"]?["id"]?.stringValue == "carol")
+    }
+
+    @Test func loopbackLoginDrivenByARealHTTPClient() throws {
+        let h = try harness()
+        let dir = h.home
+        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        // sl-login prints the URL (--no-browser); a client follows it: the form, the redirect to the loopback callback.
+        let script = """
+            env HOME='\(dir.path)' STARLINE_HOME='\(dir.path)/starline' \(env) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
+            for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
+            url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
+            rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
+            loc=$(curl -s -o /dev/null -w '%{redirect_url}' --data-urlencode "request_id=$rid" -d username=bob -d password=bob-pass -d action=approve '\(h.server.baseURL)/oauth/authorize')
+            curl -s -o /dev/null "$(echo "$loc" | sed 's#/callback.*#/favicon.ico#')" || true
+            curl -s "$loc"
+            wait $pid; echo "exit=$?"
+            """
+        let run = try Tools.shell(script)
+        #expect(run.stdoutText.contains("You can close this tab"), "\(run.stdoutText)")
+        #expect(run.stdoutText.contains("exit=0"))
+        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+    }
+
+    @Test func committedManPagesAndCompletionsAreCurrent() throws {
+        for tool in ["sl-login", "sl-restore"] {
+            for (kind, path) in [("man", "man/man1/\(tool).1"), ("bash", "completions/bash/\(tool)"),
+                                 ("zsh", "completions/zsh/_\(tool)"), ("fish", "completions/fish/\(tool).fish")] {
+                let generated = try Tools.run(tool, ["--generate", kind], home: TemporaryDirectory().path).stdoutText
+                let committed = (try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)) ?? ""
+                #expect(generated == committed, "\(path) is stale: run make generated")
+            }
+        }
+    }
+}

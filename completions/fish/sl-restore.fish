@@ -1,0 +1,15 @@
+# fish completion for sl-restore; generated from the command spec by `sl-restore --generate fish`; do not edit.
+complete -c sl-restore -f
+complete -c sl-restore -l pretty -d 'Pretty-print JSON output (the default on a terminal).'
+complete -c sl-restore -l compact -d 'Print compact JSON (the default when stdout is not a terminal).'
+complete -c sl-restore -l jsonl -d 'Print JSON Lines: one compact record per line.'
+complete -c sl-restore -l progress -d 'Print progress on stderr even when stderr is not a terminal.'
+complete -c sl-restore -l profile -x -d 'Use the named profile of the configuration file.'
+complete -c sl-restore -l api -x -d 'Platform API base URL (https, or http on a loopback host).'
+complete -c sl-restore -l app-id -x -d 'App ID of the platform application.'
+complete -c sl-restore -l service -x -d 'Service name that separates stored sessions of host environments.'
+complete -c sl-restore -l timeout -x -d 'Network timeout in seconds.'
+complete -c sl-restore -l events -r -F -d 'Append sessionChanged and error events as JSON Lines to FILE (- for stdout).'
+complete -c sl-restore -s h -l help -d 'Print help and exit.'
+complete -c sl-restore -l version -d 'Print the version and exit.'
+complete -c sl-restore -l max-age -x -d 'Accept a session verified at most this long ago without a network call (0: always verify).'
