@@ -53,6 +53,7 @@ bench: build
 	@scripts/bootstrap --bench
 	bench/run $(RELEASE_BIN)
 	bench/devserver $(RELEASE_BIN)
+	bench/sessions $(RELEASE_BIN)
 	bench/tasks $(RELEASE_BIN)
 
 # Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).

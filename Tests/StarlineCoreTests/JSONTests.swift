@@ -16,6 +16,14 @@ import Testing
         #expect(try JSON.parse(text) == value)
     }
 
+    @Test func escapesJavaScriptLineTerminatorsAndRoundTripsLargeDocuments() throws {
+        #expect(JSON.string("a\u{2028}b\u{2029}c").serialized() == #""a\u2028b\u2029c""#)
+        let big = JSON.array((0..<5000).map { .object([("i", .int($0)), ("s", .string("星 \($0) \"q\""))]) })
+        let text = big.serialized()
+        #expect(try JSON.parse(text) == big)
+        #expect(text.utf8.count > 100_000)
+    }
+
     @Test func decodesEscapesAndSurrogatePairs() throws {
         #expect(try JSON.parse(#""\u00e9\ud83d\ude00\/\t""#) == .string("é😀/\t"))
     }
