@@ -275,21 +275,6 @@ import Testing
         #expect(version.stdoutText == "sl-qr \(StarlineVersion.current)\n")
     }
 
-    @Test func committedManPageAndCompletionsAreCurrent() throws {
-        for (kind, path) in [("man", "man/man1/sl-qr.1"), ("bash", "completions/bash/sl-qr"),
-                             ("zsh", "completions/zsh/_sl-qr"), ("fish", "completions/fish/sl-qr.fish")] {
-            let generated = try qr(["--generate", kind]).stdoutText
-            let committed = (try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)) ?? ""
-            #expect(generated == committed, "\(path) is stale: run make generated")
-        }
-    }
-
-    @Test func manPageRendersWithManWithoutWarnings() throws {
-        let run = try Tools.shell("MANWIDTH=80 man --warnings -l '\(repositoryRoot)/man/man1/sl-qr.1' 2>&1 >/dev/null")
-        #expect(run.status == 0)
-        #expect(run.stdoutText.isEmpty, "man warnings: \(run.stdoutText)")
-    }
-
     @Test func decodesEverythingZbarimgDecodesAndKeepsUTF8Intact() throws {
         try #require(Tools.available("zbarimg") && Tools.available("qrencode"), "zbarimg and qrencode are needed; run scripts/bootstrap")
         // qrencode writes UTF-8 without an ECI header, where zbar guesses a character set unless told not to.

@@ -747,19 +747,4 @@ import Testing
         #expect(listHelp.stdoutText.contains("--due-within"))
         #expect(try tasks(["--version"]).stdoutText == "sl-tasks 0.1.0\n")
     }
-
-    @Test func committedManPageAndCompletionsAreCurrent() throws {
-        for (kind, path) in [("man", "man/man1/sl-tasks.1"), ("bash", "completions/bash/sl-tasks"),
-                             ("zsh", "completions/zsh/_sl-tasks"), ("fish", "completions/fish/sl-tasks.fish")] {
-            let generated = try tasks(["--generate", kind]).stdoutText
-            let committed = (try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)) ?? ""
-            #expect(generated == committed, "\(path) is stale: run make generated")
-        }
-    }
-
-    @Test func manPageRendersWithManWithoutWarnings() throws {
-        let run = try Tools.shell("MANWIDTH=80 man --warnings -l '\(repositoryRoot)/man/man1/sl-tasks.1' 2>&1 >/dev/null")
-        #expect(run.status == 0)
-        #expect(run.stdoutText.isEmpty, "man warnings: \(run.stdoutText)")
-    }
 }
