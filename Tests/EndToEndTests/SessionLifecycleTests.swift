@@ -379,6 +379,22 @@ import Testing
 
     // MARK: Tools
 
+    @Test("S7 --events writes sessionChanged and error events as JSON Lines")
+    func eventsFile() throws {
+        let h = try harness()
+        let login = try h.server.login("bob")
+        let events = h.home.file("events.jsonl")
+        #expect(try h.run("sl-login", ["--with-token", "--events", events], stdin: Array(login.token.utf8)).status == 0)
+        _ = try h.server.request("POST", "/oauth/revoke", body: .form([("token", login.token)]))
+        #expect(try h.run("sl-login", ["center", "--events", events]).status == 4)
+        let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        #expect(lines.compactMap { $0["event"]?.stringValue } == ["sessionChanged", "error", "sessionChanged"])
+        #expect(lines[0]["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(lines[1]["error"]?["code"]?.stringValue == "SESSION_REVOKED")
+        #expect(lines[2]["session"] == .null)
+        #expect(!(try String(contentsOfFile: events, encoding: .utf8)).contains(login.token))
+    }
+
     @Test func loginRefusesInteractiveFlowsWithoutATerminal() throws {
         let h = try harness()
         let r = try h.run("sl-login", [])

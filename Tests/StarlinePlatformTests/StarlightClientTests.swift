@@ -1,0 +1,141 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+@testable import StarlinePlatform
+
+/// StarlightClient in one process against a real sl-devserver: callbacks, tear-down and the
+/// device-session operations (S1, S7, S8, S10, S16).
+@MainActor
+@Suite struct StarlightClientTests {
+    let home = TemporaryDirectory("client")
+
+    func client(_ server: DevServerProcess, faults: String? = nil) throws -> StarlightClient {
+        try "00112233445566778899aabbccddeeff\n".write(toFile: home.file("machine-id"), atomically: true, encoding: .utf8)
+        var env: [String: String] = ["STARLINE_MACHINE_ID_FILE": home.file("machine-id")]
+        if let faults { env["STARLINE_TEST_STORAGE_FAULT"] = faults }
+        let api = try BaseURL(validating: server.baseURL)
+        let store = try SessionStore(paths: StarlinePaths(environment: ["STARLINE_HOME": home.path]),
+                                     key: StoreKey(api: api, appId: "workbench", service: "default"), environment: Environment(env))
+        return StarlightClient(configuration: .init(api: api, appId: "workbench", timeout: 10), store: store)
+    }
+
+    final class Recorder {
+        var sessions: [PlatformSession?] = []
+        var errors: [StarlineError] = []
+    }
+
+    @Test("S1 the client is main-actor isolated and its network work is async")
+    func s1MainActor() async throws {
+        let server = try DevServerProcess()
+        let c = try client(server)
+        MainActor.assertIsolated()
+        let login = try server.login("bob")
+        let session = try await c.login(.token(login.token))
+        #expect(session.user["id"]?.stringValue == "bob")
+        #expect(c.session?.sessionId == login.sessionId)
+    }
+
+    @Test("S7 onError reports errors of authenticated requests; login errors are thrown at the call site")
+    func s7ErrorReporting() async throws {
+        let server = try DevServerProcess()
+        let c = try client(server)
+        let recorder = Recorder()
+        c.onError = { recorder.errors.append($0) }
+        c.onSessionChanged = { recorder.sessions.append($0) }
+        await #expect(throws: StarlineError.self) { try await c.login(.token("bogus")) }
+        #expect(recorder.errors.isEmpty)
+        _ = try await c.login(.token(try server.login("bob").token))
+        #expect(recorder.sessions.count == 1)
+        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("status", .int(503))]))
+        await #expect(throws: StarlineError.self) { try await c.center() }
+        #expect(recorder.errors.map(\.code) == [.server])
+    }
+
+    @Test("S8 a storage-error callback that clears the identity is respected: nothing stale is published")
+    func s8CallbackClears() async throws {
+        let server = try DevServerProcess()
+        let login = try server.login("bob")
+        let seeded = try client(server)
+        _ = try await seeded.login(.token(login.token))
+        // A new instance whose store cannot write: restoring verifies, the write of the result fails.
+        let c = try client(server, faults: "write")
+        let recorder = Recorder()
+        c.onError = { error in
+            recorder.errors.append(error)
+            try? c.clearSession()  // the host clears the identity from inside the callback
+        }
+        c.onSessionChanged = { recorder.sessions.append($0) }
+        let outcome = await c.restoreSession()
+        #expect(outcome.state != .valid)
+        #expect(recorder.errors.first?.code == .storage)
+        #expect(c.session == nil)
+        #expect(!recorder.sessions.contains { $0 != nil })
+    }
+
+    @Test("S10 tear-down: with callbacks detached the client is released")
+    func s10TearDown() async throws {
+        let server = try DevServerProcess()
+        weak var released: StarlightClient?
+        do {
+            let c = try client(server)
+            let recorder = Recorder()
+            c.onSessionChanged = { recorder.sessions.append($0) }
+            _ = await c.restoreSession()
+            c.onSessionChanged = nil
+            c.onError = nil
+            released = c
+        }
+        #expect(released == nil)
+    }
+
+    @Test("S16 revoking the current session clears the local one; revoking the others keeps it; password change keeps it")
+    func s16DeviceSessions() async throws {
+        let server = try DevServerProcess()
+        let c = try client(server)
+        _ = try await c.login(.token(try server.login("carol").token))
+        let other = try server.login("carol")
+        let sessions = try await c.sessions()
+        #expect(sessions.count == 2)
+        #expect(try await c.revokeOtherSessions() == 1)
+        #expect(try server.request("GET", "/api/me", token: other.token).errorCode == "SESSION_REVOKED")
+        #expect(c.session != nil)
+        _ = try server.login("carol")
+        #expect(try await c.changePassword(old: "carol-pass", new: "carol-pass-2") == 1)
+        #expect(c.session != nil)
+        let current = try #require(c.session?.sessionId)
+        let result = try await c.revokeSession(id: current)
+        #expect(result.current && result.revoked)
+        #expect(c.session == nil)
+        #expect(await c.restoreSession().state == .absent)
+    }
+
+    @Test("S16 a successful SMS reset clears the local identity")
+    func s16SMSReset() async throws {
+        let server = try DevServerProcess()
+        let c = try client(server)
+        _ = try await c.login(.token(try server.login("bob").token))
+        _ = try server.request("POST", "/api/password/sms-reset/request", body: .json(.object([("phone", .string("+8613800000002"))])))
+        let code = try #require(try server.dev("GET", "/__dev/sms/%2B8613800000002").json()["code"]?.stringValue)
+        #expect(try await c.confirmSMSReset(phone: "+8613800000002", code: code, newPassword: "bob-new-pass") >= 1)
+        #expect(c.session == nil)
+        #expect(await c.restoreSession().state == .absent)
+    }
+
+    @Test("S5 concurrent restores in one instance share the in-flight restore; an unexpired session needs no call")
+    func s5InProcess() async throws {
+        let server = try DevServerProcess()
+        let c = try client(server)
+        _ = try await c.login(.token(try server.login("bob").token))
+        let fresh = try client(server)
+        let before = Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0)
+        async let a = fresh.restoreSession()
+        async let b = fresh.restoreSession()
+        let (ra, rb) = await (a, b)
+        #expect(ra.state == .valid && rb.state == .valid)
+        let after = Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0)
+        #expect(after - before == 1)
+        #expect(await fresh.restoreSession(maxAge: 60).state == .valid)
+        #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == after)
+    }
+}
