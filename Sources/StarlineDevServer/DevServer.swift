@@ -120,6 +120,8 @@ public struct DevServerConfiguration: Sendable {
     public var sessionTTL: Int64 = 86_400
     public var codeTTL: Int64 = 60
     public var deviceCodeTTL: Int64 = 600
+    /// The first N polls of every device code answer `slow_down` (to test clients' handling of it).
+    public var deviceSlowDowns = 0
     public init() {}
 }
 

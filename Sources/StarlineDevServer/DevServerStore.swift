@@ -21,7 +21,7 @@ final class DevServerStore {
         challenge TEXT NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER);
     CREATE TABLE IF NOT EXISTS device_codes(device_code TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE, app_id TEXT NOT NULL,
         status TEXT NOT NULL DEFAULT 'pending', user_id TEXT, expires_at INTEGER NOT NULL, interval INTEGER NOT NULL,
-        last_poll_ms INTEGER, issued INTEGER NOT NULL DEFAULT 0);
+        last_poll_ms INTEGER, issued INTEGER NOT NULL DEFAULT 0, slow_downs INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE IF NOT EXISTS sms_codes(phone TEXT PRIMARY KEY, code TEXT NOT NULL, expires_at INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS conversations(id TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS members(conversation_id TEXT NOT NULL, user_id TEXT NOT NULL, last_read_seq INTEGER NOT NULL DEFAULT 0,

@@ -21,6 +21,7 @@ public enum DevServerTool {
                 .value("session-ttl", "SECONDS", help: "Lifetime of new sessions.", default: "86400"),
                 .value("code-ttl", "SECONDS", help: "Lifetime of authorization codes.", default: "60"),
                 .value("device-code-ttl", "SECONDS", help: "Lifetime of device codes.", default: "600"),
+                .value("device-slow-down", "N", help: "Answer slow_down to the first N polls of every device code (tests of clients).", default: "0"),
                 .flag("routes", help: "Print the served routes, one 'METHOD /path' per line, and exit."),
             ],
             examples: [
@@ -50,6 +51,7 @@ public enum DevServerTool {
         configuration.sessionTTL = Int64(try args.int("session-ttl", in: 1...(365 * 86400)) ?? 86400)
         configuration.codeTTL = Int64(try args.int("code-ttl", in: 1...3600) ?? 60)
         configuration.deviceCodeTTL = Int64(try args.int("device-code-ttl", in: 1...86400) ?? 600)
+        configuration.deviceSlowDowns = try args.int("device-slow-down", in: 0...100) ?? 0
         if let seed = args.value("seed") {
             guard let bytes = try FileBytes.read(seed) else { throw StarlineError(.usage, "seed file \(seed) does not exist") }
             do { configuration.fixture = try JSON.parse(bytes) } catch let e as StarlineError {

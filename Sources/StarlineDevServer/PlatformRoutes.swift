@@ -180,6 +180,11 @@ enum PlatformRoutes {
             }
             if row.bool("issued") == true { throw OAuthError("invalid_grant", "the device code was already used") }
             let nowMs = Timestamp.nowMilliseconds()
+            if (row.int64("slow_downs") ?? 0) > 0 {
+                try c.db.run("UPDATE device_codes SET slow_downs = slow_downs - 1, interval = interval + 5, last_poll_ms = ? WHERE device_code = ?",
+                             [.integer(nowMs), .text(deviceCode)])
+                throw OAuthError("slow_down", "polling too fast (injected by --device-slow-down)")
+            }
             if (row.int64("expires_at") ?? 0) * 1000 <= nowMs { throw OAuthError("expired_token", "the device code expired") }
             switch row.string("status") {
             case "denied": throw OAuthError("access_denied", "the user denied the request")
@@ -214,9 +219,10 @@ enum PlatformRoutes {
         let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])
         let auto = c.server.configuration.autoApprove
         let interval = c.server.configuration.deviceInterval
-        try c.db.run("INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval) VALUES(?,?,?,?,?,?,?)",
+        try c.db.run("INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval, slow_downs) VALUES(?,?,?,?,?,?,?,?)",
                      [.text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
-                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now().seconds + c.server.configuration.deviceCodeTTL), .integer(Int64(interval))])
+                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now().seconds + c.server.configuration.deviceCodeTTL), .integer(Int64(interval)),
+                      .integer(Int64(c.server.configuration.deviceSlowDowns))])
         let verification = c.server.baseURL + "/oauth/device"
         return .json(200, .object([
             ("device_code", .string(deviceCode)), ("user_code", .string(userCode)),

@@ -295,6 +295,9 @@ extension StarlightClient {
         return LogoutResult(hadSession: candidate != nil, revoked: revokedThis, pendingRevocations: 0)
     }
 
+    /// `switchAccount()`: the same as `logout()`; the host then starts a new `login(_:)` (S11).
+    public func switchAccount() async -> LogoutResult { await logout() }
+
     /// Drops the identity and deletes the candidate, without a server call. Retries an earlier failed delete (S13).
     public func clearSession() throws {
         epoch += 1

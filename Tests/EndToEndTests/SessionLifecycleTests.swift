@@ -415,11 +415,13 @@ import Testing
     }
 
     @Test func deviceFlowWithSlowDown() throws {
-        let h = try harness(["--auto-approve", "carol", "--device-interval", "1"])
+        let h = try harness(["--auto-approve", "carol", "--device-interval", "0", "--device-slow-down", "1"])
         let r = try h.run("sl-login", ["--device"])
         #expect(r.status == 0, "\(r.stderrText)")
         #expect(r.stderrText.contains("enter the code"))
         #expect(try r.json()["session"]?["user"]?["id"]?.stringValue == "carol")
+        // One slow_down answer, then the client waited the longer interval and polled once more.
+        #expect(try h.counter("POST /oauth/token") == 2)
     }
 
     @Test func loopbackLoginDrivenByARealHTTPClient() throws {

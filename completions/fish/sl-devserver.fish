@@ -13,4 +13,5 @@ complete -c sl-devserver -l device-interval -x -d 'Polling interval given to dev
 complete -c sl-devserver -l session-ttl -x -d 'Lifetime of new sessions.'
 complete -c sl-devserver -l code-ttl -x -d 'Lifetime of authorization codes.'
 complete -c sl-devserver -l device-code-ttl -x -d 'Lifetime of device codes.'
+complete -c sl-devserver -l device-slow-down -x -d 'Answer slow_down to the first N polls of every device code (tests of clients).'
 complete -c sl-devserver -l routes -d 'Print the served routes, one \'METHOD /path\' per line, and exit.'
