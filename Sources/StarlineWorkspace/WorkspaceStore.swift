@@ -151,7 +151,13 @@ public struct WorkspaceStore: Sendable {
         let temp = "\(path).bak.tmp-\(getpid())"
         unlink(temp)
         if link(path, temp) == 0 {
-            if rename(temp, backupPath) == 0 { return }
+            if rename(temp, backupPath) == 0 {
+                // "If oldpath and newpath are existing hard links referring to the same file, then rename()
+                // does nothing, and returns a success status" (rename(2)): after a writer was killed between
+                // its rotation and its rename, the .bak already is the current file and the temp name stays.
+                unlink(temp)
+                return
+            }
             let e = errno
             unlink(temp)
             throw StarlineError(.storage, "cannot write \(backupPath): \(String(cString: strerror(e)))",

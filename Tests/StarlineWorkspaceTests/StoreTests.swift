@@ -50,6 +50,21 @@ import Testing
         #expect(mode(s.backupPath) == 0o600)
     }
 
+    @Test("W1 a writer killed between its backup rotation and its rename leaves no temporary file behind the next write")
+    func backupAlreadyTheCurrentFile() throws {
+        let s = store()
+        try s.update { ws in ws.tasks.append(.object([("id", .string("a"))])); return ((), true) }
+        try s.update { ws in ws.tasks.append(.object([("id", .string("b"))])); return ((), true) }
+        // The state such a kill leaves: the .bak is a hard link of workspace.json (same inode).
+        unlink(s.backupPath)
+        #expect(link(s.path, s.backupPath) == 0)
+        let current = try #require(bytes(s.path))
+        try s.update { ws in ws.tasks.append(.object([("id", .string("c"))])); return ((), true) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.file("data")).sorted()
+        #expect(names == ["workspace.json", "workspace.json.bak", "workspace.json.lock"])
+        #expect(bytes(s.backupPath) == current)
+    }
+
     @Test("unknown top-level keys, unknown record fields and key order survive a rewrite")
     func unknownFieldsSurvive() throws {
         let s = store()
