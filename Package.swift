@@ -50,7 +50,7 @@ let package = Package(
         // Fully static (no dynamic loader at all: ~1 ms instead of ~4 ms to start). Only for tools that
         // never dlopen: a static glibc cannot safely load shared libraries (sl-qr loads libzbar).
         .executableTarget(name: "sl-tasks", dependencies: ["StarlineWorkspace"],
-                          linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]),
+                          linkerSettings: [.unsafeFlags(["-static-executable"])]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
         .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
         .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineQR", "CCurl"]),
