@@ -51,6 +51,15 @@ import Testing
         #expect(r.header("Location") == nil)
     }
 
+    @Test func onlyTheCodeResponseTypeIsSupported() throws {
+        let server = try DevServerProcess()
+        let url = authorizeURL(challenge: DevServerProcess.pkce().challenge).replacingOccurrences(of: "response_type=code", with: "response_type=token")
+        let r = try server.request("GET", url)
+        #expect(r.status == 302)
+        let location = try #require(r.header("Location").flatMap(WebURL.init))
+        #expect(location.queryValue("error") == "unsupported_response_type" && location.queryValue("code") == nil)
+    }
+
     @Test func unknownClientIsRefused() throws {
         let server = try DevServerProcess()
         #expect(try server.request("GET", authorizeURL("nope", challenge: DevServerProcess.pkce().challenge)).status == 400)
