@@ -1,34 +1,13 @@
 import Foundation
 import Glibc
 import StarlineCore
+import StarlineTestSupport
 import Testing
 
 // MARK: - Helpers shared by the storage tests (SQLite, files, locks)
 
-/// Creates a new private temporary directory.
-///
-/// Suites hold it in a property instead of running test bodies in a `withTemporaryDirectory { dir in … }`
-/// closure: with Swift 6.3.1, `let e = #expect(throws:) { … }` inside a closure can make a later closure of
-/// the same type run the body of the one in the macro (a closure-discriminator collision), which silently
-/// changes what a test does.
-func makeStorageTempDir() throws -> String {
-    let base = FileManager.default.temporaryDirectory.path
-    var template = Array("\(base)/starline-storage-XXXXXX".utf8CString)
-    guard let created = mkdtemp(&template) else {
-        throw StarlineError(.storage, "mkdtemp failed: errno \(errno)")
-    }
-    return String(cString: created)
-}
-
 func removeStorageTempDir(_ path: String) {
     try? FileManager.default.removeItem(atPath: path)
-}
-
-/// Permission bits of `path` (following symlinks), or nil when it does not exist.
-func permissionBits(_ path: String) -> mode_t? {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return nil }
-    return info.st_mode & 0o7777
 }
 
 func directoryEntries(_ path: String) throws -> [String] {
@@ -42,17 +21,6 @@ func createFile(_ path: String, _ contents: String, mode: mode_t) throws {
     let bytes = Array(contents.utf8)
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     fchmod(fd, mode)  // exact mode, whatever the umask
-}
-
-/// Starts `body` on a new thread; `wait()` on the result joins it.
-func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchGroup {
-    let group = DispatchGroup()
-    group.enter()
-    Thread {
-        body()
-        group.leave()
-    }.start()
-    return group
 }
 
 // MARK: - AtomicFile

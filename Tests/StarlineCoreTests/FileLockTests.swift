@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import StarlineCore
 import Synchronization
+import StarlineTestSupport
 import Testing
 
 @Suite("FileLock")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import StarlineCore
+import StarlineTestSupport
 import Testing
 
 @Suite("PrivateFiles")

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import StarlineCore
 import Synchronization
+import StarlineTestSupport
 import Testing
 
 // Result codes from sqlite3.h, spelled out so the tests need not import the C module.

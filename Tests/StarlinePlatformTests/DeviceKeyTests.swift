@@ -3,6 +3,7 @@ import Glibc
 import StarlineCore
 import StarlinePlatform
 import Synchronization
+import StarlineTestSupport
 import Testing
 
 @Suite("DeviceKey")

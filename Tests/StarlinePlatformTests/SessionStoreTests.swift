@@ -3,6 +3,7 @@ import Glibc
 import StarlineCore
 import StarlinePlatform
 import Synchronization
+import StarlineTestSupport
 import Testing
 
 /// The session store against real files in a private temporary directory; no mocks. The machine id is
@@ -682,7 +683,7 @@ final class StoreFixture: Sendable {
     let key = StoreKey(apiOrigin: "https://account.thestarline.cn", appId: "workbench", service: "default")
 
     init(machineId: String = "3d1219c7c4c5404aaa1f6d2a48adfd00") throws {
-        dir = try makeTempDir()
+        dir = try makeStorageTempDir(prefix: "starline-store")
         self.machineId = machineId
         try AtomicFile.write(Array("\(machineId)\n".utf8), to: dir + "/machine-id", mode: 0o644)
         try PrivateFiles.ensureDirectory(dir + "/state")
@@ -697,11 +698,6 @@ final class StoreFixture: Sendable {
     }
 }
 
-func makeTempDir() throws -> String {
-    var template = Array("\(FileManager.default.temporaryDirectory.path)/starline-store-XXXXXX".utf8CString)
-    guard let created = mkdtemp(&template) else { throw StarlineError(.storage, "mkdtemp failed: errno \(errno)") }
-    return String(cString: created)
-}
 
 func sampleCandidate(token: String, sessionId: String) -> StoredCandidate {
     StoredCandidate(
@@ -749,20 +745,3 @@ func copyFile(_ from: String, _ to: String) throws {
     try AtomicFile.write(bytes, to: to, mode: 0o600)
 }
 
-/// Permission bits of `path`, or nil when it does not exist.
-func permissionBits(_ path: String) -> mode_t? {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return nil }
-    return info.st_mode & 0o7777
-}
-
-/// Starts `body` on a new thread; `wait()` on the result joins it.
-func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchGroup {
-    let group = DispatchGroup()
-    group.enter()
-    Thread {
-        body()
-        group.leave()
-    }.start()
-    return group
-}
