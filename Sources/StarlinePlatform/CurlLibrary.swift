@@ -35,28 +35,17 @@ struct CurlLibrary: @unchecked Sendable {
 
     static func load() -> Result<CurlLibrary, StarlineError> {
         // The soname of Debian's libcurl4 (OpenSSL flavour); the unversioned name exists only with the -dev package.
-        guard let handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL) ?? dlopen("libcurl.so", RTLD_NOW | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+        var library: SharedLibrary
+        switch SharedLibrary.open(["libcurl.so.4", "libcurl.so"]) {
+        case .success(let opened): library = opened
+        case .failure(let error):
             return .failure(StarlineError(.internalError, "cannot load libcurl (install libcurl4)",
-                                          details: .object([("reason", .string(reason))])))
+                                          details: .object([("reason", .string(error.reason))])))
         }
-        var missing: [String] = []
-        func symbol<T>(_ name: String, as type: T.Type) -> T {
-            guard let pointer = dlsym(handle, name) else {
-                missing.append(name)
-                return unsafeBitCast(dlsym(handle, "curl_version"), to: type)
-            }
-            return unsafeBitCast(pointer, to: type)
-        }
-        func raw(_ name: String) -> UnsafeMutableRawPointer {
-            guard let pointer = dlsym(handle, name) else {
-                missing.append(name)
-                return UnsafeMutableRawPointer(bitPattern: 1)!
-            }
-            return pointer
-        }
+        func symbol<T>(_ name: String, as type: T.Type) -> T { library.function(name, as: type) }
+        func raw(_ name: String) -> UnsafeMutableRawPointer { library.address(name) }
         let globalInit = symbol("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self)
-        let library = CurlLibrary(
+        let curl = CurlLibrary(
             easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Easy?).self),
             easyCleanup: symbol("curl_easy_cleanup", as: (@convention(c) (Easy?) -> Void).self),
             easyReset: symbol("curl_easy_reset", as: (@convention(c) (Easy?) -> Void).self),
@@ -67,14 +56,14 @@ struct CurlLibrary: @unchecked Sendable {
             versionFunction: symbol("curl_version", as: (@convention(c) () -> UnsafeMutablePointer<CChar>?).self),
             setoptFunction: raw("curl_easy_setopt"),
             getinfoFunction: raw("curl_easy_getinfo"))
-        guard missing.isEmpty else {
-            return .failure(StarlineError(.internalError, "libcurl lacks \(missing.joined(separator: ", ")): libcurl 7.32 or newer is needed"))
+        guard library.missing.isEmpty else {
+            return .failure(StarlineError(.internalError, "libcurl lacks \(library.missing.joined(separator: ", ")): libcurl 7.32 or newer is needed"))
         }
         let status = globalInit(starline_curl_global_default)
         guard status == CURLE_OK else {
-            return .failure(StarlineError(.internalError, "cannot initialise libcurl: \(library.describe(status))"))
+            return .failure(StarlineError(.internalError, "cannot initialise libcurl: \(curl.describe(status))"))
         }
-        return .success(library)
+        return .success(curl)
     }
 
     // MARK: Typed calls

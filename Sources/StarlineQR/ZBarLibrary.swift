@@ -42,19 +42,13 @@ struct ZBarLibrary: @unchecked Sendable {
 
     static func load() -> Result<ZBarLibrary, StarlineError> {
         // The soname of Debian's libzbar0; the unversioned name exists only with libzbar-dev.
-        guard let handle = dlopen("libzbar.so.0", RTLD_NOW | RTLD_LOCAL) ?? dlopen("libzbar.so", RTLD_NOW | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
-            return .failure(StarlineError(.internalError, "cannot load libzbar (install the libzbar0 package): \(reason)"))
+        var library: SharedLibrary
+        switch SharedLibrary.open(["libzbar.so.0", "libzbar.so"]) {
+        case .success(let opened): library = opened
+        case .failure(let error): return .failure(StarlineError(.internalError, "cannot load libzbar (install the libzbar0 package): \(error.reason)"))
         }
-        var missing: [String] = []
-        func symbol<T>(_ name: String, as type: T.Type) -> T {
-            guard let pointer = dlsym(handle, name) else {
-                missing.append(name)
-                return unsafeBitCast(dlsym(handle, "zbar_version"), to: type)
-            }
-            return unsafeBitCast(pointer, to: type)
-        }
-        let library = ZBarLibrary(
+        func symbol<T>(_ name: String, as type: T.Type) -> T { library.function(name, as: type) }
+        let zbar = ZBarLibrary(
             imageScannerCreate: symbol("zbar_image_scanner_create", as: (@convention(c) () -> Scanner?).self),
             imageScannerDestroy: symbol("zbar_image_scanner_destroy", as: (@convention(c) (Scanner?) -> Void).self),
             imageScannerSetConfig: symbol("zbar_image_scanner_set_config", as: (@convention(c) (Scanner?, zbar_symbol_type_t, zbar_config_t, Int32) -> Int32).self),
@@ -75,9 +69,9 @@ struct ZBarLibrary: @unchecked Sendable {
             symbolGetLocX: symbol("zbar_symbol_get_loc_x", as: (@convention(c) (Symbol?, UInt32) -> Int32).self),
             symbolGetLocY: symbol("zbar_symbol_get_loc_y", as: (@convention(c) (Symbol?, UInt32) -> Int32).self),
             symbolGetOrientation: symbol("zbar_symbol_get_orientation", as: (@convention(c) (Symbol?) -> zbar_orientation_t).self))
-        guard missing.isEmpty else {
-            return .failure(StarlineError(.internalError, "libzbar lacks \(missing.joined(separator: ", ")): zbar 0.23 or newer is needed"))
+        guard library.missing.isEmpty else {
+            return .failure(StarlineError(.internalError, "libzbar lacks \(library.missing.joined(separator: ", ")): zbar 0.23 or newer is needed"))
         }
-        return .success(library)
+        return .success(zbar)
     }
 }
