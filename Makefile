@@ -3,7 +3,7 @@
 
 PREFIX ?= /usr/local
 TOOLS := sl-qr sl-devserver sl-login sl-restore sl-tasks
-RELEASE_FLAGS := -c release --static-swift-stdlib
+RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 

@@ -18,6 +18,11 @@ func cHeaders(_ name: String, apt: String) -> Target {
 /// `-l:libname.a`: the linker searches its library path for exactly this file.
 func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name).a") }
 
+/// Linker flags of the dynamically linked tools: libstdc++ (the Swift runtime's C++ dependency) from its
+/// static archive, through the linker script in `linker/` — with lld, because gold cannot follow that script.
+/// Start-up of `sl-qr --version`: 4.3 → 2.8 ms median (bench/RESULTS.md).
+let staticLibstdcxx: LinkerSetting = .unsafeFlags(["-use-ld=lld", "-L", Context.packageDirectory + "/linker"])
+
 let package = Package(
     name: "Starline",
     products: [
@@ -44,7 +49,7 @@ let package = Package(
                 linkerSettings: [staticArchive("sqlite3"), staticArchive("sodium"), .linkedLibrary("m")]),
         .target(name: "StarlineQR", dependencies: ["StarlineCore", "CQREncode", "CZBar", "CPNG", "CJPEG"],
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
-        .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"]),
+        .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"], linkerSettings: [staticLibstdcxx]),
         // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
         .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),
         // Fully static (no dynamic loader at all: ~1 ms instead of ~4 ms to start). Only for tools that
@@ -52,10 +57,10 @@ let package = Package(
         .executableTarget(name: "sl-tasks", dependencies: ["StarlineWorkspace"],
                           linkerSettings: [.unsafeFlags(["-static-executable"])]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
-        .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"]),
+        .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"], linkerSettings: [staticLibstdcxx]),
         .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineQR", "CCurl"]),
-        .executableTarget(name: "sl-login", dependencies: ["StarlinePlatform"]),
-        .executableTarget(name: "sl-restore", dependencies: ["StarlinePlatform"]),
+        .executableTarget(name: "sl-login", dependencies: ["StarlinePlatform"], linkerSettings: [staticLibstdcxx]),
+        .executableTarget(name: "sl-restore", dependencies: ["StarlinePlatform"], linkerSettings: [staticLibstdcxx]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),

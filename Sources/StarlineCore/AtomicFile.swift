@@ -15,7 +15,14 @@ public enum AtomicFile {
     /// failure before the rename the target is untouched and the temporary file is removed.
     ///
     /// Symbolic links are not followed: a link at `path` is replaced by a regular file.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(StarlineError) {
+    ///
+    /// State (sessions, keys, the workspace) keeps the defaults. Output a user asked for with `-o FILE` is
+    /// written with `sync: false, applyUmask: true`: still never seen half-written (temp file + rename), but
+    /// not flushed to disk and created like any other output file, as qrencode, convert or gzip do — the
+    /// two `fsync` calls cost ~2 ms per file here and buy nothing for a file the command can make again.
+    /// `sync FILE` (coreutils) flushes it when that matters.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
+                             sync: Bool = true, applyUmask: Bool = false) throws(StarlineError) {
         let (directory, name) = splitPath(path)
         guard !name.isEmpty, name != ".", name != ".." else {
             throw storageError("cannot write", path, EISDIR)
@@ -43,7 +50,7 @@ public enum AtomicFile {
         }
 
         // The mode given to open() was reduced by the umask; set it exactly.
-        if fchmod(fd, mode) != 0 { let e = errno; close(fd); throw fail(e) }
+        if !applyUmask, fchmod(fd, mode) != 0 { let e = errno; close(fd); throw fail(e) }
 
         let writeError: Int32 = bytes.withUnsafeBytes { buffer in
             var offset = 0
@@ -62,12 +69,13 @@ public enum AtomicFile {
 
         // Data must be on disk before the rename makes it visible, or a crash could leave an empty or
         // partial file under the target name.
-        if fsyncRetrying(fd) != 0 { let e = errno; close(fd); throw fail(e) }
+        if sync, fsyncRetrying(fd) != 0 { let e = errno; close(fd); throw fail(e) }
         // On Linux the descriptor is released even when close fails, so never retry; an error here (NFS)
         // means the data may not have been written.
         if close(fd) != 0 { throw fail(errno) }
 
         if rename(tempPath, path) != 0 { throw fail(errno) }
+        guard sync else { return }
 
         // "Calling fsync() does not necessarily ensure that the entry in the directory containing the file
         // has also reached disk. For that an explicit fsync() on a file descriptor for the directory is also

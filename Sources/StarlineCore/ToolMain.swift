@@ -49,26 +49,9 @@ public enum ToolMain {
         exit(status.rawValue)
     }
 
-    public static func runAsync(_ tool: ToolSpec, arguments: [String] = CommandLine.arguments,
-                                _ body: (Invocation) async throws -> ExitStatus) async -> Never {
-        let status: ExitStatus
-        switch prepare(tool, Array(arguments.dropFirst())) {
-        case .exit(let s): status = s
-        case .run(let invocation):
-            do {
-                status = try await body(invocation)
-                invocation.output.flush()
-            } catch {
-                invocation.output.flush()
-                status = report(error, tool: tool, path: invocation.arguments.path)
-            }
-        }
-        exit(status.rawValue)
-    }
+    package enum Prepared { case exit(ExitStatus), run(Invocation) }
 
-    enum Prepared { case exit(ExitStatus), run(Invocation) }
-
-    static func prepare(_ tool: ToolSpec, _ words: [String]) -> Prepared {
+    package static func prepare(_ tool: ToolSpec, _ words: [String]) -> Prepared {
         let environment = Environment.process
         var parsed: ParsedArguments
         do {

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import StarlineCore
 import Synchronization
 
@@ -11,7 +10,7 @@ public enum QRTool {
 
     static let encodeOptions: [OptionSpec] = [
         .value("format", short: "f", "FORMAT", help: "Output format; png unless -o names a .svg/.txt/.json file, or utf8 when writing to a terminal.", choices: formats),
-        .value("output", short: "o", "FILE", help: "Write the image to FILE (replaced atomically) and print a JSON record instead.", completion: .file(extensions: ["png", "svg", "txt", "json"])),
+        .value("output", short: "o", "FILE", help: "Write the image to FILE and print a JSON record instead. FILE is replaced atomically (never seen half-written) and, like other output files, gets the umask and is not fsync'ed (use sync(1) when that matters).", completion: .file(extensions: ["png", "svg", "txt", "json"])),
         .value("level", short: "l", "LEVEL", help: "Error correction level.", default: "M", choices: ["L", "M", "Q", "H"]),
         .value("size", short: "s", "PIXELS", help: "Module size in pixels (png, svg).", default: "4"),
         .value("margin", short: "m", "MODULES", help: "Quiet zone around the symbol, in modules.", default: "4"),
@@ -127,7 +126,7 @@ public enum QRTool {
             invocation.output.writeBytes(rendered)
             return .ok
         }
-        try AtomicFile.write(rendered, to: outputPath, mode: 0o644)
+        try AtomicFile.write(rendered, to: outputPath, mode: 0o666, sync: false, applyUmask: true)
         record = [("file", .string(outputPath)), ("format", .string(format)), ("version", .int(matrix.version)),
                   ("level", .string(level.rawValue)), ("modules", .int(matrix.size)), ("payloadBytes", .int(payload.count))]
             + (format == "png" || format == "svg" ? [("pixels", .int((matrix.size + 2 * margin) * moduleSize))] : [])
@@ -190,7 +189,7 @@ public enum QRTool {
             // Workers take the next file from a shared counter; each owns its zbar scanner (not thread-safe).
             let next = Atomic<Int>(0)
             let results = Mutex<[FileOutcome?]>(outcomes)
-            DispatchQueue.concurrentPerform(iterations: jobs) { _ in
+            WorkerThreads.run(count: jobs) { _ in
                 guard let scanner = try? QRScanner() else { return }  // cannot fail: the library is loaded
                 while true {
                     let i = next.wrappingAdd(1, ordering: .relaxed).oldValue

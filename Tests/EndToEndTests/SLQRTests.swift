@@ -104,6 +104,31 @@ import Testing
         #expect(try png.json()["modules"]?.intValue == 21)
     }
 
+    @Test("-o FILE: created with the umask like any output, replaced atomically (temp file + rename, nothing left behind), not fsync'ed")
+    func outputFileIsAnOrdinaryAtomicallyReplacedFile() throws {
+        try #require(Tools.available("strace"), "strace is needed for this test; run scripts/bootstrap")
+        let dir = home.file("out")
+        let script = """
+        set -e
+        mkdir -p '\(dir)' && cd '\(dir)'
+        echo old > a.png
+        umask 027
+        strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2 -o trace '\(Tools.path("sl-qr"))' encode 'output file' -o a.png >/dev/null
+        stat -c %a a.png
+        ls -A
+        cat trace
+        """
+        let run = try Tools.shell(script)
+        #expect(run.status == 0, "\(run.stderrText)")
+        let lines = run.stdoutText.split(separator: "\n").map(String.init)
+        #expect(lines.first == "640", "mode of a new output file under umask 027: \(lines.first ?? "")")
+        #expect(lines.dropFirst().prefix(2) == ["a.png", "trace"], "only the output remains: \(lines)")
+        #expect(run.stdoutText.contains("rename"), "replaced by rename: \(run.stdoutText)")
+        #expect(!run.stdoutText.contains("fsync") && !run.stdoutText.contains("fdatasync"), "output files are not fsync'ed: \(run.stdoutText)")
+        let decoded = try qr(["decode", dir + "/a.png"]).json()
+        #expect(decoded["text"]?.stringValue == "output file")
+    }
+
     @Test func pngIsByteIdenticalForIdenticalInput() throws {
         let a = try qr(["encode", "same input", "-f", "png"]).stdout
         let b = try qr(["encode", "same input", "-f", "png"]).stdout

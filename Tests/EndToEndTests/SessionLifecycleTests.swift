@@ -444,4 +444,37 @@ import Testing
         #expect(run.stdoutText.contains("exit=0"))
         #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
     }
+
+    @Test("--browser launches $BROWSER (a colon-separated list, %s = the URL) whose client completes the loopback login; its stdout never reaches ours")
+    func browserModeLaunchesBrowserFromEnvironment() throws {
+        let h = try harness()
+        let dir = h.home
+        let browser = dir.file("browser.sh")
+        // The "browser": records its arguments, says something on stdout, and signs in as a real client would.
+        let script = """
+            #!/bin/sh
+            printf '%s\\n' "$#" "$1" > '\(dir.path)/browser.args'
+            echo 'browser noise on stdout'
+            (
+              rid=$(curl -s "$1" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
+              loc=$(curl -s -o /dev/null -w '%{redirect_url}' --data-urlencode "request_id=$rid" -d username=bob -d password=bob-pass -d action=approve '\(h.server.baseURL)/oauth/authorize')
+              curl -s "$loc" > '\(dir.path)/browser.page'
+            ) > /dev/null 2>&1 &
+            """
+        try Data(script.utf8).write(to: URL(fileURLWithPath: browser))
+        #expect(chmod(browser, 0o755) == 0)
+
+        let run = try h.run("sl-login", ["--browser"], environment: ["BROWSER": "/nonexistent/browser:\(browser) %s"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        #expect(try run.json()["session"]?["user"]?["id"]?.stringValue == "bob", "stdout is one JSON document: \(run.stdoutText)")
+        #expect(run.stderrText.contains("browser noise on stdout"), "the browser's stdout goes to stderr")
+        #expect(run.stderrText.contains("opened the browser"))
+        let args = String(decoding: dir.read("browser.args"), as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(args.first == "1", "the URL is one argument: \(args)")
+        #expect(args.dropFirst().first?.hasPrefix(h.server.baseURL + "/oauth/authorize?") == true, "\(args)")
+        // sl-login may exit before the browser's curl has written the page it was served.
+        let page = try Tools.shell("for i in $(seq 100); do [ -s '\(dir.path)/browser.page' ] && break; sleep 0.1; done; cat '\(dir.path)/browser.page'")
+        #expect(page.stdoutText.contains("You can close this tab"), "\(page.stdoutText)")
+        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+    }
 }

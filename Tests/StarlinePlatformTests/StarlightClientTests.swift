@@ -139,3 +139,21 @@ import Testing
         #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == after)
     }
 }
+
+@Suite struct BrowserCommandTests {
+    let url = "http://127.0.0.1:5555/oauth/authorize?a=1&b=%20"
+
+    @Test("no $BROWSER: xdg-open URL")
+    func defaultIsXdgOpen() {
+        #expect(LoginTool.browserCommands(url, browser: nil) == [["xdg-open", url]])
+        #expect(LoginTool.browserCommands(url, browser: "  ") == [["xdg-open", url]])
+    }
+
+    @Test("$BROWSER: colon-separated commands with arguments; %s is replaced, else the URL is one last argument")
+    func browserListConvention() {
+        #expect(LoginTool.browserCommands(url, browser: "firefox -P work:lynx") == [["firefox", "-P", "work", url], ["lynx", url]])
+        #expect(LoginTool.browserCommands(url, browser: "w3m '%s'::chromium") == [["w3m", url], ["chromium", url]])
+        #expect(LoginTool.browserCommands(url, browser: "\"/opt/My Browser/run\" --new-tab") == [["/opt/My Browser/run", "--new-tab", url]])
+        #expect(LoginTool.browserCommands(url, browser: "open --url=%s") == [["open", "--url=\(url)"]])
+    }
+}

@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+
+// Here, not in StarlineCore: every object file of a library is linked into each tool that uses the library,
+// and an async function pulls in the Swift concurrency runtime and libdispatch (whose tables cost every start
+// of sl-qr or sl-tasks ~0.5 ms of relocations). Only the networked tools are async.
+extension ToolMain {
+    public static func runAsync(_ tool: ToolSpec, arguments: [String] = CommandLine.arguments,
+                                _ body: (Invocation) async throws -> ExitStatus) async -> Never {
+        let status: ExitStatus
+        switch prepare(tool, Array(arguments.dropFirst())) {
+        case .exit(let s): status = s
+        case .run(let invocation):
+            do {
+                status = try await body(invocation)
+                invocation.output.flush()
+            } catch {
+                invocation.output.flush()
+                status = report(error, tool: tool, path: invocation.arguments.path)
+            }
+        }
+        exit(status.rawValue)
+    }
+}
