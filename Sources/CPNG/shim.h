@@ -1,4 +1,6 @@
 #include <png.h>
+// zlib (zlib1g-dev, a dependency of libpng-dev): sl-qr writes its 1-bit PNGs itself (PNGWriter).
+#include <zlib.h>
 
 // PNG_IMAGE_ROW_STRIDE / PNG_IMAGE_SIZE are function-like macros.
 static inline png_uint_32 starline_png_image_row_stride(const png_image *image) {
@@ -14,4 +16,8 @@ static inline int starline_png_image_failed(const png_image *image) {
 // compressed data": lets the writer compress once into a buffer of this size.
 static inline png_alloc_size_t starline_png_image_png_size_max(const png_image *image) {
     return PNG_IMAGE_PNG_SIZE_MAX(*image);
+}
+// deflateInit2 is a function-like macro (it passes ZLIB_VERSION and sizeof(z_stream) to deflateInit2_).
+static inline int starline_deflate_init2(z_streamp stream, int level, int windowBits, int memLevel) {
+    return deflateInit2(stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY);
 }

@@ -1,59 +1,83 @@
 import CPNG
 import StarlineCore
 
-/// Writes 8-bit grayscale PNGs through libpng's simplified write API, which reports errors in
-/// `png_image.message` instead of longjmp-ing (Swift cannot use setjmp).
+/// Writes black-and-white PNGs: 1-bit grayscale, as qrencode does.
 ///
-/// The simplified API writes no tIME or text chunks, so identical pixels give identical bytes.
+/// Written here rather than through libpng: its simplified write API (the only one usable without setjmp)
+/// writes 8-bit gray at the least, or palette images it packs pixel by pixel — either way most of the time
+/// `sl-qr encode` spent. The format for this case is small (PNG, RFC 2083 / ISO 15948): the signature, IHDR,
+/// one IDAT holding the zlib stream of the filtered rows, IEND; each chunk with its CRC-32. zlib does the
+/// compression and the checksum. No tIME or text chunks, so identical pixels give identical bytes.
 enum PNGWriter {
-    /// PNG bytes for a `width × height` image of gray levels, row-major, no row padding.
-    static func grayscale(width: Int, height: Int, pixels: [UInt8]) throws -> [UInt8] {
-        precondition(width > 0 && height > 0 && pixels.count == width * height)
-        guard let rowStride = Int32(exactly: width), UInt32(exactly: height) != nil else {
+    /// The bytes of one scanline of a `width`-pixel row: the filter-type byte, then the pixels.
+    static func scanlineBytes(width: Int) -> Int { 1 + (width + 7) / 8 }
+
+    /// PNG bytes for a 1-bit grayscale image given as its scanlines: `height` rows of
+    /// `scanlineBytes(width:)` bytes, each the filter type 0 (None) and then the pixels, most significant
+    /// bit first, 1 = white ("0 is black, 1 is white" at bit depth 1); the unused low bits of a row's last
+    /// byte are 0, so identical pixels give identical bytes.
+    static func oneBitGray(width: Int, height: Int, scanlines: [UInt8]) throws -> [UInt8] {
+        precondition(width > 0 && height > 0 && scanlines.count == scanlineBytes(width: width) * height)
+        // PNG dimensions are at most 2^31 - 1.
+        guard width <= Int(Int32.max), height <= Int(Int32.max) else {
             throw StarlineError(.usage, "image of \(width)×\(height) pixels is too large for PNG")
         }
-        return try pixels.withUnsafeBytes { raw in
-            // One pass into a buffer of PNG_IMAGE_PNG_SIZE_MAX bytes, "a safe upper bound": the
-            // two-pass form (size query with a NULL buffer, then the write) compresses twice.
-            var image = describe(width: width, height: height)
-            var capacity = starline_png_image_png_size_max(&image)
-            return try [UInt8](unsafeUninitializedCapacity: Int(capacity)) { buffer, initialized in
-                try write(width: width, height: height, pixels: raw.baseAddress!, rowStride: rowStride,
-                          into: buffer.baseAddress, bytes: &capacity)
-                initialized = Int(capacity)
-            }
-        }
+        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        var header: [UInt8] = []
+        appendBigEndian(UInt32(width), to: &header)
+        appendBigEndian(UInt32(height), to: &header)
+        // Bit depth 1, colour type 0 (grayscale), compression 0 (deflate), filter method 0, no interlace.
+        header += [1, 0, 0, 0, 0]
+        appendChunk("IHDR", header, to: &png)
+        appendChunk("IDAT", try deflate(scanlines, scanlineBytes: scanlineBytes(width: width)), to: &png)
+        appendChunk("IEND", [], to: &png)
+        return png
     }
 
-    /// "use memset to set the whole structure to 0 then initialize fields describing your
-    /// image": Swift's zero initialiser does the memset; opaque stays NULL as required.
-    private static func describe(width: Int, height: Int) -> png_image {
-        var image = png_image()
-        image.version = png_uint_32(PNG_IMAGE_VERSION)
-        image.width = png_uint_32(width)
-        image.height = png_uint_32(height)
-        image.format = png_uint_32(PNG_FORMAT_GRAY)
-        // PNG_IMAGE_FLAG_FAST: "set to make writing faster, this may produce larger output
-        // files" — libpng skips its adaptive filter search, which took most of the time for
-        // QR images (flat runs of 0 and 255 compress well without filtering).
-        image.flags = png_uint_32(PNG_IMAGE_FLAG_FAST)
-        return image
+    /// A zlib stream (RFC 1950) of `data`, as IDAT holds it, at zlib's default level.
+    ///
+    /// zlib's defaults size its state for large inputs (~270 KB, mostly zeroed at init: page faults that
+    /// cost more than compressing a QR image). A window of 4 KB still reaches the previous scanline for
+    /// images up to 32,000 pixels wide — the repeats that matter here — and memLevel 2 keeps the hash
+    /// table small: a version-3 link compresses to 252 bytes (254 with the defaults).
+    private static func deflate(_ data: [UInt8], scanlineBytes: Int) throws -> [UInt8] {
+        var stream = z_stream()
+        let windowBits: Int32 = scanlineBytes <= 4096 ? 12 : 15
+        guard starline_deflate_init2(&stream, Z_DEFAULT_COMPRESSION, windowBits, 2) == Z_OK else {
+            throw StarlineError(.internalError, "zlib could not start compressing the image")
+        }
+        defer { deflateEnd(&stream) }
+        let capacity = Int(deflateBound(&stream, uLong(data.count)))
+        var out = [UInt8](repeating: 0, count: capacity)
+        // "If deflate returns with Z_STREAM_END … all the input has been consumed and all the output has
+        // been produced"; with avail_out from deflateBound one call with Z_FINISH is enough.
+        let status = out.withUnsafeMutableBufferPointer { dest in
+            data.withUnsafeBufferPointer { source in
+                stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
+                stream.avail_in = uInt(source.count)
+                stream.next_out = dest.baseAddress
+                stream.avail_out = uInt(dest.count)
+                return CPNG.deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else {
+            throw StarlineError(.internalError, "zlib could not compress the image (status \(status))")
+        }
+        out.removeSubrange(Int(stream.total_out)...)
+        return out
     }
 
-    private static func write(width: Int, height: Int, pixels: UnsafeRawPointer, rowStride: Int32,
-                              into memory: UnsafeMutableRawPointer?, bytes: inout png_alloc_size_t) throws {
-        var image = describe(width: width, height: height)
-        // libpng frees its internal state before returning from the write call, but
-        // png_image_free "May be called at any time after the structure is initialized", so
-        // call it anyway: nothing can leak whichever way the write ends.
-        defer { png_image_free(&image) }
-        let ok = png_image_write_to_memory(&image, memory, &bytes, 0, pixels, rowStride, nil)
-        guard ok != 0, starline_png_image_failed(&image) == 0 else {
-            let message = withUnsafeBytes(of: image.message) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            throw StarlineError(.internalError, "libpng could not write the image: \(message)",
-                                details: .object([("width", .int(width)), ("height", .int(height))]))
-        }
+    /// length, type, data, and the CRC-32 of type and data ("the CRC is calculated on the preceding bytes
+    /// in the chunk, including the chunk type code and chunk data fields, but not including the length").
+    private static func appendChunk(_ type: String, _ data: [UInt8], to png: inout [UInt8]) {
+        appendBigEndian(UInt32(data.count), to: &png)
+        let typeAndData = Array(type.utf8) + data
+        png += typeAndData
+        let crc = typeAndData.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) }
+        appendBigEndian(UInt32(truncatingIfNeeded: crc), to: &png)
+    }
+
+    private static func appendBigEndian(_ value: UInt32, to bytes: inout [UInt8]) {
+        bytes += [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
     }
 }

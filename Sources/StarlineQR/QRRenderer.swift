@@ -23,7 +23,7 @@ public enum QRRenderer {
 
     // MARK: PNG
 
-    /// An 8-bit grayscale PNG: dark modules 0, light modules and quiet zone 255; the image is
+    /// A 1-bit grayscale PNG: dark modules black, light modules and quiet zone white; the image is
     /// `(size + 2·margin)·moduleSize` pixels square. Identical input gives identical bytes.
     public static func png(_ matrix: QRMatrix, moduleSize: Int = 4, margin: Int = 4) throws -> [UInt8] {
         try validate(moduleSize: moduleSize, margin: margin)
@@ -33,7 +33,34 @@ public enum QRRenderer {
                                 + "use a smaller module size or margin",
                                 details: .object([("side", .int(side)), ("maxSide", .int(maxPixelSide))]))
         }
-        return try PNGWriter.grayscale(width: side, height: side, pixels: grayPixels(matrix, moduleSize: moduleSize, margin: margin))
+        return try PNGWriter.oneBitGray(width: side, height: side, scanlines: scanlines(matrix, moduleSize: moduleSize, margin: margin))
+    }
+
+    /// The PNG scanlines (see `PNGWriter.oneBitGray`), built per module row: one white scanline with the
+    /// dark modules' bits cleared, repeated `moduleSize` times — never a byte per pixel.
+    static func scanlines(_ matrix: QRMatrix, moduleSize: Int, margin: Int) -> [UInt8] {
+        let n = matrix.size
+        let side = (n + 2 * margin) * moduleSize
+        let stride = PNGWriter.scanlineBytes(width: side)
+        var white = [UInt8](repeating: 0xFF, count: stride)
+        white[0] = 0  // filter type None
+        if side % 8 != 0 { white[stride - 1] = 0xFF << UInt8(8 - side % 8) }  // unused bits 0
+        var out: [UInt8] = []
+        out.reserveCapacity(stride * side)
+        for _ in 0..<margin * moduleSize { out += white }
+        var row = white
+        for y in 0..<n {
+            row = white
+            for x in 0..<n where matrix.modules[y * n + x] != 0 {
+                let first = (x + margin) * moduleSize
+                for pixel in first..<first + moduleSize {
+                    row[1 + pixel >> 3] &= ~(0x80 >> UInt8(pixel & 7))
+                }
+            }
+            for _ in 0..<moduleSize { out += row }
+        }
+        for _ in 0..<margin * moduleSize { out += white }
+        return out
     }
 
     /// The raw image: start all white, blacken the dark modules of the first pixel row of each

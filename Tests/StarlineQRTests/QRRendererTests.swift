@@ -17,7 +17,7 @@ func pngDeterministic() throws {
     #expect(first != (try QRRenderer.png(try QREncoder.encode(sample + "!"))))
 }
 
-@Test("PNG is 8-bit grayscale of (size + 2·margin)·moduleSize pixels with no time or text chunks",
+@Test("PNG is 1-bit grayscale of (size + 2·margin)·moduleSize pixels, with no time or text chunks",
       arguments: [(1, 0), (4, 4), (3, 2), (10, 1), (2, 7)])
 func pngHeader(moduleSize: Int, margin: Int) throws {
     let matrix = try QREncoder.encode(sample, level: .Q)
@@ -29,8 +29,9 @@ func pngHeader(moduleSize: Int, margin: Int) throws {
     #expect(ihdr.type == "IHDR")
     #expect(bigEndian(ihdr.data, at: 0) == side)
     #expect(bigEndian(ihdr.data, at: 4) == side)
-    #expect(ihdr.data[8] == 8, "bit depth")
+    #expect(ihdr.data[8] == 1, "bit depth")
     #expect(ihdr.data[9] == 0, "colour type 0 = grayscale")
+    #expect(chunks.map(\.type) == ["IHDR", "IDAT", "IEND"])
     #expect(chunks.last?.type == "IEND")
     let types = Set(chunks.map(\.type))
     #expect(types.isDisjoint(with: ["tIME", "tEXt", "zTXt", "iTXt"]), "chunks: \(chunks.map(\.type))")
