@@ -106,7 +106,14 @@ public final class SQLiteDatabase: @unchecked Sendable {
     ///
     /// A new database file is created with mode 0600 before SQLite sees it, so it never exists with wider
     /// permissions; SQLite creates the `-wal` and `-shm` files with the permissions of the main file.
-    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws(SQLiteError) {
+    ///
+    /// `checkpointOnClose: false` leaves the WAL as it is when the connection closes. By default the last
+    /// connection to close checkpoints the WAL into the database and syncs both — for a short-lived command
+    /// that is two or three more `fsync`s on every run. Without it, SQLite's automatic checkpoint (when a
+    /// commit finds the WAL over 1,000 pages) still keeps the WAL bounded, and nothing is less durable: a
+    /// committed transaction is in the WAL either way.
+    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000,
+                checkpointOnClose: Bool = true) throws(SQLiteError) {
         self.path = path
         self.isReadOnly = readOnly
         let isFile = path != ":memory:" && !path.isEmpty
@@ -137,6 +144,10 @@ public final class SQLiteDatabase: @unchecked Sendable {
 
         // From here on `deinit` runs if we throw, and closes the handle.
         sqlite3_busy_timeout(connection, busyTimeoutMilliseconds)
+        if !checkpointOnClose {
+            var applied: Int32 = 0
+            _ = starline_sqlite3_db_config_int(connection, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, &applied)
+        }
         // Reports "cannot open" errors with the extended codes (SQLITE_CANTOPEN_ISDIR, …) too.
         sqlite3_extended_result_codes(connection, 1)
         if isFile && !readOnly {
@@ -258,11 +269,21 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// Runs `body` in a transaction: BEGIN (IMMEDIATE by default), then COMMIT, or ROLLBACK when `body`
     /// throws, in which case the body's error is rethrown unchanged.
     ///
+    /// `durable: false` commits without waiting for the disk (`synchronous=NORMAL` for this transaction):
+    /// "A transaction committed in WAL mode with synchronous=NORMAL might roll back following a power loss
+    /// or system crash", but the database stays consistent. For bookkeeping a later run can redo (a
+    /// verification timestamp), not for state a user relies on (a login, a logout).
+    ///
     /// The connection lock is held for the whole transaction, so other threads sharing this connection wait
     /// instead of slipping statements into it. Transactions do not nest: BEGIN inside a transaction fails
     /// ("cannot start a transaction within a transaction").
-    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+    public func transaction<T>(_ kind: TransactionKind = .immediate, durable: Bool = true, _ body: () throws -> T) throws -> T {
         try withConnectionLock { () throws -> T in
+            if !durable {
+                // A connection setting, read when the COMMIT below syncs (or not); FULL again afterwards.
+                try execute("PRAGMA synchronous=NORMAL")
+            }
+            defer { if !durable { _ = sqlite3_exec(handle, "PRAGMA synchronous=FULL", nil, nil, nil) } }
             try execute("BEGIN \(kind.rawValue)")
             let result: T
             do {

@@ -142,6 +142,9 @@ public struct RetryPolicy: Sendable, Equatable {
 /// (taken out of the pool for the whole transfer and put back afterwards), which is libcurl's
 /// thread-safety rule; `curl_global_init` runs once inside `CurlLibrary.shared` (swift_once).
 public final class HTTPTransport: @unchecked Sendable {
+    /// Loads libcurl in the background ahead of a request that local work precedes; see `CurlLibrary.preload`.
+    public static func preloadLibrary() { CurlLibrary.preload() }
+
     public let timeout: Double
     public let userAgent: String
     public let maxConnections: Int

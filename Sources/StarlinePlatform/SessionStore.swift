@@ -74,7 +74,8 @@ public final class SessionStore: @unchecked Sendable {
             throw Self.lockedError(error)
         }
         do {
-            database = try SQLiteDatabase(path: databasePath)
+            // Every sl-login/sl-restore run is a short-lived process: no checkpoint at each close (see SQLiteDatabase).
+            database = try SQLiteDatabase(path: databasePath, checkpointOnClose: false)
         } catch {
             throw Self.cannotOpen(databasePath, error)
         }
@@ -95,8 +96,9 @@ public final class SessionStore: @unchecked Sendable {
     /// Waits as long as another process holds the key's lock: keep bodies short (no network I/O). Calls do
     /// not nest: a `withState` inside another one on the same thread and database (any store instance, any
     /// key) throws INTERNAL instead of deadlocking.
-    /// SQLite failures are converted to `StarlineError` (STORAGE_ERROR).
-    public func withState<T>(_ body: (SessionState) throws -> T) throws -> T {
+    /// SQLite failures are converted to `StarlineError` (STORAGE_ERROR). `durable: false` is for bookkeeping
+    /// that may be lost in a power cut (see `SQLiteDatabase.transaction`), such as a verification timestamp.
+    public func withState<T>(durable: Bool = true, _ body: (SessionState) throws -> T) throws -> T {
         // A nested call would wait forever for our own flock (same key) or for our own SQLite write lock
         // (another key, same database): refuse it instead.
         guard ActiveStates.shared.enter(databasePath) else {
@@ -107,7 +109,7 @@ public final class SessionStore: @unchecked Sendable {
         try lock.lock()
         defer { lock.unlock() }
         do {
-            return try database.transaction(.immediate) {
+            return try database.transaction(.immediate, durable: durable) {
                 let state = try SessionState(store: self)
                 defer { state.invalidate() }
                 return try body(state)

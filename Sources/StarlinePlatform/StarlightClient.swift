@@ -86,6 +86,8 @@ public final class StarlightClient {
         let epochAtStart = epoch
         guard let store else { return await restoreMemorySession() }
         let started = Timestamp.now().seconds
+        // Without --max-age a stored session is always verified: load libcurl while the store is read.
+        if maxAge == 0 { HTTPTransport.preloadLibrary() }
         // Tokens an earlier offline logout could not revoke, first and best-effort (S12).
         await retryPendingRevocations()
         // 1. The local candidate, unless a login is pending (S6: do not even read the old identity).
@@ -181,7 +183,8 @@ public final class StarlightClient {
             return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login started while restoring"))
         }
         do {
-            let verified: RestoreOutcome = try store.withState { state in
+            // Not durable: losing this update in a power cut only means the next run verifies again.
+            let verified: RestoreOutcome = try store.withState(durable: false) { state in
                 guard state.generation == generation, let current = try state.candidate(), current.sessionId == original.sessionId else {
                     return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "the stored session changed while restoring"))
                 }

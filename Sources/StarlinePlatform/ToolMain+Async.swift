@@ -21,6 +21,13 @@ extension ToolMain {
                 status = report(error, tool: tool, path: invocation.arguments.path)
             }
         }
+        if CurlLibrary.preloadInFlight {
+            // exit() would wait for the background dlopen (glibc's exit handlers take the dynamic loader's
+            // lock) for a library this run no longer needs. Nothing else is pending: our output is written
+            // with write(2) and flushed above, stdio is flushed here, and no exit handler of ours matters.
+            fflush(nil)
+            _exit(status.rawValue)
+        }
         exit(status.rawValue)
     }
 }

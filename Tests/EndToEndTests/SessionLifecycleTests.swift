@@ -40,13 +40,40 @@ import Testing
     func s3ThisDeviceOnly() throws {
         let h = try harness()
         let login = try h.storeLogin("bob")
-        let db = try Data(contentsOf: URL(fileURLWithPath: h.home.file("starline/state/sessions.db")))
+        // The database and its WAL (connections do not checkpoint at close, so rows may be there).
+        var db = try Data(contentsOf: URL(fileURLWithPath: h.home.file("starline/state/sessions.db")))
+        db += (try? Data(contentsOf: URL(fileURLWithPath: h.home.file("starline/state/sessions.db-wal")))) ?? Data()
         #expect(db.range(of: Data(login.token.utf8)) == nil)
+        #expect(db.range(of: Data("SQLite format 3".utf8)) != nil, "the search reads the real file")
         try "ffffffffffffffffffffffffffffffff\n".write(toFile: h.home.file("machine-id"), atomically: true, encoding: .utf8)
         let copied = try h.restore()
         #expect(copied.status == 10)
         #expect(copied.run.errorCode == "STORAGE_ERROR")
-        #expect(h.server.stop() == 0 || true)
+    }
+
+    @Test("S3 state a user relies on is fsync'ed (login, logout); a restore's verification timestamp is not — a power cut only means the next run verifies again")
+    func durability() throws {
+        try #require(Tools.available("strace"), "strace is needed for this test; run scripts/bootstrap")
+        let h = try harness()
+        try h.storeLogin("bob")
+        #expect(try h.restore().state == "valid")  // the store, WAL and locks exist now
+        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        func syncs(_ command: String) throws -> (status: Int32, syncs: Int) {
+            let run = try Tools.shell("""
+                env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) \
+                  strace -f -qq -e trace=fsync,fdatasync -o '\(h.home.path)/trace' \(command) > /dev/null
+                echo "status=$?"; grep -c sync '\(h.home.path)/trace' || true
+                """)
+            let lines = run.stdoutText.split(separator: "\n")
+            return (Int32(lines.first?.dropFirst("status=".count) ?? "") ?? -1, Int(lines.last ?? "") ?? -1)
+        }
+        let restore = try syncs("'\(Tools.path("sl-restore"))'")
+        #expect(restore.status == 0)
+        #expect(restore.syncs == 0, "a verification commits without fsync")
+        let logout = try syncs("'\(Tools.path("sl-login"))' logout")
+        #expect(logout.status == 0)
+        #expect(logout.syncs > 0, "clearing the session is durable")
+        #expect((try h.status())["session"] == .null)
     }
 
     @Test("S3 group- or world-readable store files are refused like ssh does")

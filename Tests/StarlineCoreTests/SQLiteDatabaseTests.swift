@@ -176,6 +176,45 @@ final class SQLiteDatabaseTests: Sendable {
         #expect(error?.extendedResultCode == SQLITE_CONSTRAINT_FOREIGNKEY)
     }
 
+    @Test("checkpointOnClose: false leaves committed rows in the WAL at close; they are read back, and a default connection checkpoints them")
+    func noCheckpointOnClose() throws {
+        let path = dir + "/wal.db"
+        let marker = "row-kept-in-the-wal"
+        do {
+            let db = try SQLiteDatabase(path: path, checkpointOnClose: false)
+            try db.execute("CREATE TABLE t (x TEXT)")
+            try db.run("INSERT INTO t VALUES (?)", [.text(marker)])
+        }
+        func fileContains(_ file: String) throws -> Bool {
+            let bytes = try AtomicFile.read(file) ?? []
+            return bytes.count >= marker.utf8.count && String(decoding: bytes, as: UTF8.self).contains(marker)
+        }
+        #expect(try fileContains(path + "-wal"), "the row is in the WAL after close")
+        #expect(try !fileContains(path), "not yet in the main file")
+        do {
+            let db = try SQLiteDatabase(path: path)
+            #expect(try db.query("SELECT x FROM t").first?.string(0) == marker)
+        }
+        // The default connection was the last to close: it checkpointed.
+        #expect(try fileContains(path))
+    }
+
+    @Test("durable: false commits with synchronous=NORMAL and restores FULL afterwards, also when the body throws")
+    func nonDurableTransaction() throws {
+        let db = try SQLiteDatabase(path: dir + "/sync.db")
+        try db.execute("CREATE TABLE t (x INTEGER)")
+        let inside = try db.transaction(durable: false) {
+            try db.run("INSERT INTO t VALUES (1)")
+            return try db.query("PRAGMA synchronous").first?.int64(0)
+        }
+        #expect(inside == 1)  // NORMAL
+        #expect(try db.query("PRAGMA synchronous").first?.int64(0) == 2)  // FULL
+        struct Abort: Error {}
+        #expect(throws: Abort.self) { try db.transaction(durable: false) { throw Abort() } }
+        #expect(try db.query("PRAGMA synchronous").first?.int64(0) == 2)
+        #expect(try db.query("SELECT count(*) FROM t").first?.int64(0) == 1)
+    }
+
     @Test("transaction commits the body's work and returns its value; a throwing body rolls back and its error comes through")
     func transactions() throws {
         let db = try SQLiteDatabase(path: ":memory:")

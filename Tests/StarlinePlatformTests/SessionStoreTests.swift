@@ -61,7 +61,9 @@ final class SessionStoreTests: Sendable {
             // While open (data may still be in the WAL) ...
             try expectAbsent([token, verifier, deviceCode, revokeToken], present: "sess-visible-1", in: store.databasePath)
         }
-        // ... and after the last connection closed and SQLite checkpointed the WAL into the main file.
+        // ... and after a checkpoint copied the WAL into the main file (store connections do not checkpoint
+        // when they close; a plain connection does, as the last one to close).
+        _ = try SQLiteDatabase(path: fixture.state + "/sessions.db")
         try expectAbsent([token, verifier, deviceCode, revokeToken], present: "sess-visible-1", in: fixture.state + "/sessions.db")
         // The secrets still open.
         let back = try fixture.store().withState { (state: SessionState) throws in
@@ -145,9 +147,10 @@ final class SessionStoreTests: Sendable {
             try state.savePendingLogin(samplePending(state: "st-c"))
             try state.addPendingRevocation(sessionId: "old", accessToken: "rt-copied")
         }
-        // The store is closed (checkpointed): copy sessions.db and device.key to "another machine".
+        // Copy the store to "another machine": the database with its WAL (connections do not checkpoint
+        // when they close, so the rows may be in sessions.db-wal) and the device key.
         let other = try StoreFixture(machineId: "0123456789abcdef0123456789abcdef")
-        for name in ["sessions.db", "device.key"] {
+        for name in ["sessions.db", "sessions.db-wal", "device.key"] where access(fixture.state + "/" + name, F_OK) == 0 {
             try copyFile(fixture.state + "/" + name, other.state + "/" + name)
         }
         let store = try other.store()
