@@ -49,17 +49,22 @@ install: build
 demo: build
 	@scripts/demo $(RELEASE_BIN)
 
+# The benchmarks measure what ships: the binaries as `make install` leaves them (stripped).
+BENCH_PREFIX := $(CURDIR)/.build/bench-install
+
 bench: build
 	@scripts/bootstrap --bench
-	bench/run $(RELEASE_BIN)
-	bench/devserver $(RELEASE_BIN)
-	bench/sessions $(RELEASE_BIN)
-	bench/tasks $(RELEASE_BIN)
+	$(MAKE) install PREFIX=$(BENCH_PREFIX) > /dev/null
+	bench/run $(BENCH_PREFIX)/bin
+	bench/devserver $(BENCH_PREFIX)/bin
+	bench/sessions $(BENCH_PREFIX)/bin
+	bench/tasks $(BENCH_PREFIX)/bin
 
 # Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).
 bench-tasks: build
 	@scripts/bootstrap --bench
-	bench/tasks $(RELEASE_BIN)
+	$(MAKE) install PREFIX=$(BENCH_PREFIX) > /dev/null
+	bench/tasks $(BENCH_PREFIX)/bin
 
 clean:
 	swift package clean
