@@ -6,12 +6,14 @@ import Glibc
 /// and then the directory is flushed too. "If newpath already exists, it will be atomically replaced, so
 /// that there is no point at which another process attempting to access newpath will find it missing"
 /// (rename(2)); readers see the old or the new content, never a mix, and after `kill -9` or a power cut the
-/// target holds one of the two. The directory `fsync` makes the rename itself durable.
+/// target holds one of the two. The directory `fsync` makes the rename itself durable. (With `sync: false`
+/// only the first half holds: after a power cut the target may be empty on file systems that do not
+/// flush renamed-over files themselves, as ext4's auto_da_alloc does.)
 ///
 /// Atomic replacement does not serialise writers: a read-modify-write must hold a `FileLock`.
 public enum AtomicFile {
     /// Replaces (or creates) `path` with `bytes`, and sets its mode to exactly `mode` (the umask does not
-    /// apply). Throws `STORAGE_ERROR` "cannot write <path>: <reason>" with details `{path, errno}`; on
+    /// apply, unless `applyUmask`). Throws `STORAGE_ERROR` "cannot write <path>: <reason>" with details `{path, errno}`; on
     /// failure before the rename the target is untouched and the temporary file is removed.
     ///
     /// Symbolic links are not followed: a link at `path` is replaced by a regular file.

@@ -108,8 +108,10 @@ public final class FileLock {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
-    /// CLOCK_MONOTONIC, what `ContinuousClock` reads — without linking the Swift concurrency runtime (and
-    /// libdispatch under it) into every tool that takes a lock: their tables cost each start ~0.5 ms of relocations.
+    /// CLOCK_MONOTONIC (what `SuspendingClock` reads; time asleep in a system suspend does not count
+    /// toward a lock timeout). Read directly rather than through a Swift clock, which would link the Swift
+    /// concurrency runtime (and libdispatch under it) into every tool that takes a lock: their tables cost
+    /// each start ~0.5 ms of relocations.
     private static func monotonicNow() -> Duration {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)

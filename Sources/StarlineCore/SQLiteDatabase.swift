@@ -152,8 +152,10 @@ public final class SQLiteDatabase: @unchecked Sendable {
         sqlite3_extended_result_codes(connection, 1)
         if isFile && !readOnly {
             // WAL is a property of the file and persists; readers of a WAL database need not set it.
-            // A directory path or non-database file fails here, at the first real read.
-            try execute("PRAGMA journal_mode=WAL")
+            // A directory path or non-database file fails here, at the first real read. The pragma answers
+            // the mode in effect: a file system without shared memory (some network mounts) stays in
+            // another one, and then `transaction(durable: false)` must not relax syncing (see there).
+            isWAL = try query("PRAGMA journal_mode=WAL").first?.string(0)?.lowercased() == "wal"
         }
         try execute("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL")
     }
@@ -162,6 +164,12 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// cost. Raw handles (not `SQLiteStatement`s, which retain the database) so there is no cycle;
     /// used only under the connection lock, finalized in `deinit`.
     private var statementCache: [String: OpaquePointer] = [:]
+
+    /// Whether the database is in WAL mode (read-write file connections; see `init`).
+    private var isWAL = false
+    /// The connection's `synchronous` setting: FULL unless a non-durable transaction left NORMAL behind.
+    /// Changed only under the connection lock.
+    private var synchronousIsFull = true
     private static let statementCacheLimit = 128
 
     /// A statement for `sql` from the cache (compiled on first use); call with the connection lock held
@@ -271,7 +279,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
     ///
     /// `durable: false` commits without waiting for the disk (`synchronous=NORMAL` for this transaction):
     /// "A transaction committed in WAL mode with synchronous=NORMAL might roll back following a power loss
-    /// or system crash", but the database stays consistent. For bookkeeping a later run can redo (a
+    /// or system crash", but the database stays consistent — in WAL mode only, so on a connection that is
+    /// not in WAL mode the transaction is durable anyway. For bookkeeping a later run can redo (a
     /// verification timestamp), not for state a user relies on (a login, a logout).
     ///
     /// The connection lock is held for the whole transaction, so other threads sharing this connection wait
@@ -279,29 +288,41 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// ("cannot start a transaction within a transaction").
     public func transaction<T>(_ kind: TransactionKind = .immediate, durable: Bool = true, _ body: () throws -> T) throws -> T {
         try withConnectionLock { () throws -> T in
-            if !durable {
-                // A connection setting, read when the COMMIT below syncs (or not); FULL again afterwards.
-                try execute("PRAGMA synchronous=NORMAL")
+            let relaxed = !durable && isWAL
+            // `synchronous` is read when COMMIT syncs, and SQLite refuses to change it inside a transaction
+            // ("Safety level may not be changed inside a transaction"): set it before BEGIN, every time it
+            // differs — so a durable transaction never runs with a NORMAL that was not restored.
+            try setSynchronous(full: !relaxed)
+            let outcome = Result { () throws -> T in
+                try execute("BEGIN \(kind.rawValue)")
+                let result: T
+                do {
+                    result = try body()
+                } catch {
+                    rollbackIgnoringErrors()
+                    throw error
+                }
+                do {
+                    try execute("COMMIT")
+                } catch {
+                    // "If COMMIT fails with SQLITE_BUSY the transaction remains active"; we do not retry (the
+                    // busy timeout already waited), so undo it rather than leave the connection inside a transaction.
+                    rollbackIgnoringErrors()
+                    throw error
+                }
+                return result
             }
-            defer { if !durable { _ = sqlite3_exec(handle, "PRAGMA synchronous=FULL", nil, nil, nil) } }
-            try execute("BEGIN \(kind.rawValue)")
-            let result: T
-            do {
-                result = try body()
-            } catch {
-                rollbackIgnoringErrors()
-                throw error
-            }
-            do {
-                try execute("COMMIT")
-            } catch {
-                // "If COMMIT fails with SQLITE_BUSY the transaction remains active"; we do not retry (the busy
-                // timeout already waited), so undo it rather than leave the connection inside a transaction.
-                rollbackIgnoringErrors()
-                throw error
-            }
-            return result
+            // Best effort: a failure here leaves `synchronousIsFull` false, and the next durable transaction
+            // sets FULL before its BEGIN (or fails) — autocommit statements meanwhile would run with NORMAL.
+            if relaxed { try? setSynchronous(full: true) }
+            return try outcome.get()
         }
+    }
+
+    private func setSynchronous(full: Bool) throws(SQLiteError) {
+        guard synchronousIsFull != full else { return }
+        try execute(full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        synchronousIsFull = full
     }
 
     private func rollbackIgnoringErrors() {

@@ -37,7 +37,9 @@ struct CurlLibrary: @unchecked Sendable {
     /// Starts loading libcurl on a background thread when a request is about to follow local work — a
     /// restore reads and unseals the stored session first — so the ~9 ms of loading overlap that work
     /// instead of following it. The first real use waits in `shared`'s one-time initialisation until the
-    /// load is done. A run that needs no request after all ends without waiting for it (`runAsync` checks
+    /// load is done. `curl_global_init` then runs while other threads work; libcurl documents that as safe
+    /// from 7.84 (CURL_VERSION_THREADSAFE; Debian 12 ships 7.88), and a Swift async program has other threads
+    /// running in any case. A run that needs no request after all ends without waiting for it (`runAsync` checks
     /// `preloadInFlight`: `exit` would wait for the dynamic loader's lock).
     static func preload() {
         preloading.store(true, ordering: .releasing)

@@ -163,7 +163,10 @@ public enum LoginTool {
     }
 
     static func canOpenBrowser(_ environment: Environment) -> Bool {
-        if let browser = environment["BROWSER"], !browser.isEmpty { return true }
+        // A $BROWSER with at least one command (not blank, not only colons); otherwise xdg-open on a display.
+        if let browser = environment["BROWSER"], !browser.trimmingWhitespace().isEmpty {
+            return !browserCommands("", browser: browser).isEmpty
+        }
         let display = (environment["DISPLAY"] ?? "") + (environment["WAYLAND_DISPLAY"] ?? "")
         return !display.isEmpty && access("/usr/bin/xdg-open", X_OK) == 0
     }
@@ -189,8 +192,9 @@ public enum LoginTool {
         }
     }
 
-    /// Splits a command into words at blanks, honouring '…' and "…" quoting and backslash escapes outside
-    /// single quotes (as `shlex.split` does for Python's webbrowser); no expansions.
+    /// Splits a command into words at spaces and tabs, honouring '…' and "…" quoting and backslash escapes
+    /// (outside single quotes; inside double quotes a backslash escapes any character) — a simplified
+    /// `shlex.split`, which Python's webbrowser uses for $BROWSER; no expansions.
     static func shellWords(_ command: String) -> [String] {
         var words: [String] = []
         var word = ""

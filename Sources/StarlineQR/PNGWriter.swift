@@ -37,33 +37,40 @@ enum PNGWriter {
     /// A zlib stream (RFC 1950) of `data`, as IDAT holds it, at zlib's default level.
     ///
     /// zlib's defaults size its state for large inputs (~270 KB, mostly zeroed at init: page faults that
-    /// cost more than compressing a QR image). A window of 4 KB still reaches the previous scanline for
-    /// images up to 32,000 pixels wide — the repeats that matter here — and memLevel 2 keeps the hash
-    /// table small: a version-3 link compresses to 252 bytes (254 with the defaults).
+    /// cost more than compressing a QR image). A 4 KB window still reaches the previous scanline — the
+    /// repeats that matter here — for scanlines up to 4,096 − 262 bytes (zlib matches at most
+    /// `w_size - MIN_LOOKAHEAD` back), i.e. images up to 30,000 pixels wide, far beyond
+    /// `QRRenderer.maxPixelSide`; memLevel 2 keeps the hash table small. A version-3 link compresses
+    /// to 252 bytes (254 with the defaults).
     private static func deflate(_ data: [UInt8], scanlineBytes: Int) throws -> [UInt8] {
-        var stream = z_stream()
-        let windowBits: Int32 = scanlineBytes <= 4096 ? 12 : 15
-        guard starline_deflate_init2(&stream, Z_DEFAULT_COMPRESSION, windowBits, 2) == Z_OK else {
+        // zlib keeps a pointer back to the z_stream and checks it on every call ("stream error" when it
+        // moved), so the stream lives at one heap address rather than in a Swift local passed inout.
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer { stream.deinitialize(count: 1); stream.deallocate() }
+        let windowBits: Int32 = scanlineBytes <= 4096 - 262 ? 12 : 15
+        guard starline_deflate_init2(stream, Z_DEFAULT_COMPRESSION, windowBits, 2) == Z_OK else {
             throw StarlineError(.internalError, "zlib could not start compressing the image")
         }
-        defer { deflateEnd(&stream) }
-        let capacity = Int(deflateBound(&stream, uLong(data.count)))
+        defer { deflateEnd(stream) }
+        let capacity = Int(deflateBound(stream, uLong(data.count)))
         var out = [UInt8](repeating: 0, count: capacity)
         // "If deflate returns with Z_STREAM_END … all the input has been consumed and all the output has
-        // been produced"; with avail_out from deflateBound one call with Z_FINISH is enough.
+        // been produced"; zlib.h: Z_FINISH on the first call "can be used … if avail_out is at least the
+        // value returned by deflateBound", so one call is enough.
         let status = out.withUnsafeMutableBufferPointer { dest in
             data.withUnsafeBufferPointer { source in
-                stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
-                stream.avail_in = uInt(source.count)
-                stream.next_out = dest.baseAddress
-                stream.avail_out = uInt(dest.count)
-                return CPNG.deflate(&stream, Z_FINISH)
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
+                stream.pointee.avail_in = uInt(source.count)
+                stream.pointee.next_out = dest.baseAddress
+                stream.pointee.avail_out = uInt(dest.count)
+                return CPNG.deflate(stream, Z_FINISH)
             }
         }
         guard status == Z_STREAM_END else {
             throw StarlineError(.internalError, "zlib could not compress the image (status \(status))")
         }
-        out.removeSubrange(Int(stream.total_out)...)
+        out.removeSubrange(Int(stream.pointee.total_out)...)
         return out
     }
 

@@ -213,6 +213,10 @@ final class SQLiteDatabaseTests: Sendable {
         #expect(throws: Abort.self) { try db.transaction(durable: false) { throw Abort() } }
         #expect(try db.query("PRAGMA synchronous").first?.int64(0) == 2)
         #expect(try db.query("SELECT count(*) FROM t").first?.int64(0) == 1)
+
+        // Outside WAL mode NORMAL could corrupt the file in a power cut: such a connection stays FULL.
+        let memory = try SQLiteDatabase(path: ":memory:")
+        #expect(try memory.transaction(durable: false) { try memory.query("PRAGMA synchronous").first?.int64(0) } == 2)
     }
 
     @Test("transaction commits the body's work and returns its value; a throwing body rolls back and its error comes through")
