@@ -75,6 +75,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStri
     public static let conflict: ErrorCode = "CONFLICT"
     /// OAuth `invalid_grant`: the code or device code was not accepted; the login produced no session.
     public static let invalidGrant: ErrorCode = "INVALID_GRANT"
+    /// A login callback whose `state` is not the pending login's (a stale, foreign or forged callback): it is
+    /// not used, and the pending login stays as it was.
+    public static let stateMismatch: ErrorCode = "STATE_MISMATCH"
     /// OAuth `invalid_client`: the server does not accept the app ID.
     public static let invalidClient: ErrorCode = "INVALID_CLIENT"
 
@@ -100,7 +103,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStri
         case .storage, .insecurePermissions: .storage
         case .sessionChanged: .sessionChanged
         case .data, .noSymbol, .unreadableImage, .capacityExceeded, .unexpectedKind,
-             .verificationFailed, .authenticationFailed, .conflict, .corruptFile, .unsupportedVersion, .checkFailed: .data
+             .verificationFailed, .authenticationFailed, .conflict, .corruptFile, .unsupportedVersion, .checkFailed,
+             .stateMismatch: .data
         case .locked, .wrongPassphrase: .locked
         case .interrupted: .interrupted
         default: .internalError

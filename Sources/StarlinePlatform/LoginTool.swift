@@ -62,7 +62,7 @@ public enum LoginTool {
         case "status": return try status(client, invocation)
         case "token":
             if let token = client.session?.accessToken ?? client.memoryToken { output.write(token + "\n"); return .ok }
-            guard let store = client.store, let candidate = try store.withState({ try $0.candidate() }) else {
+            guard let store = client.store, let candidate = try store.withState({ try $0.usableCandidate() }) else {
                 throw StarlineError(.notLoggedIn, "not logged in")
             }
             guard candidate.expiresAt > Timestamp.now().seconds else { throw StarlineError(.sessionExpired, "the stored session expired; log in again") }
@@ -101,9 +101,12 @@ public enum LoginTool {
             output.emit(.object([("cancelled", .bool(had))]))
             return .ok
         case "switch":
+            // The mode is settled first: a switch that cannot log in (no terminal, no mode flag) must not
+            // log out either.
+            let mode = try loginMode(invocation)
             let result = await client.logout()
-            if let error = result.error { output.progress("sl-login: \(error.message)") }
-            return try await login(client, invocation)
+            if let error = result.error { output.notice("sl-login: \(error.message)") }
+            return try await login(client, invocation, mode: mode)
         default:
             await client.retryPendingRevocations()
             return try await login(client, invocation)
@@ -114,23 +117,27 @@ public enum LoginTool {
         .object([("state", .string("loggedIn")), ("mode", .string(mode)), ("session", session.json(showToken: showSecrets))])
     }
 
+    /// The login mode the flags ask for; without one, on a terminal, the browser when one can be opened, else
+    /// the device code (said on stderr); without a terminal, USAGE — a cron job never starts an interactive flow.
+    static func loginMode(_ invocation: Invocation) throws -> String {
+        let args = invocation.arguments
+        if args.flag("with-token") { return "token" }
+        if args.flag("device") { return "device" }
+        if args.flag("browser") || args.flag("no-browser") { return "browser" }
+        guard isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1 else {
+            throw StarlineError(.usage, "not on a terminal: choose a login mode explicitly (--with-token, --device, --browser, --no-browser, or sl-login start/complete)")
+        }
+        let mode = canOpenBrowser(invocation.environment) ? "browser" : "device"
+        invocation.output.notice("sl-login: signing in with \(mode == "browser" ? "a browser and a loopback redirect" : "a device code (no browser available)")")
+        return mode
+    }
+
     @MainActor
-    static func login(_ client: StarlightClient, _ invocation: Invocation) async throws -> ExitStatus {
+    static func login(_ client: StarlightClient, _ invocation: Invocation, mode preset: String? = nil) async throws -> ExitStatus {
         let args = invocation.arguments
         let output = invocation.output
         let ttl = Int64(try args.int("pending-ttl", in: 30...86400) ?? 600)
-        let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
-        var mode: String
-        if args.flag("with-token") { mode = "token" }
-        else if args.flag("device") { mode = "device" }
-        else if args.flag("browser") || args.flag("no-browser") { mode = "browser" }
-        else {
-            guard interactive else {
-                throw StarlineError(.usage, "not on a terminal: choose a login mode explicitly (--with-token, --device, --browser, --no-browser, or sl-login start/complete)")
-            }
-            mode = canOpenBrowser(invocation.environment) ? "browser" : "device"
-            output.notice("sl-login: signing in with \(mode == "browser" ? "a browser and a loopback redirect" : "a device code (no browser available)")")
-        }
+        let mode = try preset ?? loginMode(invocation)
         let session: PlatformSession
         switch mode {
         case "token":

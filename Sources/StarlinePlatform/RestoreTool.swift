@@ -26,7 +26,15 @@ public enum RestoreTool {
     @MainActor
     static func run(_ invocation: Invocation) async throws -> ExitStatus {
         let maxAge = Int64(try invocation.arguments.int("max-age", in: 0...(365 * 86400)) ?? 0)
-        let client = try PlatformToolSupport.client(invocation)
+        let client: StarlightClient
+        do {
+            client = try PlatformToolSupport.client(invocation)
+        } catch let error as StarlineError where error.exitStatus == .storage {
+            // The store cannot be opened (permissions, a damaged file, a locked device key): still the one
+            // record on stdout that scripts read, whatever the exit code.
+            invocation.output.emit(RestoreOutcome(state: .keptUnverified, reason: "storageError", error: error).json)
+            throw error
+        }
         let outcome = await client.restoreSession(maxAge: maxAge)
         invocation.output.emit(outcome.json)
         if let error = outcome.error { PlatformToolSupport.reportError(error) }

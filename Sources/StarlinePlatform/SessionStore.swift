@@ -340,6 +340,16 @@ public final class SessionState {
                                expiresAt: expiresAt, createdAt: createdAt, verifiedAt: verifiedAt)
     }
 
+    /// The candidate for a request, unless a revocation marker (S13) refuses it: a clear or logout whose delete
+    /// failed left it behind, and no later run may use it. Throws NOT_LOGGED_IN then, naming the remedy.
+    public func usableCandidate() throws -> StoredCandidate? {
+        guard let c = try candidate() else { return nil }
+        if let marked = try revocationMarker(), marked.isEmpty || marked == c.sessionId {
+            throw StarlineError(.notLoggedIn, "the last sign-out could not delete the stored session; it is not used. Run sl-login clear to finish the clean-up")
+        }
+        return c
+    }
+
     /// Stores `c`, replacing this key's candidate. Creates the device key on first use. The test hook's
     /// `write` fault makes it throw STORAGE_ERROR without changing anything.
     public func saveCandidate(_ c: StoredCandidate) throws {

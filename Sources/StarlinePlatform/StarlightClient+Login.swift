@@ -102,7 +102,14 @@ extension StarlightClient {
                 abandonPendingLogin(generation)
                 throw Self.starline(error)
             }
-            return try await exchange(callback, expectedState: state, verifier: verifier, redirectURI: listener.redirectURI, generation: generation)
+            do {
+                return try await exchange(callback, expectedState: state, verifier: verifier, redirectURI: listener.redirectURI, generation: generation)
+            } catch {
+                // Nobody else can finish a loopback login (its listener ends with this process): do not leave
+                // it pending, or every sl-restore would answer NO_RESULT until it expired.
+                abandonPendingLogin(generation)
+                throw error
+            }
         }
     }
 
@@ -131,7 +138,7 @@ extension StarlightClient {
 
     private func exchange(_ callback: Callback, expectedState: String, verifier: String, redirectURI: String, generation: Int64) async throws -> PlatformSession {
         guard let state = callback.state, Sodium.constantTimeEquals(Array(state.utf8), Array(expectedState.utf8)) else {
-            throw StarlineError("STATE_MISMATCH", "the callback's state does not match the pending login; it was not used")
+            throw StarlineError(.stateMismatch, "the callback's state does not match the pending login; it was not used")
         }
         if let error = callback.error {
             abandonPendingLogin(generation)
@@ -143,7 +150,11 @@ extension StarlightClient {
         do {
             grant = try await platform.exchangeCode(code: code, redirectURI: redirectURI, verifier: verifier, deviceName: LoginDevice.name)
         } catch {
-            throw Self.starline(error)
+            let failure = Self.starline(error)
+            // invalid_grant: the code is spent or expired, so this pending login can never complete. (After a
+            // network failure it is kept: `complete` may be retried while the code is still unused.)
+            if failure.code == .invalidGrant { abandonPendingLogin(generation) }
+            throw failure
         }
         return try await finishLogin(grant, generation: generation, revokeOnFailure: true)
     }
@@ -256,43 +267,78 @@ extension StarlightClient {
                                     error: StarlineError(.network, "logged out locally, but the server revocation failed: \(Self.starline(error).message)", retryable: true))
             }
         }
-        var storageFailure: StarlineError?
+        // 1. Committed on its own: the token to revoke is remembered before anything else can fail (S12), and
+        //    the generation bump supersedes restores in flight. Whatever fails here, the delete still runs.
         var candidate: StoredCandidate?
+        var readFailure: StarlineError?
+        var recordFailure: StarlineError?
         do {
-            // First, committed on its own: the token to revoke is remembered before anything can fail (S12),
-            // and the generation bump supersedes restores in flight.
             try store.withState { state in
-                candidate = try? state.candidate()
+                do { candidate = try state.candidate() } catch { readFailure = Self.starline(error) }
                 try state.clearPendingLogin()
                 try state.bumpGeneration()
                 if let c = candidate { try state.addPendingRevocation(sessionId: c.sessionId, accessToken: c.accessToken) }
             }
-            // Then the delete; when it fails the marker (a file beside the db) survives the rollback (S13).
-            if let c = candidate {
-                try store.withState { state in
-                    do { try state.deleteCandidate() } catch {
-                        try state.setRevocationMarker(sessionId: c.sessionId)
-                        throw error
+        } catch {
+            recordFailure = Self.starline(error)
+        }
+        // 2. The delete, also of a candidate that could not be read (the row needs no key). When it fails, the
+        //    marker — a file beside the db, kept through the rollback — makes later runs refuse it (S13); an
+        //    empty marker refuses any candidate, for one whose session id is unknown.
+        var deleteFailure: StarlineError?
+        var markerWritten = false
+        do {
+            try store.withState { state in
+                do { try state.deleteCandidate() } catch {
+                    if candidate != nil || readFailure != nil {
+                        do {
+                            try state.setRevocationMarker(sessionId: candidate?.sessionId ?? "")
+                            markerWritten = true
+                        } catch {}
                     }
+                    throw error
                 }
             }
         } catch {
-            storageFailure = Self.starline(error)
-            _ = reportStorageError(storageFailure!)
+            deleteFailure = Self.starline(error)
         }
-        // Revoke what this logout and earlier offline logouts could not.
+        // onError reports storage write/delete errors (S7); a read error is part of the returned result.
+        for failure in [recordFailure, deleteFailure].compactMap({ $0 }) { _ = reportStorageError(failure) }
+
+        // 3. Revoke what this logout and earlier offline logouts could not — and this token directly when
+        //    it could not be remembered for a later run.
+        var revokedDirectly = false
+        if recordFailure != nil, let c = candidate {
+            revokedDirectly = (try? await platform.revoke(token: c.accessToken)) != nil
+        }
         await retryPendingRevocations()
         let left = pendingRevocationCount()
-        let revokedThis = candidate.map { c in !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? false) } ?? false
-        if let storageFailure {
-            return LogoutResult(hadSession: candidate != nil, revoked: revokedThis, pendingRevocations: left,
-                                error: StarlineError(.storage, "logged out, but the stored session could not be deleted: \(storageFailure.message); it will not be used again — run sl-login clear to retry"))
+        let revokedThis = revokedDirectly || candidate.map { c in
+            !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? true)
+        } ?? false
+        let hadSession = candidate != nil || readFailure != nil
+
+        // The first storage failure decides the message, and never reads as a clean logout.
+        if let deleteFailure {
+            let consequence = markerWritten
+                ? "it will not be used again — run sl-login clear to retry"
+                : "and no marker could be written, so a later run may still use it — run sl-login clear to retry"
+            return LogoutResult(hadSession: hadSession, revoked: revokedThis, pendingRevocations: left,
+                                error: StarlineError(.storage, "logged out, but the stored session could not be deleted (\(deleteFailure.message)); \(consequence)"))
+        }
+        if let readFailure {
+            return LogoutResult(hadSession: hadSession, revoked: false, pendingRevocations: left,
+                                error: StarlineError(.storage, "the stored session could not be read (\(readFailure.message)); it was deleted here, but its token could not be revoked on the server"))
+        }
+        if let recordFailure, !revokedThis {
+            return LogoutResult(hadSession: hadSession, revoked: false, pendingRevocations: left,
+                                error: StarlineError(.storage, "logged out locally, but the server revocation failed and the token could not be remembered for a later run (\(recordFailure.message))"))
         }
         if left > 0 {
-            return LogoutResult(hadSession: candidate != nil, revoked: revokedThis, pendingRevocations: left,
+            return LogoutResult(hadSession: hadSession, revoked: revokedThis, pendingRevocations: left,
                                 error: StarlineError(.network, "logged out locally; the server revocation is pending (\(left) token\(left == 1 ? "" : "s")) and will be retried by the next sl-restore or sl-login run", retryable: true))
         }
-        return LogoutResult(hadSession: candidate != nil, revoked: revokedThis, pendingRevocations: 0)
+        return LogoutResult(hadSession: hadSession, revoked: revokedThis, pendingRevocations: 0)
     }
 
     /// `switchAccount()`: the same as `logout()`; the host then starts a new `login(_:)` (S11).
@@ -303,14 +349,21 @@ extension StarlightClient {
         epoch += 1
         publish(nil)
         guard let store else { return }
-        try store.withState { state in
-            let candidate = try? state.candidate()
-            do { try state.deleteCandidate() } catch {
-                if let c = candidate { try? state.setRevocationMarker(sessionId: c.sessionId) }
-                throw error
+        do {
+            try store.withState { state in
+                let candidate = try? state.candidate()
+                do { try state.deleteCandidate() } catch {
+                    if let c = candidate { try? state.setRevocationMarker(sessionId: c.sessionId) }
+                    throw error
+                }
+                try state.clearRevocationMarker()
+                try state.bumpGeneration()
             }
-            try state.clearRevocationMarker()
-            try state.bumpGeneration()
+        } catch {
+            // S7: storage write/delete errors go to onError too, besides being thrown.
+            let failure = Self.starline(error)
+            _ = reportStorageError(failure)
+            throw failure
         }
     }
 
@@ -323,7 +376,7 @@ extension StarlightClient {
         let current: PlatformSession
         if let session { current = session } else if let memoryToken {
             current = PlatformSession(accessToken: memoryToken, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
-        } else if let store, let c = try store.withState({ try $0.candidate() }) {
+        } else if let store, let c = try store.withState({ try $0.usableCandidate() }) {
             current = PlatformSession(c)
         } else {
             throw StarlineError(.notLoggedIn, "not logged in")

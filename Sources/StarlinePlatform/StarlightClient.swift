@@ -71,7 +71,10 @@ public final class StarlightClient {
     /// `maxAge` accepts a session verified that recently without a network call (the in-memory case).
     public func restoreSession(maxAge: Int64 = 0) async -> RestoreOutcome {
         if loginInProgress { return RestoreOutcome(state: .noResult, reason: "loginInProgress") }
-        if let session, !session.isExpired, session.verifiedAt != nil, store == nil || (session.verifiedAt.map { Timestamp.now().seconds - $0 <= maxAge } ?? false) {
+        // S5: a session this instance already verified (or logged in) and that has not expired is returned
+        // without a network call. (Every CLI run is a new instance: there `maxAge` plays this part, for
+        // the stored candidate.)
+        if let session, !session.isExpired, session.verifiedAt != nil {
             return RestoreOutcome(state: .valid, session: session)
         }
         if let inFlightRestore { return await inFlightRestore.value }  // S5: share the in-flight restore
@@ -172,8 +175,13 @@ public final class StarlightClient {
         } catch {
             let failure = Self.starline(error)
             if failure.exitStatus == .sessionEnded {
-                // S4 step 4 / S15: clear, but only the candidate this request used.
-                return compareAndClear(store, sessionId: original.sessionId, reason: failure)
+                // S4 step 4 / S15: clear, but only the candidate this request used. When a newer session is
+                // stored meanwhile, this restore was superseded: NO_RESULT (exit 9), as the state says.
+                var outcome = compareAndClear(store, sessionId: original.sessionId, reason: failure)
+                if outcome.state == .noResult, let changed = outcome.error {
+                    outcome.error = StarlineError(.noResult, changed.message)
+                }
+                return outcome
             }
             // Network failure, timeout, 5xx, 429: keep the candidate, never report "logged in".
             return RestoreOutcome(state: .keptUnverified, reason: failure.code.rawValue, error: failure)

@@ -83,6 +83,7 @@ import Testing
         chmod(h.home.file("starline/state/device.key"), 0o644)
         let r = try h.restore()
         #expect(r.status == 10 && r.run.errorCode == "INSECURE_PERMISSIONS")
+        #expect(r.state == "keptUnverified" && r.result?["reason"]?.stringValue == "storageError", "the state record is printed whatever the exit code")
         chmod(h.home.file("starline/state/device.key"), 0o600)
         #expect(try h.restore().state == "valid")
     }
@@ -118,16 +119,17 @@ import Testing
         #expect(try h.restore().state == "absent")
     }
 
-    @Test("S4 network down, timeouts and 5xx keep the candidate and never report logged in (exit 7)", arguments: ["503", "reset", "down"])
+    @Test("S4 network down, timeouts and 5xx keep the candidate and never report logged in (exit 7)", arguments: ["503", "reset", "down", "timeout"])
     func s4KeptUnverified(_ how: String) throws {
         let h = try harness()
         try h.storeLogin("bob")
         switch how {
         case "503": _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(503))]))
         case "reset": _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("reset", .bool(true))]))
+        case "timeout": _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(3000))]))
         default: h.server.stop()
         }
-        let r = try h.restore(["--timeout", "5"])
+        let r = try h.restore(["--timeout", how == "timeout" ? "1" : "5"])
         #expect(r.status == 7 && r.state == "keptUnverified")
         #expect(r.result?["session"] == .null)
         #expect((try h.status())["session"]?["id"] != nil)
@@ -249,7 +251,8 @@ import Testing
         let url = try #require(try h.run("sl-login", ["start"]).json()["url"]?.stringValue)
         let cb = try callback(h, url: url, user: "bob")
         let forged = cb.replacingOccurrences(of: "state=", with: "state=x")
-        #expect(try h.run("sl-login", ["complete", forged]).status != 0)
+        let forgedRun = try h.run("sl-login", ["complete", forged])
+        #expect(forgedRun.status == 12 && forgedRun.errorCode == "STATE_MISMATCH", "\(forgedRun.stderrText)")
         _ = try h.run("sl-qr", ["encode", cb, "-o", h.home.file("cb.png")])
         let decoded = try h.run("sl-qr", ["decode", "--show-secrets", h.home.file("cb.png")])
         let done = try h.run("sl-login", ["complete", "-"], stdin: decoded.stdout)
@@ -313,11 +316,72 @@ import Testing
         #expect(failed.status == 10 && failed.errorCode == "STORAGE_ERROR")
         let r = try h.restore()
         #expect(r.state != "valid")
+        // Nothing else uses it either: not the bare token, not an authenticated request.
+        let token = try h.run("sl-login", ["token"])
+        #expect(token.status == 3 && token.stdout.isEmpty, "\(token.stderrText)")
+        #expect(try h.run("sl-login", ["center"]).status == 3)
         let afterFailure = try h.status()
         #expect(afterFailure["clearIncomplete"] == .bool(true))
         #expect(try h.run("sl-login", ["clear"]).status == 0)
         #expect((try h.status())["clearIncomplete"] == .bool(false))
         #expect(try h.restore().state == "absent")
+    }
+
+    @Test("S11 switch without a terminal or a mode flag refuses (exit 2) and keeps the session; with a mode it logs out, then in")
+    func s11Switch() throws {
+        let h = try harness()
+        let bob = try h.storeLogin("bob")
+        let refused = try h.run("sl-login", ["switch"])
+        #expect(refused.status == 2, "\(refused.stderrText)")
+        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(try h.server.request("GET", "/api/me", token: bob.token).status == 200)
+        let carol = try h.server.login("carol")
+        let switched = try h.run("sl-login", ["switch", "--with-token"], stdin: Array(carol.token.utf8))
+        #expect(switched.status == 0, "\(switched.stderrText)")
+        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect(try h.server.request("GET", "/api/me", token: bob.token).errorCode == "SESSION_REVOKED")
+    }
+
+    @Test("S13 S17 logout under storage faults: a failed write still deletes and revokes; an unreadable session is deleted and reported (exit 10)")
+    func s13LogoutUnderFaults() throws {
+        let h = try harness()
+        // The pending-revocation record cannot be written: the token is revoked directly, the session deleted.
+        let bob = try h.storeLogin("bob")
+        let write = try h.run("sl-login", ["logout"], environment: ["STARLINE_TEST_STORAGE_FAULT": "write"])
+        #expect(write.status == 0, "\(write.stderrText)")
+        #expect(try write.json()["revoked"] == .bool(true))
+        #expect(try h.server.request("GET", "/api/me", token: bob.token).errorCode == "SESSION_REVOKED")
+        #expect(try h.restore().state == "absent")
+
+        // The stored session cannot be read: it is deleted all the same, and the failure is not hidden.
+        let carol = try h.storeLogin("carol")
+        let read = try h.run("sl-login", ["logout"], environment: ["STARLINE_TEST_STORAGE_FAULT": "read"])
+        #expect(read.status == 10 && read.errorCode == "STORAGE_ERROR", "\(read.stderrText)")
+        #expect(try read.json()["revoked"] == .bool(false))
+        #expect(try h.restore().state == "absent", "the unreadable session was deleted, never used again")
+        #expect(try h.server.request("GET", "/api/me", token: carol.token).status == 200, "and never reported as revoked")
+    }
+
+    @Test("a loopback login whose code exchange fails leaves no pending login behind")
+    func loopbackFailureAbandonsPendingLogin() throws {
+        let h = try harness()
+        let fault = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("POST /oauth/token")), ("status", .int(400))]))
+        #expect((200..<300).contains(fault.status), "the fault is installed")
+        let dir = h.home
+        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+        let script = """
+            env HOME='\(dir.path)' STARLINE_HOME='\(dir.path)/starline' \(env) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
+            for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
+            url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
+            rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
+            loc=$(curl -s -o /dev/null -w '%{redirect_url}' --data-urlencode "request_id=$rid" -d username=bob -d password=bob-pass -d action=approve '\(h.server.baseURL)/oauth/authorize')
+            curl -s -o /dev/null "$loc"
+            wait $pid; echo "exit=$?"
+            """
+        let run = try Tools.shell(script)
+        #expect(!run.stdoutText.contains("exit=0"), "\(run.stdoutText)")
+        #expect((try h.status())["pendingLogin"] == .null)
+        #expect(try h.restore().state == "absent", "not noResult: nothing is pending")
     }
 
     // MARK: S14, S15 — requests racing an account switch

@@ -137,6 +137,25 @@ import Testing
         #expect(after - before == 1)
         #expect(await fresh.restoreSession(maxAge: 60).state == .valid)
         #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == after)
+        // With the default arguments too: the session in memory is returned without a call.
+        #expect(await fresh.restoreSession().state == .valid)
+        #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == after)
+    }
+
+    @Test("S4 a malformed candidate (no session id) is cleared without a network call")
+    func s4MalformedCandidate() async throws {
+        let server = try DevServerProcess()
+        let c = try client(server)
+        let store = try #require(c.store)
+        try store.withState { state in
+            try state.saveCandidate(StoredCandidate(accessToken: "tok-malformed", sessionId: "", user: .null, roles: [],
+                                                    expiresAt: Timestamp.now().seconds + 3600, createdAt: Timestamp.now().seconds, verifiedAt: nil))
+        }
+        let before = Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0)
+        let outcome = await c.restoreSession()
+        #expect(outcome.state == .cleared && outcome.reason == "malformed")
+        #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == before)
+        #expect(try store.withState { try $0.candidate() } == nil)
     }
 }
 

@@ -49,7 +49,7 @@ import Testing
         #expect(shown.fields.first { $0.0 == "appId" }?.1 == .string("workbench"))
     }
 
-    @Test("W6 friend links on exactly the configured chat base")
+    @Test("W6 friend links on exactly the configured chat base, or on the default one")
     func w6FriendLinks() {
         #expect(kind("https://chat.thestarline.cn/f/AbCdEfGh") == .friendLink)
         #expect(kind("https://chat.thestarline.cn:443/f/" + String(repeating: "a", count: 64)) == .friendLink)
@@ -59,7 +59,11 @@ import Testing
         #expect(kind("http://127.0.0.1:8080/f/AbCdEfGh", base: localBase) == .url)
         #expect(kind("http://127.0.0.1:8081/chat/f/AbCdEfGh", base: localBase) == .url)
         #expect(kind("http://localhost:8080/chat/f/AbCdEfGh", base: localBase) == .url)
-        #expect(kind("https://chat.thestarline.cn/f/AbCdEfGh", base: localBase) == .url)
+        // The default base stays a friend link when another one is configured (DESIGN §4) …
+        #expect(kind("https://chat.thestarline.cn/f/AbCdEfGh", base: localBase) == .friendLink)
+        // … but only exactly: its look-alikes do not.
+        #expect(kind("http://chat.thestarline.cn/f/AbCdEfGh", base: localBase) == .url)
+        #expect(kind("https://chat.thestarline.cn/chat/f/AbCdEfGh", base: localBase) == .url)
         #expect(kind("https://chat.thestarline.cn.evil.com/f/AbCdEfGh") == .url)
         #expect(kind("https://chat.thestarline.cn@evil.com/f/AbCdEfGh") == .url)
         #expect(kind("https://x@chat.thestarline.cn/f/AbCdEfGh") == .url)
