@@ -89,10 +89,13 @@ public struct CommandSpec: Sendable {
     public var examples: [Example]
     /// A command with subcommands that also runs on its own (`sl-login` signs in; `sl-login status` …).
     public var runsWithoutSubcommand: Bool
+    /// The exit statuses this command ends with, each with what it means here (empty: only the shared table
+    /// in the man page). `--help` lists them; the man page adds them to the command's section.
+    public var exitStatuses: [(ExitStatus, String)]
 
     public init(_ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
                 arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = [],
-                runsWithoutSubcommand: Bool = false) {
+                runsWithoutSubcommand: Bool = false, exitStatuses: [(ExitStatus, String)] = []) {
         precondition(subcommands.isEmpty || arguments.isEmpty, "a command takes either subcommands or arguments")
         self.name = name
         self.abstract = abstract
@@ -102,6 +105,7 @@ public struct CommandSpec: Sendable {
         self.subcommands = subcommands
         self.examples = examples
         self.runsWithoutSubcommand = runsWithoutSubcommand
+        self.exitStatuses = exitStatuses
     }
 
     public func subcommand(named name: String) -> CommandSpec? { subcommands.first { $0.name == name } }

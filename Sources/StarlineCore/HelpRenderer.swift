@@ -16,15 +16,18 @@ public enum HelpRenderer {
         let own = optionRows(command.options)
         if !own.isEmpty { out += "\nOptions:\n" + table(own) }
         let global = optionRows(tool.globalOptions)
-        if !global.isEmpty { out += "\n\(path.isEmpty ? "Options" : "Global options"):\n" + table(global) }
+        if !global.isEmpty { out += "\n\(path.isEmpty && own.isEmpty ? "Options" : "Global options"):\n" + table(global) }
         if !command.examples.isEmpty {
             out += "\nExamples:\n"
             for e in command.examples { out += "  $ \(e.command)\n" + wrap(e.explanation, indent: 6, width: 80) + "\n" }
         }
+        if !command.exitStatuses.isEmpty {
+            out += "\nExit status:\n" + table(command.exitStatuses.map { ("\($0.0.rawValue)", $0.1) })
+        }
         if !command.subcommands.isEmpty {
             out += "\nRun '\(full) COMMAND --help' for a command's options. Exit codes and files: man \(tool.name).\n"
         } else {
-            out += "\nExit status: 0 OK, 2 usage, 12 data error; the whole table is in man \(tool.name).\n"
+            out += "\nEvery Starline tool shares one table of exit codes (2 is a usage error): man \(tool.name).\n"
         }
         return out
     }
@@ -55,7 +58,7 @@ public enum HelpRenderer {
         let width = min(30, (rows.map(\.0.count).max() ?? 0) + 2)
         var out = ""
         for (left, right) in rows {
-            let pad = left.count + 2 < width ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
+            let pad = left.count + 2 <= width ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
             let body = wrap(right, indent: width + 2, width: 80)
             out += "  " + left + pad + body.drop(while: { $0 == " " }) + "\n"
         }

@@ -2,6 +2,14 @@
 /// OPTIONS, EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES and SEE ALSO. The output is deterministic
 /// (no build date) so the committed page can be checked for staleness.
 public enum ManPageRenderer {
+    /// A command's own exit statuses, as a tagged paragraph.
+    static func exitStatusItems(_ command: CommandSpec) -> String {
+        guard !command.exitStatuses.isEmpty else { return "" }
+        var out = ".TP\n.B Exit status\n"
+        out += command.exitStatuses.map { "\($0.0.rawValue) \(escape($0.1))" }.joined(separator: ";\n.br\n") + ".\n"
+        return out
+    }
+
     public static func render(_ tool: ToolSpec) -> String {
         var out = ".\\\" Generated from the command spec by `\(tool.name) --generate man`; do not edit.\n"
         out += ".TH \"\(escape(tool.name.uppercased()))\" \"1\" \"\" \"Starline \(tool.version)\" \"Starline Manual\"\n"
@@ -30,8 +38,18 @@ public enum ManPageRenderer {
                     out += ".TP\n.I \(escape(argument.name))\n\(escape(argument.help))\n"
                 }
                 for option in command.options where !option.hidden { out += item(option) }
+                out += exitStatusItems(command)
                 for example in command.examples { out += exampleBlock(example) }
             }
+        }
+        // A root command that runs on its own (sl-login signs in) has options of its own: they are not
+        // global, so they get their own section.
+        let rootOptions = tool.root.options.filter { !$0.hidden }
+        if !commands.isEmpty, tool.root.runsWithoutSubcommand, !rootOptions.isEmpty || !tool.root.exitStatuses.isEmpty {
+            out += ".SH \"OPTIONS WITHOUT A COMMAND\"\n"
+            out += ".PP\nThese apply to \(escape(tool.name)) run without a command.\n"
+            for option in rootOptions { out += item(option) }
+            out += exitStatusItems(tool.root)
         }
 
         let globals = tool.globalOptions.filter { !$0.hidden }
@@ -42,6 +60,7 @@ public enum ManPageRenderer {
             if commands.isEmpty {
                 for argument in tool.root.arguments { out += ".TP\n.I \(escape(argument.name))\n\(escape(argument.help))\n" }
                 for option in tool.root.options where !option.hidden { out += item(option) }
+                out += exitStatusItems(tool.root)
             }
         }
 

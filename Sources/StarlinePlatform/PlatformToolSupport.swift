@@ -15,7 +15,11 @@ public enum PlatformToolSupport {
     ]
     public static let files: [ToolSpec.Entry] = [
         .init("$XDG_STATE_HOME/starline/sessions.db", "The session store (SQLite, 0600): candidate credentials sealed with XChaCha20-Poly1305, pending logins, pending revocations, keyed by API origin, App ID and service."),
-        .init("$XDG_STATE_HOME/starline/device.key", "The device key (0600); the sealing key mixes in the machine id, so a copied store does not open on another machine."),
+        .init("$XDG_STATE_HOME/starline/sessions.db-wal", "The store's write-ahead log: rows may live here until SQLite checkpoints; back up or copy the directory as a whole."),
+        .init("$XDG_STATE_HOME/starline/device.key", "The device key (0600); the sealing key mixes in the machine id (/etc/machine-id, else /var/lib/dbus/machine-id), so a copied store does not open on another machine."),
+        .init("$XDG_STATE_HOME/starline/host-id", "A generated machine id (0600), only on a machine without one; sl-login status names the source in use."),
+        .init("$XDG_STATE_HOME/starline/sessions.db.revoked-DIGEST", "A sign-out whose delete failed: later runs refuse the stored session it names until sl-login clear succeeds."),
+        .init("$XDG_STATE_HOME/starline/locks/", "Per-key lock files (flock): one serialises changes to the store, one lets concurrent restores share a verification."),
         StandardOptions.configFile,
     ]
 

@@ -13,7 +13,12 @@ public enum RestoreTool {
             examples: [
                 Example("sl-restore >/dev/null && curl -H \"Authorization: Bearer $(sl-login token)\" https://account.thestarline.cn/api/center", "Run a job only while the login is valid."),
                 Example("*/10 * * * * sl-restore --max-age 300 --compact >> ~/starline-restore.jsonl", "Check the login from cron every ten minutes."),
-            ]),
+            ],
+            exitStatuses: [(.ok, "valid: verified (or within --max-age)"), (.notLoggedIn, "absent: nothing stored, or a failed sign-out left it unusable"),
+                           (.sessionEnded, "cleared: revoked, expired, restricted, app unavailable, or malformed"),
+                           (.transient, "keptUnverified: network failure, timeout, 5xx or 429; the session is kept"),
+                           (.noResult, "noResult: a login is pending, or another run changed the session meanwhile"),
+                           (.storage, "keptUnverified: the store cannot be read or written")]),
         globalOptions: PlatformToolSupport.globalOptions,
         environment: PlatformToolSupport.environment,
         files: PlatformToolSupport.files,

@@ -23,7 +23,7 @@ public enum QRTool {
         name: "sl-qr",
         root: CommandSpec(
             "sl-qr", abstract: "make friend-link QR codes and decode QR images into classified JSON",
-            discussion: "sl-qr encodes text, bytes or Starline friend links as QR codes (libqrencode) and decodes PNG, JPEG and PGM/PPM images (libzbar) into one JSON record per symbol. Decoded payloads are classified in the order of the Starline client: a login callback first, then a friend link of the configured chat service, then a web URL, then text.\n\nNon-ASCII UTF-8 text is encoded in byte mode with a UTF-8 ECI header; plain ASCII needs none; binary input (including NUL bytes) is encoded byte for byte. Images are never written to a terminal.",
+            discussion: "sl-qr encodes text, bytes or Starline friend links as QR codes (libqrencode) and decodes PNG, JPEG and PGM/PPM images (libzbar) into one JSON record per symbol. Decoded payloads are classified in the order of the Starline client: a login callback first, then a friend link (of the configured chat service, or of the default https://chat.thestarline.cn), then a web URL, then text.\n\nNon-ASCII UTF-8 text is encoded in byte mode with a UTF-8 ECI header; plain ASCII needs none; binary input (including NUL bytes) is encoded byte for byte. Images are never written to a terminal.",
             subcommands: [
                 CommandSpec(
                     "encode", abstract: "Encode text or bytes as a QR code",
@@ -34,16 +34,21 @@ public enum QRTool {
                         Example("sl-qr encode 'hello world' -o hello.png", "Write a PNG and print a JSON record describing it."),
                         Example("sl-qr encode -f utf8 'https://example.com'", "Show a QR code in the terminal."),
                         Example("head -c 100 /dev/urandom | sl-qr encode - -l H -o bytes.png --verify", "Encode binary data with high error correction and check it reads back."),
-                    ]),
+                    ],
+                    exitStatuses: [(.ok, "encoded (and, with --verify, read back)"), (.usage, "bad options, or a PNG to a terminal"),
+                                   (.storage, "the output file cannot be written"),
+                                   (.data, "more data than --max-version holds, or --verify read back something else")]),
                 CommandSpec(
                     "friend", abstract: "Build a validated friend link and encode it",
-                    discussion: "CODE is a friend-link code (8 to 64 characters from A-Z a-z 0-9 _ -) or a friend-link URL of the configured chat service ({chat base}/f/{code}); the link is rebuilt from the configured chat base (--chat, STARLINE_CHAT_BASE_URL, the profile, or https://chat.thestarline.cn).",
+                    discussion: "CODE is a friend-link code (8 to 64 characters from A-Z a-z 0-9 _ -) or a friend-link URL of the configured chat service ({chat base}/f/{code}, the chat base being --chat, STARLINE_CHAT_BASE_URL, the profile, or https://chat.thestarline.cn) or of the default one; a bare code is put on the configured chat base, a URL stays on its own.",
                     options: encodeOptions,
                     arguments: [ArgumentSpec("CODE|URL", help: "A friend-link code or friend-link URL.")],
                     examples: [
                         Example("sl-qr friend AbCdEfGh1234 -o friend.png", "Make a friend-link QR code for https://chat.thestarline.cn/f/AbCdEfGh1234."),
                         Example("sl-qr friend --chat http://127.0.0.1:8080/chat AbCdEfGh1234 -f ansi", "Show a friend link of a local sl-devserver in the terminal."),
-                    ]),
+                    ],
+                    exitStatuses: [(.ok, "encoded"), (.usage, "not a valid friend-link code or URL (INVALID_FRIEND_LINK)"),
+                                   (.storage, "the output file cannot be written"), (.data, "--verify read back something else")]),
                 CommandSpec(
                     "decode", abstract: "Decode QR symbols in images into classified JSON records",
                     discussion: "Reads PNG, JPEG and PGM/PPM images (the format is detected from the content) and prints one JSON record per symbol, in reading order: {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are not UTF-8. When nothing is found in the image as it is, inverted, downscaled and upscaled copies are tried; attempt says which one worked. A file without a symbol gives {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced by \"redacted\" (and bytesBase64 left out) unless --show-secrets. Exit 0 when every file gave a symbol, 12 when none did, 8 when some did not.",
@@ -56,7 +61,9 @@ public enum QRTool {
                         Example("sl-qr decode scan.jpg", "Print the symbols of a photo."),
                         Example("sl-qr decode --expect friendLink invite.png | jq -r .url", "Extract a friend-link URL, failing on anything else."),
                         Example("sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a two-step login from a scanned callback QR code."),
-                    ]),
+                    ],
+                    exitStatuses: [(.ok, "every file gave a symbol (of the --expect kind)"), (.partial, "some files gave none, or could not be read"),
+                                   (.data, "no file gave a symbol, an image is unreadable, or a symbol is not of the --expect kind")]),
             ],
             examples: [
                 Example("sl-qr friend AbCdEfGh1234 -o friend.png && sl-qr decode friend.png", "Make a friend-link QR code and decode it back."),
