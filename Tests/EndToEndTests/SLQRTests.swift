@@ -129,6 +129,21 @@ import Testing
         #expect(decoded["text"]?.stringValue == "output file")
     }
 
+    @Test("on a terminal: encode draws the code in UTF-8 blocks and refuses to write a PNG (exit 2); redirected, PNG bytes")
+    func terminalOutput() throws {
+        try #require(Tools.available("script"), "script(1) (bsdutils) gives the tool a terminal; run scripts/bootstrap")
+        let bin = Tools.path("sl-qr")
+        // script(1) runs the command on a pseudo-terminal; -e passes its exit status on.
+        let drawn = try Tools.shell("script -qec \"'\(bin)' encode 'on a tty'\" /dev/null")
+        #expect(drawn.status == 0, "\(drawn.stdoutText)")
+        #expect(drawn.stdoutText.contains("█") && !drawn.stdoutText.contains("PNG"))
+        let refused = try Tools.shell("script -qec \"'\(bin)' encode 'on a tty' -f png\" /dev/null")
+        #expect(refused.status == 2)
+        #expect(refused.stdoutText.contains("refusing to write a PNG image to a terminal"))
+        let piped = try qr(["encode", "on a tty"])
+        #expect(Array(piped.stdout.prefix(4)) == [0x89, 0x50, 0x4E, 0x47], "not a terminal: PNG by default")
+    }
+
     @Test func pngIsByteIdenticalForIdenticalInput() throws {
         let a = try qr(["encode", "same input", "-f", "png"]).stdout
         let b = try qr(["encode", "same input", "-f", "png"]).stdout
