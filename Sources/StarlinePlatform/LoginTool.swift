@@ -63,6 +63,8 @@ public enum LoginTool {
         let args = invocation.arguments
         let client = try PlatformToolSupport.client(invocation)
         let output = invocation.output
+        // Commands that talk to the server: load libcurl while the store is read (see CurlLibrary.preload).
+        if [nil, "center", "complete", "logout", "switch"].contains(args.path.first) { HTTPTransport.preloadLibrary() }
         switch args.path.first {
         case "status": return try status(client, invocation)
         case "token":
