@@ -57,10 +57,9 @@ import Testing
         let h = try harness()
         try h.storeLogin("bob")
         #expect(try h.restore().state == "valid")  // the store, WAL and locks exist now
-        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         func syncs(_ command: String) throws -> (status: Int32, syncs: Int) {
             let run = try Tools.shell("""
-                env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) \
+                \(h.shellEnvironment) \
                   strace -f -qq -e trace=fsync,fdatasync -o '\(h.home.path)/trace' \(command) > /dev/null
                 echo "status=$?"; grep -c sync '\(h.home.path)/trace' || true
                 """)
@@ -156,8 +155,7 @@ import Testing
         // A slow /api/me keeps the first verification in flight while the others start.
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(1500)), ("count", .int(1))]))
         let bin = Tools.path("sl-restore")
-        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-        let script = "for i in 1 2 3 4 5 6 7 8 9 10; do env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(bin)' --compact > '\(h.home.path)'/out.$i & done; wait"
+        let script = "for i in 1 2 3 4 5 6 7 8 9 10; do \(h.shellEnvironment) '\(bin)' --compact > '\(h.home.path)'/out.$i & done; wait"
         _ = try Tools.shell(script)
         let states = try (1...10).map { try JSON.parse(Data(contentsOf: URL(fileURLWithPath: h.home.file("out.\($0)"))))["state"]?.stringValue }
         #expect(states.allSatisfy { $0 == "valid" }, "\(states)")
@@ -199,11 +197,10 @@ import Testing
         let h = try harness()
         try h.storeLogin("bob")
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(2000)), ("count", .int(1))]))
-        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         let script = """
-            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-restore"))' --compact > '\(h.home.path)/restore.out' & pid=$!
+            \(h.shellEnvironment) '\(Tools.path("sl-restore"))' --compact > '\(h.home.path)/restore.out' & pid=$!
             sleep 0.7
-            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' start > /dev/null 2>&1
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' start > /dev/null 2>&1
             wait $pid; echo "exit=$?"
             """
         let run = try Tools.shell(script)
@@ -368,9 +365,8 @@ import Testing
         let fault = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("POST /oauth/token")), ("status", .int(400))]))
         #expect((200..<300).contains(fault.status), "the fault is installed")
         let dir = h.home
-        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         let script = """
-            env HOME='\(dir.path)' STARLINE_HOME='\(dir.path)/starline' \(env) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
             for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
             url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
             rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
@@ -392,11 +388,10 @@ import Testing
         try h.storeLogin("bob")
         let carol = try h.server.login("carol")
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
-        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         let script = """
-            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' center > /dev/null 2> '\(h.home.path)/center.err' & pid=$!
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' center > /dev/null 2> '\(h.home.path)/center.err' & pid=$!
             sleep 0.7
-            printf '%s' '\(carol.token)' | env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' --with-token > /dev/null
+            printf '%s' '\(carol.token)' | \(h.shellEnvironment) '\(Tools.path("sl-login"))' --with-token > /dev/null
             wait $pid; echo "exit=$?"
             """
         let run = try Tools.shell(script)
@@ -411,11 +406,10 @@ import Testing
         let carol = try h.server.login("carol")
         _ = try h.server.request("POST", "/oauth/revoke", body: .form([("token", bob.token)]))
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
-        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         let script = """
-            env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' center > /dev/null 2>&1 & pid=$!
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' center > /dev/null 2>&1 & pid=$!
             sleep 0.7
-            printf '%s' '\(carol.token)' | env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' \(env) '\(Tools.path("sl-login"))' --with-token > /dev/null
+            printf '%s' '\(carol.token)' | \(h.shellEnvironment) '\(Tools.path("sl-login"))' --with-token > /dev/null
             wait $pid; echo "exit=$?"
             """
         let run = try Tools.shell(script)
@@ -518,10 +512,9 @@ import Testing
     @Test func loopbackLoginDrivenByARealHTTPClient() throws {
         let h = try harness()
         let dir = h.home
-        let env = h.environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         // sl-login prints the URL (--no-browser); a client follows it: the form, the redirect to the loopback callback.
         let script = """
-            env HOME='\(dir.path)' STARLINE_HOME='\(dir.path)/starline' \(env) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
             for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
             url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
             rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')

@@ -20,6 +20,13 @@ public final class SessionToolsHarness: @unchecked Sendable {
         return env
     }
 
+    /// `env HOME=… STARLINE_HOME=… NAME='value'…`: the prefix that runs a tool from a shell script with the
+    /// environment `run` gives it (for scripts that run tools in the background or under strace).
+    public var shellEnvironment: String {
+        "env HOME='\(home.path)' STARLINE_HOME='\(home.path)/starline' "
+            + environment.sorted { $0.key < $1.key }.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
+    }
+
     public func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> ToolRun {
         var env = environment
         for (k, v) in extra { env[k] = v }
