@@ -380,6 +380,61 @@ import Testing
         #expect(try h.restore().state == "absent", "not noResult: nothing is pending")
     }
 
+    @Test("S17 a kill -9 during logins, restores and logouts never corrupts the store: every later run reads it")
+    func killDuringStoreWrites() throws {
+        let h = try harness()
+        var tokens: [(user: String, token: String)] = []
+        for i in 0..<20 { let user = i % 2 == 0 ? "bob" : "carol"; tokens.append((user, try h.server.login(user).token)) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = h.home.path
+        environment["STARLINE_HOME"] = h.home.path + "/starline"
+        for (key, value) in h.environment { environment[key] = value }
+        var killed = 0
+        for round in 0..<60 {
+            let process = Process()
+            let input = Pipe()
+            switch round % 3 {
+            case 0:
+                process.executableURL = URL(fileURLWithPath: Tools.path("sl-login"))
+                process.arguments = ["--with-token"]
+            case 1:
+                process.executableURL = URL(fileURLWithPath: Tools.path("sl-restore"))
+            default:
+                process.executableURL = URL(fileURLWithPath: Tools.path("sl-login"))
+                process.arguments = ["logout"]
+            }
+            process.environment = environment
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if round % 3 == 0 { input.fileHandleForWriting.write(Data(tokens[(round / 3) % tokens.count].token.utf8)) }
+            try? input.fileHandleForWriting.close()
+            usleep(UInt32.random(in: 0...25_000))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killed += 1
+            }
+            process.waitUntilExit()
+            // After every round the store opens, is intact, and the tools answer with a documented state.
+            let status = try h.run("sl-login", ["status"])
+            #expect(status.status == 0, "round \(round): \(status.stderrText)")
+            let integrity = try SQLiteDatabase(path: h.home.file("starline/state/sessions.db"))
+                .query("PRAGMA integrity_check").first?.string(0)
+            #expect(integrity == "ok", "round \(round)")
+            let user = try status.json()["session"]?["user"]?["id"]?.stringValue
+            #expect(user == nil || user == "bob" || user == "carol", "a whole session or none: \(status.stdoutText)")
+            let restore = try h.restore()
+            #expect(["valid", "absent", "noResult", "cleared"].contains(restore.state ?? ""), "round \(round): \(restore.run.stdoutText) \(restore.run.stderrText)")
+            if status.status != 0 || integrity != "ok" { break }
+        }
+        // Whatever was interrupted, a login afterwards works and restores.
+        _ = try h.run("sl-login", ["cancel"])
+        try h.storeLogin("bob")
+        #expect(try h.restore().state == "valid")
+        #expect(killed > 0, "no process was killed while running; the test proved nothing")
+    }
+
     // MARK: S14, S15 — requests racing an account switch
 
     @Test("S14 an account switch while a request is in flight gives SESSION_CHANGED (exit 11)")
