@@ -366,7 +366,7 @@ import Testing
         #expect((200..<300).contains(fault.status), "the fault is installed")
         let dir = h.home
         let script = """
-            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 60 > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
             for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
             url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
             rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
@@ -569,7 +569,7 @@ import Testing
         let dir = h.home
         // sl-login prints the URL (--no-browser); a client follows it: the form, the redirect to the loopback callback.
         let script = """
-            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 60 > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
             for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
             url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
             rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
@@ -601,9 +601,11 @@ import Testing
             ) > /dev/null 2>&1 &
             """
         try Data(script.utf8).write(to: URL(fileURLWithPath: browser))
-        #expect(chmod(browser, 0o755) == 0)
-
-        let run = try h.run("sl-login", ["--browser"], environment: ["BROWSER": "/nonexistent/browser:\(browser) %s"])
+        // Run through sh rather than exec'ed itself: a file this multithreaded test process just wrote can still
+        // be open in a child another test is forking (ETXTBSY on exec). The quotes exercise $BROWSER's quoting.
+        // --pending-ttl bounds the wait should the browser never call back.
+        let run = try h.run("sl-login", ["--browser", "--pending-ttl", "60"],
+                            environment: ["BROWSER": "/nonexistent/browser:sh '\(browser)' %s"])
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(try run.json()["session"]?["user"]?["id"]?.stringValue == "bob", "stdout is one JSON document: \(run.stdoutText)")
         #expect(run.stderrText.contains("browser noise on stdout"), "the browser's stdout goes to stderr")
