@@ -90,8 +90,8 @@ import Testing
         for _ in 0..<20 {
             #expect(try await transport.send(get(server, "/api/me", token: bob.token)).status == 200)
         }
-        // One connection for all 20 (without reuse: 20). A clean CI run on the 2-core machine, with the build
-        // still loading it, once saw 2: a request that timed out under load is retried on a new connection.
+        // One connection for all 20 (without reuse: 20). A clean CI run on the 2-core machine under full
+        // load once saw 2 — one reconnect — so one is tolerated; anything more means no reuse.
         #expect(transport.connectionsOpened <= 2, "connections opened for 20 requests: \(transport.connectionsOpened)")
         // Concurrent requests use at most maxConnections handles (and connections).
         let small = HTTPTransport(maxConnections: 3)
