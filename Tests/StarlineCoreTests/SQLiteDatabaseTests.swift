@@ -197,6 +197,15 @@ final class SQLiteDatabaseTests: Sendable {
         }
         // The default connection was the last to close: it checkpointed.
         #expect(try fileContains(path))
+
+        // Many commits without a checkpoint at close: the automatic checkpoint keeps the WAL small.
+        for round in 0..<300 {
+            let db = try SQLiteDatabase(path: path, checkpointOnClose: false)
+            try db.run("INSERT INTO t VALUES (?)", [.text(String(repeating: "w", count: 2000) + "\(round)")])
+        }
+        var info = stat()
+        #expect(stat(path + "-wal", &info) == 0)
+        #expect(info.st_size <= 1_000_000, "WAL of \(info.st_size) bytes after 300 commits")
     }
 
     @Test("durable: false commits with synchronous=NORMAL and restores FULL afterwards, also when the body throws")
