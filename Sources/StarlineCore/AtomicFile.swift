@@ -54,20 +54,9 @@ public enum AtomicFile {
         // The mode given to open() was reduced by the umask; set it exactly.
         if !applyUmask, fchmod(fd, mode) != 0 { let e = errno; close(fd); throw fail(e) }
 
-        let writeError: Int32 = bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                // write(2) may write fewer bytes than asked ("partial write") or be interrupted by a signal.
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += n
-            }
-            return 0
-        }
-        if writeError != 0 { close(fd); throw fail(writeError) }
+        // FileBytes.write retries partial writes and EINTR; on failure errno says why.
+        let written = bytes.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
+        if !written { let e = errno; close(fd); throw fail(e) }
 
         // Data must be on disk before the rename makes it visible, or a crash could leave an empty or
         // partial file under the target name.
