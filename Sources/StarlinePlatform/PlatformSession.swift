@@ -52,6 +52,11 @@ public struct RestoreOutcome: Sendable {
     /// The error to report on stderr (nil for `valid`).
     public var error: StarlineError?
 
+    /// The store could not be read or written: the session is neither confirmed nor cleared (exit 10).
+    public static func storageFailure(_ error: StarlineError) -> RestoreOutcome {
+        RestoreOutcome(state: .keptUnverified, reason: "storageError", error: error)
+    }
+
     public var exitStatus: ExitStatus {
         switch state {
         case .valid: .ok

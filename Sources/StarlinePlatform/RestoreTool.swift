@@ -37,7 +37,7 @@ public enum RestoreTool {
         } catch let error as StarlineError where error.exitStatus == .storage {
             // The store cannot be opened (permissions, a damaged file, a locked device key): still the one
             // record on stdout that scripts read, whatever the exit code.
-            invocation.output.emit(RestoreOutcome(state: .keptUnverified, reason: "storageError", error: error).json)
+            invocation.output.emit(RestoreOutcome.storageFailure(error).json)
             throw error
         }
         let outcome = await client.restoreSession(maxAge: maxAge)

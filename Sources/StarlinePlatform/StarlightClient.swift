@@ -85,6 +85,12 @@ public final class StarlightClient {
         return outcome
     }
 
+    /// Publishes a valid outcome's session, unless a login, cancel or logout (a new epoch) came first.
+    private func published(_ outcome: RestoreOutcome, epochAtStart: Int) -> RestoreOutcome {
+        if outcome.state == .valid, epoch == epochAtStart, let s = outcome.session { publish(s) }
+        return outcome
+    }
+
     private func performRestore(maxAge: Int64) async -> RestoreOutcome {
         let epochAtStart = epoch
         guard let store else { return await restoreMemorySession() }
@@ -124,12 +130,9 @@ public final class StarlightClient {
                 }
                 return nil
             }
-            if let early {
-                if early.state == .valid, epoch == epochAtStart, let s = early.session { publish(s) }
-                return early
-            }
+            if let early { return published(early, epochAtStart: epochAtStart) }
         } catch {
-            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
+            return .storageFailure(Self.starline(error))
         }
         guard let original = candidate else { return RestoreOutcome(state: .absent, reason: "noCandidate") }
 
@@ -146,7 +149,7 @@ public final class StarlightClient {
                 waited = true
             }
         } catch {
-            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
+            return .storageFailure(Self.starline(error))
         }
         defer { verificationLock.unlock() }
         do {
@@ -160,12 +163,9 @@ public final class StarlightClient {
                 }
                 return nil
             }
-            if let shared {
-                if shared.state == .valid, epoch == epochAtStart, let s = shared.session { publish(s) }
-                return shared
-            }
+            if let shared { return published(shared, epochAtStart: epochAtStart) }
         } catch {
-            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: Self.starline(error))
+            return .storageFailure(Self.starline(error))
         }
 
         // 3. Verify with the platform.
@@ -204,13 +204,12 @@ public final class StarlightClient {
                 try state.saveCandidate(updated)
                 return RestoreOutcome(state: .valid, session: PlatformSession(updated))
             }
-            if verified.state == .valid, let s = verified.session { publish(s) }
-            return verified
+            return published(verified, epochAtStart: epochAtStart)
         } catch {
             // S17: a failed write is never reported as persisted; the verified session is not published.
             let failure = Self.starline(error)
             _ = reportStorageError(failure)
-            return RestoreOutcome(state: .keptUnverified, reason: "storageError", error: failure)
+            return .storageFailure(failure)
         }
     }
 
