@@ -364,16 +364,7 @@ import Testing
         let h = try harness()
         let fault = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("POST /oauth/token")), ("status", .int(400))]))
         #expect((200..<300).contains(fault.status), "the fault is installed")
-        let dir = h.home
-        let script = """
-            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 60 > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
-            for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
-            url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
-            rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
-            loc=$(curl -s -o /dev/null -w '%{redirect_url}' --data-urlencode "request_id=$rid" -d username=bob -d password=bob-pass -d action=approve '\(h.server.baseURL)/oauth/authorize')
-            curl -s -o /dev/null "$loc"
-            wait $pid; echo "exit=$?"
-            """
+        let script = h.loopbackLoginScript(user: "bob", callback: #"curl -s -o /dev/null "$loc""#)
         let run = try Tools.shell(script)
         #expect(!run.stdoutText.contains("exit=0"), "\(run.stdoutText)")
         #expect((try h.status())["pendingLogin"] == .null)
@@ -566,18 +557,12 @@ import Testing
 
     @Test func loopbackLoginDrivenByARealHTTPClient() throws {
         let h = try harness()
-        let dir = h.home
-        // sl-login prints the URL (--no-browser); a client follows it: the form, the redirect to the loopback callback.
-        let script = """
-            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 60 > '\(dir.path)/login.out' 2> '\(dir.path)/login.err' & pid=$!
-            for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(dir.path)/login.err' 2>/dev/null && break; sleep 0.1; done
-            url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(dir.path)/login.err' | head -1)
-            rid=$(curl -s "$url" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
-            loc=$(curl -s -o /dev/null -w '%{redirect_url}' --data-urlencode "request_id=$rid" -d username=bob -d password=bob-pass -d action=approve '\(h.server.baseURL)/oauth/authorize')
+        // sl-login prints the URL (--no-browser); a client follows it: the form, the redirect to the loopback
+        // callback (after a stray /favicon.ico, which must be ignored).
+        let script = h.loopbackLoginScript(user: "bob", callback: """
             curl -s -o /dev/null "$(echo "$loc" | sed 's#/callback.*#/favicon.ico#')" || true
             curl -s "$loc"
-            wait $pid; echo "exit=$?"
-            """
+            """)
         let run = try Tools.shell(script)
         #expect(run.stdoutText.contains("You can close this tab"), "\(run.stdoutText)")
         #expect(run.stdoutText.contains("exit=0"))
@@ -595,9 +580,8 @@ import Testing
             printf '%s\\n' "$#" "$1" > '\(dir.path)/browser.args'
             echo 'browser noise on stdout'
             (
-              rid=$(curl -s "$1" | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
-              loc=$(curl -s -o /dev/null -w '%{redirect_url}' --data-urlencode "request_id=$rid" -d username=bob -d password=bob-pass -d action=approve '\(h.server.baseURL)/oauth/authorize')
-              curl -s "$loc" > '\(dir.path)/browser.page'
+            \(h.approveInShell(url: #""$1""#, user: "bob"))
+            curl -s "$loc" > '\(dir.path)/browser.page'
             ) > /dev/null 2>&1 &
             """
         try Data(script.utf8).write(to: URL(fileURLWithPath: browser))

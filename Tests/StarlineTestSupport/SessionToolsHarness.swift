@@ -27,6 +27,30 @@ public final class SessionToolsHarness: @unchecked Sendable {
             + environment.sorted { $0.key < $1.key }.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
     }
 
+    /// Shell lines that do what a browser does with the authorize URL in `url` (a shell word, e.g. "$1"):
+    /// load the sign-in form, approve it as `user` (password `<user>-pass`), and leave the redirect to the
+    /// loopback callback in `$loc`.
+    public func approveInShell(url: String, user: String) -> String {
+        """
+        rid=$(curl -s \(url) | sed -n 's/.*name="request_id" value="\\([^"]*\\)".*/\\1/p')
+        loc=$(curl -s -o /dev/null -w '%{redirect_url}' --data-urlencode "request_id=$rid" -d username=\(user) -d password=\(user)-pass -d action=approve '\(server.baseURL)/oauth/authorize')
+        """
+    }
+
+    /// A script that runs `sl-login --no-browser` in the background, waits for the URL it prints, approves
+    /// it as `user`, runs `callback` (shell lines that use `$loc`, the loopback callback URL) and prints
+    /// `exit=STATUS` of sl-login. `--pending-ttl 60` bounds the wait should the callback never arrive.
+    public func loopbackLoginScript(user: String, callback: String) -> String {
+        """
+        \(shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 60 > '\(home.path)/login.out' 2> '\(home.path)/login.err' & pid=$!
+        for i in $(seq 100); do grep -q 'http://127.0.0.1' '\(home.path)/login.err' 2>/dev/null && break; sleep 0.1; done
+        url=$(grep -o 'http://127.0.0.1[^ ]*/oauth/authorize[^ ]*' '\(home.path)/login.err' | head -1)
+        \(approveInShell(url: "\"$url\"", user: user))
+        \(callback)
+        wait $pid; echo "exit=$?"
+        """
+    }
+
     public func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> ToolRun {
         var env = environment
         for (k, v) in extra { env[k] = v }
