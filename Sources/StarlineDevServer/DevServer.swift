@@ -72,7 +72,7 @@ struct Route {
         self.template = template
         self.access = access
         self.handler = handler
-        segments = template.split(separator: "/", omittingEmptySubsequences: false)
+        segments = pathSegments(template)
     }
 
     var key: String { "\(method) \(template)" }
@@ -90,6 +90,13 @@ struct Route {
         }
         return parameters
     }
+}
+
+/// The segments of a URL path, split at every "/" scalar. Not `String.split(separator: "/")`, which works on
+/// Characters: a "/" followed by a combining mark or an emoji modifier (`/🏻`, found by schemathesis) is
+/// one Character, so the path would not split there and no route would match.
+func pathSegments(_ path: String) -> [Substring] {
+    path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).map { Substring($0) }
 }
 
 /// An injected fault (`POST /__dev/faults`).
@@ -211,7 +218,7 @@ public final class DevServer: @unchecked Sendable {
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = Timestamp.nowMilliseconds()
-        let pathSegments = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        let pathSegments = StarlineDevServer.pathSegments(request.path)
         var matched: (Route, [String: String])?
         var allowed: [String] = []
         for route in routes {
@@ -330,7 +337,7 @@ public final class DevServer: @unchecked Sendable {
         guard parts.count == 2, parts[1].hasPrefix("/") else {
             throw APIError.invalidRequest("'route' must be 'METHOD /path' with * for one path segment")
         }
-        let fault = Fault(id: nextFaultId, method: parts[0].uppercased(), pattern: parts[1].split(separator: "/", omittingEmptySubsequences: false),
+        let fault = Fault(id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
                           route: route, status: status, reset: reset, delayMs: delayMs, remaining: count)
         nextFaultId += 1
         faults.append(fault)

@@ -122,6 +122,22 @@ import Testing
         #expect(older.compactMap { $0["text"]?.stringValue } == ["first"])
     }
 
+    @Test("a path parameter that starts with a combining mark or emoji modifier reaches its route (400, not 404; found by schemathesis)")
+    func pathParameterWithExtendingScalar() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice")
+        // U+1F3FB EMOJI MODIFIER FITZPATRICK TYPE-1-2 and U+0301 COMBINING ACUTE: each forms one Character with
+        // the "/". The route is found, and its clientId check answers.
+        for id in ["%F0%9F%8F%BB", "%CC%81x"] {
+            let put = try server.request("PUT", "/chat/v1/moments/\(id)", token: alice.token, body: .json(.object([("text", .string("hi"))])))
+            #expect(put.status == 400 && put.errorCode == "INVALID_REQUEST", "\(id): \(put.status) \(put.text)")
+        }
+        let fault = try server.dev("POST", "/__dev/faults", .object([("route", .string("PUT /chat/v1/moments/*")), ("status", .int(503)), ("count", .int(1))]))
+        #expect((200..<300).contains(fault.status))
+        #expect(try server.request("PUT", "/chat/v1/moments/%F0%9F%8F%BB", token: alice.token, body: .json(.object([("text", .string("hi"))]))).status == 503,
+                "a wildcard fault matches the same segment")
+    }
+
     @Test func chatNeedsAWorkbenchSession() throws {
         let server = try DevServerProcess()
         let game = try server.login("bob", app: "com.example.game")
