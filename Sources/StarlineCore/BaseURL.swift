@@ -31,7 +31,7 @@ public struct BaseURL: Sendable, Equatable, CustomStringConvertible {
         if url.port == 0 { throw reject("port 0 is not a valid port") }
         var path = url.path
         while path.hasSuffix("/") { path.removeLast() }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let segments = path.splitAtScalar("/").dropFirst()
         if segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) { throw reject("the path has empty or dot segments") }
         if path.contains("%") { throw reject("percent-encoded paths are not allowed") }
         scheme = url.scheme

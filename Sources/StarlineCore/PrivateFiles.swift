@@ -13,7 +13,7 @@ public enum PrivateFiles {
             return
         }
         var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+        for component in path.splitAtScalar("/", omittingEmptySubsequences: true) {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
             if component == "." || component == ".." { continue }
             if mkdir(prefix, 0o700) == 0 {

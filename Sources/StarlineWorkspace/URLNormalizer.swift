@@ -94,7 +94,7 @@ public enum URLNormalizer {
     static func normalizePath(_ path: Substring) -> String {
         guard !path.isEmpty else { return "/" }
         var output: [Substring] = []
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()  // leading ""
+        let segments = path.splitAtScalar("/").dropFirst()  // leading ""
         for (i, segment) in segments.enumerated() {
             let last = i == segments.count - 1
             switch segment {

@@ -46,6 +46,15 @@ final class PrivateFilesTests: Sendable {
         #expect(device?.code == .storage)
     }
 
+    @Test("ensureDirectory splits at every '/', also before a combining mark")
+    func ensureDirectoryWithCombiningMark() throws {
+        // "/\u{301}" is one Character; the directory "x" must still be created first.
+        let target = dir + "/x/\u{301}y"
+        try PrivateFiles.ensureDirectory(target)
+        #expect(permissionBits(dir + "/x") == 0o700)
+        #expect(permissionBits(target) == 0o700)
+    }
+
     @Test("ensureDirectory creates missing components 0700 and leaves existing ones alone")
     func createsDirectories() throws {
         let existing = dir + "/existing"
