@@ -1,5 +1,5 @@
 /// The one error type of the suite. `code` is a stable string that scripts may match on;
-/// the exit status follows from the code, in `ErrorCode.exitStatus`, and nowhere else.
+/// the exit status is declared beside each code (`ErrorCode`), and nowhere else.
 ///
 /// Messages never carry secrets (tokens, codes, passphrases).
 public struct StarlineError: Error, CustomStringConvertible, Sendable {
@@ -30,84 +30,75 @@ public struct StarlineError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// Stable error codes. New codes are added here with their exit status.
-public struct ErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
+/// Stable error codes, each declared with its exit status: a new code cannot fall through to exit 1
+/// unnoticed, because there is no code without one. Codes compare by their string.
+public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    /// The process exit status of a failure with this code (DESIGN section 3).
+    public let exitStatus: ExitStatus
 
-    public static let internalError: ErrorCode = "INTERNAL"
-    public static let usage: ErrorCode = "USAGE"
-    public static let invalidURL: ErrorCode = "INVALID_URL"
-    public static let config: ErrorCode = "CONFIG_ERROR"
-    public static let notLoggedIn: ErrorCode = "NOT_LOGGED_IN"
-    public static let sessionRevoked: ErrorCode = "SESSION_REVOKED"
-    public static let sessionExpired: ErrorCode = "SESSION_EXPIRED"
-    public static let accountRestricted: ErrorCode = "ACCOUNT_RESTRICTED"
-    public static let appUnavailable: ErrorCode = "APP_UNAVAILABLE"
-    public static let forbidden: ErrorCode = "FORBIDDEN"
-    public static let notFound: ErrorCode = "NOT_FOUND"
-    public static let network: ErrorCode = "NETWORK_ERROR"
-    public static let timeout: ErrorCode = "TIMEOUT"
-    public static let server: ErrorCode = "SERVER_ERROR"
-    public static let rateLimited: ErrorCode = "RATE_LIMITED"
-    public static let partial: ErrorCode = "PARTIAL_FAILURE"
-    public static let noResult: ErrorCode = "NO_RESULT"
-    public static let storage: ErrorCode = "STORAGE_ERROR"
-    public static let insecurePermissions: ErrorCode = "INSECURE_PERMISSIONS"
-    public static let sessionChanged: ErrorCode = "SESSION_CHANGED"
-    public static let data: ErrorCode = "DATA_ERROR"
-    public static let noSymbol: ErrorCode = "NO_SYMBOL"
-    public static let unreadableImage: ErrorCode = "UNREADABLE_IMAGE"
-    public static let capacityExceeded: ErrorCode = "CAPACITY_EXCEEDED"
-    public static let unexpectedKind: ErrorCode = "UNEXPECTED_KIND"
-    public static let verificationFailed: ErrorCode = "VERIFICATION_FAILED"
-    public static let authenticationFailed: ErrorCode = "AUTHENTICATION_FAILED"
-    public static let locked: ErrorCode = "LOCKED"
-    public static let wrongPassphrase: ErrorCode = "WRONG_PASSPHRASE"
-    public static let invalidFriendLink: ErrorCode = "INVALID_FRIEND_LINK"
-    public static let interrupted: ErrorCode = "INTERRUPTED"
+    public init(_ rawValue: String, exit exitStatus: ExitStatus) {
+        self.rawValue = rawValue
+        self.exitStatus = exitStatus
+    }
+
+    public static func == (a: ErrorCode, b: ErrorCode) -> Bool { a.rawValue == b.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    public var description: String { rawValue }
+
+    public static let internalError = ErrorCode("INTERNAL", exit: .internalError)
+    public static let usage = ErrorCode("USAGE", exit: .usage)
+    public static let invalidURL = ErrorCode("INVALID_URL", exit: .usage)
+    public static let config = ErrorCode("CONFIG_ERROR", exit: .usage)
+    public static let notLoggedIn = ErrorCode("NOT_LOGGED_IN", exit: .notLoggedIn)
+    public static let sessionRevoked = ErrorCode("SESSION_REVOKED", exit: .sessionEnded)
+    public static let sessionExpired = ErrorCode("SESSION_EXPIRED", exit: .sessionEnded)
+    public static let accountRestricted = ErrorCode("ACCOUNT_RESTRICTED", exit: .sessionEnded)
+    public static let appUnavailable = ErrorCode("APP_UNAVAILABLE", exit: .sessionEnded)
+    public static let forbidden = ErrorCode("FORBIDDEN", exit: .forbidden)
+    public static let notFound = ErrorCode("NOT_FOUND", exit: .notFound)
+    public static let network = ErrorCode("NETWORK_ERROR", exit: .transient)
+    public static let timeout = ErrorCode("TIMEOUT", exit: .transient)
+    public static let server = ErrorCode("SERVER_ERROR", exit: .transient)
+    public static let rateLimited = ErrorCode("RATE_LIMITED", exit: .transient)
+    public static let partial = ErrorCode("PARTIAL_FAILURE", exit: .partial)
+    public static let noResult = ErrorCode("NO_RESULT", exit: .noResult)
+    public static let storage = ErrorCode("STORAGE_ERROR", exit: .storage)
+    public static let insecurePermissions = ErrorCode("INSECURE_PERMISSIONS", exit: .storage)
+    public static let sessionChanged = ErrorCode("SESSION_CHANGED", exit: .sessionChanged)
+    public static let data = ErrorCode("DATA_ERROR", exit: .data)
+    public static let noSymbol = ErrorCode("NO_SYMBOL", exit: .data)
+    public static let unreadableImage = ErrorCode("UNREADABLE_IMAGE", exit: .data)
+    public static let capacityExceeded = ErrorCode("CAPACITY_EXCEEDED", exit: .data)
+    public static let unexpectedKind = ErrorCode("UNEXPECTED_KIND", exit: .data)
+    public static let verificationFailed = ErrorCode("VERIFICATION_FAILED", exit: .data)
+    public static let authenticationFailed = ErrorCode("AUTHENTICATION_FAILED", exit: .data)
+    public static let locked = ErrorCode("LOCKED", exit: .locked)
+    public static let wrongPassphrase = ErrorCode("WRONG_PASSPHRASE", exit: .locked)
+    public static let invalidFriendLink = ErrorCode("INVALID_FRIEND_LINK", exit: .usage)
+    public static let interrupted = ErrorCode("INTERRUPTED", exit: .interrupted)
+    /// Standard output (or another output stream) could not be written: a full disk, `> /dev/full`, EIO.
+    public static let writeFailed = ErrorCode("WRITE_FAILED", exit: .storage)
     /// 401 INVALID_TOKEN: the server does not know the token, so the session is gone.
-    public static let invalidToken: ErrorCode = "INVALID_TOKEN"
+    public static let invalidToken = ErrorCode("INVALID_TOKEN", exit: .sessionEnded)
     /// The server rejected the request as malformed (HTTP 400, 413, other 4xx).
-    public static let requestRejected: ErrorCode = "REQUEST_REJECTED"
+    public static let requestRejected = ErrorCode("REQUEST_REJECTED", exit: .usage)
     /// The request conflicts with the server's state (HTTP 409, 410).
-    public static let conflict: ErrorCode = "CONFLICT"
+    public static let conflict = ErrorCode("CONFLICT", exit: .data)
     /// OAuth `invalid_grant`: the code or device code was not accepted; the login produced no session.
-    public static let invalidGrant: ErrorCode = "INVALID_GRANT"
+    public static let invalidGrant = ErrorCode("INVALID_GRANT", exit: .noResult)
     /// A login callback whose `state` is not the pending login's (a stale, foreign or forged callback): it is
     /// not used, and the pending login stays as it was.
-    public static let stateMismatch: ErrorCode = "STATE_MISMATCH"
+    public static let stateMismatch = ErrorCode("STATE_MISMATCH", exit: .data)
     /// OAuth `invalid_client`: the server does not accept the app ID.
-    public static let invalidClient: ErrorCode = "INVALID_CLIENT"
+    public static let invalidClient = ErrorCode("INVALID_CLIENT", exit: .usage)
 
     /// An id prefix that matches several records (details list the candidates).
-    public static let ambiguousID: ErrorCode = "AMBIGUOUS_ID"
+    public static let ambiguousID = ErrorCode("AMBIGUOUS_ID", exit: .usage)
     /// A data file that does not parse or has the wrong shape; it is left untouched.
-    public static let corruptFile: ErrorCode = "CORRUPT_FILE"
+    public static let corruptFile = ErrorCode("CORRUPT_FILE", exit: .data)
     /// A data file written by a newer version: readable, but never rewritten by this one.
-    public static let unsupportedVersion: ErrorCode = "UNSUPPORTED_VERSION"
+    public static let unsupportedVersion = ErrorCode("UNSUPPORTED_VERSION", exit: .data)
     /// A `check` command that found problems (they are listed on stdout).
-    public static let checkFailed: ErrorCode = "CHECK_FAILED"
-
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .usage, .invalidURL, .config, .invalidFriendLink, .requestRejected, .invalidClient, .ambiguousID: .usage
-        case .notLoggedIn: .notLoggedIn
-        case .sessionRevoked, .sessionExpired, .invalidToken, .accountRestricted, .appUnavailable: .sessionEnded
-        case .forbidden: .forbidden
-        case .notFound: .notFound
-        case .network, .timeout, .server, .rateLimited: .transient
-        case .partial: .partial
-        case .noResult, .invalidGrant: .noResult
-        case .storage, .insecurePermissions: .storage
-        case .sessionChanged: .sessionChanged
-        case .data, .noSymbol, .unreadableImage, .capacityExceeded, .unexpectedKind,
-             .verificationFailed, .authenticationFailed, .conflict, .corruptFile, .unsupportedVersion, .checkFailed,
-             .stateMismatch: .data
-        case .locked, .wrongPassphrase: .locked
-        case .interrupted: .interrupted
-        default: .internalError
-        }
-    }
+    public static let checkFailed = ErrorCode("CHECK_FAILED", exit: .data)
 }

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// A fixed number of POSIX threads running one body each, joined before returning.
+/// The suite's one way to start threads: a fixed number of POSIX threads joined before returning (`run`),
+/// or one detached thread (`detach`) for blocking work whose caller does not wait in place.
 ///
 /// `DispatchQueue.concurrentPerform` does the same, but linking libdispatch into a tool costs every start of
 /// it: its static tables carry ~4,000 relocations the dynamic loader must apply (and the pages it dirties),
@@ -36,6 +37,33 @@ public enum WorkerThreads {
             for thread in started { pthread_join(thread, nil) }
         }
     }
+
+    /// Starts `body` on a new detached thread; false when no thread could be created (EAGAIN), in which
+    /// case `body` never runs and the caller decides what to do instead.
+    @discardableResult
+    public static func detach(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let context = Unmanaged.passRetained(DetachedBody(body)).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        guard pthread_create(&thread, &attributes, detachedThreadMain, context) == 0 else {
+            Unmanaged<DetachedBody>.fromOpaque(context).release()
+            return false
+        }
+        return true
+    }
+}
+
+private final class DetachedBody {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+private func detachedThreadMain(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    Unmanaged<DetachedBody>.fromOpaque(raw!).takeRetainedValue().run()
+    return nil
 }
 
 /// What one thread runs. @unchecked: `body` is called from the new thread while the creating thread waits

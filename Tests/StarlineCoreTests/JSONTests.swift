@@ -95,7 +95,8 @@ import Testing
         #expect(StarlineError(.noSymbol, "x").exitStatus.rawValue == 12)
         #expect(StarlineError(.capacityExceeded, "x").exitStatus.rawValue == 12)
         #expect(StarlineError(.wrongPassphrase, "x").exitStatus.rawValue == 13)
-        #expect(StarlineError("SOMETHING_NEW", "x").exitStatus.rawValue == 1)
+        // A code declares its exit status (no string literal falls through to 1 unnoticed).
+        #expect(StarlineError(ErrorCode("SOMETHING_NEW", exit: .internalError), "x").exitStatus.rawValue == 1)
     }
 
     @Test func errorObjectShape() {
