@@ -23,16 +23,34 @@ func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name
 /// Start-up of `sl-qr --version`: 4.3 → 2.8 ms median (bench/RESULTS.md).
 let staticLibstdcxx: LinkerSetting = .unsafeFlags(["-use-ld=lld", "-L", Context.packageDirectory + "/linker"])
 
+/// The tools, declared once: each is an executable product `sl-NAME` whose thin entry point
+/// (`Sources/sl-NAME/main.swift`) calls its front-end target, which holds the command specs and run functions.
+/// The Makefile and the generated-docs test read this list (`swift package dump-package`), so a new tool
+/// is added here and nowhere else.
+struct Tool {
+    var name: String
+    var frontEnd: String
+    var linkerSettings: [LinkerSetting]
+}
+
+let tools: [Tool] = [
+    Tool(name: "sl-qr", frontEnd: "QRCommands", linkerSettings: [staticLibstdcxx]),
+    // Fully static (no dynamic loader at all: ~1 ms instead of ~4 ms to start). Only for tools that never
+    // dlopen: a static glibc cannot safely load shared libraries (sl-qr loads libzbar). lld as for the others.
+    Tool(name: "sl-tasks", frontEnd: "TasksCommands", linkerSettings: [.unsafeFlags(["-static-executable", "-use-ld=lld"])]),
+    Tool(name: "sl-devserver", frontEnd: "DevServerCommands", linkerSettings: [staticLibstdcxx]),
+    Tool(name: "sl-login", frontEnd: "LoginCommands", linkerSettings: [staticLibstdcxx]),
+    Tool(name: "sl-restore", frontEnd: "RestoreCommands", linkerSettings: [staticLibstdcxx]),
+]
+
 let package = Package(
     name: "Starline",
     products: [
-        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineQR", "StarlineWorkspace", "StarlineDevServer", "StarlinePlatform"]),
-        .executable(name: "sl-qr", targets: ["sl-qr"]),
-        .executable(name: "sl-tasks", targets: ["sl-tasks"]),
-        .executable(name: "sl-devserver", targets: ["sl-devserver"]),
-        .executable(name: "sl-login", targets: ["sl-login"]),
-        .executable(name: "sl-restore", targets: ["sl-restore"]),
-    ],
+        // What other programs may reuse. Not the dev server (fixture passwords, libmicrohttpd, the OpenAPI
+        // text) and no tool front-end.
+        .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader",
+                                                "StarlineQR", "StarlineWorkspace", "StarlinePlatform"]),
+    ] + tools.map { .executable(name: $0.name, targets: [$0.name]) },
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
         cHeaders("CSodium", apt: "libsodium-dev"),
@@ -45,30 +63,39 @@ let package = Package(
         // No pkg-config (it would add -lcurl): libcurl is loaded with dlopen on the first request, see CurlLibrary.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        .target(name: "StarlineCore", dependencies: ["CSQLite", "CSodium"],
-                linkerSettings: [staticArchive("sqlite3"), staticArchive("sodium"), .linkedLibrary("m")]),
-        .target(name: "StarlineQR", dependencies: ["StarlineCore", "CQREncode", "CZBar", "CPNG", "CJPEG"],
+        // The CLI kit, output, errors, files, locks, clock: no C library beyond libc, so every tool can link it.
+        .target(name: "StarlineCore", linkerSettings: [.linkedLibrary("m")]),
+        // Split from Core so that a tool links SQLite, libsodium or the dlopen code only when it uses them
+        // (every object file of a library target is linked into each tool that depends on it).
+        .target(name: "StarlineSQLite", dependencies: ["StarlineCore", "CSQLite"], linkerSettings: [staticArchive("sqlite3")]),
+        .target(name: "StarlineCrypto", dependencies: ["StarlineCore", "CSodium"], linkerSettings: [staticArchive("sodium")]),
+        .target(name: "StarlineLoader", dependencies: ["StarlineCore"]),
+
+        // Domain libraries: domain logic only, no command front-ends.
+        .target(name: "StarlineQR", dependencies: ["StarlineCore", "StarlineLoader", "CQREncode", "CZBar", "CPNG", "CJPEG"],
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
-        .executableTarget(name: "sl-qr", dependencies: ["StarlineQR"], linkerSettings: [staticLibstdcxx]),
         // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
         .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),
-        // Fully static (no dynamic loader at all: ~1 ms instead of ~4 ms to start). Only for tools that
-        // never dlopen: a static glibc cannot safely load shared libraries (sl-qr loads libzbar).
-        .executableTarget(name: "sl-tasks", dependencies: ["StarlineWorkspace"],
-                          linkerSettings: [.unsafeFlags(["-static-executable"])]),
-        .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "CMicroHTTPD"]),
-        .executableTarget(name: "sl-devserver", dependencies: ["StarlineDevServer"], linkerSettings: [staticLibstdcxx]),
-        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineQR", "CCurl"]),
-        .executableTarget(name: "sl-login", dependencies: ["StarlinePlatform"], linkerSettings: [staticLibstdcxx]),
-        .executableTarget(name: "sl-restore", dependencies: ["StarlinePlatform"], linkerSettings: [staticLibstdcxx]),
+        .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CMicroHTTPD"]),
+        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "CCurl"]),
 
-        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore"], path: "Tests/StarlineTestSupport"),
-        .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineTestSupport"]),
+        // Tool front-ends: the command specs, typed options and run functions of each tool.
+        .target(name: "QRCommands", dependencies: ["StarlineQR"]),
+        .target(name: "TasksCommands", dependencies: ["StarlineWorkspace"]),
+        .target(name: "DevServerCommands", dependencies: ["StarlineDevServer"]),
+        // What sl-login, sl-restore (and sl-sessions) share: options, the client built from them, the async runner.
+        .target(name: "PlatformCommands", dependencies: ["StarlinePlatform"]),
+        // The device-code QR is drawn here, so StarlinePlatform does not depend on StarlineQR.
+        .target(name: "LoginCommands", dependencies: ["PlatformCommands", "StarlineQR"]),
+        .target(name: "RestoreCommands", dependencies: ["PlatformCommands"]),
+
+        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto"], path: "Tests/StarlineTestSupport"),
+        .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
-        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
-        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "StarlineTestSupport"]),
-        .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "StarlineTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineWorkspace", "StarlineTestSupport"]),
-    ],
+        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
+        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "LoginCommands", "RestoreCommands", "StarlineTestSupport"]),
+        .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport"]),
+    ] + tools.map { .executableTarget(name: $0.name, dependencies: [.target(name: $0.frontEnd)], linkerSettings: $0.linkerSettings) },
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,6 @@
 import StarlineCore
+import StarlineSQLite
+import StarlineCrypto
 
 /// The chat service, mounted under /chat: conversations, idempotent messages, long-poll sync,
 /// friends and friend links, moments. Sessions of the app `workbench` only.

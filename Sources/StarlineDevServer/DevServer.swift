@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlineSQLite
+import StarlineCrypto
 
 /// What a route needs before its handler runs.
 enum Access: Sendable {
@@ -26,7 +28,7 @@ struct RouteContext {
     var session: AuthSession?
     var server: DevServer
 
-    var store: DevServerStore { server.store }
+    package var store: DevServerStore { server.store }
     var db: SQLiteDatabase { server.store.db }
     func parameter(_ name: String) -> String { parameters[name] ?? "" }
     var user: String { session?.userId ?? "" }
@@ -134,8 +136,8 @@ public final class DevServer: @unchecked Sendable {
     // @unchecked: every mutable member is read and written under `lock` (the database, faults,
     // counters, rate limiter); `condition` is signalled under it for long polls.
     let configuration: DevServerConfiguration
-    let store: DevServerStore
-    let devToken: String
+    package let store: DevServerStore
+    package let devToken: String
     private let lock = Mutex()
     private var condition = pthread_cond_t()
     private var lockHandle: UnsafeMutablePointer<pthread_mutex_t>

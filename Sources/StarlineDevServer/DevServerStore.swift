@@ -1,8 +1,10 @@
 import StarlineCore
+import StarlineSQLite
+import StarlineCrypto
 
 /// The devserver's state: one SQLite database (in memory unless `--db FILE`), seeded from a JSON
 /// fixture. All access happens under `DevServer`'s lock, so one connection serves every thread.
-final class DevServerStore {
+package final class DevServerStore {
     let db: SQLiteDatabase
     let fixture: JSON
 
@@ -140,7 +142,7 @@ final class DevServerStore {
         return (id, token)
     }
 
-    func userJSON(_ id: String) throws -> JSON? {
+    package func userJSON(_ id: String) throws -> JSON? {
         guard let row = try db.queryFirst("SELECT id, name, display_name FROM users WHERE id = ?", [.text(id)]) else { return nil }
         return Self.userJSON(row)
     }

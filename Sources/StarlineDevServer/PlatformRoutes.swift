@@ -1,4 +1,6 @@
 import StarlineCore
+import StarlineSQLite
+import StarlineCrypto
 
 /// The platform routes: OAuth (RFC 8414 metadata, authorization code + PKCE, device authorization,
 /// revocation) and the account API.

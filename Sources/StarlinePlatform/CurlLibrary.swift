@@ -4,6 +4,7 @@ import Glibc
 import CCurl
 import StarlineCore
 import Synchronization
+import StarlineLoader
 
 /// libcurl, loaded with dlopen on the first request.
 ///
@@ -12,7 +13,7 @@ import Synchronization
 /// CCurl only supplies the header's types and constants, and the functions are looked up here.
 /// `curl_easy_setopt` and `curl_easy_getinfo` are variadic: they are called through the typed C
 /// wrappers in `shim.h`, which make a proper variadic call.
-struct CurlLibrary: @unchecked Sendable {
+package struct CurlLibrary: @unchecked Sendable {
     // @unchecked: immutable C function pointers, safe to share between threads.
     typealias Easy = UnsafeMutableRawPointer  // CURL * (`typedef void CURL`)
     typealias SList = UnsafeMutablePointer<curl_slist>
@@ -32,7 +33,7 @@ struct CurlLibrary: @unchecked Sendable {
     /// The library, or why it could not be loaded. Loaded and `curl_global_init`ed once per process:
     /// Swift globals are initialised lazily and thread-safely (swift_once), which also satisfies
     /// "call curl_global_init once, before any other thread uses libcurl".
-    static let shared: Result<CurlLibrary, StarlineError> = load()
+    package static let shared: Result<CurlLibrary, StarlineError> = load()
 
     /// Starts loading libcurl on a background thread when a request is about to follow local work — a
     /// restore reads and unseals the stored session first — so the ~9 ms of loading overlap that work
@@ -52,7 +53,7 @@ struct CurlLibrary: @unchecked Sendable {
     }
 
     /// Whether a `preload` has started and not finished.
-    static var preloadInFlight: Bool { preloading.load(ordering: .acquiring) }
+    package static var preloadInFlight: Bool { preloading.load(ordering: .acquiring) }
 
     static func load() -> Result<CurlLibrary, StarlineError> {
         // The soname of Debian's libcurl4 (OpenSSL flavour); the unversioned name exists only with the -dev package.

@@ -1,5 +1,6 @@
 import Glibc
 import StarlineCore
+import StarlineCrypto
 
 /// The device key of the session store: 32 random bytes in `<state>/device.key` (0600), created once on
 /// first use. Together with the machine id it derives the key that seals tokens (S3 "this device only").

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import StarlineCore
+import StarlineCrypto
 
 /// The browser login's redirect target (RFC 8252 §7.3): bound before the authorization URL is built, so
 /// `redirect_uri` names the port actually held; accepts exactly one valid `/callback` request and

@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineCrypto
 
 /// A successful `POST /oauth/token`. The description never shows the access token.
 public struct TokenGrant: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

@@ -18,7 +18,7 @@ public struct PlatformSession: Sendable, Equatable {
         self.verifiedAt = verifiedAt
     }
 
-    init(_ candidate: StoredCandidate) {
+    package init(_ candidate: StoredCandidate) {
         self.init(accessToken: candidate.accessToken, sessionId: candidate.sessionId, user: candidate.user, roles: candidate.roles,
                   expiresAt: candidate.expiresAt, verifiedAt: candidate.verifiedAt)
     }

@@ -1,5 +1,7 @@
 import Glibc
 import StarlineCore
+import StarlineSQLite
+import StarlineCrypto
 
 /// The persistent session store: the CLI's analogue of the SDK's Keychain storage (S2, S3, S13, S17).
 ///
@@ -237,7 +239,7 @@ public final class SessionStore: @unchecked Sendable {
 /// `@unchecked Sendable`: `active` is only touched with `mutex` held (a heap-allocated pthread mutex, so its
 /// address is stable; Glibc only, no Synchronization library to load at start-up).
 final class ActiveStates: @unchecked Sendable {
-    static let shared = ActiveStates()
+    package static let shared = ActiveStates()
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var active: Set<String> = []

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlineCrypto
 
 extension StarlightClient {
     /// How `login(_:)` signs in.

@@ -24,7 +24,7 @@ public final class StarlightClient {
     public let configuration: Configuration
     /// nil: a memory-only session (S2); it is not restored after the process exits.
     public let store: SessionStore?
-    let platform: PlatformAPI
+    package let platform: PlatformAPI
 
     public private(set) var session: PlatformSession?
     /// Retained by the client (S7). Reports errors of authenticated requests and storage write/delete errors.
@@ -35,7 +35,7 @@ public final class StarlightClient {
     /// every await and after callbacks so late results never overwrite newer state (S8, W8).
     var epoch = 0
     /// STARLINE_TOKEN: the token of the memory-only mode, verified by `restoreSession()` before it is published.
-    var memoryToken: String?
+    package var memoryToken: String?
     var loginInProgress = false
     var inFlightRestore: Task<RestoreOutcome, Never>?
 

@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineCrypto
 
 /// Which stored session (S2, S3): the platform API origin and the App ID, inside a *service* name that
 /// separates host environments. Two keys that differ in any part never see each other's records.

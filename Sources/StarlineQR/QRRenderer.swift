@@ -65,7 +65,7 @@ public enum QRRenderer {
 
     /// The raw image: start all white, blacken the dark modules of the first pixel row of each
     /// module row, then copy that row `moduleSize - 1` times.
-    static func grayPixels(_ matrix: QRMatrix, moduleSize: Int, margin: Int) -> [UInt8] {
+    package static func grayPixels(_ matrix: QRMatrix, moduleSize: Int, margin: Int) -> [UInt8] {
         let n = matrix.size
         let side = (n + 2 * margin) * moduleSize
         var pixels = [UInt8](repeating: 255, count: side * side)

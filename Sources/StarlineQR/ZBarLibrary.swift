@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CZBar
 import StarlineCore
+import StarlineLoader
 
 /// libzbar, loaded with dlopen the first time an image is scanned.
 ///
@@ -10,7 +11,7 @@ import StarlineCore
 /// systemd, libgcrypt): about 3 ms of dynamic loading, more than the rest of start-up, even
 /// for `--help` or `encode`. So CZBar only supplies the header's types and constants, and the
 /// functions are looked up here.
-struct ZBarLibrary: @unchecked Sendable {
+package struct ZBarLibrary: @unchecked Sendable {
     // @unchecked: immutable C function pointers, safe to share.
     typealias Scanner = OpaquePointer
     typealias Image = OpaquePointer
@@ -38,7 +39,7 @@ struct ZBarLibrary: @unchecked Sendable {
     let symbolGetOrientation: @convention(c) (Symbol?) -> zbar_orientation_t
 
     /// The library, or why it could not be loaded. Loaded once per process (Swift globals are lazy and thread-safe).
-    static let shared: Result<ZBarLibrary, StarlineError> = load()
+    package static let shared: Result<ZBarLibrary, StarlineError> = load()
 
     static func load() -> Result<ZBarLibrary, StarlineError> {
         // The soname of Debian's libzbar0; the unversioned name exists only with libzbar-dev.

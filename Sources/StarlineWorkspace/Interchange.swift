@@ -10,7 +10,7 @@ public enum InterchangeFormat: String, CaseIterable, Sendable {
     case netscape
 
     /// The names, spelled out: a key-path `map` here costs run-time metadata work on every start.
-    static let names = ["json", "taskwarrior", "netscape"]
+    package static let names = ["json", "taskwarrior", "netscape"]
 
     /// Guesses the format of `bytes`: HTML → netscape; a JSON object with `version`, `tasks`,
     /// `websites` or `recents` → json; a JSON array, or JSON Lines, of objects → taskwarrior.

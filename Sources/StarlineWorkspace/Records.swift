@@ -11,7 +11,7 @@ func outputTime(_ value: JSON?) -> JSON {
     return value
 }
 
-func timestamp(_ value: JSON?) -> Timestamp? {
+package func timestamp(_ value: JSON?) -> Timestamp? {
     guard case .string(var s)? = value else { return nil }
     return s.withUTF8 { Timestamp.parseRFC3339($0) }.map(Timestamp.init(seconds:))
 }

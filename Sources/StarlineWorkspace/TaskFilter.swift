@@ -163,7 +163,7 @@ extension TaskFilter {
 
     /// `apply` over a file that `WorkspaceScanner` has mapped: only tasks that pass `mightMatch` are
     /// decoded, then checked in full. Same result as decoding everything.
-    func apply(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> [JSON] {
+    package func apply(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> [JSON] {
         let b = bounds
         var candidates: [(due: Timestamp?, index: Int, task: JSON)] = []
         try bytes.withUnsafeBufferPointer { buffer in

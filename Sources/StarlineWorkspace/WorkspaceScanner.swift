@@ -9,25 +9,25 @@ import StarlineCore
 /// is copied as it is, and a 10,000-task file is not decoded and re-encoded for every new task.
 /// Anything unusual (escaped or duplicate keys, no `tasks` member, a syntax error) makes `scan`
 /// return nil, and the caller takes the general path, which also produces the precise error.
-struct WorkspaceScanner {
+package struct WorkspaceScanner {
     let b: UnsafeBufferPointer<UInt8>
     var pos = 0
     var depth = 0
 
-    struct Result {
+    package struct Result {
         var version: Int64
         /// Offsets of the `[` and `]` of the tasks array, and its element count.
         var tasksOpen: Int
         var tasksClose: Int
         var taskCount: Int
         /// With `collectTasks`: where each task is, and its `due` and `done` values.
-        var tasks: [TaskSlice] = []
+        package var tasks: [TaskSlice] = []
     }
 
     /// One task object of the file: its bytes, and the raw bytes of its `due` and `done` values (the
     /// last occurrence, as `JSON`'s subscript reads them). `uncertain` when a key has escapes, so a
     /// member may be hidden from this byte-level view.
-    struct TaskSlice {
+    package struct TaskSlice {
         var range: Range<Int>
         var due: Range<Int>?
         var done: Range<Int>?
@@ -38,7 +38,7 @@ struct WorkspaceScanner {
     var collectTasks = false
     var slices: [TaskSlice] = []
 
-    static func scan(_ bytes: [UInt8], collectTasks: Bool = false) -> Result? {
+    package static func scan(_ bytes: [UInt8], collectTasks: Bool = false) -> Result? {
         bytes.withUnsafeBufferPointer { buffer in
             var s = WorkspaceScanner(b: buffer)
             s.collectTasks = collectTasks
@@ -74,7 +74,7 @@ struct WorkspaceScanner {
 
     mutating func space() { while pos < b.count, WorkspaceScanner.isSpace(b[pos]) { pos += 1 } }
 
-    mutating func document() -> Result? {
+    package mutating func document() -> Result? {
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { pos = 3 }
         space()
         guard pos < b.count, b[pos] == UInt8(ascii: "{") else { return nil }

@@ -1,3 +1,3 @@
-import StarlineDevServer
+import DevServerCommands
 
 DevServerTool.main()

@@ -1,3 +1,3 @@
-import StarlinePlatform
+import LoginCommands
 
 await LoginTool.main()

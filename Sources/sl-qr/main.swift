@@ -1,3 +1,3 @@
-import StarlineQR
+import QRCommands
 
 QRTool.main()

@@ -1,3 +1,3 @@
-import StarlinePlatform
+import RestoreCommands
 
 await RestoreTool.main()

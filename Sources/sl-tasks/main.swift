@@ -1,3 +1,3 @@
-import StarlineWorkspace
+import TasksCommands
 
 TasksTool.main()

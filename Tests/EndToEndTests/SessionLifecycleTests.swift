@@ -2,6 +2,7 @@ import Foundation
 import StarlineCore
 import StarlineTestSupport
 import Testing
+import StarlineSQLite
 
 /// sl-login and sl-restore against a real sl-devserver, one STARLINE_HOME per test (S2–S17, W8).
 @Suite struct SessionLifecycleTests {

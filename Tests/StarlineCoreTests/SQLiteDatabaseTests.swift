@@ -4,6 +4,7 @@ import StarlineCore
 import Synchronization
 import StarlineTestSupport
 import Testing
+import StarlineSQLite
 
 // Result codes from sqlite3.h, spelled out so the tests need not import the C module.
 private let SQLITE_BUSY: Int32 = 5

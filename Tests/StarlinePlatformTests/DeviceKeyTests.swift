@@ -5,6 +5,7 @@ import StarlinePlatform
 import Synchronization
 import StarlineTestSupport
 import Testing
+import StarlineCrypto
 
 @Suite("DeviceKey")
 final class DeviceKeyTests: Sendable {

@@ -3,6 +3,7 @@ import StarlineCore
 @testable import StarlinePlatform
 import StarlineTestSupport
 import Testing
+import StarlineCrypto
 
 /// PlatformAPI against a real sl-devserver over loopback, and its error mapping on the server's real answers.
 @Suite struct PlatformAPITests {

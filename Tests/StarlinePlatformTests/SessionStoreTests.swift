@@ -5,6 +5,7 @@ import StarlinePlatform
 import Synchronization
 import StarlineTestSupport
 import Testing
+import StarlineSQLite
 
 /// The session store against real files in a private temporary directory; no mocks. The machine id is
 /// pointed at a file of the test's own with `STARLINE_MACHINE_ID_FILE`, so "another machine" is another

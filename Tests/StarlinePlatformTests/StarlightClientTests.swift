@@ -3,6 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 @testable import StarlinePlatform
+@testable import LoginCommands
 
 /// StarlightClient in one process against a real sl-devserver: callbacks, tear-down and the
 /// device-session operations (S1, S7, S8, S10, S16).

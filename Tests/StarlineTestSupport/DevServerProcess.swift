@@ -1,5 +1,6 @@
 import Foundation
 import StarlineCore
+import StarlineCrypto
 
 /// An HTTP exchange made with curl (a real client over loopback, one process per request).
 public struct HTTPResult: Sendable {

@@ -1,4 +1,5 @@
 import CSodium
+import StarlineCore
 
 /// Secret bytes (a key, a passphrase-derived key, a decrypted secret) in memory from `sodium_malloc`:
 /// "a region ... immediately followed by a guard page", preceded by a canary, locked with `mlock` so it is

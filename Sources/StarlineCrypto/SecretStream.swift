@@ -1,4 +1,5 @@
 import CSodium
+import StarlineCore
 
 /// Sizes of `crypto_secretstream_xchacha20poly1305`, shared by the encryptor and decryptor.
 public enum SecretStream {

@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineWorkspace
 
 /// The command-line interface of `sl-tasks`: one spec renders the parser, `--help`, the man page and
 /// the completions.

@@ -1,5 +1,6 @@
 import CSodium
 import Glibc
+import StarlineCore
 
 /// libsodium set-up and small helpers. Every wrapper in this module calls `initialize()` first, so callers
 /// never have to.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlineWorkspace
 
 /// `sl-tasks`: the workbench (W1) — tasks, website bookmarks and recent visits in `workspace.json`.
 /// Local only: nothing here touches the network (W1), and its data lives in this one store (W9).

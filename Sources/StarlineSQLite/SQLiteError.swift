@@ -1,4 +1,5 @@
 import CSQLite
+import StarlineCore
 
 /// A failed SQLite call: the result code and `sqlite3_errmsg` text of the connection, and the SQL
 /// that failed when there was one.

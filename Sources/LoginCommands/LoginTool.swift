@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlinePlatform
+import PlatformCommands
 import StarlineQR
 
 /// `sl-login`: sign in and manage the stored session.

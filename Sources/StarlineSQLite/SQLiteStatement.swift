@@ -1,4 +1,5 @@
 import CSQLite
+import StarlineCore
 
 /// A compiled statement, finalized when the object goes away.
 ///

@@ -1,4 +1,5 @@
 import CSodium
+import StarlineCore
 
 /// XChaCha20-Poly1305 (IETF) authenticated encryption, `crypto_aead_xchacha20poly1305_ietf_*`.
 ///

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlineDevServer
 
 /// `sl-devserver`: the local Starline platform + chat server.
 public enum DevServerTool {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlinePlatform
 
 /// What sl-login, sl-restore (and later sl-sessions) share: options, the client built from them, events.
 public enum PlatformToolSupport {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StarlineCore
 
 /// A C library opened with `dlopen` when first needed (libzbar, libcurl): linking them costs every start
 /// of a tool the loading of their whole dependency tree, used or not.

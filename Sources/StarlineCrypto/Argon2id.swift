@@ -1,5 +1,6 @@
 import CSodium
 import Glibc
+import StarlineCore
 
 /// Passphrase-based key derivation with Argon2id v1.3 (`crypto_pwhash` with `crypto_pwhash_ALG_ARGON2ID13`).
 ///

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import StarlineCore
 
 /// A value stored in or bound to SQLite, one case per SQLite storage class.
 public enum SQLiteValue: Sendable, Equatable, Hashable {

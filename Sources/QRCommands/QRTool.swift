@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlineQR
 import Synchronization
 
 /// `sl-qr`: make friend-link QR codes and decode images into classified JSON.

@@ -1,4 +1,6 @@
 import StarlineCore
+import StarlinePlatform
+import PlatformCommands
 
 /// `sl-restore`: restore and verify the stored session exactly as the SDK's `restoreSession()` does.
 public enum RestoreTool {
