@@ -2,7 +2,8 @@
 # Every target that builds runs scripts/bootstrap first, so a fresh Debian machine needs nothing else.
 
 PREFIX ?= /usr/local
-TOOLS := sl-qr sl-devserver sl-login sl-restore sl-tasks
+# The tools as Package.swift declares them (its `tools` list is the one place a tool is named).
+TOOLS := $(shell scripts/tools)
 RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)

@@ -6,54 +6,68 @@ import StarlineDevServer
 
 /// `sl-devserver`: the local Starline platform + chat server.
 public enum DevServerTool {
-    public static let spec = ToolSpec(
+    public static let tool = Tool<CommandRunner>(
         name: "sl-devserver",
-        root: CommandSpec(
-            "sl-devserver", abstract: "a local Starline platform and chat server with fault injection",
-            discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file, seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT or SIGTERM stops it cleanly.",
-            options: [
-                .value("port", short: "p", "PORT", help: "TCP port on 127.0.0.1; 0 picks a free one.", default: "8080"),
-                .value("db", "FILE", help: "Keep state in this SQLite file across restarts (default: in memory).", completion: .file(extensions: ["db", "sqlite"])),
-                .value("seed", "FILE", help: "Seed an empty database from this JSON fixture instead of the built-in one.", completion: .file(extensions: ["json"])),
-                .value("auto-approve", "USER", help: "Approve authorization requests and device codes as USER at once, without the sign-in form."),
-                .value("log", "FILE", help: "Append one JSON line per request (route template, status, time; never tokens, codes or passwords).", completion: .file(extensions: ["jsonl", "log"])),
-                .value("dev-token", "TOKEN", help: "The X-Dev-Token for /__dev/ routes (default: random, printed at start).", env: "STARLINE_DEV_TOKEN"),
-                .value("device-interval", "SECONDS", help: "Polling interval given to device-code clients.", default: "5"),
-                .value("session-ttl", "SECONDS", help: "Lifetime of new sessions.", default: "86400"),
-                .value("code-ttl", "SECONDS", help: "Lifetime of authorization codes.", default: "60"),
-                .value("device-code-ttl", "SECONDS", help: "Lifetime of device codes.", default: "600"),
-                .value("device-slow-down", "N", help: "Answer slow_down to the first N polls of every device code (tests of clients).", default: "0"),
-                .flag("routes", help: "Print the served routes, one 'METHOD /path' per line, and exit."),
-            ],
-            examples: [
-                Example("sl-devserver --port 8080", "Serve on http://127.0.0.1:8080 (chat at http://127.0.0.1:8080/chat)."),
-                Example("export STARLINE_API_BASE_URL=http://127.0.0.1:8080 STARLINE_CHAT_BASE_URL=http://127.0.0.1:8080/chat", "Point the other tools at it."),
-                Example("curl -s -H \"X-Dev-Token: $TOKEN\" -d '{\"route\":\"GET /api/me\",\"status\":503,\"count\":2}' http://127.0.0.1:8080/__dev/faults", "Make the next two GET /api/me calls fail with 503."),
-                Example("sl-devserver --port 0 --auto-approve alice --db /tmp/dev.db --log /tmp/dev.jsonl", "A throw-away server for tests that signs everyone in as alice."),
-            ]),
+        commands: .command(ServeCommand.self),
         globalOptions: [StandardOptions.progress],
         environment: StandardOptions.environment + [.init("STARLINE_DEV_TOKEN", "Default for --dev-token.")],
         files: [],
         seeAlso: ["sl-login(1)", "sl-restore(1)", "sl-chat(1)", "sl-sessions(1)"])
 
-    public static func main() -> Never {
-        ToolMain.run(spec) { invocation in try serve(invocation) }
+    public static func main() -> Never { ToolMain.main(tool) }
+}
+
+/// Serving: the tool's one command.
+enum ServeCommand: Command {
+    static let port = Option<Int>.integer("port", short: "p", "PORT", help: "TCP port on 127.0.0.1; 0 picks a free one.", default: 8080, range: 0...65535)
+    static let db = Option<String?>.string("db", "FILE", help: "Keep state in this SQLite file across restarts (default: in memory).", completion: .file(extensions: ["db", "sqlite"]))
+    static let seed = Option<String?>.string("seed", "FILE", help: "Seed an empty database from this JSON fixture instead of the built-in one.", completion: .file(extensions: ["json"]))
+    static let autoApprove = Option<String?>.string("auto-approve", "USER", help: "Approve authorization requests and device codes as USER at once, without the sign-in form.")
+    static let log = Option<String?>.string("log", "FILE", help: "Append one JSON line per request (route template, status, time; never tokens, codes or passwords).", completion: .file(extensions: ["jsonl", "log"]))
+    static let devToken = Option<String?>.string("dev-token", "TOKEN", help: "The X-Dev-Token for /__dev/ routes (default: random, printed at start).", env: "STARLINE_DEV_TOKEN")
+    static let deviceInterval = Option<Int>.integer("device-interval", "SECONDS", help: "Polling interval given to device-code clients.", default: 5, range: 0...3600)
+    static let sessionTTL = Option<Int>.integer("session-ttl", "SECONDS", help: "Lifetime of new sessions.", default: 86400, range: 1...(365 * 86400))
+    static let codeTTL = Option<Int>.integer("code-ttl", "SECONDS", help: "Lifetime of authorization codes.", default: 60, range: 1...3600)
+    static let deviceCodeTTL = Option<Int>.integer("device-code-ttl", "SECONDS", help: "Lifetime of device codes.", default: 600, range: 1...86400)
+    static let deviceSlowDown = Option<Int>.integer("device-slow-down", "N", help: "Answer slow_down to the first N polls of every device code (tests of clients).", default: 0, range: 0...100)
+    static let routes = Option<Bool>.flag("routes", help: "Print the served routes, one 'METHOD /path' per line, and exit.")
+
+    static let spec = CommandSpec(
+            "sl-devserver", abstract: "a local Starline platform and chat server with fault injection",
+            discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file, seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT or SIGTERM stops it cleanly.",
+            options: [port.spec, db.spec, seed.spec, autoApprove.spec, log.spec, devToken.spec, deviceInterval.spec, sessionTTL.spec,
+                      codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, routes.spec],
+            examples: [
+                Example("sl-devserver --port 8080", "Serve on http://127.0.0.1:8080 (chat at http://127.0.0.1:8080/chat)."),
+                Example("export STARLINE_API_BASE_URL=http://127.0.0.1:8080 STARLINE_CHAT_BASE_URL=http://127.0.0.1:8080/chat", "Point the other tools at it."),
+                Example("curl -s -H \"X-Dev-Token: $TOKEN\" -d '{\"route\":\"GET /api/me\",\"status\":503,\"count\":2}' http://127.0.0.1:8080/__dev/faults", "Make the next two GET /api/me calls fail with 503."),
+                Example("sl-devserver --port 0 --auto-approve alice --db /tmp/dev.db --log /tmp/dev.jsonl", "A throw-away server for tests that signs everyone in as alice."),
+            ])
+
+    struct Options {
+        var configuration: DevServerConfiguration
+        var seedPath: String?
+        var listRoutes: Bool
     }
 
-    static func serve(_ invocation: Invocation) throws -> ExitStatus {
-        let args = invocation.arguments
+    static func options(_ arguments: ParsedArguments) throws -> Options {
         var configuration = DevServerConfiguration()
-        configuration.port = UInt16(try args.int("port", in: 0...65535) ?? 8080)
-        configuration.databasePath = args.value("db") ?? ":memory:"
-        configuration.autoApprove = args.value("auto-approve")
-        configuration.logPath = args.value("log")
-        configuration.devToken = args.value("dev-token")
-        configuration.deviceInterval = try args.int("device-interval", in: 0...3600) ?? 5
-        configuration.sessionTTL = Int64(try args.int("session-ttl", in: 1...(365 * 86400)) ?? 86400)
-        configuration.codeTTL = Int64(try args.int("code-ttl", in: 1...3600) ?? 60)
-        configuration.deviceCodeTTL = Int64(try args.int("device-code-ttl", in: 1...86400) ?? 600)
-        configuration.deviceSlowDowns = try args.int("device-slow-down", in: 0...100) ?? 0
-        if let seed = args.value("seed") {
+        configuration.port = UInt16(try arguments[port])
+        configuration.databasePath = try arguments[db] ?? ":memory:"
+        configuration.autoApprove = try arguments[autoApprove]
+        configuration.logPath = try arguments[log]
+        configuration.devToken = try arguments[devToken]
+        configuration.deviceInterval = try arguments[deviceInterval]
+        configuration.sessionTTL = Int64(try arguments[sessionTTL])
+        configuration.codeTTL = Int64(try arguments[codeTTL])
+        configuration.deviceCodeTTL = Int64(try arguments[deviceCodeTTL])
+        configuration.deviceSlowDowns = try arguments[deviceSlowDown]
+        return Options(configuration: configuration, seedPath: try arguments[seed], listRoutes: try arguments[routes])
+    }
+
+    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+        var configuration = options.configuration
+        if let seed = options.seedPath {
             guard let bytes = try FileBytes.read(seed) else { throw StarlineError(.usage, "seed file \(seed) does not exist") }
             do { configuration.fixture = try JSON.parse(bytes) } catch let e as StarlineError {
                 throw StarlineError(.data, "seed file \(seed): \(e.message)")
@@ -63,8 +77,8 @@ public enum DevServerTool {
         if let user = configuration.autoApprove, try server.store.userJSON(user) == nil {
             throw StarlineError(.usage, "--auto-approve: no user '\(user)' in the seed")
         }
-        if args.flag("routes") {
-            for route in server.routeList { invocation.output.write(route + "\n") }
+        if options.listRoutes {
+            for route in server.routeList { context.output.write(route + "\n") }
             return .ok
         }
         // Block the stop signals in every thread (MHD's threads inherit the mask) and wait for them here.
@@ -74,13 +88,13 @@ public enum DevServerTool {
         sigaddset(&signals, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         try server.start()
-        invocation.output.write(JSON.object([("listening", .string(server.baseURL)), ("devToken", .string(server.devToken))]).serialized() + "\n")
-        invocation.output.flush()
-        invocation.output.progress("sl-devserver: serving \(server.baseURL) (chat: \(server.baseURL)/chat); stop with Ctrl-C")
+        context.output.write(JSON.object([("listening", .string(server.baseURL)), ("devToken", .string(server.devToken))]).serialized() + "\n")
+        context.output.flush()
+        context.output.progress("sl-devserver: serving \(server.baseURL) (chat: \(server.baseURL)/chat); stop with Ctrl-C")
         var received: Int32 = 0
         sigwait(&signals, &received)
         server.stop()
-        invocation.output.progress("sl-devserver: stopped")
+        context.output.progress("sl-devserver: stopped")
         return .ok
     }
 }

@@ -4,12 +4,37 @@ import Glibc
 import StarlineCore
 import StarlinePlatform
 
+/// The global options of every platform tool, typed and read in one place.
+public struct PlatformOptions: Sendable {
+    public static let appId = Option<String>.string("app-id", "ID", help: "App ID of the platform application.",
+                                                    default: "workbench", env: "STARLINE_APP_ID", configKey: "appId")
+    public static let service = Option<String>.string("service", "NAME", help: "Service name that separates stored sessions of host environments.",
+                                                      default: "default", env: "STARLINE_SERVICE", configKey: "service")
+    public static let timeout = Option<Int>.integer("timeout", "SECONDS", help: "Network timeout in seconds.", default: 30, range: 1...3600,
+                                                    env: "STARLINE_TIMEOUT", configKey: "timeout")
+    public static let events = Option<String?>.string("events", "FILE", help: "Append sessionChanged and error events as JSON Lines to FILE (- for stdout).",
+                                                      completion: .file(extensions: ["jsonl"]))
+
+    public var api: BaseURL
+    public var appId: String
+    public var service: String
+    public var timeout: Int
+    public var eventsPath: String?
+
+    public init(_ arguments: ParsedArguments) throws {
+        api = try arguments[StandardOptions.apiBase]
+        appId = try arguments[Self.appId]
+        service = try arguments[Self.service]
+        timeout = try arguments[Self.timeout]
+        eventsPath = try arguments[Self.events]
+    }
+}
+
 /// What sl-login, sl-restore (and later sl-sessions) share: options, the client built from them, events.
 public enum PlatformToolSupport {
-    public static let events = OptionSpec.value("events", "FILE", help: "Append sessionChanged and error events as JSON Lines to FILE (- for stdout).",
-                                                completion: .file(extensions: ["jsonl"]))
-    public static let globalOptions: [OptionSpec] = StandardOptions.output + [StandardOptions.api, StandardOptions.appId, StandardOptions.service,
-                                                                              StandardOptions.timeout, events]
+    public static let globalOptions: [OptionSpec] = StandardOptions.output + [StandardOptions.api, PlatformOptions.appId.spec,
+                                                                              PlatformOptions.service.spec, PlatformOptions.timeout.spec,
+                                                                              PlatformOptions.events.spec]
     public static let environment: [ToolSpec.Entry] = StandardOptions.environment + [
         .init("STARLINE_TOKEN", "A memory-only session for scripts: the token is used as is, nothing is read from or written to the session store."),
         .init("STARLINE_MACHINE_ID_FILE", "Read the machine id from this file instead of /etc/machine-id (tests)."),
@@ -24,23 +49,19 @@ public enum PlatformToolSupport {
         StandardOptions.configFile,
     ]
 
-    /// The client for this invocation: memory-only with STARLINE_TOKEN, else backed by the session store.
+    /// The client for this run: memory-only with STARLINE_TOKEN, else backed by the session store.
     @MainActor
-    public static func client(_ invocation: Invocation) throws -> StarlightClient {
-        let args = invocation.arguments
-        let api = try invocation.apiBase()
-        let appId = args.value("app-id") ?? "workbench"
-        let timeout = Double(try args.int("timeout", in: 1...3600) ?? 30)
-        let configuration = StarlightClient.Configuration(api: api, appId: appId, timeout: timeout)
+    public static func client(_ options: PlatformOptions, _ context: CommandContext) throws -> StarlightClient {
+        let configuration = StarlightClient.Configuration(api: options.api, appId: options.appId, timeout: Double(options.timeout))
         let client: StarlightClient
-        if let token = invocation.environment["STARLINE_TOKEN"], !token.isEmpty {
+        if let token = context.environment["STARLINE_TOKEN"], !token.isEmpty {
             client = StarlightClient(configuration: configuration, store: nil)
             client.adoptMemoryToken(token)
         } else {
-            let key = StoreKey(api: api, appId: appId, service: args.value("service") ?? "default")
-            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: invocation.paths, key: key, environment: invocation.environment))
+            let key = StoreKey(api: options.api, appId: options.appId, service: options.service)
+            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: context.paths, key: key, environment: context.environment))
         }
-        if let path = args.value("events") { try attachEvents(client, path: path, output: invocation.output) }
+        if let path = options.eventsPath { try attachEvents(client, path: path, output: context.output) }
         return client
     }
 
@@ -55,10 +76,6 @@ public enum PlatformToolSupport {
         }
     }
 
-    /// Prints the error object on stderr (for commands that also print a result on stdout).
-    public static func reportError(_ error: StarlineError) {
-        Output.writeStderr(error.json.serialized() + "\n")
-    }
 }
 
 /// `--events FILE|-`: one JSON line per event, appended (O_APPEND, so concurrent runs interleave whole lines).
@@ -82,7 +99,7 @@ final class EventWriter: @unchecked Sendable {
     func write(_ event: JSON) {
         let line = event.serialized() + "\n"
         if let output { output.emitLine(event); output.flush(); return }
-        var bytes = Array(line.utf8)
+        let bytes = Array(line.utf8)
         _ = bytes.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
     }
 }

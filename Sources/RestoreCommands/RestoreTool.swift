@@ -4,14 +4,26 @@ import PlatformCommands
 
 /// `sl-restore`: restore and verify the stored session exactly as the SDK's `restoreSession()` does.
 public enum RestoreTool {
-    public static let spec = ToolSpec(
+    public static let tool = Tool<AsyncCommandRunner>(
         name: "sl-restore",
-        root: CommandSpec(
+        commands: .command(RestoreCommand.self),
+        globalOptions: PlatformToolSupport.globalOptions,
+        environment: PlatformToolSupport.environment,
+        files: PlatformToolSupport.files,
+        seeAlso: ["sl-login(1)", "sl-devserver(1)"])
+
+    public static func main() async -> Never { await ToolMain.main(tool) }
+}
+
+/// Restoring: the tool's one command.
+enum RestoreCommand: AsyncCommand {
+    static let maxAge = Option<Duration>.seconds("max-age", help: "Accept a session verified at most this long ago without a network call (0: always verify).",
+                                                 default: 0, range: 0...(365 * 86400))
+
+    static let spec = CommandSpec(
             "sl-restore", abstract: "restore and verify the stored Starline session (the cron and pipeline gate)",
             discussion: "sl-restore reads the stored candidate session, checks its expiry, verifies it with GET /api/me and only then reports it valid, updating the stored user and roles. A revoked or expired session, or a 403 ACCOUNT_RESTRICTED / APP_UNAVAILABLE, clears it; a network failure, timeout or 5xx keeps it and reports keptUnverified. While a login is pending (sl-login start, or an interactive sl-login running) it answers noResult without reading the old candidate. Concurrent runs share one verification: one /api/me call for N simultaneous runs.\n\nIt always prints {\"state\":\"valid|cleared|keptUnverified|absent|noResult\",\"session\":…,\"reason\":…} on stdout and exits 0, 4, 7, 3 or 9 accordingly (10 when the store cannot be read); the error object goes to stderr. Before verifying, tokens that an earlier offline logout could not revoke are revoked, best-effort.",
-            options: [
-                .value("max-age", "SECONDS", help: "Accept a session verified at most this long ago without a network call (0: always verify).", default: "0"),
-            ],
+            options: [maxAge.spec],
             examples: [
                 Example("sl-restore >/dev/null && curl -H \"Authorization: Bearer $(sl-login token)\" https://account.thestarline.cn/api/center", "Run a job only while the login is valid."),
                 Example("*/10 * * * * sl-restore --max-age 300 --compact >> ~/starline-restore.jsonl", "Check the login from cron every ten minutes."),
@@ -20,31 +32,31 @@ public enum RestoreTool {
                            (.sessionEnded, "cleared: revoked, expired, restricted, app unavailable, or malformed"),
                            (.transient, "keptUnverified: network failure, timeout, 5xx or 429; the session is kept"),
                            (.noResult, "noResult: a login is pending, or another run changed the session meanwhile"),
-                           (.storage, "keptUnverified: the store cannot be read or written")]),
-        globalOptions: PlatformToolSupport.globalOptions,
-        environment: PlatformToolSupport.environment,
-        files: PlatformToolSupport.files,
-        seeAlso: ["sl-login(1)", "sl-devserver(1)"])
+                           (.storage, "keptUnverified: the store cannot be read or written")])
 
-    public static func main() async -> Never {
-        await ToolMain.runAsync(spec) { invocation in try await run(invocation) }
+    struct Options {
+        var maxAge: Int64
+        var platform: PlatformOptions
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(maxAge: try arguments[maxAge].components.seconds, platform: try PlatformOptions(arguments))
     }
 
     @MainActor
-    static func run(_ invocation: Invocation) async throws -> ExitStatus {
-        let maxAge = Int64(try invocation.arguments.int("max-age", in: 0...(365 * 86400)) ?? 0)
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let client: StarlightClient
         do {
-            client = try PlatformToolSupport.client(invocation)
+            client = try PlatformToolSupport.client(options.platform, context)
         } catch let error as StarlineError where error.exitStatus == .storage {
             // The store cannot be opened (permissions, a damaged file, a locked device key): still the one
             // record on stdout that scripts read, whatever the exit code.
-            invocation.output.emit(RestoreOutcome.storageFailure(error).json)
+            context.output.emit(RestoreOutcome.storageFailure(error).json)
             throw error
         }
-        let outcome = await client.restoreSession(maxAge: maxAge)
-        invocation.output.emit(outcome.json)
-        if let error = outcome.error { PlatformToolSupport.reportError(error) }
+        let outcome = await client.restoreSession(maxAge: options.maxAge)
+        context.output.emit(outcome.json)
+        if let error = outcome.error { context.output.reportError(error) }
         return outcome.exitStatus
     }
 }

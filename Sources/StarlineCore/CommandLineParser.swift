@@ -159,13 +159,20 @@ public struct ParsedArguments: Sendable {
 
     public enum Source: String, Sendable { case flag, environment, profile, defaultValue = "default" }
 
-    public func flag(_ long: String) -> Bool { values[long] != nil }
+    public func flag(_ long: String) -> Bool {
+        assertDeclared(long)
+        return values[long] != nil
+    }
 
     /// Values given on the command line only.
-    public func values(_ long: String) -> [String] { values[long] ?? [] }
+    public func values(_ long: String) -> [String] {
+        assertDeclared(long)
+        return values[long] ?? []
+    }
 
     /// The resolved value and where it came from.
     public func resolved(_ long: String) -> (value: String, source: Source)? {
+        assertDeclared(long)
         if let v = values[long]?.last { return (v, .flag) }
         guard let option = spec(long) else { return nil }
         if let env = option.env, let v = environment[env], !v.isEmpty { return (v, .environment) }
@@ -184,6 +191,12 @@ public struct ParsedArguments: Sendable {
                                 details: .object([("option", .string(long)), ("value", .string(text))]))
         }
         return n
+    }
+
+    /// Asking for an option the command does not declare is a programming error (a typo, or an option of
+    /// another command): it traps in debug builds instead of reading as "not given".
+    func assertDeclared(_ long: String) {
+        assert(spec(long) != nil, "--\(long) is not an option of '\(([tool.name] + path).joined(separator: " "))'")
     }
 
     public func spec(_ long: String) -> OptionSpec? {

@@ -21,12 +21,14 @@ public struct OptionSpec: Sendable {
     public var choices: [String]
     public var completion: Completion
     public var hidden: Bool
+    /// The accepted range of a numeric value as shown in help and man pages (`1–100`); set by `Option`.
+    public var range: String?
 
     public var takesValue: Bool { valueName != nil }
 
     public static func flag(_ long: String, short: Character? = nil, help: String, hidden: Bool = false) -> OptionSpec {
         OptionSpec(long: long, short: short, valueName: nil, help: help, repeatable: false, env: nil, configKey: nil,
-                   defaultValue: nil, choices: [], completion: .none, hidden: hidden)
+                   defaultValue: nil, choices: [], completion: .none, hidden: hidden, range: nil)
     }
 
     public static func value(
@@ -35,7 +37,7 @@ public struct OptionSpec: Sendable {
         repeatable: Bool = false, completion: Completion = .none, hidden: Bool = false
     ) -> OptionSpec {
         OptionSpec(long: long, short: short, valueName: valueName, help: help, repeatable: repeatable, env: env,
-                   configKey: configKey, defaultValue: defaultValue, choices: choices, completion: completion, hidden: hidden)
+                   configKey: configKey, defaultValue: defaultValue, choices: choices, completion: completion, hidden: hidden, range: nil)
     }
 
     /// `-f, --format FORMAT` as shown in help and man pages.
@@ -182,16 +184,14 @@ public enum StandardOptions {
     public static let showSecrets = OptionSpec.flag("show-secrets", help: "Include tokens and codes in the output instead of \"redacted\".")
     public static let profile = OptionSpec.value("profile", "NAME", help: "Use the named profile of the configuration file.",
                                                  env: "STARLINE_PROFILE")
-    public static let api = OptionSpec.value("api", "URL", help: "Platform API base URL (https, or http on a loopback host).",
-                                             default: "https://account.thestarline.cn", env: "STARLINE_API_BASE_URL", configKey: "api")
-    public static let chat = OptionSpec.value("chat", "URL", help: "Chat service base URL (https, or http on a loopback host).",
-                                              default: "https://chat.thestarline.cn", env: "STARLINE_CHAT_BASE_URL", configKey: "chat")
-    public static let appId = OptionSpec.value("app-id", "ID", help: "App ID of the platform application.",
-                                               default: "workbench", env: "STARLINE_APP_ID", configKey: "appId")
-    public static let service = OptionSpec.value("service", "NAME", help: "Service name that separates stored sessions of host environments.",
-                                                 default: "default", env: "STARLINE_SERVICE", configKey: "service")
-    public static let timeout = OptionSpec.value("timeout", "SECONDS", help: "Network timeout in seconds.",
-                                                 default: "30", env: "STARLINE_TIMEOUT", configKey: "timeout")
+    /// `--api`: the platform API base URL (W4 rules).
+    public static let apiBase = Option<BaseURL>.baseURL("api", help: "Platform API base URL (https, or http on a loopback host).",
+                                                        default: "https://account.thestarline.cn", env: "STARLINE_API_BASE_URL", configKey: "api")
+    public static let api = apiBase.spec
+    /// `--chat`: the chat service base URL (W4).
+    public static let chatBase = Option<BaseURL>.baseURL("chat", help: "Chat service base URL (https, or http on a loopback host).",
+                                                         default: "https://chat.thestarline.cn", env: "STARLINE_CHAT_BASE_URL", configKey: "chat")
+    public static let chat = chatBase.spec
 
     /// `--pretty`, `--compact`, `--jsonl`, `--progress`, `--profile`: every tool has these.
     public static let output: [OptionSpec] = [pretty, compact, jsonl, progress, profile]

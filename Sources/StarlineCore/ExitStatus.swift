@@ -17,6 +17,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case data = 12
     case locked = 13
     case interrupted = 130
+    /// 128 + SIGPIPE: standard output was closed by its reader; the tool ended quietly, as the signal ends
+    /// any Unix tool (no error text).
+    case brokenPipe = 141
 
     /// The name used in man pages and documentation.
     public var name: String {
@@ -36,6 +39,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .data: "DATA"
         case .locked: "LOCKED"
         case .interrupted: "INTERRUPTED"
+        case .brokenPipe: "BROKEN_PIPE"
         }
     }
 
@@ -56,6 +60,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .data: "malformed input or file, no QR symbol found, authentication of stored data failed"
         case .locked: "vault locked or wrong passphrase"
         case .interrupted: "interrupted by SIGINT"
+        case .brokenPipe: "standard output was closed by its reader (| head); ended quietly, as by SIGPIPE"
         }
     }
 }

@@ -47,6 +47,7 @@ public enum HelpRenderer {
         options.filter { !$0.hidden }.map { o in
             var help = o.help
             if !o.choices.isEmpty { help += " [\(o.choices.joined(separator: ", "))]" }
+            if let r = o.range { help += " (\(r))" }
             if let d = o.defaultValue { help += " (default: \(d))" }
             if let e = o.env { help += " [env: \(e)]" }
             if o.repeatable { help += " (repeatable)" }

@@ -121,6 +121,7 @@ public enum ManPageRenderer {
         head += tag + "\n"
         var text = option.help
         if !option.choices.isEmpty { text += " One of: \(option.choices.joined(separator: ", "))." }
+        if let r = option.range { text += " Range: \(r)." }
         if let d = option.defaultValue { text += " Default: \(d)." }
         if let e = option.env { text += " Environment: \(e)." }
         if let c = option.configKey { text += " Profile key: \(c)." }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Where a command's results and messages go: data on stdout, status and errors on stderr (gh style).
+///
+/// Writes to stdout are buffered and, like C stdio, a failure is sticky: the first one is kept
+/// (`failure`), later output is dropped, and the tool's runner turns it into `WRITE_FAILED` (exit 10) when
+/// the command ends — a full disk is never reported as success. Commands that produce a long stream call
+/// `check()` to stop early. Messages to stderr are best-effort: there is nowhere left to report their failure.
 public final class Output: @unchecked Sendable {
     // @unchecked: a command writes from one thread at a time; batch workers hand results back in order.
     public enum Mode: Sendable, Equatable { case pretty, compact, jsonLines }
@@ -10,28 +11,24 @@ public final class Output: @unchecked Sendable {
     public var mode: Mode
     /// Progress and warnings are shown when stderr is a terminal, or with --progress.
     public var showsProgress: Bool
-    public let stdoutIsTerminal: Bool
-    public let stderrIsTerminal: Bool
+    public let io: IOStreams
+    public var stdoutIsTerminal: Bool { io.stdoutIsTerminal }
+    public var stderrIsTerminal: Bool { io.stderrIsTerminal }
+    /// The first failure writing stdout (`WRITE_FAILED`, or `ByteSinkError.closed`).
+    public private(set) var failure: (any Error)?
     private var buffer: [UInt8] = []
+    private static let bufferLimit = 64 * 1024
 
-    public init(mode: Mode? = nil, progress: Bool = false) {
-        stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
-        stderrIsTerminal = isatty(STDERR_FILENO) == 1
-        self.mode = mode ?? (stdoutIsTerminal ? .pretty : .compact)
-        showsProgress = progress || stderrIsTerminal
-        buffer.reserveCapacity(64 * 1024)
-    }
-
-    /// Output mode from `--pretty`, `--compact` and `--jsonl` (the last two win over a terminal's default).
-    public convenience init(_ arguments: ParsedArguments) {
-        let mode: Mode? = arguments.flag("jsonl") ? .jsonLines : arguments.flag("compact") ? .compact : arguments.flag("pretty") ? .pretty : nil
-        self.init(mode: mode, progress: arguments.flag("progress"))
+    public init(io: IOStreams, mode: Mode? = nil, progress: Bool = false) {
+        self.io = io
+        self.mode = mode ?? (io.stdoutIsTerminal ? .pretty : .compact)
+        showsProgress = progress || io.stderrIsTerminal
+        buffer.reserveCapacity(Output.bufferLimit)
     }
 
     /// One JSON document (or one JSON Lines record in `--jsonl` mode).
     public func emit(_ value: JSON) {
-        let text = value.serialized(mode == .pretty ? .pretty : .compact)
-        write(text + "\n")
+        write(value.serialized(mode == .pretty ? .pretty : .compact) + "\n")
     }
 
     /// One record of a stream: always a compact line.
@@ -40,34 +37,48 @@ public final class Output: @unchecked Sendable {
     }
 
     public func write(_ text: String) {
+        guard failure == nil else { return }
         buffer.append(contentsOf: text.utf8)
-        if buffer.count >= 64 * 1024 { flush() }
+        if buffer.count >= Output.bufferLimit { flush() }
     }
 
+    /// Bytes as they are (images, pre-serialised documents), after what is buffered.
     public func writeBytes(_ bytes: [UInt8]) {
         flush()
-        bytes.withUnsafeBytes { _ = FileBytes.write(fd: STDOUT_FILENO, $0) }
+        guard failure == nil else { return }
+        do { try io.stdout.write(bytes) } catch { failure = error }
     }
 
     public func flush() {
         guard !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { _ = FileBytes.write(fd: STDOUT_FILENO, $0) }
-        buffer.removeAll(keepingCapacity: true)
+        defer { buffer.removeAll(keepingCapacity: true) }
+        guard failure == nil else { return }
+        do { try io.stdout.write(buffer) } catch { failure = error }
+    }
+
+    /// Flushes, then throws the first stdout failure, if any.
+    public func check() throws {
+        flush()
+        if let failure { throw failure }
     }
 
     /// Human progress: stderr, only on a terminal unless --progress.
     public func progress(_ message: String) {
         guard showsProgress else { return }
-        Output.writeStderr(message + "\n")
+        notice(message)
     }
 
     /// What a person must act on: stderr, always.
     public func notice(_ message: String) {
-        Output.writeStderr(message + "\n")
+        try? io.stderr.write(message + "\n")
     }
 
-    public static func writeStderr(_ text: String) {
-        var t = text
-        t.withUTF8 { _ = FileBytes.write(fd: STDERR_FILENO, UnsafeRawBufferPointer($0)) }
+    /// The error object as one compact line on stderr, for commands that also print a result on stdout.
+    /// The result is flushed first, so a failed stdout is what gets reported (`WRITE_FAILED`, by the tool's
+    /// runner) and a closed pipe stays quiet.
+    public func reportError(_ error: StarlineError) {
+        flush()
+        guard failure == nil else { return }
+        try? io.stderr.write(error.json.serialized(.compact) + "\n")
     }
 }

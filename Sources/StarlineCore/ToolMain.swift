@@ -2,91 +2,93 @@
 import Glibc
 #endif
 
-/// One run of a tool: the parsed command line, where output goes, the environment and paths.
-public struct Invocation: Sendable {
-    public let arguments: ParsedArguments
-    public let output: Output
-    public let environment: Environment
-    public let paths: StarlinePaths
-
-    /// The chat base URL from `--chat`, `STARLINE_CHAT_BASE_URL`, the profile or the default, validated (W4).
-    public func chatBase() throws -> BaseURL { try baseURL("chat") }
-
-    /// The platform API base URL, validated (W4).
-    public func apiBase() throws -> BaseURL { try baseURL("api") }
-
-    private func baseURL(_ option: String) throws -> BaseURL {
-        guard let (value, source) = arguments.resolved(option) else {
-            throw StarlineError(.internalError, "--\(option) is not an option of this command")
-        }
-        let name: String = switch source {
-        case .flag: "--\(option)"
-        case .environment: arguments.spec(option)?.env ?? option
-        case .profile: "profile key '\(arguments.spec(option)?.configKey ?? option)'"
-        case .defaultValue: "default \(option) URL"
-        }
-        return try BaseURL(validating: value, name: name)
-    }
-}
-
-/// Runs a tool: parse, answer --help/--version/--generate, load the profile, run the command, and turn
-/// its result or error into the documented exit status. Errors become one compact JSON line on stderr.
+/// Runs a tool: parse, answer --help/--version/--generate, load the profile, run the command the tree names,
+/// and turn its result or error into the documented exit status. Errors become one compact JSON line on
+/// stderr; a failed write to stdout is an error too (`WRITE_FAILED`, exit 10); a closed pipe ends the tool
+/// quietly.
+///
+/// `execute` runs a tool in-process on any `IOStreams` and returns its status (tests use it); `main` runs it
+/// on this process's streams and exits.
 public enum ToolMain {
-    public static func run(_ tool: ToolSpec, arguments: [String] = CommandLine.arguments,
-                           _ body: (Invocation) throws -> ExitStatus) -> Never {
-        let status: ExitStatus
-        switch prepare(tool, Array(arguments.dropFirst())) {
-        case .exit(let s): status = s
-        case .run(let invocation):
-            do {
-                status = try body(invocation)
-                invocation.output.flush()
-            } catch {
-                invocation.output.flush()
-                status = report(error, tool: tool, path: invocation.arguments.path)
-            }
-        }
-        exit(status.rawValue)
+    public static func main(_ tool: Tool<CommandRunner>) -> Never {
+        exitProcess(execute(tool, Array(CommandLine.arguments.dropFirst()), io: .process()))
     }
 
-    package enum Prepared { case exit(ExitStatus), run(Invocation) }
+    public static func execute(_ tool: Tool<CommandRunner>, _ words: [String], io: IOStreams) -> ExitStatus {
+        switch prepare(tool.spec, words, io: io) {
+        case .exit(let status): return status
+        case .run(let context):
+            guard let runner = tool.commands.runner(at: context.arguments.path) else {
+                return finish(context, .failure(StarlineError(.internalError, "no runner for '\(context.arguments.path.joined(separator: " "))'")))
+            }
+            return finish(context, Result { try runner(context.arguments, context) })
+        }
+    }
 
-    package static func prepare(_ tool: ToolSpec, _ words: [String]) -> Prepared {
-        let environment = Environment.process
+    package enum Prepared { case exit(ExitStatus), run(CommandContext) }
+
+    package static func prepare(_ tool: ToolSpec, _ words: [String], io: IOStreams) -> Prepared {
         var parsed: ParsedArguments
         do {
             parsed = try CommandLineParser(tool).parse(words)
         } catch {
-            return .exit(report(error, tool: tool, path: partialPath(tool, words)))
+            return .exit(report(error, tool: tool, path: partialPath(tool, words), io: io))
         }
         if let kind = parsed.values["generate"]?.last {
             let text = switch kind {
             case "man": ManPageRenderer.render(tool)
             default: CompletionRenderer.render(tool, shell: CompletionRenderer.Shell(rawValue: kind)!)
             }
-            Output.writeStdout(text)
-            return .exit(.ok)
+            return .exit(writeDirectly(text, tool: tool, io: io))
         }
-        if parsed.flag("help") {
-            Output.writeStdout(HelpRenderer.render(tool, path: parsed.path))
-            return .exit(.ok)
-        }
-        if parsed.flag("version") {
-            Output.writeStdout("\(tool.name) \(tool.version)\n")
-            return .exit(.ok)
-        }
+        if parsed.flag("help") { return .exit(writeDirectly(HelpRenderer.render(tool, path: parsed.path), tool: tool, io: io)) }
+        if parsed.flag("version") { return .exit(writeDirectly("\(tool.name) \(tool.version)\n", tool: tool, io: io)) }
+        let environment = io.environment
         parsed.environment = environment
         let paths = StarlinePaths(environment: environment)
-        let needsProfile = parsed.flag("profile") || (environment["STARLINE_PROFILE"].map { !$0.isEmpty } ?? false)
-            || (parsed.spec("profile") != nil && hasConfigKeys(tool, parsed.path))
+        let declaresProfile = parsed.spec("profile") != nil
+        let needsProfile = declaresProfile && (parsed.flag("profile") || (environment["STARLINE_PROFILE"].map { !$0.isEmpty } ?? false)
+            || hasConfigKeys(tool, parsed.path))
         if needsProfile {
             do {
                 parsed.profile = try ConfigProfile.load(path: paths.configFile, requested: parsed.value("profile"))
             } catch {
-                return .exit(report(error, tool: tool, path: parsed.path))
+                return .exit(report(error, tool: tool, path: parsed.path, io: io))
             }
         }
-        return .run(Invocation(arguments: parsed, output: Output(parsed), environment: environment, paths: paths))
+        let output = Output(io: io, mode: outputMode(parsed), progress: parsed.declaredFlag("progress"))
+        return .run(CommandContext(arguments: parsed, output: output, io: io, paths: paths))
+    }
+
+    /// `--jsonl` and `--compact` win over a terminal's default of pretty output.
+    static func outputMode(_ parsed: ParsedArguments) -> Output.Mode? {
+        parsed.declaredFlag("jsonl") ? .jsonLines : parsed.declaredFlag("compact") ? .compact : parsed.declaredFlag("pretty") ? .pretty : nil
+    }
+
+    /// The command's result, after flushing its output: a stdout failure turns success into `WRITE_FAILED`
+    /// (or, for a closed pipe, a quiet `brokenPipe`); the command's own error is reported first if it had one.
+    package static func finish(_ context: CommandContext, _ result: Result<ExitStatus, any Error>) -> ExitStatus {
+        context.output.flush()
+        if let failure = context.output.failure, failure as? ByteSinkError == .closed { return .brokenPipe }
+        switch result {
+        case .success(let status):
+            guard let failure = context.output.failure else { return status }
+            return report(failure, tool: context.arguments.tool, path: context.arguments.path, io: context.io)
+        case .failure(let error):
+            return report(error, tool: context.arguments.tool, path: context.arguments.path, io: context.io)
+        }
+    }
+
+    /// Help, version and generated files go straight to stdout; their write can fail like any other.
+    static func writeDirectly(_ text: String, tool: ToolSpec, io: IOStreams) -> ExitStatus {
+        do {
+            try io.stdout.write(text)
+            return .ok
+        } catch ByteSinkError.closed {
+            return .brokenPipe
+        } catch {
+            return report(error, tool: tool, path: [], io: io)
+        }
     }
 
     static func hasConfigKeys(_ tool: ToolSpec, _ path: [String]) -> Bool {
@@ -108,21 +110,39 @@ public enum ToolMain {
 
     /// Writes the error object (and for usage errors a usage hint) to stderr; returns the exit status.
     @discardableResult
-    public static func report(_ error: Error, tool: ToolSpec, path: [String]) -> ExitStatus {
+    public static func report(_ error: any Error, tool: ToolSpec, path: [String], io: IOStreams) -> ExitStatus {
         let failure = (error as? StarlineError) ?? StarlineError(.internalError, "unexpected error: \(error)")
         var text = failure.json.serialized(.compact) + "\n"
         if failure.exitStatus == .usage, failure.code == .usage {
             text += "Usage: \(HelpRenderer.usageLine(tool, path: path))\n"
             text += "Try '\(([tool.name] + path).joined(separator: " ")) --help' for more information.\n"
         }
-        Output.writeStderr(text)
+        try? io.stderr.write(text)
         return failure.exitStatus
+    }
+
+    /// Ends the process with `status`. A closed pipe ends it as SIGPIPE ends any Unix tool — by the
+    /// signal, with no message — even when SIGPIPE was ignored by whoever started us.
+    public static func exitProcess(_ status: ExitStatus) -> Never {
+        if status == .brokenPipe {
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+        }
+        exit(status.rawValue)
+    }
+
+    /// The shape before commands were types: one closure for the whole tool, switching on the path itself.
+    /// Kept only until sl-tasks has moved to the command tree.
+    public static func run(_ spec: ToolSpec, _ body: @escaping @Sendable (CommandContext) throws -> ExitStatus) -> Never {
+        let io = IOStreams.process()
+        switch prepare(spec, Array(CommandLine.arguments.dropFirst()), io: io) {
+        case .exit(let status): exitProcess(status)
+        case .run(let context): exitProcess(finish(context, Result { try body(context) }))
+        }
     }
 }
 
-extension Output {
-    public static func writeStdout(_ text: String) {
-        var t = text
-        t.withUTF8 { _ = FileBytes.write(fd: STDOUT_FILENO, UnsafeRawBufferPointer($0)) }
-    }
+extension ParsedArguments {
+    /// A flag that not every tool declares (output modes): false when this tool has no such option.
+    func declaredFlag(_ long: String) -> Bool { spec(long) != nil && flag(long) }
 }

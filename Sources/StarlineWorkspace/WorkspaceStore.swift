@@ -25,7 +25,7 @@ public struct WorkspaceStore: Sendable {
     public init(path: String) { self.path = path }
 
     /// `--workspace FILE`, else `STARLINE_WORKSPACE`, else `<data>/workspace.json`.
-    public init(invocation: Invocation) {
+    public init(invocation: CommandContext) {
         if let explicit = invocation.arguments.value("workspace"), !explicit.isEmpty {
             self.init(path: explicit)
         } else {

@@ -17,13 +17,13 @@ public enum TasksTool {
 
     /// What every command needs: the store, the clock and the output.
     struct Context {
-        let invocation: Invocation
+        let invocation: CommandContext
         let store: WorkspaceStore
         let now: Timestamp
         var args: ParsedArguments { invocation.arguments }
         var output: Output { invocation.output }
 
-        init(_ invocation: Invocation) throws {
+        init(_ invocation: CommandContext) throws {
             self.invocation = invocation
             store = WorkspaceStore(invocation: invocation)
             if let text = invocation.arguments.value("now") {
@@ -53,7 +53,7 @@ public enum TasksTool {
         }
     }
 
-    static func run(_ invocation: Invocation) throws -> ExitStatus {
+    static func run(_ invocation: CommandContext) throws -> ExitStatus {
         let c = try Context(invocation)
         switch invocation.arguments.path {
         case ["add"]: try add(c)
@@ -94,7 +94,7 @@ public enum TasksTool {
     static func notes(_ c: Context) throws -> String? {
         guard let value = c.args.value("notes") else { return nil }
         guard value == "-" else { return value }
-        let bytes = try FileBytes.read(fd: STDIN_FILENO, name: "standard input")
+        let bytes = try c.invocation.readStandardInput()
         guard var text = String(validating: bytes, as: UTF8.self) else {
             throw StarlineError(.data, "the notes on standard input are not UTF-8 text")
         }
@@ -403,7 +403,7 @@ public enum TasksTool {
         let source = c.args.positionals[0]
         let bytes: [UInt8]
         if source == "-" {
-            bytes = try FileBytes.read(fd: STDIN_FILENO, name: "standard input")
+            bytes = try c.invocation.readStandardInput()
         } else {
             guard let b = try FileBytes.read(source) else {
                 throw StarlineError(.notFound, "\(source): no such file", details: .object([("path", .string(source))]))

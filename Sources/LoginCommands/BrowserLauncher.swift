@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+
+/// Opening the sign-in page in the user's browser (`$BROWSER`, else `xdg-open`).
+extension LoginTool {
+    static func canOpenBrowser(_ environment: Environment) -> Bool {
+        // A $BROWSER with at least one command (not blank, not only colons); otherwise xdg-open on a display.
+        if let browser = environment["BROWSER"], !browser.trimmingWhitespace().isEmpty {
+            return !browserCommands("", browser: browser).isEmpty
+        }
+        let display = (environment["DISPLAY"] ?? "") + (environment["WAYLAND_DISPLAY"] ?? "")
+        return !display.isEmpty && access("/usr/bin/xdg-open", X_OK) == 0
+    }
+
+    /// Opens `url` with `$BROWSER`, else `xdg-open`, without a shell. `$BROWSER` follows the convention other
+    /// tools (Python's webbrowser, git, man) share: a colon-separated list of commands, tried in order until one
+    /// starts; a command may carry (quoted) arguments, and `%s` in them is replaced by the URL (otherwise the URL is the
+    /// last argument, as one word). The browser's stdout goes to our stderr, so it cannot corrupt the JSON result.
+    static func launchBrowser(_ url: String, _ environment: Environment) -> Bool {
+        let commands = browserCommands(url, browser: environment["BROWSER"])
+        for command in commands where launch(command) { return true }
+        return false
+    }
+
+    /// The commands `launchBrowser` tries, each as its argument vector.
+    static func browserCommands(_ url: String, browser: String?) -> [[String]] {
+        guard let browser, !browser.trimmingWhitespace().isEmpty else { return [["xdg-open", url]] }
+        return browser.split(separator: ":").compactMap { entry -> [String]? in
+            let words = shellWords(String(entry))
+            guard !words.isEmpty else { return nil }
+            let substituted = words.map { $0.replacingAll("%s", with: url) }
+            return words.contains(where: { $0.contains("%s") }) ? substituted : words + [url]
+        }
+    }
+
+    /// Splits a command into words at spaces and tabs, honouring '…' and "…" quoting and backslash escapes
+    /// (outside single quotes; inside double quotes a backslash escapes any character) — a simplified
+    /// `shlex.split`, which Python's webbrowser uses for $BROWSER; no expansions.
+    static func shellWords(_ command: String) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var inWord = false
+        var quote: Character?
+        var escaped = false
+        for c in command {
+            if escaped { word.append(c); escaped = false; continue }
+            if let q = quote {
+                if c == q { quote = nil } else if c == "\\" && q == "\"" { escaped = true } else { word.append(c) }
+                continue
+            }
+            switch c {
+            case " ", "\t":
+                if inWord { words.append(word); word = ""; inWord = false }
+            case "'", "\"": quote = c; inWord = true
+            case "\\": escaped = true; inWord = true
+            default: word.append(c); inWord = true
+            }
+        }
+        if inWord { words.append(word) }
+        return words
+    }
+
+    private static func launch(_ argv: [String]) -> Bool {
+        var pid = pid_t()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)
+        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for p in cArgs { free(p) } }
+        return posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ) == 0
+    }
+}

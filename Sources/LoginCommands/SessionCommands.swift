@@ -1,0 +1,174 @@
+import StarlineCore
+import StarlinePlatform
+import PlatformCommands
+
+/// The commands that take only the platform options.
+protocol PlatformCommand: AsyncCommand where Options == PlatformOptions {}
+
+extension PlatformCommand {
+    static func options(_ arguments: ParsedArguments) throws -> PlatformOptions { try PlatformOptions(arguments) }
+}
+
+/// `sl-login start`: the first step of a two-step login.
+enum StartCommand: AsyncCommand {
+    static let pendingTTL = Option<Duration>.seconds("pending-ttl", help: "How long the pending login stays valid.", default: 600, range: 30...86400)
+    static let spec = CommandSpec("start", abstract: "Start a two-step login and print its URL",
+                                  discussion: "Prints {\"url\",\"expiresAt\"}: open the URL anywhere, sign in, and pass the callback it redirects to (starline-APPID://auth/callback?…) to sl-login complete — as text, or as the JSON line of sl-qr decode --show-secrets. The pending login persists for --pending-ttl seconds, across processes and restarts.",
+                                  options: [pendingTTL.spec])
+
+    struct Options {
+        var pendingTTL: Int64
+        var platform: PlatformOptions
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(pendingTTL: try arguments[pendingTTL].components.seconds, platform: try PlatformOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options.platform, context)
+        let (url, pending) = try client.startLogin(ttl: options.pendingTTL)
+        context.output.emit(.object([("url", .string(url)), ("expiresAt", .string(Timestamp.rfc3339String(pending.expiresAt)))]))
+        context.output.notice("Open the URL, sign in, then run: sl-login complete CALLBACK (or pipe sl-qr decode --show-secrets into sl-login complete -)")
+        return .ok
+    }
+}
+
+/// `sl-login complete CALLBACK|-`: the second step.
+enum CompleteCommand: AsyncCommand {
+    static let spec = CommandSpec("complete", abstract: "Finish a two-step login with its callback",
+                                  arguments: [ArgumentSpec("CALLBACK|-", help: "The callback URL, or - to read it (or an sl-qr decode JSON line) from stdin.")],
+                                  examples: [Example("sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a login from a photographed callback QR code.")])
+
+    struct Options {
+        var callback: String
+        var showSecrets: Bool
+        var platform: PlatformOptions
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(callback: arguments.positionals[0], showSecrets: arguments.flag("show-secrets"), platform: try PlatformOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options.platform, context)
+        HTTPTransport.preloadLibrary()
+        let input = options.callback == "-" ? String(decoding: try context.readStandardInput(), as: UTF8.self) : options.callback
+        await client.retryPendingRevocations()
+        let session = try await client.completeLogin(try StarlightClient.Callback.parse(input))
+        context.output.emit(SignIn.loggedIn(session, mode: .paste, showSecrets: options.showSecrets))
+        return .ok
+    }
+}
+
+/// `sl-login center`: the account center, fresh from the server.
+enum CenterCommand: PlatformCommand {
+    static let spec = CommandSpec("center", abstract: "Fetch the account center (profile, security, sessions) fresh from the server")
+
+    @MainActor
+    static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options, context)
+        HTTPTransport.preloadLibrary()
+        await client.retryPendingRevocations()
+        let platform = client.platform
+        let center = try await client.authenticated { token in try await platform.center(token: token) }
+        context.output.emit(center)
+        return .ok
+    }
+}
+
+/// `sl-login token`: the bare access token, for `Authorization: Bearer $(sl-login token)`.
+enum TokenCommand: PlatformCommand {
+    static let spec = CommandSpec("token", abstract: "Print the stored access token and a newline (the one non-JSON output)")
+
+    @MainActor
+    static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options, context)
+        if let token = client.session?.accessToken ?? client.memoryToken {
+            context.output.write(token + "\n")
+            return .ok
+        }
+        guard let store = client.store, let candidate = try store.withState({ try $0.usableCandidate() }) else {
+            throw StarlineError(.notLoggedIn, "not logged in")
+        }
+        guard candidate.expiresAt > Timestamp.now().seconds else { throw StarlineError(.sessionExpired, "the stored session expired; log in again") }
+        context.output.write(candidate.accessToken + "\n")
+        return .ok
+    }
+}
+
+/// `sl-login logout`: local first, then the server.
+enum LogoutCommand: PlatformCommand {
+    static let spec = CommandSpec("logout", abstract: "Clear the local session, then revoke it on the server")
+
+    @MainActor
+    static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options, context)
+        HTTPTransport.preloadLibrary()
+        let result = await client.logout()
+        context.output.emit(.object([("loggedOut", .bool(true)), ("hadSession", .bool(result.hadSession)), ("revoked", .bool(result.revoked)),
+                                     ("pendingRevocations", .int(result.pendingRevocations))]))
+        if let error = result.error { throw error }
+        return .ok
+    }
+}
+
+/// `sl-login clear`: delete the stored session without a server call.
+enum ClearCommand: PlatformCommand {
+    static let spec = CommandSpec("clear", abstract: "Delete the stored session without a server call (retries a failed clean-up)")
+
+    @MainActor
+    static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
+        try PlatformToolSupport.client(options, context).clearSession()
+        context.output.emit(.object([("cleared", .bool(true))]))
+        return .ok
+    }
+}
+
+/// `sl-login cancel`: abandon a pending login.
+enum CancelCommand: PlatformCommand {
+    static let spec = CommandSpec("cancel", abstract: "Cancel a pending login; an established session is kept")
+
+    @MainActor
+    static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
+        let had = try PlatformToolSupport.client(options, context).cancelLogin()
+        context.output.emit(.object([("cancelled", .bool(had))]))
+        return .ok
+    }
+}
+
+/// `sl-login status`: what is stored, without the network.
+enum StatusCommand: PlatformCommand {
+    static let spec = CommandSpec("status", abstract: "Show the stored session, pending login and pending revocations (no network)")
+
+    @MainActor
+    static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options, context)
+        let api = options.api
+        var fields: [(String, JSON)] = [("api", .string(api.description)), ("appId", .string(client.configuration.appId))]
+        guard let store = client.store else {
+            fields += [("storage", .object([("backend", .string("memory")), ("source", .string("STARLINE_TOKEN"))])), ("session", .null)]
+            context.output.emit(.object(fields))
+            return .ok
+        }
+        let snapshot = try store.withState { state in
+            (try state.candidate(), try state.pendingLogin(), try state.pendingRevocations(), try state.revocationMarker())
+        }
+        fields.append(("service", .string(store.key.service)))
+        fields.append(("storage", .object([("backend", .string("sqlite")), ("path", .string(store.databasePath)),
+                                           ("deviceKey", .string(store.deviceKeyPath)), ("machineId", .string(store.machineIdSource))])))
+        let candidate = snapshot.0
+        var sessionJSON = candidate.map { PlatformSession($0).json() } ?? .null
+        if let c = candidate { sessionJSON.set("expired", .bool(c.expiresAt <= Timestamp.now().seconds)) }
+        fields.append(("session", sessionJSON))
+        fields.append(("pendingLogin", snapshot.1.map { .object([("mode", .string($0.mode)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+                                                                  ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))]) } ?? .null))
+        fields.append(("pendingRevocations", .array(snapshot.2.map { .object([("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+                                                                             ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))]) })))
+        fields.append(("clearIncomplete", .bool(snapshot.3 != nil)))
+        context.output.emit(.object(fields))
+        return .ok
+    }
+}

@@ -1,0 +1,57 @@
+import StarlineCore
+import StarlinePlatform
+import StarlineQR
+
+/// The sign-in flows of `sl-login` and `sl-login switch`.
+enum SignIn {
+    /// The login mode the flags ask for; without one, on a terminal, the browser when one can be opened, else
+    /// the device code (said on stderr); without a terminal, USAGE — a cron job never starts an interactive flow.
+    static func mode(_ options: SignInOptions, _ context: CommandContext) throws -> LoginMode {
+        if let mode = options.requestedMode { return mode }
+        guard context.io.stdinIsTerminal && context.io.stderrIsTerminal else {
+            throw StarlineError(.usage, "not on a terminal: choose a login mode explicitly (--with-token, --device, --browser, --no-browser, or sl-login start/complete)")
+        }
+        let mode: LoginMode = LoginTool.canOpenBrowser(context.environment) ? .browser : .device
+        context.output.notice("sl-login: signing in with \(mode == .browser ? "a browser and a loopback redirect" : "a device code (no browser available)")")
+        return mode
+    }
+
+    @MainActor
+    static func run(_ client: StarlightClient, _ options: SignInOptions, mode: LoginMode, _ context: CommandContext) async throws -> ExitStatus {
+        let output = context.output
+        let ttl = options.pendingTTL
+        let session: PlatformSession
+        switch mode {
+        case .token:
+            let token = String(decoding: try context.readStandardInput(), as: UTF8.self).trimmingWhitespace()
+            guard !token.isEmpty else { throw StarlineError(.usage, "--with-token reads the token from stdin, which was empty") }
+            session = try await client.login(.token(token), pendingTTL: ttl)
+        case .device:
+            session = try await client.login(.device(present: { authorization in
+                output.notice("To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)")
+                let complete = authorization.verificationURIComplete ?? authorization.verificationURI
+                // Drawn here, in the tool layer: StarlinePlatform does not depend on StarlineQR.
+                if let matrix = try? QREncoder.encode(Array(complete.utf8), level: .L) {
+                    output.notice("or scan:\n" + QRRenderer.utf8(matrix, margin: 2))
+                }
+            }), pendingTTL: ttl)
+        case .browser, .paste:
+            let listener = try LoopbackListener(port: options.redirectPort)
+            let openBrowser = options.opensBrowser
+            let environment = context.environment
+            session = try await client.login(.loopback(listener, open: { url in
+                if openBrowser, LoginTool.launchBrowser(url, environment) {
+                    output.notice("sl-login: opened the browser; waiting for the sign-in (Ctrl-C to stop)")
+                } else {
+                    output.notice("Open this URL in a browser on this machine (or forward port \(listener.port) with ssh -L):\n\(url)")
+                }
+            }), pendingTTL: ttl)
+        }
+        output.emit(loggedIn(session, mode: mode, showSecrets: options.showSecrets))
+        return .ok
+    }
+
+    static func loggedIn(_ session: PlatformSession, mode: LoginMode, showSecrets: Bool) -> JSON {
+        .object([("state", .string("loggedIn")), ("mode", .string(mode.rawValue)), ("session", session.json(showToken: showSecrets))])
+    }
+}

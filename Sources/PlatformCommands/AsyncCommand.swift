@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+import StarlinePlatform
+
+// Here, not in StarlineCore: every object file of a library is linked into each tool that uses the library,
+// and an async function pulls in the Swift concurrency runtime and libdispatch (whose tables cost every start
+// of sl-qr or sl-tasks ~0.5 ms of relocations). Only the networked tools are async.
+
+/// A command of a networked tool: the `Command` shape with a `run` that awaits on the main actor (S1:
+/// `StarlightClient` is main-actor isolated).
+public protocol AsyncCommand: SendableMetatype {
+    associatedtype Options
+    static var spec: CommandSpec { get }
+    static func options(_ arguments: ParsedArguments) throws -> Options
+    @MainActor static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus
+}
+
+public typealias AsyncCommandRunner = @MainActor @Sendable (ParsedArguments, CommandContext) async throws -> ExitStatus
+
+extension CommandTree where Runner == AsyncCommandRunner {
+    public static func command<C: AsyncCommand>(_ command: C.Type, subcommands: [CommandTree] = []) -> CommandTree {
+        CommandTree(C.spec, runner: { arguments, context in try await C.run(try C.options(arguments), context) }, subcommands: subcommands)
+    }
+}
+
+extension ToolMain {
+    /// Runs an async tool in-process on `io` and returns its status (tests use it).
+    @MainActor
+    public static func execute(_ tool: Tool<AsyncCommandRunner>, _ words: [String], io: IOStreams) async -> ExitStatus {
+        switch prepare(tool.spec, words, io: io) {
+        case .exit(let status): return status
+        case .run(let context):
+            guard let runner = tool.commands.runner(at: context.arguments.path) else {
+                return finish(context, .failure(StarlineError(.internalError, "no runner for '\(context.arguments.path.joined(separator: " "))'")))
+            }
+            do {
+                return finish(context, .success(try await runner(context.arguments, context)))
+            } catch {
+                return finish(context, .failure(error))
+            }
+        }
+    }
+
+    @MainActor
+    public static func main(_ tool: Tool<AsyncCommandRunner>) async -> Never {
+        let status = await execute(tool, Array(CommandLine.arguments.dropFirst()), io: .process())
+        if status != .brokenPipe, CurlLibrary.preloadInFlight {
+            // exit() would wait for the background dlopen (glibc's exit handlers take the dynamic loader's
+            // lock) for a library this run no longer needs. Nothing else is pending: our output is written
+            // with write(2) and flushed by `finish`, stdio is flushed here, and no exit handler of ours matters.
+            fflush(nil)
+            _exit(status.rawValue)
+        }
+        exitProcess(status)
+    }
+}

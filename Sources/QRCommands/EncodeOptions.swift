@@ -1,0 +1,59 @@
+import StarlineCore
+import StarlineQR
+
+/// What `encode` can write.
+enum QRFormat: String, CaseIterable, Sendable {
+    case png, svg, utf8, ansi, ascii, matrix
+
+    /// The format when `--format` is not given: from the output file's extension, else utf8 on a terminal
+    /// and png otherwise.
+    static func implied(outputPath: String?, terminal: Bool) -> QRFormat {
+        if let outputPath {
+            let lower = outputPath.lowercased()
+            if lower.hasSuffix(".svg") { return .svg }
+            if lower.hasSuffix(".txt") { return .utf8 }
+            if lower.hasSuffix(".json") { return .matrix }
+            return .png
+        }
+        return terminal ? .utf8 : .png
+    }
+}
+
+/// The options `encode` and `friend` share, declared once with their defaults and ranges.
+struct EncodeOptions {
+    static let format = Option<QRFormat?>.choice("format", short: "f", "FORMAT", help: "Output format; png unless -o names a .svg/.txt/.json file, or utf8 when writing to a terminal.")
+    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the image to FILE and print a JSON record instead. FILE is replaced atomically (never seen half-written) and, like other output files, gets the umask and is not fsync'ed (use sync(1) when that matters).", completion: .file(extensions: ["png", "svg", "txt", "json"]))
+    static let level = Option<QRErrorCorrection>.choice("level", short: "l", "LEVEL", help: "Error correction level.", default: .M)
+    static let size = Option<Int>.integer("size", short: "s", "PIXELS", help: "Module size in pixels (png, svg).", default: 4, range: 1...100)
+    static let margin = Option<Int>.integer("margin", short: "m", "MODULES", help: "Quiet zone around the symbol, in modules.", default: 4, range: 0...100)
+    static let minVersion = Option<Int>.integer("min-version", "N", help: "Smallest QR version (1-40) to use.", default: 1, range: 1...40)
+    static let maxVersion = Option<Int>.integer("max-version", "N", help: "Largest QR version (1-40) allowed; more data fails with exit 12 naming the capacity.", default: 40, range: 1...40)
+    static let verify = Option<Bool>.flag("verify", help: "Decode the image that was made and fail (exit 12) unless it reads back as the exact payload.")
+
+    static let specs: [OptionSpec] = [format.spec, output.spec, level.spec, size.spec, margin.spec, minVersion.spec, maxVersion.spec, verify.spec]
+
+    var format: QRFormat?
+    /// nil: stdout (`-o -` too).
+    var outputPath: String?
+    var level: QRErrorCorrection
+    var moduleSize: Int
+    var margin: Int
+    var minVersion: Int
+    var maxVersion: Int
+    var verify: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        format = try arguments[Self.format]
+        outputPath = try arguments[Self.output].flatMap { $0 == "-" ? nil : $0 }
+        level = try arguments[Self.level]
+        moduleSize = try arguments[Self.size]
+        margin = try arguments[Self.margin]
+        try QRRenderer.validate(moduleSize: moduleSize, margin: margin)
+        minVersion = try arguments[Self.minVersion]
+        maxVersion = try arguments[Self.maxVersion]
+        guard minVersion <= maxVersion else {
+            throw StarlineError(.usage, "--min-version \(minVersion) is greater than --max-version \(maxVersion)")
+        }
+        verify = try arguments[Self.verify]
+    }
+}
