@@ -38,7 +38,8 @@ public enum PlatformToolSupport {
             client.adoptMemoryToken(token)
         } else {
             let key = StoreKey(api: api, appId: appId, service: args.value("service") ?? "default")
-            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: invocation.paths, key: key, environment: invocation.environment))
+            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: invocation.paths, key: key, environment: invocation.environment,
+                                                                                           storageFaults: try StorageFaults(environment: invocation.environment)))
         }
         if let path = args.value("events") { try attachEvents(client, path: path, output: invocation.output) }
         return client

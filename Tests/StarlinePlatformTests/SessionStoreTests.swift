@@ -698,7 +698,8 @@ final class StoreFixture: Sendable {
     func store(key: StoreKey? = nil, faults: String? = nil, machineIdFile: String? = nil) throws -> SessionStore {
         var env = ["STARLINE_MACHINE_ID_FILE": machineIdFile ?? self.machineIdFile]
         if let faults { env["STARLINE_TEST_STORAGE_FAULT"] = faults }
-        return try SessionStore(paths: paths, key: key ?? self.key, environment: Environment(env))
+        return try SessionStore(paths: paths, key: key ?? self.key, environment: Environment(env),
+                                storageFaults: try StorageFaults(environment: Environment(env)))
     }
 }
 
