@@ -59,7 +59,9 @@ public enum PlatformToolSupport {
             client.adoptMemoryToken(token)
         } else {
             let key = StoreKey(api: options.api, appId: options.appId, service: options.service)
-            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: context.paths, key: key, environment: context.environment))
+            // Storage faults (tests) are read here, in the tool layer, and passed in: the store never reads the environment for them.
+            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: context.paths, key: key, environment: context.environment,
+                                                                                           storageFaults: try StorageFaults(environment: context.environment)))
         }
         if let path = options.eventsPath { try attachEvents(client, path: path, output: context.output) }
         return client

@@ -33,6 +33,40 @@ public enum PrivateFiles {
         }
     }
 
+    /// `ensureDirectory`, then `checkDirectory`: the directory of a file holding secrets, created 0700 when
+    /// missing and refused when it exists but others control it.
+    public static func ensurePrivateDirectory(_ path: String) throws(StarlineError) {
+        try ensureDirectory(path)
+        try checkDirectory(path)
+    }
+
+    /// Refuses a directory that another user owns or that group or others may write (INSECURE_PERMISSIONS,
+    /// DESIGN §3): whoever can write it can replace the files in it — a database, its lock file — with
+    /// their own. Group or world read access is allowed (an existing 0755 state directory keeps working).
+    /// Throws STORAGE_ERROR when it cannot be examined or is not a directory. Symbolic links are followed,
+    /// like `checkPrivate` does.
+    public static func checkDirectory(_ path: String) throws(StarlineError) {
+        var info = stat()
+        if stat(path, &info) != 0 { throw storageError("cannot access", path, errno) }
+        guard isDirectory(info.st_mode) else {
+            throw StarlineError(
+                .storage, "\(path) is not a directory",
+                details: .object([("path", .string(path)), ("mode", .string(octal(info.st_mode)))]))
+        }
+        let user = geteuid()
+        if info.st_uid != user {
+            throw StarlineError(
+                .insecurePermissions, "\(path) is owned by another user (uid \(info.st_uid), not \(user))",
+                details: .object([("path", .string(path)), ("owner", .int(Int64(info.st_uid))), ("uid", .int(Int64(user)))]))
+        }
+        if info.st_mode & 0o022 != 0 {
+            throw StarlineError(
+                .insecurePermissions,
+                "\(path) is writable by group or others (mode \(octal(info.st_mode))); run chmod 700 \(path)",
+                details: .object([("path", .string(path)), ("mode", .string(octal(info.st_mode)))]))
+        }
+    }
+
     /// Checks that a file holding secrets is private, like ssh does for its keys.
     ///
     /// Returns false when `path` does not exist (nothing to protect yet; the caller decides whether that is

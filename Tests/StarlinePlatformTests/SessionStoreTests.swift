@@ -479,6 +479,74 @@ final class SessionStoreTests: Sendable {
         #expect(try AtomicFile.read(path) == garbage)
     }
 
+    @Test("a store written before migrations existed (its schema, user_version 1) opens unchanged with its records")
+    func storeFromBeforeMigrations() throws {
+        let path = fixture.state + "/sessions.db"
+        do {
+            let db = try SQLiteDatabase(path: path)
+            try db.execute(Self.schemaBeforeMigrations)
+            try db.setUserVersion(1)
+            try db.run("INSERT INTO generations (store_key, generation) VALUES (?, 5)", [.text(key.id)])
+        }
+        let schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+        let before = try SQLiteDatabase(path: path, readOnly: true).query(schema)
+        #expect(try fixture.store().withState { $0.generation } == 5)
+        let db = try SQLiteDatabase(path: path, readOnly: true)
+        #expect(try db.query(schema) == before)
+        #expect(try db.userVersion == 1)
+    }
+
+    @Test("a sessions.db with a newer schema is refused (STORAGE_ERROR, both versions named) and kept")
+    func newerSchemaRefused() throws {
+        let path = fixture.state + "/sessions.db"
+        try SQLiteDatabase(path: path).setUserVersion(2)
+        let before = try AtomicFile.read(path)
+        let error = catchError { _ = try self.fixture.store() }
+        #expect(error?.code == .storage)
+        #expect(error?.exitStatus == .storage)
+        #expect(error?.message == "cannot open the session store: \(path) was written by a newer Starline (schema 2, this one knows 1)")
+        #expect(try AtomicFile.read(path) == before)
+    }
+
+    /// The schema of sessions.db as the store created it before it had migrations.
+    static let schemaBeforeMigrations = """
+        CREATE TABLE IF NOT EXISTS generations (
+            store_key TEXT PRIMARY KEY NOT NULL,
+            generation INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS candidates (
+            store_key TEXT PRIMARY KEY NOT NULL,
+            session_id TEXT NOT NULL,
+            sealed_token BLOB NOT NULL,
+            user_json TEXT NOT NULL,
+            roles_json TEXT NOT NULL,
+            expires_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            verified_at INTEGER,
+            updated_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS pending_logins (
+            store_key TEXT PRIMARY KEY NOT NULL,
+            mode TEXT NOT NULL,
+            state TEXT NOT NULL,
+            sealed_secrets BLOB NOT NULL,
+            redirect_uri TEXT NOT NULL,
+            has_device_code INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS pending_revocations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            store_key TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            sealed_token BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+        CREATE INDEX IF NOT EXISTS pending_revocations_by_key ON pending_revocations (store_key, id);
+        """
+
     @Test("S17 an unreadable device key is STORAGE_ERROR, and works again once readable")
     func unreadableDeviceKey() throws {
         try fixture.store().withState { try $0.saveCandidate(sampleCandidate(token: "tok-17", sessionId: "sess-17")) }
@@ -698,7 +766,8 @@ final class StoreFixture: Sendable {
     func store(key: StoreKey? = nil, faults: String? = nil, machineIdFile: String? = nil) throws -> SessionStore {
         var env = ["STARLINE_MACHINE_ID_FILE": machineIdFile ?? self.machineIdFile]
         if let faults { env["STARLINE_TEST_STORAGE_FAULT"] = faults }
-        return try SessionStore(paths: paths, key: key ?? self.key, environment: Environment(env))
+        return try SessionStore(paths: paths, key: key ?? self.key, environment: Environment(env),
+                                storageFaults: try StorageFaults(environment: Environment(env)))
     }
 }
 

@@ -17,7 +17,8 @@ import Testing
         if let faults { env["STARLINE_TEST_STORAGE_FAULT"] = faults }
         let api = try BaseURL(validating: server.baseURL)
         let store = try SessionStore(paths: StarlinePaths(environment: ["STARLINE_HOME": home.path]),
-                                     key: StoreKey(api: api, appId: "workbench", service: "default"), environment: Environment(env))
+                                     key: StoreKey(api: api, appId: "workbench", service: "default"), environment: Environment(env),
+                                     storageFaults: try StorageFaults(environment: Environment(env)))
         return StarlightClient(configuration: .init(api: api, appId: "workbench", timeout: 10), store: store)
     }
 

@@ -1,9 +1,13 @@
-import StarlineCore
-
-/// TEST-ONLY storage fault injection for the session store (DESIGN §6: storage faults that work even as
+/// TEST-ONLY storage fault injection for the SQLite stores (DESIGN §6: storage faults that work even as
 /// root, which ignores file modes). Not a feature: do not document it to users or rely on it in scripts.
 ///
-/// `STARLINE_TEST_STORAGE_FAULT` is a comma-separated list of fault kinds:
+/// A value given to a store's initialiser (`SQLiteStore`, `SessionStore`): no store reads the environment
+/// for it. The tool layer parses `STARLINE_TEST_STORAGE_FAULT` from the invocation's environment with
+/// `init(environment:)` and passes the result in, so tests can inject faults without touching the process
+/// environment. The store's operations call `check` where the fault applies.
+///
+/// `STARLINE_TEST_STORAGE_FAULT` is a comma-separated list of fault kinds (what they fail in the session
+/// store):
 /// - `read`   — `SessionState.candidate()` throws STORAGE_ERROR (the candidate cannot be read);
 /// - `write`  — `saveCandidate`, `savePendingLogin` and `addPendingRevocation` throw STORAGE_ERROR;
 /// - `delete` — `deleteCandidate` throws STORAGE_ERROR;
@@ -48,8 +52,8 @@ public struct StorageFaults: Sendable, Equatable {
     public func contains(_ kind: Kind) -> Bool { kinds.contains(kind) }
 
     /// Throws the injected STORAGE_ERROR when `kind` is set; `what` names the operation ("write the stored
-    /// session").
-    func check(_ kind: Kind, _ what: String) throws(StarlineError) {
+    /// session"). Call it before the operation changes anything, so the failing call changes nothing.
+    public func check(_ kind: Kind, _ what: String) throws(StarlineError) {
         guard kinds.contains(kind) else { return }
         throw StarlineError(
             .storage, "cannot \(what): injected storage fault (\(Self.environmentVariable)=\(kind.rawValue))",
