@@ -209,5 +209,6 @@ func clientAddress(_ connection: OpaquePointer) -> String {
     var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
     let length = socklen_t(address.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
     guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return "" }
-    return String(cString: host)
+    let end = host.firstIndex(of: 0) ?? host.endIndex
+    return String(decoding: host[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
