@@ -18,8 +18,20 @@ bootstrap:
 build: bootstrap
 	swift build $(RELEASE_FLAGS)
 
+# The build must print no warning (compiler or linker): its output is kept in .build/test-build.log and any
+# "warning:" in it fails the target, listing the lines. CI builds a clean checkout, so every file is compiled
+# and every warning is seen; an incremental build only re-reports the files it recompiles. A log check, not
+# -warnings-as-errors: changing the compiler flags would make every other target rebuild everything.
 test: bootstrap
-	swift build --build-tests
+	@mkdir -p .build
+	@echo "swift build --build-tests  (output: .build/test-build.log)"
+	@{ swift build --build-tests 2>&1; echo $$? > .build/test-build.status; } | tee .build/test-build.log
+	@status=$$(cat .build/test-build.status); [ "$$status" = 0 ] || exit $$status
+	@if grep -q 'warning:' .build/test-build.log; then \
+		echo "make test: the build printed warnings (see .build/test-build.log):" >&2; \
+		grep 'warning:' .build/test-build.log | grep -v '^ *[0-9]* *|' | sort -u >&2; \
+		exit 1; \
+	fi
 	swift test --skip-build
 
 # Man pages and completions, rendered from each tool's command spec (committed; a test checks they are current).

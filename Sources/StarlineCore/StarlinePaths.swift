@@ -39,10 +39,32 @@ public struct StarlinePaths: Sendable, Equatable {
                   data: xdg("XDG_DATA_HOME", "/.local/share") + "/starline", runtime: runtime)
     }
 
-    static func homeDirectory(_ environment: Environment) -> String {
+    /// `$HOME`; when it is unset (or not absolute), the user's entry in /etc/passwd; failing that, "/".
+    static func homeDirectory(_ environment: Environment, passwdFile: String = "/etc/passwd", uid: UInt32 = getuid()) -> String {
         if let h = environment["HOME"], h.hasPrefix("/") { return h }
-        if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
-        return "/"
+        return passwdHomeDirectory(uid: uid, passwdFile: passwdFile) ?? "/"
+    }
+
+    /// The home directory of `uid` in a passwd(5) file (`name:password:UID:GID:GECOS:directory:shell`),
+    /// first matching entry, as the NSS `files` source reads it; nil when the file, the entry or its
+    /// directory is missing.
+    ///
+    /// A fallback for when $HOME is unset (`env -i`, some cron and service setups). Not getpwuid: sl-tasks
+    /// is a fully static executable, and a static glibc cannot load the NSS modules getpwuid goes through
+    /// (GNU ld says so at link time: "Using 'getpwuid' in statically linked applications requires at runtime
+    /// the shared libraries from the glibc version used for linking"; lld links without a word). So a user
+    /// who exists only in another NSS database (LDAP, systemd-homed, …) and has no $HOME gets "/" — such a
+    /// user sets HOME, or STARLINE_HOME.
+    static func passwdHomeDirectory(uid: UInt32, passwdFile: String) -> String? {
+        guard let bytes = try? FileBytes.read(passwdFile) else { return nil }
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: ":"), maxSplits: 6, omittingEmptySubsequences: false)
+            guard fields.count == 7, line.first != UInt8(ascii: "#"),
+                  UInt32(String(decoding: fields[2], as: UTF8.self)) == uid else { continue }
+            let directory = String(decoding: fields[5], as: UTF8.self)
+            return directory.isEmpty ? nil : directory
+        }
+        return nil
     }
 }
 

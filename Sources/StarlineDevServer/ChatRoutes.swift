@@ -10,7 +10,7 @@ enum ChatRoutes {
             Route("GET", "/chat/v1/conversations", .chat, conversations),
             Route("GET", "/chat/v1/conversations/{id}/messages", .chat, messages),
             Route("PUT", "/chat/v1/conversations/{id}/messages/{clientId}", .chat, putMessage),
-            Route("GET", "/chat/v1/sync", .chat, sync),
+            Route("GET", "/chat/v1/sync", .chat, longPoll: sync),
             Route("GET", "/chat/v1/friends", .chat, friends),
             Route("POST", "/chat/v1/friend-links", .chat, createFriendLink),
             Route("POST", "/chat/v1/friend-links/{code}/redeem", .chat, redeemFriendLink),
@@ -41,12 +41,12 @@ enum ChatRoutes {
         try c.db.queryFirst("SELECT 1 AS x FROM members WHERE conversation_id = ? AND user_id = ?", [.text(conversation), .text(c.user)]) != nil
     }
 
-    /// Records an event for each user (read by /v1/sync) and wakes long polls.
-    static func publish(_ c: RouteContext, to users: [String], type: String, payload: JSON) throws {
+    /// Records an event for each user (read by /v1/sync); the request wakes the long polls when it ends.
+    static func publish(_ c: RouteContext, _ state: inout DevServerState, to users: [String], type: String, payload: JSON) throws {
         for user in users {
             try c.db.run("INSERT INTO events(user_id, type, payload) VALUES(?,?,?)", [.text(user), .text(type), .text(payload.serialized())])
         }
-        c.server.notifyEvents()
+        state.eventsPublished = true
     }
 
     static func conversations(_ c: RouteContext) throws -> HTTPResponse {
@@ -104,7 +104,7 @@ enum ChatRoutes {
         }
     }
 
-    static func putMessage(_ c: RouteContext) throws -> HTTPResponse {
+    static func putMessage(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         let id = c.parameter("id"), clientId = c.parameter("clientId")
         guard validClientId(clientId) else { throw APIError.invalidRequest("clientId must be 1-128 characters from A-Z a-z 0-9 . _ -") }
         let text = try c.string(try c.jsonBody(), "text")
@@ -123,32 +123,28 @@ enum ChatRoutes {
         }
         let message = messageJSON(row)
         let members = try c.db.query("SELECT user_id FROM members WHERE conversation_id = ?", [.text(id)]).compactMap { $0.string("user_id") }
-        try publish(c, to: members, type: "message", payload: message)
+        try publish(c, &state, to: members, type: "message", payload: message)
         return .json(201, message)
     }
 
-    static func sync(_ c: RouteContext) throws -> HTTPResponse {
+    /// Events after the cursor; with `timeout`, waits up to that many seconds for the first one.
+    static func sync(_ c: RouteContext) throws -> LongPoll {
         var since: Int64 = 0
         if let cursor = c.request.queryValue("since"), !cursor.isEmpty {
             guard let v = Int64(cursor), v >= 0 else { throw APIError(400, "INVALID_CURSOR", "the cursor is not one this server issued") }
             since = v
         }
         let timeout = try intQuery(c, "timeout", 0...30) ?? 0
-        let deadline = Timestamp.nowMilliseconds() + timeout * 1000
-        while true {
+        return LongPoll(deadline: MonotonicClock.nanoseconds() + UInt64(timeout) * 1_000_000_000) {
             let rows = try c.db.query("SELECT * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT 100", [.text(c.user), .integer(since)])
-            if !rows.isEmpty || Timestamp.nowMilliseconds() >= deadline {
-                let events: [JSON] = rows.map { row in
-                    let seq = row.int64("seq") ?? 0
-                    let type = row.string("type") ?? ""
-                    return .object([("seq", .int(Int(seq))), ("type", .string(type)), ("cursor", .string(String(seq))),
-                                    (type, (try? JSON.parse(row.string("payload") ?? "null")) ?? .null)])
-                }
-                let cursor = rows.last?.int64("seq") ?? since
-                return .json(200, .object([("events", .array(events)), ("cursor", .string(String(cursor)))]))
+            let events: [JSON] = rows.map { row in
+                let seq = row.int64("seq") ?? 0
+                let type = row.string("type") ?? ""
+                return .object([("seq", .int(Int(seq))), ("type", .string(type)), ("cursor", .string(String(seq))),
+                                (type, (try? JSON.parse(row.string("payload") ?? "null")) ?? .null)])
             }
-            // Releases the lock while waiting, so other requests (the sends that wake us) go on.
-            c.server.waitForEvents(until: deadline)
+            let cursor = rows.last?.int64("seq") ?? since
+            return (.json(200, .object([("events", .array(events)), ("cursor", .string(String(cursor)))])), ready: !rows.isEmpty)
         }
     }
 
@@ -177,7 +173,7 @@ enum ChatRoutes {
                                    ("expiresAt", .string(Timestamp.rfc3339String(expires)))]))
     }
 
-    static func redeemFriendLink(_ c: RouteContext) throws -> HTTPResponse {
+    static func redeemFriendLink(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         let code = c.parameter("code")
         guard let link = try c.db.queryFirst("SELECT * FROM friend_links WHERE code = ?", [.text(code)]) else { throw APIError.notFound("friend link") }
         let inviter = link.string("user_id") ?? ""
@@ -197,8 +193,8 @@ enum ChatRoutes {
                 try c.db.run("INSERT INTO members(conversation_id, user_id) VALUES(?,?)", [.text(conversation), .text(a)])
                 try c.db.run("INSERT INTO friends(user_id, friend_id, conversation_id, created_at) VALUES(?,?,?,?)", [.text(a), .text(b), .text(conversation), .integer(now)])
             }
-            try publish(c, to: [inviter], type: "friend", payload: try friendJSON(c, c.user, conversation: conversation))
-            try publish(c, to: [c.user], type: "friend", payload: try friendJSON(c, inviter, conversation: conversation))
+            try publish(c, &state, to: [inviter], type: "friend", payload: try friendJSON(c, c.user, conversation: conversation))
+            try publish(c, &state, to: [c.user], type: "friend", payload: try friendJSON(c, inviter, conversation: conversation))
         }
         return .json(200, .object([("friend", try friendJSON(c, inviter, conversation: conversation)), ("conversationId", .string(conversation))]))
     }
@@ -226,7 +222,7 @@ enum ChatRoutes {
         return .json(200, .object([("moments", .array(rows.map(momentJSON)))]))
     }
 
-    static func putMoment(_ c: RouteContext) throws -> HTTPResponse {
+    static func putMoment(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         let clientId = c.parameter("clientId")
         guard validClientId(clientId) else { throw APIError.invalidRequest("clientId must be 1-128 characters from A-Z a-z 0-9 . _ -") }
         let text = try c.string(try c.jsonBody(), "text")
@@ -241,7 +237,7 @@ enum ChatRoutes {
         }
         let moment = momentJSON(row)
         let audience = [c.user] + (try c.db.query("SELECT friend_id FROM friends WHERE user_id = ?", [.text(c.user)]).compactMap { $0.string("friend_id") })
-        try publish(c, to: audience, type: "moment", payload: moment)
+        try publish(c, &state, to: audience, type: "moment", payload: moment)
         return .json(201, moment)
     }
 }

@@ -20,7 +20,7 @@ enum DevControlRoutes {
         ]
     }
 
-    static func addFault(_ c: RouteContext) throws -> HTTPResponse {
+    static func addFault(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         let body = try c.jsonBody()
         let route = try c.string(body, "route", maxLength: 512)
         let status = body["status"]?.intValue.map { Int($0) }
@@ -33,15 +33,15 @@ enum DevControlRoutes {
         }
         guard (0...600_000).contains(delay) else { throw APIError.invalidRequest("'delayMs' must be 0...600000") }
         if let count, count < 1 { throw APIError.invalidRequest("'count' must be at least 1 (leave it out for a fault that lasts until cleared)") }
-        let fault = try c.server.addFault(route: route, status: status, reset: reset, delayMs: delay, count: count)
+        let fault = try state.addFault(route: route, status: status, reset: reset, delayMs: delay, count: count)
         return .json(201, .object([("fault", .object([
             ("id", .int(fault.id)), ("route", .string(fault.route)), ("status", fault.status.map { .int($0) } ?? .null),
             ("reset", .bool(fault.reset)), ("delayMs", .int(fault.delayMs)), ("count", fault.remaining.map { .int($0) } ?? .null),
         ]))]))
     }
 
-    static func clearFaults(_ c: RouteContext) throws -> HTTPResponse {
-        .json(200, .object([("cleared", .int(c.server.clearFaults()))]))
+    static func clearFaults(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
+        .json(200, .object([("cleared", .int(state.clearFaults()))]))
     }
 
     static func restrict(_ c: RouteContext, _ on: Bool) throws -> HTTPResponse {
@@ -87,21 +87,21 @@ enum DevControlRoutes {
         return .json(200, .object([("code", .optional(row.string("code")))]))
     }
 
-    static func rateLimit(_ c: RouteContext) throws -> HTTPResponse {
+    static func rateLimit(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         guard let rps = try c.jsonBody()["rps"]?.intValue, rps >= 0 else { throw APIError.invalidRequest("'rps' must be an integer ≥ 0 (0 turns the limit off)") }
-        c.server.setRateLimit(Int(rps))
+        state.setRateLimit(Int(rps))
         return .json(200, .object([("rps", .int(Int(rps)))]))
     }
 
-    static func counters(_ c: RouteContext) throws -> HTTPResponse {
-        .json(200, .object([("counters", .object(c.server.counters.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }))]))
+    static func counters(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
+        .json(200, .object([("counters", .object(state.counters.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }))]))
     }
 
-    static func reset(_ c: RouteContext) throws -> HTTPResponse {
+    static func reset(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         try c.store.reset()
-        _ = c.server.clearFaults()
-        c.server.setRateLimit(0)
-        c.server.counters.removeAll()
+        _ = state.clearFaults()
+        state.setRateLimit(0)
+        state.counters.removeAll()
         return .json(200, .object([("reset", .bool(true))]))
     }
 }

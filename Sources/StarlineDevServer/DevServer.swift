@@ -60,21 +60,54 @@ struct RouteContext {
     }
 }
 
-typealias RouteHandler = (RouteContext) throws -> HTTPResponse
+/// A handler: runs whole under the server's lock, with the state the lock owns.
+typealias RouteHandler = (RouteContext, inout DevServerState) throws -> HTTPResponse
+
+/// A long poll's handler: checks the request under the lock and says what to wait for.
+typealias LongPollHandler = (RouteContext) throws -> LongPoll
+
+/// What a long poll (`GET /chat/v1/sync`) waits for. The server runs `poll` under its lock now and again
+/// each time a request publishes events (the lock is released in between, so those requests go on),
+/// until it is ready or `deadline` passes; then it answers with one last `poll`, ready or not.
+struct LongPoll {
+    /// CLOCK_MONOTONIC nanoseconds (`MonotonicClock.nanoseconds`).
+    var deadline: UInt64
+    /// The answer as of now, and whether it is worth sending before the deadline.
+    var poll: () throws -> (response: HTTPResponse, ready: Bool)
+}
 
 struct Route {
+    enum Body {
+        case handler(RouteHandler)
+        case longPoll(LongPollHandler)
+    }
+
     var method: String
     var template: String
     var access: Access
-    var handler: RouteHandler
+    var body: Body
     var segments: [Substring]
 
-    init(_ method: String, _ template: String, _ access: Access, _ handler: @escaping RouteHandler) {
+    init(_ method: String, _ template: String, _ access: Access, body: Body) {
         self.method = method
         self.template = template
         self.access = access
-        self.handler = handler
+        self.body = body
         segments = pathSegments(template)
+    }
+
+    /// A route whose handler needs the server's state (faults, counters, rate limit, event notification).
+    init(_ method: String, _ template: String, _ access: Access, _ handler: @escaping RouteHandler) {
+        self.init(method, template, access, body: .handler(handler))
+    }
+
+    /// A route whose handler needs only the request and the database.
+    init(_ method: String, _ template: String, _ access: Access, _ handler: @escaping (RouteContext) throws -> HTTPResponse) {
+        self.init(method, template, access, body: .handler { context, _ in try handler(context) })
+    }
+
+    init(_ method: String, _ template: String, _ access: Access, longPoll: @escaping LongPollHandler) {
+        self.init(method, template, access, body: .longPoll(longPoll))
     }
 
     var key: String { "\(method) \(template)" }
@@ -131,23 +164,29 @@ public struct DevServerConfiguration: Sendable {
     public init() {}
 }
 
+/// The dev server's mutable state, owned by its lock (`DevServer.state`).
+struct DevServerState {
+    var faults: [Fault] = []
+    var nextFaultId = 1
+    var counters: [String: Int] = [:]
+    var rateLimit = 0
+    var rateWindowSecond: Int64 = 0
+    var rateWindowCount = 0
+    /// Set by `ChatRoutes.publish` (new rows in `events`); the request then wakes the long polls.
+    var eventsPublished = false
+}
+
 /// The Starline platform + chat server for demos, tests and offline pipelines.
 public final class DevServer: @unchecked Sendable {
-    // @unchecked: every mutable member is read and written under `lock` (the database, faults,
-    // counters, rate limiter); `condition` is signalled under it for long polls.
+    // @unchecked: the mutable state is in `state` (a lock); the database in `store` is used only inside
+    // that lock too (every handler runs in it), except by the front-end before `start`. `http` and
+    // `baseURL` are set by start/stop, not while requests are served; the rest is immutable.
     let configuration: DevServerConfiguration
     package let store: DevServerStore
     package let devToken: String
-    private let lock = Mutex()
-    private var condition = pthread_cond_t()
-    private var lockHandle: UnsafeMutablePointer<pthread_mutex_t>
-    private var routes: [Route] = []
-    private var faults: [Fault] = []
-    private var nextFaultId = 1
-    var counters: [String: Int] = [:]
-    private var rateLimit = 0
-    private var rateWindowSecond: Int64 = 0
-    private var rateWindowCount = 0
+    /// One request at a time touches the database and this state; long polls wait on its condition.
+    private let state = Locked(DevServerState())
+    private let routes: [Route]
     private var http: HTTPServer?
     private let logFile: UnsafeMutablePointer<FILE>?
     public private(set) var baseURL = ""
@@ -157,9 +196,6 @@ public final class DevServer: @unchecked Sendable {
         self.configuration = configuration
         store = try DevServerStore(path: configuration.databasePath, fixture: configuration.fixture)
         devToken = configuration.devToken ?? Base64.encodeURL(Sodium.randomBytes(18))
-        lockHandle = .allocate(capacity: 1)
-        pthread_mutex_init(lockHandle, nil)
-        pthread_cond_init(&condition, nil)
         if let logPath = configuration.logPath {
             guard let file = fopen(logPath, "a") else {
                 throw StarlineError(.storage, "cannot open log file \(logPath): \(String(cString: strerror(errno)))")
@@ -192,25 +228,24 @@ public final class DevServer: @unchecked Sendable {
     deinit {
         stop()
         if let logFile { fclose(logFile) }
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(lockHandle)
-        lockHandle.deallocate()
     }
 
-    /// Runs `body` with the state lock held (one request at a time touches the database).
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(lockHandle)
-        defer { pthread_mutex_unlock(lockHandle) }
-        return try body()
-    }
-
-    /// Wakes long polls; call with the lock held after adding events.
-    func notifyEvents() { pthread_cond_broadcast(&condition) }
-
-    /// Waits for `notifyEvents` or until `deadlineMs`; call with the lock held (inside `locked`).
-    func waitForEvents(until deadlineMs: Int64) {
-        var ts = timespec(tv_sec: Int(deadlineMs / 1000), tv_nsec: Int(deadlineMs % 1000) * 1_000_000)
-        pthread_cond_timedwait(&condition, lockHandle, &ts)
+    /// Runs `body` with the lock held; when it published events (`eventsPublished`), even if it then threw,
+    /// wakes the long polls once the lock is released.
+    private func withState<T>(_ body: (inout DevServerState) throws -> T) rethrows -> T {
+        var published = false
+        defer {
+            // withLockNotifying broadcasts after its body: here an empty one, as only the body above
+            // knew whether there was anything to wake for (most requests publish nothing).
+            if published { state.withLockNotifying { _ in } }
+        }
+        return try state.withLock { state in
+            defer {
+                published = state.eventsPublished
+                state.eventsPublished = false
+            }
+            return try body(&state)
+        }
     }
 
     // MARK: Request pipeline
@@ -230,9 +265,9 @@ public final class DevServer: @unchecked Sendable {
             }
         }
         let counterKey = matched.map { $0.0.key } ?? "\(request.method) \(request.path)"
-        var response = locked { () -> HTTPResponse? in
-            counters[counterKey, default: 0] += 1
-            if let fault = takeFault(method: request.method, path: pathSegments) {
+        var response = state.withLock { state -> HTTPResponse? in
+            state.counters[counterKey, default: 0] += 1
+            if let fault = state.takeFault(method: request.method, path: pathSegments) {
                 if fault.reset { var r = HTTPResponse(status: 0); r.dropConnection = true; return r }
                 if let status = fault.status { return HTTPResponse.error(status, "INJECTED_FAULT", "fault injected by sl-devserver") }
                 var r = HTTPResponse(status: -1)
@@ -262,23 +297,20 @@ public final class DevServer: @unchecked Sendable {
             return APIError(413, "PAYLOAD_TOO_LARGE", "request bodies are limited to \(HTTPServer.maxBodyBytes) bytes").response
         }
         do {
-            if route.access != .dev, let limited = rateLimited() { return limited }
-            // Long polls wait on the condition inside the handler; every other handler runs whole under the lock.
-            return try locked {
-                var context = RouteContext(request: request, parameters: parameters, session: nil, server: self)
-                switch route.access {
-                case .open: break
-                case .dev:
-                    guard let token = request.header("X-Dev-Token"), Sodium.constantTimeEquals(Array(token.utf8), Array(devToken.utf8)) else {
-                        throw APIError(401, "INVALID_DEV_TOKEN", "the X-Dev-Token header is missing or wrong")
-                    }
-                case .bearer, .chat:
-                    context.session = try authenticate(request)
-                    if route.access == .chat, context.session?.appId != "workbench" {
-                        throw APIError(403, "FORBIDDEN", "chat needs a session of the app 'workbench'")
-                    }
+            if route.access != .dev, let limited = state.withLock({ $0.rateLimited() }) { return limited }
+            switch route.body {
+            case .handler(let handler):
+                // The handler runs whole under the lock.
+                return try withState { state in try handler(try authorized(route, request, parameters), &state) }
+            case .longPoll(let handler):
+                let longPoll = try state.withLock { _ in try handler(try authorized(route, request, parameters)) }
+                // Between checks the lock is released, so other requests (the sends that wake us) go on.
+                let early = try state.await(deadline: longPoll.deadline) { _ -> HTTPResponse? in
+                    let (response, ready) = try longPoll.poll()
+                    return ready ? response : nil
                 }
-                return try route.handler(context)
+                if let early { return early }
+                return try state.withLock { _ in try longPoll.poll().response }
             }
         } catch let error as APIError {
             return error.response
@@ -291,6 +323,24 @@ public final class DevServer: @unchecked Sendable {
         } catch {
             return .error(500, "INTERNAL", "\(error)")
         }
+    }
+
+    /// The handler's context once the request has the access the route needs (call with the lock held).
+    private func authorized(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) throws -> RouteContext {
+        var context = RouteContext(request: request, parameters: parameters, session: nil, server: self)
+        switch route.access {
+        case .open: break
+        case .dev:
+            guard let token = request.header("X-Dev-Token"), Sodium.constantTimeEquals(Array(token.utf8), Array(devToken.utf8)) else {
+                throw APIError(401, "INVALID_DEV_TOKEN", "the X-Dev-Token header is missing or wrong")
+            }
+        case .bearer, .chat:
+            context.session = try authenticate(request)
+            if route.access == .chat, context.session?.appId != "workbench" {
+                throw APIError(403, "FORBIDDEN", "chat needs a session of the app 'workbench'")
+            }
+        }
+        return context
     }
 
     /// Bearer token → session, with the contract's 401/403 answers.
@@ -319,54 +369,6 @@ public final class DevServer: @unchecked Sendable {
         return AuthSession(id: id, userId: row.string("user_id") ?? "", appId: row.string("app_id") ?? "", expiresAt: expiresAt)
     }
 
-    // MARK: Faults, counters, rate limit
-
-    /// The first matching fault, its count decremented (call with the lock held).
-    private func takeFault(method: String, path: [Substring]) -> Fault? {
-        guard let i = faults.firstIndex(where: { $0.matches(method: method, path: path) }) else { return nil }
-        let fault = faults[i]
-        if let remaining = fault.remaining {
-            if remaining <= 1 { faults.remove(at: i) } else { faults[i].remaining = remaining - 1 }
-        }
-        return fault
-    }
-
-    func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?) throws -> Fault {
-        let parts = route.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[1].hasPrefix("/") else {
-            throw APIError.invalidRequest("'route' must be 'METHOD /path' with * for one path segment")
-        }
-        let fault = Fault(id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
-                          route: route, status: status, reset: reset, delayMs: delayMs, remaining: count)
-        nextFaultId += 1
-        faults.append(fault)
-        return fault
-    }
-
-    func clearFaults() -> Int {
-        defer { faults.removeAll() }
-        return faults.count
-    }
-
-    func setRateLimit(_ rps: Int) {
-        rateLimit = rps
-        rateWindowCount = 0
-    }
-
-    private func rateLimited() -> HTTPResponse? {
-        locked {
-            guard rateLimit > 0 else { return nil }
-            let second = Timestamp.now().seconds
-            if second != rateWindowSecond {
-                rateWindowSecond = second
-                rateWindowCount = 0
-            }
-            rateWindowCount += 1
-            guard rateWindowCount > rateLimit else { return nil }
-            return APIError(429, "RATE_LIMITED", "more than \(rateLimit) requests per second", headers: [("Retry-After", "1")]).response
-        }
-    }
-
     // MARK: Log
 
     /// One JSON line per request: the route template, never the raw path or query (codes and tokens
@@ -378,10 +380,57 @@ public final class DevServer: @unchecked Sendable {
             ("route", .string(route ?? "(unmatched)")), ("status", .int(status)),
             ("durationMs", .int(Int(Timestamp.nowMilliseconds() - started))), ("client", .string(request.clientAddress)),
         ]).serialized() + "\n"
-        locked {
+        state.withLock { _ in
             fputs(line, logFile)
             fflush(logFile)
         }
     }
 }
 
+// MARK: Faults, counters, rate limit
+
+extension DevServerState {
+    /// The first matching fault, its count decremented.
+    mutating func takeFault(method: String, path: [Substring]) -> Fault? {
+        guard let i = faults.firstIndex(where: { $0.matches(method: method, path: path) }) else { return nil }
+        let fault = faults[i]
+        if let remaining = fault.remaining {
+            if remaining <= 1 { faults.remove(at: i) } else { faults[i].remaining = remaining - 1 }
+        }
+        return fault
+    }
+
+    mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?) throws -> Fault {
+        let parts = route.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[1].hasPrefix("/") else {
+            throw APIError.invalidRequest("'route' must be 'METHOD /path' with * for one path segment")
+        }
+        let fault = Fault(id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
+                          route: route, status: status, reset: reset, delayMs: delayMs, remaining: count)
+        nextFaultId += 1
+        faults.append(fault)
+        return fault
+    }
+
+    mutating func clearFaults() -> Int {
+        defer { faults.removeAll() }
+        return faults.count
+    }
+
+    mutating func setRateLimit(_ rps: Int) {
+        rateLimit = rps
+        rateWindowCount = 0
+    }
+
+    mutating func rateLimited() -> HTTPResponse? {
+        guard rateLimit > 0 else { return nil }
+        let second = Timestamp.now().seconds
+        if second != rateWindowSecond {
+            rateWindowSecond = second
+            rateWindowCount = 0
+        }
+        rateWindowCount += 1
+        guard rateWindowCount > rateLimit else { return nil }
+        return APIError(429, "RATE_LIMITED", "more than \(rateLimit) requests per second", headers: [("Retry-After", "1")]).response
+    }
+}

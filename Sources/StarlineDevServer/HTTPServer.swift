@@ -65,15 +65,14 @@ public struct HTTPResponse: Sendable {
 /// An HTTP/1.1 server on libmicrohttpd, bound to a loopback address only. Every connection gets a
 /// thread (long polls and delay faults simply block it); the handler is called on those threads.
 public final class HTTPServer: @unchecked Sendable {
-    // @unchecked: the handler is immutable and Sendable; the daemon pointer is set once in init
-    // and only read afterwards (stop() is idempotent under a lock).
+    // @unchecked: the handler is immutable and Sendable; the daemon pointer lives in a lock (set once
+    // in init, cleared by the idempotent stop()); `port` is written only in init.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     public static let maxBodyBytes = 64 * 1024
 
     let handler: Handler
-    private var daemon: OpaquePointer?
-    private let stopLock = Mutex()
+    private let daemon = Locked<OpaquePointer?>(nil)
     public private(set) var port: UInt16 = 0
 
     /// Starts listening on 127.0.0.1:`port` (0 picks a free port; read `port` afterwards).
@@ -95,31 +94,19 @@ public final class HTTPServer: @unchecked Sendable {
             throw StarlineError(.usage, "cannot listen on 127.0.0.1:\(port): \(String(cString: strerror(errno)))",
                                 details: .object([("port", .int(Int(port)))]))
         }
-        daemon = started
+        daemon.withLock { $0 = started }
         self.port = starline_mhd_bound_port(started)
     }
 
     /// Stops accepting, closes connections and joins the server's threads.
     public func stop() {
-        stopLock.withLock {
+        daemon.withLock { daemon in
             if let daemon { MHD_stop_daemon(daemon) }
             daemon = nil
         }
     }
 
     deinit { stop() }
-}
-
-/// A pthread mutex usable from any thread (Synchronization.Mutex needs a noncopyable owner).
-final class Mutex: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body()
-    }
 }
 
 /// Per-request state kept between MHD's calls for one request (headers, then body chunks, then done).
@@ -209,5 +196,6 @@ func clientAddress(_ connection: OpaquePointer) -> String {
     var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
     let length = socklen_t(address.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
     guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return "" }
-    return String(cString: host)
+    let end = host.firstIndex(of: 0) ?? host.endIndex
+    return String(decoding: host[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

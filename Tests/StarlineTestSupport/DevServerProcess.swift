@@ -78,19 +78,22 @@ public final class DevServerProcess: @unchecked Sendable {
         if dev { args += ["-H", "X-Dev-Token: \(devToken)"] }
         for (name, value) in headers { args += ["-H", "\(name): \(value)"] }
         if let maxTime { args += ["--max-time", String(maxTime)] }
+        let upload: (contentType: String, bytes: [UInt8])?
         switch body {
         case .json(let value)?:
-            FileManager.default.createFile(atPath: dir.file("in"), contents: Data(value.serialized().utf8))
-            args += ["-H", "Content-Type: application/json", "--data-binary", "@" + dir.file("in")]
+            upload = ("application/json", Array(value.serialized().utf8))
         case .form(let fields)?:
             let encoded = fields.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
-            FileManager.default.createFile(atPath: dir.file("in"), contents: Data(encoded.utf8))
-            args += ["-H", "Content-Type: application/x-www-form-urlencoded", "--data-binary", "@" + dir.file("in")]
+            upload = ("application/x-www-form-urlencoded", Array(encoded.utf8))
         case .raw(let bytes, let contentType)?:
-            FileManager.default.createFile(atPath: dir.file("in"), contents: Data(bytes))
-            args += ["-H", "Content-Type: \(contentType)", "--data-binary", "@" + dir.file("in")]
+            upload = (contentType, bytes)
         case nil:
-            break
+            upload = nil
+        }
+        if let upload {
+            // A body that cannot be written fails here, not as a puzzling curl error.
+            try Data(upload.bytes).write(to: URL(fileURLWithPath: dir.file("in")))
+            args += ["-H", "Content-Type: \(upload.contentType)", "--data-binary", "@" + dir.file("in")]
         }
         args.append(path.hasPrefix("http") ? path : baseURL + path)
         let run = try Tools.run("/usr/bin/curl", args, home: dir.path)
