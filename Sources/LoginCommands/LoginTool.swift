@@ -19,11 +19,24 @@ public enum LoginTool {
     public static func main() async -> Never { await ToolMain.main(tool) }
 }
 
-/// How a sign-in is done.
+/// How the session of a login was obtained, as the result record says (`"mode"`).
 enum LoginMode: String, Sendable {
     case token, device, browser
     /// `sl-login complete`: a callback pasted or scanned from a two-step login.
     case paste
+}
+
+/// The one-step sign-in flows of `sl-login` and `sl-login switch`.
+enum SignInFlow: Sendable {
+    case token, device, browser
+
+    var mode: LoginMode {
+        switch self {
+        case .token: .token
+        case .device: .device
+        case .browser: .browser
+        }
+    }
 }
 
 /// The sign-in options of `sl-login` and `sl-login switch`, declared once.
@@ -36,10 +49,10 @@ struct SignInOptions {
     static let pendingTTL = Option<Duration>.seconds("pending-ttl", help: "How long a pending login stays valid.", default: 600, range: 30...86400)
 
     static let specs: [OptionSpec] = [browser.spec, noBrowser.spec, device.spec, withToken.spec, redirectPort.spec, pendingTTL.spec,
-                                      StandardOptions.showSecrets]
+                                      StandardOptions.showSecrets.spec]
 
-    /// The mode the flags ask for; nil when none does (the terminal decides, see `SignIn.mode`).
-    var requestedMode: LoginMode?
+    /// The flow the flags ask for; nil when none does (the terminal decides, see `SignIn.flow`).
+    var requestedFlow: SignInFlow?
     /// `--no-browser`: print the URL instead of opening a browser.
     var opensBrowser: Bool
     var redirectPort: UInt16
@@ -48,14 +61,14 @@ struct SignInOptions {
     var platform: PlatformOptions
 
     init(_ arguments: ParsedArguments) throws {
-        requestedMode = if try arguments[Self.withToken] { .token }
+        requestedFlow = if try arguments[Self.withToken] { .token }
             else if try arguments[Self.device] { .device }
             else if try arguments[Self.browser] || arguments[Self.noBrowser] { .browser }
             else { nil }
         opensBrowser = !(try arguments[Self.noBrowser])
         redirectPort = UInt16(try arguments[Self.redirectPort] ?? 0)
         pendingTTL = try arguments[Self.pendingTTL].components.seconds
-        showSecrets = arguments.flag("show-secrets")
+        showSecrets = try arguments[StandardOptions.showSecrets]
         platform = try PlatformOptions(arguments)
     }
 }
@@ -86,7 +99,7 @@ enum SignInCommand: AsyncCommand {
         // Load libcurl while the store is read (see CurlLibrary.preload).
         HTTPTransport.preloadLibrary()
         await client.retryPendingRevocations()
-        return try await SignIn.run(client, options, mode: try SignIn.mode(options, context), context)
+        return try await SignIn.run(client, options, flow: try SignIn.flow(options, context), context)
     }
 }
 
@@ -101,9 +114,9 @@ enum SwitchCommand: AsyncCommand {
         let client = try PlatformToolSupport.client(options.platform, context)
         HTTPTransport.preloadLibrary()
         // The mode is settled first: a switch that cannot log in (no terminal, no mode flag) must not log out either.
-        let mode = try SignIn.mode(options, context)
+        let flow = try SignIn.flow(options, context)
         let result = await client.logout()
         if let error = result.error { context.output.notice("sl-login: \(error.message)") }
-        return try await SignIn.run(client, options, mode: mode, context)
+        return try await SignIn.run(client, options, flow: flow, context)
     }
 }

@@ -48,7 +48,7 @@ enum CompleteCommand: AsyncCommand {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(callback: arguments.positionals[0], showSecrets: arguments.flag("show-secrets"), platform: try PlatformOptions(arguments))
+        Options(callback: arguments.positionals[0], showSecrets: try arguments[StandardOptions.showSecrets], platform: try PlatformOptions(arguments))
     }
 
     @MainActor
@@ -93,7 +93,7 @@ enum TokenCommand: PlatformCommand {
         guard let store = client.store, let candidate = try store.withState({ try $0.usableCandidate() }) else {
             throw StarlineError(.notLoggedIn, "not logged in")
         }
-        guard candidate.expiresAt > Timestamp.now().seconds else { throw StarlineError(.sessionExpired, "the stored session expired; log in again") }
+        guard candidate.expiresAt > context.io.now().seconds else { throw StarlineError(.sessionExpired, "the stored session expired; log in again") }
         context.output.write(candidate.accessToken + "\n")
         return .ok
     }
@@ -161,7 +161,7 @@ enum StatusCommand: PlatformCommand {
                                            ("deviceKey", .string(store.deviceKeyPath)), ("machineId", .string(store.machineIdSource))])))
         let candidate = snapshot.0
         var sessionJSON = candidate.map { PlatformSession($0).json() } ?? .null
-        if let c = candidate { sessionJSON.set("expired", .bool(c.expiresAt <= Timestamp.now().seconds)) }
+        if let c = candidate { sessionJSON.set("expired", .bool(c.expiresAt <= context.io.now().seconds)) }
         fields.append(("session", sessionJSON))
         fields.append(("pendingLogin", snapshot.1.map { .object([("mode", .string($0.mode)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
                                                                   ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))]) } ?? .null))

@@ -4,24 +4,24 @@ import StarlineQR
 
 /// The sign-in flows of `sl-login` and `sl-login switch`.
 enum SignIn {
-    /// The login mode the flags ask for; without one, on a terminal, the browser when one can be opened, else
+    /// The sign-in flow the flags ask for; without one, on a terminal, the browser when one can be opened, else
     /// the device code (said on stderr); without a terminal, USAGE — a cron job never starts an interactive flow.
-    static func mode(_ options: SignInOptions, _ context: CommandContext) throws -> LoginMode {
-        if let mode = options.requestedMode { return mode }
+    static func flow(_ options: SignInOptions, _ context: CommandContext) throws -> SignInFlow {
+        if let flow = options.requestedFlow { return flow }
         guard context.io.stdinIsTerminal && context.io.stderrIsTerminal else {
             throw StarlineError(.usage, "not on a terminal: choose a login mode explicitly (--with-token, --device, --browser, --no-browser, or sl-login start/complete)")
         }
-        let mode: LoginMode = LoginTool.canOpenBrowser(context.environment) ? .browser : .device
-        context.output.notice("sl-login: signing in with \(mode == .browser ? "a browser and a loopback redirect" : "a device code (no browser available)")")
-        return mode
+        let flow: SignInFlow = LoginTool.canOpenBrowser(context.environment) ? .browser : .device
+        context.output.notice("sl-login: signing in with \(flow == .browser ? "a browser and a loopback redirect" : "a device code (no browser available)")")
+        return flow
     }
 
     @MainActor
-    static func run(_ client: StarlightClient, _ options: SignInOptions, mode: LoginMode, _ context: CommandContext) async throws -> ExitStatus {
+    static func run(_ client: StarlightClient, _ options: SignInOptions, flow: SignInFlow, _ context: CommandContext) async throws -> ExitStatus {
         let output = context.output
         let ttl = options.pendingTTL
         let session: PlatformSession
-        switch mode {
+        switch flow {
         case .token:
             let token = String(decoding: try context.readStandardInput(), as: UTF8.self).trimmingWhitespace()
             guard !token.isEmpty else { throw StarlineError(.usage, "--with-token reads the token from stdin, which was empty") }
@@ -35,7 +35,7 @@ enum SignIn {
                     output.notice("or scan:\n" + QRRenderer.utf8(matrix, margin: 2))
                 }
             }), pendingTTL: ttl)
-        case .browser, .paste:
+        case .browser:
             let listener = try LoopbackListener(port: options.redirectPort)
             let openBrowser = options.opensBrowser
             let environment = context.environment
@@ -47,7 +47,7 @@ enum SignIn {
                 }
             }), pendingTTL: ttl)
         }
-        output.emit(loggedIn(session, mode: mode, showSecrets: options.showSecrets))
+        output.emit(loggedIn(session, mode: flow.mode, showSecrets: options.showSecrets))
         return .ok
     }
 

@@ -36,8 +36,8 @@ enum DecodeCommand: Command {
         if files.filter({ $0 == "-" }).count > 1 { throw StarlineError(.usage, "standard input (-) can be read only once") }
         let cpus = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         return Options(files: files, expect: try arguments[expect], jobs: min(try arguments[jobs] ?? cpus, files.count),
-                       classifier: PayloadClassifier(chatBase: try arguments[StandardOptions.chatBase], showSecrets: arguments.flag("show-secrets")),
-                       pretty: arguments.flag("pretty"))
+                       classifier: PayloadClassifier(chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
+                       pretty: try arguments[StandardOptions.pretty])
     }
 
     struct FileOutcome: Sendable {

@@ -13,7 +13,7 @@ public enum QRTool {
                     Example("sl-qr friend AbCdEfGh1234 -o friend.png && sl-qr decode friend.png", "Make a friend-link QR code and decode it back."),
                 ]),
             [.command(EncodeCommand.self), .command(FriendCommand.self), .command(DecodeCommand.self)]),
-        globalOptions: StandardOptions.output + [StandardOptions.chat, StandardOptions.showSecrets],
+        globalOptions: StandardOptions.output + [StandardOptions.chat, StandardOptions.showSecrets.spec],
         environment: StandardOptions.environment,
         files: [StandardOptions.configFile],
         seeAlso: ["qrencode(1)", "zbarimg(1)", "sl-chat(1)", "sl-login(1)"])

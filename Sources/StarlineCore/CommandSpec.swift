@@ -177,11 +177,11 @@ public enum StandardOptions {
     /// Renders the man page or a completion script from the spec (used by `make generated`).
     public static let generate = OptionSpec.value("generate", "KIND", help: "Write the man page or a shell completion script to stdout.",
                                                   choices: ["man", "bash", "zsh", "fish"], hidden: true)
-    public static let pretty = OptionSpec.flag("pretty", help: "Pretty-print JSON output (the default on a terminal).")
+    public static let pretty = Option<Bool>.flag("pretty", help: "Pretty-print JSON output (the default on a terminal).")
     public static let compact = OptionSpec.flag("compact", help: "Print compact JSON (the default when stdout is not a terminal).")
     public static let jsonl = OptionSpec.flag("jsonl", help: "Print JSON Lines: one compact record per line.")
     public static let progress = OptionSpec.flag("progress", help: "Print progress on stderr even when stderr is not a terminal.")
-    public static let showSecrets = OptionSpec.flag("show-secrets", help: "Include tokens and codes in the output instead of \"redacted\".")
+    public static let showSecrets = Option<Bool>.flag("show-secrets", help: "Include tokens and codes in the output instead of \"redacted\".")
     public static let profile = OptionSpec.value("profile", "NAME", help: "Use the named profile of the configuration file.",
                                                  env: "STARLINE_PROFILE")
     /// `--api`: the platform API base URL (W4 rules).
@@ -194,7 +194,7 @@ public enum StandardOptions {
     public static let chat = chatBase.spec
 
     /// `--pretty`, `--compact`, `--jsonl`, `--progress`, `--profile`: every tool has these.
-    public static let output: [OptionSpec] = [pretty, compact, jsonl, progress, profile]
+    public static let output: [OptionSpec] = [pretty.spec, compact, jsonl, progress, profile]
 
     public static let environment: [ToolSpec.Entry] = [
         .init("STARLINE_HOME", "Relocates configuration, state, data and runtime files to DIR/config, DIR/state, DIR/data and DIR/run."),
