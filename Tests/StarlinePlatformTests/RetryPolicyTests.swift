@@ -225,17 +225,26 @@ import Testing
     }
 
     @Test func cancellationDuringAWaitStopsRetries() async throws {
-        // The system clock: a minute's wait, cut short by the cancellation.
+        // Task.sleep, the system clock's wait, must be cut short: a wait that ran its course (30–60 s here)
+        // leaves `interrupted` false. Not timed: under the full suite a task can wait long for a thread.
+        let interrupted = Locked(false)
+        let clock = RetryClock(now: RetryClock.system.now, sleep: { seconds in
+            do {
+                try await RetryClock.system.sleep(seconds)
+            } catch {
+                interrupted.withLock { $0 = true }
+                throw error
+            }
+        })
         let stub = StubExchange([Self.reply(503)])
-        let started = ContinuousClock.now
-        let task = Task { try await stub.send(Self.request, retry: RetryPolicy(retries: 3, baseDelay: 60, maxDelay: 60)) }
-        while stub.attempts == 0 { await Task.yield() }
+        let task = Task { try await stub.send(Self.request, retry: RetryPolicy(retries: 3, baseDelay: 60, maxDelay: 60), clock: clock) }
+        while stub.attempts == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
         task.cancel()
         let result = await task.result
         guard case .failure(let error as StarlineError) = result else { Issue.record("expected an error, got \(result)"); return }
         #expect(error.code == .interrupted)
         #expect(stub.attempts == 1)
-        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(interrupted.withLock { $0 })
     }
 
     // MARK: The clients take any exchange
