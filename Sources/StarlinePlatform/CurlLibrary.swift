@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CCurl
 import StarlineCore
 import Synchronization
@@ -44,12 +41,12 @@ package struct CurlLibrary: @unchecked Sendable {
     /// `preloadInFlight`: `exit` would wait for the dynamic loader's lock).
     static func preload() {
         preloading.store(true, ordering: .releasing)
-        var thread = pthread_t()
-        if pthread_create(&thread, nil, curlPreloadThread, nil) == 0 {
-            pthread_detach(thread)
-        } else {
+        let started = WorkerThreads.detach {
+            _ = CurlLibrary.shared
             preloading.store(false, ordering: .releasing)
         }
+        // No thread (EAGAIN): the first request loads libcurl itself, as without a preload.
+        if !started { preloading.store(false, ordering: .releasing) }
     }
 
     /// Whether a `preload` has started and not finished.
@@ -125,13 +122,6 @@ package struct CurlLibrary: @unchecked Sendable {
     }
 
     var version: String { versionFunction().map { String(cString: $0) } ?? "libcurl" }
-}
-
-/// The preload thread: a free function, since it runs on a thread no Swift actor owns.
-private func curlPreloadThread(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    _ = CurlLibrary.shared
-    preloading.store(false, ordering: .releasing)
-    return nil
 }
 
 private let preloading = Atomic<Bool>(false)

@@ -2,24 +2,28 @@ import StarlineCore
 
 /// The platform routes of the HTTP contract (DESIGN §4, docs/openapi.yaml), typed.
 ///
-/// Every failure is a `StarlineError`: transport errors from `HTTPTransport`, HTTP error answers mapped
+/// Every failure is a `StarlineError`: transport errors from the `HTTPExchange`, HTTP error answers mapped
 /// in `PlatformAPI.error(status:body:headers:route:)`, and `DATA_ERROR` for answers that do not have the
 /// contract's shape. Every error's details carry `route` ("GET /api/me"), and `status` when the server
 /// answered. Tokens, codes and passwords never appear in messages or details.
 public struct PlatformAPI: Sendable {
     public let base: BaseURL
     public let appId: String
-    public let transport: HTTPTransport
+    /// One attempt per call; the retries are `send(_:retry:clock:)`'s, over whatever exchange this is.
+    public let transport: any HTTPExchange
     /// Retries for requests that are safe to repeat (GET, DELETE, revocation); others are never repeated.
     public var retries: Int
+    /// What the retries wait on: tests record the waits instead of sitting them out.
+    public var clock: RetryClock
     /// `device_platform` sent with token requests (shown in the session list).
     public var devicePlatform = "linux"
 
-    public init(base: BaseURL, appId: String, transport: HTTPTransport, retries: Int = 2) {
+    public init(base: BaseURL, appId: String, transport: any HTTPExchange = HTTPTransport(), retries: Int = 2, clock: RetryClock = .system) {
         self.base = base
         self.appId = appId
         self.transport = transport
         self.retries = retries
+        self.clock = clock
     }
 
     // MARK: OAuth
@@ -190,7 +194,7 @@ public struct PlatformAPI: Sendable {
     /// Sends with retries when idempotent, adding `route` to transport errors.
     func send(_ route: String, _ request: HTTPRequestSpec, idempotent: Bool) async throws -> HTTPReply {
         do {
-            return try await transport.send(request, retries: idempotent ? retries : 0)
+            return try await transport.send(request, retry: RetryPolicy(retries: idempotent ? retries : 0), clock: clock)
         } catch var error as StarlineError {
             error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
             throw error

@@ -39,7 +39,9 @@ public final class StarlightClient {
     var loginInProgress = false
     var inFlightRestore: Task<RestoreOutcome, Never>?
 
-    public init(configuration: Configuration, store: SessionStore?, transport: HTTPTransport? = nil) {
+    /// `transport`: one HTTP attempt per call (nil: libcurl, with the configuration's timeout); the retries
+    /// are PlatformAPI's.
+    public init(configuration: Configuration, store: SessionStore?, transport: (any HTTPExchange)? = nil) {
         self.configuration = configuration
         self.store = store
         platform = PlatformAPI(base: configuration.api, appId: configuration.appId,

@@ -1,0 +1,49 @@
+import StarlineCore
+
+extension StarlightClient {
+    // MARK: Authenticated requests (S14, S15)
+
+    /// Runs an authenticated request with the current session. The account is captured when the request
+    /// starts: a different account by the time it answers is SESSION_CHANGED (S14); a 401 or an ending 403
+    /// clears the session only if it is still the one this request used (S15).
+    public func authenticated<T: Sendable>(_ operation: @Sendable (String) async throws -> T) async throws -> T {
+        let current: PlatformSession
+        if let session { current = session } else if let memoryToken {
+            current = PlatformSession(accessToken: memoryToken, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
+        } else if let store, let c = try store.withState({ try $0.usableCandidate() }) {
+            current = PlatformSession(c)
+        } else {
+            throw StarlineError(.notLoggedIn, "not logged in")
+        }
+        let epochAtStart = epoch
+        do {
+            let result = try await operation(current.accessToken)
+            try checkSameAccount(current, epochAtStart: epochAtStart)
+            return result
+        } catch let error as StarlineError where error.exitStatus == .sessionEnded {
+            try checkSameAccount(current, epochAtStart: epochAtStart)
+            onError?(error)
+            if let store {
+                let outcome = compareAndClear(store, sessionId: current.sessionId, reason: error)
+                if let e = outcome.error, e.exitStatus != .sessionEnded { throw e }
+            } else if session?.sessionId == current.sessionId {
+                publish(nil)
+            }
+            throw error
+        } catch let error as StarlineError {
+            try checkSameAccount(current, epochAtStart: epochAtStart)
+            onError?(error)
+            throw error
+        }
+    }
+
+    private func checkSameAccount(_ used: PlatformSession, epochAtStart: Int) throws {
+        var stillSame = epoch == epochAtStart
+        if stillSame, let store {
+            stillSame = (try? store.withState { try $0.candidate()?.sessionId }) == used.sessionId
+        }
+        guard stillSame else {
+            throw StarlineError(.sessionChanged, "the account changed while the request was in flight; its result was discarded (a write may still have reached the server)")
+        }
+    }
+}

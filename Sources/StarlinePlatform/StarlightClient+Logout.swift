@@ -1,0 +1,173 @@
+import StarlineCore
+
+// MARK: - Logout (S11, S12, S13)
+
+extension StarlightClient {
+    public struct LogoutResult: Sendable {
+        public var hadSession: Bool
+        public var revoked: Bool
+        public var pendingRevocations: Int
+        public var error: StarlineError?
+    }
+
+    /// Clears the local session and candidate first, then revokes on the server. A network failure
+    /// never restores the old identity; the token is remembered and revoked by a later run (S12).
+    public func logout() async -> LogoutResult {
+        epoch += 1
+        let old = session
+        publish(nil)
+        guard let store else { return await logoutMemorySession(token: old?.accessToken) }
+        let record = recordLogout(store)
+        let deletion = deleteCandidate(store, after: record)
+        // onError reports storage write/delete errors (S7); a read error is part of the returned result.
+        for failure in [record.recordFailure, deletion.failure].compactMap({ $0 }) { _ = reportStorageError(failure) }
+        let revocation = await revokeAfterLogout(store, record: record)
+        return Self.logoutResult(record, deletion, revocation)
+    }
+
+    /// `switchAccount()`: the same as `logout()`; the host then starts a new `login(_:)` (S11).
+    public func switchAccount() async -> LogoutResult { await logout() }
+
+    /// Drops the identity and deletes the candidate, without a server call. Retries an earlier failed delete (S13).
+    public func clearSession() throws {
+        epoch += 1
+        publish(nil)
+        guard let store else { return }
+        do {
+            try store.withState { state in
+                let candidate = try? state.candidate()
+                do { try state.deleteCandidate() } catch {
+                    if let c = candidate { try? state.setRevocationMarker(sessionId: c.sessionId) }
+                    throw error
+                }
+                try state.clearRevocationMarker()
+                try state.bumpGeneration()
+            }
+        } catch {
+            // S7: storage write/delete errors go to onError too, besides being thrown.
+            let failure = Self.starline(error)
+            _ = reportStorageError(failure)
+            throw failure
+        }
+    }
+
+    // MARK: Logout steps
+
+    /// STARLINE_TOKEN: nothing is stored, so only the server revocation is left.
+    private func logoutMemorySession(token: String?) async -> LogoutResult {
+        guard let token else { return LogoutResult(hadSession: false, revoked: false, pendingRevocations: 0) }
+        do {
+            try await platform.revoke(token: token)
+            return LogoutResult(hadSession: true, revoked: true, pendingRevocations: 0)
+        } catch {
+            return LogoutResult(hadSession: true, revoked: false, pendingRevocations: 0,
+                                error: StarlineError(.network, "logged out locally, but the server revocation failed: \(Self.starline(error).message)", retryable: true))
+        }
+    }
+
+    /// Step 1, committed on its own: the token to revoke is remembered before anything else can fail (S12), and
+    /// the generation bump supersedes restores in flight. Whatever fails here, the delete still runs.
+    private func recordLogout(_ store: SessionStore) -> LogoutRecord {
+        var record = LogoutRecord()
+        do {
+            try store.withState { state in
+                do { record.candidate = try state.candidate() } catch { record.readFailure = Self.starline(error) }
+                try state.clearPendingLogin()
+                try state.bumpGeneration()
+                if let c = record.candidate { try state.addPendingRevocation(sessionId: c.sessionId, accessToken: c.accessToken) }
+            }
+        } catch {
+            record.recordFailure = Self.starline(error)
+        }
+        return record
+    }
+
+    /// Step 2: the delete, also of a candidate that could not be read (the row needs no key). When it fails, the
+    /// marker — a file beside the db, kept through the rollback — makes later runs refuse it (S13); an empty
+    /// marker refuses any candidate, for one whose session id is unknown.
+    private func deleteCandidate(_ store: SessionStore, after record: LogoutRecord) -> LogoutDeletion {
+        var deletion = LogoutDeletion()
+        do {
+            try store.withState { state in
+                do { try state.deleteCandidate() } catch {
+                    if record.hadSession {
+                        do {
+                            try state.setRevocationMarker(sessionId: record.candidate?.sessionId ?? "")
+                            deletion.markerWritten = true
+                        } catch {}
+                    }
+                    throw error
+                }
+            }
+        } catch {
+            deletion.failure = Self.starline(error)
+        }
+        return deletion
+    }
+
+    /// Step 3: revoke what this logout and earlier offline logouts could not — and this token directly when
+    /// it could not be remembered for a later run.
+    private func revokeAfterLogout(_ store: SessionStore, record: LogoutRecord) async -> LogoutRevocation {
+        var revokedDirectly = false
+        if record.recordFailure != nil, let c = record.candidate {
+            revokedDirectly = (try? await platform.revoke(token: c.accessToken)) != nil
+        }
+        await retryPendingRevocations()
+        let left = pendingRevocationCount()
+        let revokedThis = revokedDirectly || record.candidate.map { c in
+            !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? true)
+        } ?? false
+        return LogoutRevocation(revokedThis: revokedThis, left: left)
+    }
+
+    /// Step 4, the result: the first storage failure decides the message, and never reads as a clean logout.
+    private static func logoutResult(_ record: LogoutRecord, _ deletion: LogoutDeletion, _ revocation: LogoutRevocation) -> LogoutResult {
+        let hadSession = record.hadSession
+        let left = revocation.left
+        if let deleteFailure = deletion.failure {
+            let consequence = deletion.markerWritten
+                ? "it will not be used again — run sl-login clear to retry"
+                : "and no marker could be written, so a later run may still use it — run sl-login clear to retry"
+            return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: left,
+                                error: StarlineError(.storage, "logged out, but the stored session could not be deleted (\(deleteFailure.message)); \(consequence)"))
+        }
+        if let readFailure = record.readFailure {
+            return LogoutResult(hadSession: hadSession, revoked: false, pendingRevocations: left,
+                                error: StarlineError(.storage, "the stored session could not be read (\(readFailure.message)); it was deleted here, but its token could not be revoked on the server"))
+        }
+        if let recordFailure = record.recordFailure, !revocation.revokedThis {
+            return LogoutResult(hadSession: hadSession, revoked: false, pendingRevocations: left,
+                                error: StarlineError(.storage, "logged out locally, but the server revocation failed and the token could not be remembered for a later run (\(recordFailure.message))"))
+        }
+        if left > 0 {
+            return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: left,
+                                error: StarlineError(.network, "logged out locally; the server revocation is pending (\(left) token\(left == 1 ? "" : "s")) and will be retried by the next sl-restore or sl-login run", retryable: true))
+        }
+        return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: 0)
+    }
+}
+
+/// Step 1 of a logout: what the store held, and what could not be read or recorded.
+private struct LogoutRecord {
+    var candidate: StoredCandidate?
+    /// The candidate could not be read; its row is deleted all the same.
+    var readFailure: StarlineError?
+    /// The transaction failed, so the token is not remembered for a later run.
+    var recordFailure: StarlineError?
+    /// Whether there was a session to end, also one that could not be read.
+    var hadSession: Bool { candidate != nil || readFailure != nil }
+}
+
+/// Step 2: the delete, and whether the S13 marker stands in for a failed one.
+private struct LogoutDeletion {
+    var failure: StarlineError?
+    var markerWritten = false
+}
+
+/// Step 3: the server side.
+private struct LogoutRevocation {
+    /// This logout's token is revoked: directly, or among the pending ones.
+    var revokedThis: Bool
+    /// Tokens still waiting to be revoked, this one's included.
+    var left: Int
+}
