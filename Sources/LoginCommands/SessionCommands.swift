@@ -163,7 +163,7 @@ enum StatusCommand: PlatformCommand {
         var sessionJSON = candidate.map { PlatformSession($0).json() } ?? .null
         if let c = candidate { sessionJSON.set("expired", .bool(c.expiresAt <= context.io.now().seconds)) }
         fields.append(("session", sessionJSON))
-        fields.append(("pendingLogin", snapshot.1.map { .object([("mode", .string($0.mode)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+        fields.append(("pendingLogin", snapshot.1.map { .object([("mode", .string($0.mode.rawValue)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
                                                                   ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))]) } ?? .null))
         fields.append(("pendingRevocations", .array(snapshot.2.map { .object([("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
                                                                              ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))]) })))

@@ -3,8 +3,22 @@
 ///
 /// The PKCE verifier and the device code are sealed in the store; the other fields are clear.
 public struct PendingLogin: Sendable, Equatable {
-    /// "paste" | "loopback" | "device".
-    public var mode: String
+    /// Which flow the login is; stored in the session store as its raw value.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// `sl-login --with-token`: a token being verified.
+        case token
+        /// A device code (RFC 8628) waiting for approval on another device.
+        case device
+        /// A browser sign-in with a loopback redirect (RFC 8252) waiting for its callback.
+        case loopback
+        /// `sl-login start`: a callback to be pasted or scanned into `sl-login complete`.
+        case paste
+
+        /// The flows that finish with an authorization-code callback.
+        public var takesCallback: Bool { self == .paste || self == .loopback }
+    }
+
+    public var mode: Mode
     /// The OAuth `state` the callback must carry.
     public var state: String
     /// The PKCE code verifier (secret).
@@ -15,7 +29,7 @@ public struct PendingLogin: Sendable, Equatable {
     public var createdAt: Int64
     public var expiresAt: Int64
 
-    public init(mode: String, state: String, verifier: String, redirectURI: String, deviceCode: String? = nil,
+    public init(mode: Mode, state: String, verifier: String, redirectURI: String, deviceCode: String? = nil,
                 createdAt: Int64, expiresAt: Int64) {
         self.mode = mode
         self.state = state
@@ -29,12 +43,12 @@ public struct PendingLogin: Sendable, Equatable {
 
 extension PendingLogin: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "PendingLogin(mode: \(mode), redirectURI: \(redirectURI), createdAt: \(createdAt), expiresAt: \(expiresAt), "
+        "PendingLogin(mode: \(mode.rawValue), redirectURI: \(redirectURI), createdAt: \(createdAt), expiresAt: \(expiresAt), "
             + "verifier: <redacted>, deviceCode: \(deviceCode == nil ? "nil" : "<redacted>"))"
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
-        Mirror(self, children: ["mode": mode, "redirectURI": redirectURI, "createdAt": createdAt,
+        Mirror(self, children: ["mode": mode.rawValue, "redirectURI": redirectURI, "createdAt": createdAt,
                                 "expiresAt": expiresAt], displayStyle: .struct)
     }
 }

@@ -67,13 +67,13 @@ enum SessionRows {
     }
 
     static func pendingLoginValues(_ p: PendingLogin, keyId: String, sealedSecrets: [UInt8]) -> [SQLiteValue] {
-        [.text(keyId), .text(p.mode), .text(p.state), .blob(sealedSecrets), .text(p.redirectURI),
+        [.text(keyId), .text(p.mode.rawValue), .text(p.state), .blob(sealedSecrets), .text(p.redirectURI),
          .integer(p.deviceCode == nil ? 0 : 1), .integer(p.createdAt), .integer(p.expiresAt)]
     }
 
     /// The clear columns of a pending login row, before its secrets are opened (an expired one never is).
     struct PendingLoginRow {
-        var mode: String
+        var mode: PendingLogin.Mode
         var state: String
         var sealedSecrets: [UInt8]
         var redirectURI: String
@@ -83,7 +83,8 @@ enum SessionRows {
     }
 
     static func pendingLoginRow(_ row: SQLiteRow, damaged: StarlineError) throws -> PendingLoginRow {
-        guard let mode = row.string("mode"), let state = row.string("state"), let sealed = row.blob("sealed_secrets"),
+        // A mode this version does not know is a damaged row, like any other unreadable column.
+        guard let mode = row.string("mode").flatMap(PendingLogin.Mode.init(rawValue:)), let state = row.string("state"), let sealed = row.blob("sealed_secrets"),
             let redirectURI = row.string("redirect_uri"), let hasDeviceCode = row.bool("has_device_code"),
             let createdAt = row.int64("created_at"), let expiresAt = row.int64("expires_at")
         else { throw damaged }

@@ -24,7 +24,7 @@ extension StarlightClient {
         defer { loginInProgressEnd() }
         switch method {
         case .token(let token):
-            let generation = try beginPersistentLogin(PendingLogin(mode: "token", state: "", verifier: "", redirectURI: "", deviceCode: nil,
+            let generation = try beginPersistentLogin(PendingLogin(mode: .token, state: "", verifier: "", redirectURI: "", deviceCode: nil,
                                                                    createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + pendingTTL))
             let me: Me
             do { me = try await platform.me(token: token) } catch {
@@ -35,7 +35,7 @@ extension StarlightClient {
             return try await finishLogin(grant, generation: generation, revokeOnFailure: false)
         case .device(let present):
             let authorization = try await platform.deviceAuthorization()
-            let generation = try beginPersistentLogin(PendingLogin(mode: "device", state: "", verifier: "", redirectURI: authorization.verificationURI,
+            let generation = try beginPersistentLogin(PendingLogin(mode: .device, state: "", verifier: "", redirectURI: authorization.verificationURI,
                                                                    deviceCode: authorization.deviceCode, createdAt: Timestamp.now().seconds,
                                                                    expiresAt: Timestamp.now().seconds + Int64(authorization.expiresIn)))
             present(authorization)
@@ -62,7 +62,7 @@ extension StarlightClient {
         case .loopback(let listener, let open):
             let (verifier, challenge) = PKCE.make()
             let state = Base64.encodeURL(Sodium.randomBytes(16))
-            let generation = try beginPersistentLogin(PendingLogin(mode: "loopback", state: state, verifier: verifier, redirectURI: listener.redirectURI,
+            let generation = try beginPersistentLogin(PendingLogin(mode: .loopback, state: state, verifier: verifier, redirectURI: listener.redirectURI,
                                                                    deviceCode: nil, createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + pendingTTL))
             let url = platform.authorizeURL(redirectURI: listener.redirectURI, state: state, codeChallenge: challenge)
             open(url)
@@ -87,7 +87,7 @@ extension StarlightClient {
         let (verifier, challenge) = PKCE.make()
         let state = Base64.encodeURL(Sodium.randomBytes(16))
         let redirect = "starline-\(configuration.appId)://auth/callback"
-        let pending = PendingLogin(mode: "paste", state: state, verifier: verifier, redirectURI: redirect, deviceCode: nil,
+        let pending = PendingLogin(mode: .paste, state: state, verifier: verifier, redirectURI: redirect, deviceCode: nil,
                                    createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + ttl)
         _ = try beginPersistentLogin(pending)
         return (platform.authorizeURL(redirectURI: redirect, state: state, codeChallenge: challenge), pending)
@@ -97,7 +97,7 @@ extension StarlightClient {
     public func completeLogin(_ callback: Callback) async throws -> PlatformSession {
         guard let store else { throw StarlineError(.usage, "two-step login needs the persistent store (unset STARLINE_TOKEN)") }
         let (pending, generation): (PendingLogin?, Int64) = try store.withState { state in (try state.pendingLogin(), state.generation) }
-        guard let pending, pending.mode == "paste" || pending.mode == "loopback" else {
+        guard let pending, pending.mode.takesCallback else {
             throw StarlineError(.noResult, "no login is pending (it completed, was cancelled or expired); start one with sl-login start")
         }
         loginInProgressBegin()

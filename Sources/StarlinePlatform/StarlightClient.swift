@@ -108,7 +108,7 @@ public final class StarlightClient {
             let early: RestoreOutcome? = try store.withState { state in
                 if let pending = try state.pendingLogin() {
                     return RestoreOutcome(state: .noResult, reason: "loginPending",
-                                          error: StarlineError(.noResult, "a \(pending.mode) login is in progress (started \(Timestamp.rfc3339String(pending.createdAt)), expires \(Timestamp.rfc3339String(pending.expiresAt))); finish it with sl-login complete or sl-login cancel"))
+                                          error: StarlineError(.noResult, "a \(pending.mode.rawValue) login is in progress (started \(Timestamp.rfc3339String(pending.createdAt)), expires \(Timestamp.rfc3339String(pending.expiresAt))); finish it with sl-login complete or sl-login cancel"))
                 }
                 generation = state.generation
                 if let marked = try state.revocationMarker() {

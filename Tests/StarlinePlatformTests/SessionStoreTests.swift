@@ -55,7 +55,7 @@ final class SessionStoreTests: Sendable {
             try store.withState { (state: SessionState) throws in
                 try state.saveCandidate(sampleCandidate(token: token, sessionId: "sess-visible-1"))
                 try state.savePendingLogin(PendingLogin(
-                    mode: "device", state: "st-1", verifier: verifier, redirectURI: "http://127.0.0.1:1/callback",
+                    mode: .device, state: "st-1", verifier: verifier, redirectURI: "http://127.0.0.1:1/callback",
                     deviceCode: deviceCode, createdAt: 1, expiresAt: Int64(time(nil)) + 600))
                 try state.addPendingRevocation(sessionId: "sess-old", accessToken: revokeToken)
             }
@@ -230,7 +230,7 @@ final class SessionStoreTests: Sendable {
     @Test("secrets never show in descriptions of the records")
     func descriptionsRedactSecrets() {
         let c = sampleCandidate(token: "tok-desc-secret", sessionId: "sess-d")
-        let p = PendingLogin(mode: "device", state: "st", verifier: "ver-desc-secret", redirectURI: "r",
+        let p = PendingLogin(mode: .device, state: "st", verifier: "ver-desc-secret", redirectURI: "r",
                              deviceCode: "dc-desc-secret", createdAt: 0, expiresAt: 1)
         let r = PendingRevocation(id: 1, sessionId: "s", accessToken: "rt-desc-secret", createdAt: 0)
         for text in ["\(c)", String(reflecting: c), "\(p)", String(reflecting: p), "\(r)", String(reflecting: r)] {
@@ -273,12 +273,12 @@ final class SessionStoreTests: Sendable {
         let store = try fixture.store()
         #expect(try store.withState { try $0.pendingLogin() } == nil)
         let now = Int64(time(nil))
-        let paste = PendingLogin(mode: "paste", state: "st-paste", verifier: "v-paste",
+        let paste = PendingLogin(mode: .paste, state: "st-paste", verifier: "v-paste",
                                  redirectURI: "starline-workbench://auth/callback", createdAt: now, expiresAt: now + 600)
         try store.withState { try $0.savePendingLogin(paste) }
         #expect(try store.withState { try $0.pendingLogin() } == paste)
 
-        let device = PendingLogin(mode: "device", state: "st-device", verifier: "v-device", redirectURI: "",
+        let device = PendingLogin(mode: .device, state: "st-device", verifier: "v-device", redirectURI: "",
                                   deviceCode: "dc-1", createdAt: now, expiresAt: now + 300)
         try store.withState { try $0.savePendingLogin(device) }
         #expect(try fixture.store().withState { try $0.pendingLogin() } == device)
@@ -781,7 +781,7 @@ func sampleCandidate(token: String, sessionId: String) -> StoredCandidate {
 
 func samplePending(state: String) -> PendingLogin {
     let now = Int64(time(nil))
-    return PendingLogin(mode: "paste", state: state, verifier: "verifier-" + state,
+    return PendingLogin(mode: .paste, state: state, verifier: "verifier-" + state,
                         redirectURI: "starline-workbench://auth/callback", createdAt: now, expiresAt: now + 600)
 }
 
