@@ -143,4 +143,13 @@ private func run(_ words: [String], stdin: [UInt8] = [], environment: Environmen
         #expect(tree.runner(at: []) == nil && tree.runner(at: ["io"]) == nil)
         #expect(sampleShapeTool.spec.command(at: ["io"])?.subcommands.map(\.name) == ["echo", "fail"])
     }
+
+    @Test func readingAnOptionTheCommandDoesNotDeclareTrapsInDebugBuilds() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let parsed = try CommandLineParser(sampleShapeTool.spec).parse(["io", "echo"])
+            _ = try parsed[PaintCommand.coats]
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("--coats is not an option of 'sl-shape io echo'"), "\(stderr)")
+    }
 }
