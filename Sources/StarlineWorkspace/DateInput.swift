@@ -57,7 +57,7 @@ public struct TimeSpan: Equatable, Sendable {
 /// A date as a user types it (`--due`, `--now`, `--due-before`, `--since`, …), parsed without a clock:
 /// the syntax is checked where the arguments are read, and the instant is resolved later against the
 /// clock that `--now` may fix, in the local zone (`TZ`).
-public struct DateExpression: Equatable, Sendable {
+package struct DateExpression: Equatable, Sendable {
     enum Day: Equatable, Sendable {
         case relative(Int)
         /// 0 = Sunday … 6 = Saturday: the next such day after today.
@@ -83,7 +83,7 @@ public struct DateExpression: Equatable, Sendable {
     ]
 
     /// Nil when `input` is none of `DateInput.forms`.
-    public init?(parsing input: String) {
+    package init?(parsing input: String) {
         let text = input.trimmingSpaces.lowercased()
         guard !text.isEmpty else { return nil }
         if text == "now" {
@@ -135,7 +135,7 @@ public struct DateExpression: Equatable, Sendable {
 
     /// The instant this expression names when the time is `now`. Date-only forms mean local midnight at the
     /// start of that day.
-    public func resolve(now: Timestamp) -> Timestamp {
+    package func resolve(now: Timestamp) -> Timestamp {
         switch form {
         case .now: return now
         case .offset(let span, let sign): return span.added(to: now, sign: sign)
