@@ -131,15 +131,6 @@ public enum ToolMain {
         exit(status.rawValue)
     }
 
-    /// The shape before commands were types: one closure for the whole tool, switching on the path itself.
-    /// Kept only until sl-tasks has moved to the command tree.
-    public static func run(_ spec: ToolSpec, _ body: @escaping @Sendable (CommandContext) throws -> ExitStatus) -> Never {
-        let io = IOStreams.process()
-        switch prepare(spec, Array(CommandLine.arguments.dropFirst()), io: io) {
-        case .exit(let status): exitProcess(status)
-        case .run(let context): exitProcess(finish(context, Result { try body(context) }))
-        }
-    }
 }
 
 extension ParsedArguments {

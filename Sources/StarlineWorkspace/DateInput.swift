@@ -54,38 +54,52 @@ public struct TimeSpan: Equatable, Sendable {
     }
 }
 
-/// Dates as users type them (`--due`, `--now`, `--due-before`, `--since`, …), resolved in the local
-/// zone (`TZ`) against a clock that `--now` can fix.
-public enum DateInput {
+/// A date as a user types it (`--due`, `--now`, `--due-before`, `--since`, …), parsed without a clock:
+/// the syntax is checked where the arguments are read, and the instant is resolved later against the
+/// clock that `--now` may fix, in the local zone (`TZ`).
+package struct DateExpression: Equatable, Sendable {
+    enum Day: Equatable, Sendable {
+        case relative(Int)
+        /// 0 = Sunday … 6 = Saturday: the next such day after today.
+        case weekday(Int)
+        case date(year: Int, month: Int, day: Int)
+    }
+
+    enum Form: Equatable, Sendable {
+        case now
+        case offset(TimeSpan, sign: Int)
+        /// An RFC 3339 date-time with a zone: the same instant whatever the clock.
+        case instant(Timestamp)
+        /// A day with a wall-clock time, local unless `zoneOffset` (seconds east of UTC) is given.
+        case day(Day, hour: Int, minute: Int, second: Int, zoneOffset: Int?)
+    }
+
+    let form: Form
+
     static let weekdays: [(names: [String], index: Int)] = [
         (["sunday", "sun"], 0), (["monday", "mon"], 1), (["tuesday", "tue", "tues"], 2),
         (["wednesday", "wed"], 3), (["thursday", "thu", "thur", "thurs"], 4), (["friday", "fri"], 5),
         (["saturday", "sat"], 6),
     ]
 
-    /// What `parse` accepts, for error messages and help.
-    public static let forms = "now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d, an ISO date (2026-12-24) or date-time (2026-12-24T18:00, 2026-12-24T18:00:00+01:00, …Z); a date word or ISO date may be followed by a time (tomorrow 09:00)"
-
-    /// Resolves `text` against `now`. Date-only forms mean local midnight at the start of that day.
-    /// Throws a usage error naming `option` and the accepted forms.
-    public static func parse(_ text: String, now: Timestamp, option: String) throws -> Timestamp {
-        guard let t = resolve(text, now: now) else {
-            throw StarlineError(.usage, "invalid date '\(text)' for --\(option); use \(forms)",
-                                details: .object([("option", .string(option)), ("value", .string(text))]))
-        }
-        return t
-    }
-
-    public static func resolve(_ input: String, now: Timestamp) -> Timestamp? {
+    /// Nil when `input` is none of `DateInput.forms`.
+    package init?(parsing input: String) {
         let text = input.trimmingSpaces.lowercased()
         guard !text.isEmpty else { return nil }
-        if text == "now" { return now }
+        if text == "now" {
+            form = .now
+            return
+        }
         if text.hasPrefix("+") || text.hasPrefix("-") {
             guard let d = TimeSpan.parseUnits(text.dropFirst()) else { return nil }
-            return d.added(to: now, sign: text.hasPrefix("-") ? -1 : 1)
+            form = .offset(d, sign: text.hasPrefix("-") ? -1 : 1)
+            return
         }
         // A full RFC 3339 date-time with a zone.
-        if let t = Timestamp(rfc3339: text.uppercased()) { return t }
+        if let t = Timestamp(rfc3339: text.uppercased()) {
+            form = .instant(t)
+            return
+        }
 
         // "<day>[( |T)HH:MM[:SS]]"
         var dayPart = Substring(text)
@@ -97,44 +111,60 @@ public enum DateInput {
             dayPart = text[..<tIndex]
             timePart = text[text.index(after: tIndex)...]
         }
-        var clock = (hour: 0, minute: 0, second: 0)
-        var zoneOffset: Int? = nil
+        var clock = (hour: 0, minute: 0, second: 0, offset: nil as Int?)
         if let timePart {
-            guard let parsed = parseTime(timePart) else { return nil }
-            clock = (parsed.hour, parsed.minute, parsed.second)
-            zoneOffset = parsed.offset
+            guard let parsed = DateExpression.parseTime(timePart) else { return nil }
+            clock = parsed
         }
-
-        let today = LocalCalendar.fields(now)
-        var date: (year: Int, month: Int, day: Int)
+        let day: Day
         switch dayPart {
-        case "today": date = (today.year, today.month, today.day)
-        case "tomorrow": date = (today.year, today.month, today.day + 1)
-        case "yesterday": date = (today.year, today.month, today.day - 1)
+        case "today": day = .relative(0)
+        case "tomorrow": day = .relative(1)
+        case "yesterday": day = .relative(-1)
         default:
-            if let weekday = weekdays.first(where: { $0.names.contains(String(dayPart)) }) {
-                var ahead = (weekday.index - today.weekday + 7) % 7
-                if ahead == 0 { ahead = 7 }
-                date = (today.year, today.month, today.day + ahead)
-            } else if let iso = parseISODate(dayPart) {
-                date = iso
+            if let weekday = DateExpression.weekdays.first(where: { $0.names.contains(String(dayPart)) }) {
+                day = .weekday(weekday.index)
+            } else if let iso = DateExpression.parseISODate(dayPart) {
+                day = .date(year: iso.year, month: iso.month, day: iso.day)
             } else {
                 return nil
             }
         }
-        if let zoneOffset {
-            // An explicit zone: the wall-clock fields are in that zone, not the local one.
-            guard let days = Timestamp.daysFromCivil(year: date.year, month: date.month, day: date.day) else {
-                // Relative words may overflow the month (day 32); normalise through the local calendar.
-                let local = LocalCalendar.instant(year: date.year, month: date.month, day: date.day, hour: 12)
-                let f = LocalCalendar.fields(local)
-                guard let d = Timestamp.daysFromCivil(year: f.year, month: f.month, day: f.day) else { return nil }
-                return Timestamp(seconds: Int64(d) * 86400 + Int64(clock.hour * 3600 + clock.minute * 60 + clock.second - zoneOffset))
+        form = .day(day, hour: clock.hour, minute: clock.minute, second: clock.second, zoneOffset: clock.offset)
+    }
+
+    /// The instant this expression names when the time is `now`. Date-only forms mean local midnight at the
+    /// start of that day.
+    package func resolve(now: Timestamp) -> Timestamp {
+        switch form {
+        case .now: return now
+        case .offset(let span, let sign): return span.added(to: now, sign: sign)
+        case .instant(let t): return t
+        case .day(let day, let hour, let minute, let second, let zoneOffset):
+            let today = LocalCalendar.fields(now)
+            var date: (year: Int, month: Int, day: Int)
+            switch day {
+            case .relative(let n): date = (today.year, today.month, today.day + n)
+            case .weekday(let index):
+                var ahead = (index - today.weekday + 7) % 7
+                if ahead == 0 { ahead = 7 }
+                date = (today.year, today.month, today.day + ahead)
+            case .date(let y, let m, let d): date = (y, m, d)
             }
-            return Timestamp(seconds: Int64(days) * 86400 + Int64(clock.hour * 3600 + clock.minute * 60 + clock.second - zoneOffset))
+            func local() -> Timestamp {
+                LocalCalendar.instant(year: date.year, month: date.month, day: date.day, hour: hour, minute: minute, second: second)
+            }
+            guard let zoneOffset else { return local() }
+            // An explicit zone: the wall-clock fields are in that zone, not the local one. Relative words may
+            // overflow the month (day 32); the local calendar normalises the date first.
+            var days = Timestamp.daysFromCivil(year: date.year, month: date.month, day: date.day)
+            if days == nil {
+                let f = LocalCalendar.fields(LocalCalendar.instant(year: date.year, month: date.month, day: date.day, hour: 12))
+                days = Timestamp.daysFromCivil(year: f.year, month: f.month, day: f.day)
+            }
+            guard let days else { return local() }  // unreachable: a normalised date exists
+            return Timestamp(seconds: Int64(days) * 86400 + Int64(hour * 3600 + minute * 60 + second - zoneOffset))
         }
-        return LocalCalendar.instant(year: date.year, month: date.month, day: date.day,
-                                     hour: clock.hour, minute: clock.minute, second: clock.second)
     }
 
     /// `YYYY-MM-DD` of an existing date.
@@ -171,6 +201,16 @@ public enum DateInput {
         let sec = parts.count == 3 ? Int(parts[2])! : 0
         guard sec <= 59 else { return nil }
         return (h, m, sec, offset)
+    }
+}
+
+/// Dates as users type them, in one step: parse and resolve against `now`.
+public enum DateInput {
+    /// What `DateExpression` accepts, for error messages and help.
+    public static let forms = "now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d, an ISO date (2026-12-24) or date-time (2026-12-24T18:00, 2026-12-24T18:00:00+01:00, …Z); a date word or ISO date may be followed by a time (tomorrow 09:00)"
+
+    public static func resolve(_ input: String, now: Timestamp) -> Timestamp? {
+        DateExpression(parsing: input)?.resolve(now: now)
     }
 }
 

@@ -22,21 +22,30 @@ public struct WorkspaceStore: Sendable {
     /// How long a writer waits for another one before giving up (STORAGE_ERROR, retryable).
     public var lockTimeout: Swift.Duration = .seconds(60)
 
+    /// The store of the file at `path` (the front-end resolves `--workspace`, `STARLINE_WORKSPACE` and the
+    /// default `<data>/workspace.json`).
     public init(path: String) { self.path = path }
-
-    /// `--workspace FILE`, else `STARLINE_WORKSPACE`, else `<data>/workspace.json`.
-    public init(invocation: CommandContext) {
-        if let explicit = invocation.arguments.value("workspace"), !explicit.isEmpty {
-            self.init(path: explicit)
-        } else {
-            self.init(path: invocation.paths.data + "/workspace.json")
-        }
-    }
 
     /// The current snapshot; an empty workspace when the file does not exist yet.
     public func read() throws -> Workspace {
-        guard let bytes = try AtomicFile.read(path) else { return Workspace() }
+        try readIfPresent() ?? Workspace()
+    }
+
+    /// The current snapshot; nil when the file does not exist (what `check` reports as such).
+    package func readIfPresent() throws -> Workspace? {
+        guard let bytes = try AtomicFile.read(path) else { return nil }
         return try decode(bytes)
+    }
+
+    /// The tasks that pass `filter`, in its order. A well-formed file is mapped by `WorkspaceScanner` and only
+    /// the tasks that may match are decoded; anything unusual, including every error, goes through the full
+    /// decoder — same result either way.
+    package func tasks(matching filter: TaskFilter) throws -> [JSON] {
+        guard let bytes = try AtomicFile.read(path) else { return [] }
+        if let scan = WorkspaceScanner.scan(bytes, collectTasks: true) {
+            return try filter.apply(bytes: bytes, slices: scan.tasks)
+        }
+        return filter.apply(try decode(bytes).tasks)
     }
 
     /// True when the file exists.

@@ -1,0 +1,65 @@
+import StarlineCore
+
+/// A URL as given and its normalised form, the dedup key of sites and recent visits (`URLNormalizer`).
+package struct SiteURL: Sendable, Equatable {
+    package let url: String
+    package let normalized: String
+
+    /// Nil when `url` is not an absolute URL.
+    package init?(_ url: String) {
+        guard let normalized = URLNormalizer.normalize(url) else { return nil }
+        self.url = url
+        self.normalized = normalized
+    }
+
+    /// INVALID_URL (exit 2) when `url` is not an absolute URL.
+    package init(validating url: String) throws {
+        guard let site = SiteURL(url) else {
+            throw StarlineError(.invalidURL, "'\(url)' is not an absolute URL (scheme://host/…)", details: .object([("url", .string(url))]))
+        }
+        self = site
+    }
+}
+
+/// How `sites rm` names a bookmark: a URL (anything with `://`) matched by its normalised form, else an id
+/// or a unique prefix of one.
+package enum SiteTarget: Sendable, Equatable {
+    case url(SiteURL)
+    case id(String)
+
+    package init(_ text: String) throws {
+        self = text.contains("://") ? .url(try SiteURL(validating: text)) : .id(text)
+    }
+}
+
+/// Bookmarks: one record per normalised URL.
+extension Workspace {
+    /// Adds a site unless one with the same normalised URL exists; the one path of `sites add` and `import`.
+    /// An imported `id` is kept when it is a UUID not used yet. Returns the stored record and whether it was a
+    /// duplicate (then nothing changed).
+    @discardableResult
+    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String? = nil) -> (record: JSON, duplicate: Bool) {
+        if let existing = websites.first(where: { SiteRecord.key($0) == site.normalized }) { return (existing, true) }
+        var newID = RandomUUID.make()
+        if let id, RandomUUID.isValid(id), !websites.contains(where: { $0["id"]?.stringValue?.lowercased() == id.lowercased() }) {
+            newID = id.lowercased()
+        }
+        let record = SiteRecord.make(url: site.url, normalized: site.normalized, title: title, now: createdAt, id: newID)
+        websites.append(record)
+        return (record, false)
+    }
+
+    /// Removes the bookmark and returns what was removed; NOT_FOUND when no bookmark matches.
+    package mutating func removeSite(_ target: SiteTarget) throws -> JSON {
+        switch target {
+        case .id(let prefix):
+            return websites.remove(at: try siteIndex(prefix))
+        case .url(let site):
+            guard let i = websites.firstIndex(where: { SiteRecord.key($0) == site.normalized }) else {
+                throw StarlineError(.notFound, "no site with the URL \(site.url) (normalised: \(site.normalized))",
+                                    details: .object([("url", .string(site.url)), ("normalizedUrl", .string(site.normalized))]))
+            }
+            return websites.remove(at: i)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import StarlineCore
+import StarlineWorkspace
+
+/// `sl-tasks export`: the workspace as JSON, Taskwarrior JSON or Netscape bookmark HTML (`WorkspaceExport`).
+enum ExportCommand: Command {
+    static let format = Option<InterchangeFormat>.format(help: "What to write.", default: .json)
+    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write to FILE (atomically, mode 0600) and print a summary instead.", completion: .file(extensions: ["json", "html"]))
+
+    static let spec = CommandSpec(
+        "export", abstract: "Write the workspace as JSON, Taskwarrior JSON or Netscape bookmark HTML",
+        discussion: "json is the whole workspace document; taskwarrior is a JSON array of tasks that task import accepts (JSON Lines with --jsonl); netscape is the bookmark HTML that browsers import.",
+        options: [format.spec, output.spec],
+        examples: [
+            Example("sl-tasks export -f taskwarrior | task import", "Copy the tasks into Taskwarrior."),
+            Example("sl-tasks export -f netscape -o bookmarks.html", "Bookmarks for a browser."),
+        ])
+
+    struct Options {
+        var global: TasksGlobalOptions
+        var format: InterchangeFormat
+        /// nil: standard output (`-o -` too).
+        var file: String?
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(global: try TasksGlobalOptions(arguments), format: try arguments[format],
+                file: try arguments[output].flatMap { $0 == "-" ? nil : $0 })
+    }
+
+    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+        let bench = Workbench(options.global, context)
+        let ws = try bench.store.read()
+        let mode = bench.output.mode
+        // A file gets the readable layout whatever the terminal; JSON Lines is a stream for stdout only.
+        let layout = WorkspaceExport.Layout(pretty: options.file != nil || mode == .pretty,
+                                            jsonLines: mode == .jsonLines && options.file == nil)
+        let text = WorkspaceExport.render(ws, as: options.format, layout: layout)
+        guard let file = options.file else {
+            bench.output.write(text)
+            return .ok
+        }
+        try AtomicFile.write(Array(text.utf8), to: file, mode: 0o600)
+        let n = WorkspaceExport.contents(of: ws, as: options.format)
+        bench.output.emit(.object([("file", .string(file)), ("format", .string(options.format.rawValue)),
+                                   ("tasks", .int(n.tasks)), ("websites", .int(n.websites)), ("recents", .int(n.recents))]))
+        return .ok
+    }
+}
+
+/// `sl-tasks import FILE|-`: merge a file into the workspace (`WorkspaceImport`, `Workspace.merge`).
+enum ImportCommand: Command {
+    static let format = Option<InterchangeFormat?>.format(help: "The file's format (default: detected).")
+
+    static let spec = CommandSpec(
+        "import", abstract: "Merge a JSON, Taskwarrior or Netscape bookmark file into the workspace",
+        discussion: "The format is detected from the content unless --format is given. Tasks are upserted by id (Taskwarrior: by uuid; deleted tasks are removed, recurrence templates skipped; project, priority and other Taskwarrior fields are kept for the way back). Sites go through the same path as sites add, so normalised duplicates are not added twice; entries that are not absolute URLs (javascript:, place:) are skipped. Nothing is written unless the whole file is valid. Prints {\"format\",\"tasks\":{\"added\",\"updated\",\"removed\",\"skipped\"},\"websites\":{\"added\",\"duplicates\",\"skipped\"},\"recents\":{\"added\",\"updated\"}}.",
+        options: [format.spec],
+        arguments: [ArgumentSpec("FILE|-", help: "The file to import; - reads standard input.", completion: .file(extensions: ["json", "html", "htm"]))],
+        examples: [
+            Example("task export | sl-tasks import -", "Take over Taskwarrior's tasks (again later: updated by uuid)."),
+            Example("sl-tasks import ~/bookmarks.html", "Import a browser's bookmarks, skipping duplicates."),
+        ])
+
+    struct Options {
+        var global: TasksGlobalOptions
+        /// A path, or `-` for standard input.
+        var source: String
+        var format: InterchangeFormat?
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(global: try TasksGlobalOptions(arguments), source: arguments.positionals[0], format: try arguments[format])
+    }
+
+    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+        let bench = Workbench(options.global, context)
+        let source = options.source
+        let bytes: [UInt8]
+        if source == "-" {
+            bytes = try context.readStandardInput()
+        } else {
+            guard let b = try FileBytes.read(source) else {
+                throw StarlineError(.notFound, "\(source): no such file", details: .object([("path", .string(source))]))
+            }
+            bytes = b
+        }
+        guard let format = options.format ?? InterchangeFormat.detect(bytes) else {
+            throw StarlineError(.data, "cannot tell the format of \(source); give --format json|taskwarrior|netscape",
+                                details: .object([("path", .string(source))]))
+        }
+        // Parsed in full before the lock is taken: a bad file changes nothing.
+        let file = try WorkspaceImport(bytes, format: format, source: source)
+        let counts = try bench.store.update { ws in
+            let n = try ws.merge(file, now: bench.now)
+            return (n, n.changed)
+        }
+        bench.output.emit(counts.json(format))
+        return .ok
+    }
+}

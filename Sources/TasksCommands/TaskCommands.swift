@@ -1,0 +1,118 @@
+import StarlineCore
+import StarlineWorkspace
+
+/// What the commands on one task share: the task they name.
+enum TaskCommands {
+    static let idArgument = ArgumentSpec("ID", help: "A task id or a unique prefix of one.")
+
+    /// The options of a command that takes only a task id.
+    struct Target {
+        var global: TasksGlobalOptions
+        var id: String
+
+        init(_ arguments: ParsedArguments) throws {
+            global = try TasksGlobalOptions(arguments)
+            id = arguments.positionals[0]
+        }
+    }
+
+    /// `done` / `undo`.
+    static func setDone(_ target: Target, _ done: Bool, _ context: CommandContext) throws -> ExitStatus {
+        let bench = Workbench(target.global, context)
+        let task = try bench.store.update { ws in
+            let r = try ws.setDone(target.id, done, now: bench.now)
+            return (r.task, r.changed)
+        }
+        bench.output.emit(TaskRecord.output(task))
+        return .ok
+    }
+}
+
+/// `sl-tasks add TITLE…`.
+enum AddCommand: Command {
+    static let due = Option<DateExpression?>.date("due", short: "d", help: "Due date, e.g. tomorrow, friday 17:00, +3d, 2026-12-24T18:00.")
+    static let tag = Option<[String]>.tags("tag", short: "t", help: "Tag the task (repeatable; a,b adds both).")
+    static let notes = Option<NotesInput?>.notes(help: "Notes; - reads them from standard input.")
+
+    static let spec = CommandSpec(
+        "add", abstract: "Add a task and print it with its id",
+        discussion: "The words of TITLE are joined with spaces.",
+        options: [due.spec, tag.spec, notes.spec],
+        arguments: [ArgumentSpec("TITLE", help: "What is to be done.", variadic: true)],
+        examples: [
+            Example("sl-tasks add Pay the rent --due 'friday 12:00' --tag home", "A task due on Friday at noon, local time."),
+        ])
+
+    struct Options {
+        var global: TasksGlobalOptions
+        var title: String
+        var due: DateExpression?
+        var tags: [String]
+        var notes: NotesInput?
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        let global = try TasksGlobalOptions(arguments)
+        let title = arguments.positionals.joined(separator: " ").trimmingSpaces
+        guard !title.isEmpty else { throw StarlineError(.usage, "the task title is empty") }
+        return Options(global: global, title: title, due: try arguments[due], tags: try arguments[tag], notes: try arguments[notes])
+    }
+
+    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+        let bench = Workbench(options.global, context)
+        let task = TaskRecord.make(title: options.title, notes: try bench.notes(options.notes) ?? "", tags: options.tags,
+                                   due: bench.date(options.due), now: bench.now)
+        try bench.store.appendTask(task)
+        bench.output.emit(TaskRecord.output(task))
+        return .ok
+    }
+}
+
+/// `sl-tasks show ID`.
+enum ShowCommand: Command {
+    static let spec = CommandSpec("show", abstract: "Print one task", arguments: [TaskCommands.idArgument])
+
+    static func options(_ arguments: ParsedArguments) throws -> TaskCommands.Target { try TaskCommands.Target(arguments) }
+
+    static func run(_ options: TaskCommands.Target, _ context: CommandContext) throws -> ExitStatus {
+        let ws = try Workbench(options.global, context).store.read()
+        context.output.emit(TaskRecord.output(ws.tasks[try ws.taskIndex(options.id)]))
+        return .ok
+    }
+}
+
+/// `sl-tasks done ID`.
+enum DoneCommand: Command {
+    static let spec = CommandSpec("done", abstract: "Mark a task done (doneAt is set once)", arguments: [TaskCommands.idArgument])
+
+    static func options(_ arguments: ParsedArguments) throws -> TaskCommands.Target { try TaskCommands.Target(arguments) }
+
+    static func run(_ options: TaskCommands.Target, _ context: CommandContext) throws -> ExitStatus {
+        try TaskCommands.setDone(options, true, context)
+    }
+}
+
+/// `sl-tasks undo ID`.
+enum UndoCommand: Command {
+    static let spec = CommandSpec("undo", abstract: "Mark a done task as not done", arguments: [TaskCommands.idArgument])
+
+    static func options(_ arguments: ParsedArguments) throws -> TaskCommands.Target { try TaskCommands.Target(arguments) }
+
+    static func run(_ options: TaskCommands.Target, _ context: CommandContext) throws -> ExitStatus {
+        try TaskCommands.setDone(options, false, context)
+    }
+}
+
+/// `sl-tasks rm ID`.
+enum RemoveCommand: Command {
+    static let spec = CommandSpec("rm", abstract: "Remove a task and print what was removed", arguments: [TaskCommands.idArgument])
+
+    static func options(_ arguments: ParsedArguments) throws -> TaskCommands.Target { try TaskCommands.Target(arguments) }
+
+    static func run(_ options: TaskCommands.Target, _ context: CommandContext) throws -> ExitStatus {
+        let bench = Workbench(options.global, context)
+        let task = try bench.store.update { ws in (try ws.removeTask(options.id), true) }
+        bench.output.emit(TaskRecord.output(task))
+        return .ok
+    }
+}

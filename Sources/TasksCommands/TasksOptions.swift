@@ -1,0 +1,102 @@
+import StarlineCore
+import StarlineWorkspace
+
+/// The options every command of `sl-tasks` takes: which workspace file, and the clock.
+struct TasksGlobalOptions {
+    static let workspace = Option<String?>.string(
+        "workspace", "FILE", help: "Use FILE instead of <data>/workspace.json.", env: "STARLINE_WORKSPACE",
+        completion: .file(extensions: ["json"]))
+    static let now = Option<DateExpression?>.date(
+        "now", help: "Take WHEN as the current time (a fixed clock for scripts and tests), e.g. 2026-11-30T08:00:00Z.")
+
+    static let specs: [OptionSpec] = [workspace.spec, now.spec]
+
+    /// `--workspace` or `STARLINE_WORKSPACE`; nil (also when empty): `<data>/workspace.json`.
+    var workspace: String?
+    /// `--now`; nil: the clock of the streams. Relative forms (`+1d`) count from that clock.
+    var now: DateExpression?
+
+    init(_ arguments: ParsedArguments) throws {
+        workspace = try arguments[Self.workspace].flatMap { $0.isEmpty ? nil : $0 }
+        now = try arguments[Self.now]
+    }
+
+    func workspacePath(_ paths: StarlinePaths) -> String { workspace ?? paths.data + "/workspace.json" }
+}
+
+/// `--notes TEXT`, or `--notes -`: read them from standard input when the command runs.
+enum NotesInput: Sendable {
+    case text(String)
+    case standardInput
+}
+
+extension Option where Value == DateExpression? {
+    /// A date in any of `DateInput.forms`, checked here and resolved against the clock when the command runs
+    /// (`Workbench.date`); a malformed one is a usage error naming the option and the accepted forms.
+    static func date(_ long: String, short: Character? = nil, help: String) -> Option {
+        Option(spec: .value(long, short: short, "WHEN", help: help)) { arguments in
+            guard let text = arguments.value(long) else { return nil }
+            guard let date = DateExpression(parsing: text) else {
+                throw StarlineError(.usage, "invalid date '\(text)' for --\(long); use \(DateInput.forms)",
+                                    details: .object([("option", .string(long)), ("value", .string(text))]))
+            }
+            return date
+        }
+    }
+}
+
+extension Option where Value == TimeSpan? {
+    /// A duration such as `1d`, `36h` or `1d12h`.
+    static func span(_ long: String, _ valueName: String, help: String) -> Option {
+        Option(spec: .value(long, valueName, help: help)) { arguments in
+            guard let text = arguments.value(long) else { return nil }
+            guard let span = TimeSpan(parsing: text) else {
+                throw StarlineError(.usage, "invalid duration '\(text)' for --\(long); use a number and a unit: 1d, 36h, 2w, 90m, 1d12h",
+                                    details: .object([("option", .string(long)), ("value", .string(text))]))
+            }
+            return span
+        }
+    }
+}
+
+extension Option where Value == [String] {
+    /// Repeatable tags, `a,b` adding both; each is checked (one word), repeats are dropped, order kept.
+    static func tags(_ long: String, short: Character? = nil, help: String) -> Option {
+        Option(spec: .value(long, short: short, "TAG", help: help, repeatable: true)) { arguments in
+            var result: [String] = []
+            for value in arguments.values(long) {
+                for tag in value.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+                    try TaskRecord.validateTag(tag)
+                    if !result.contains(tag) { result.append(tag) }
+                }
+            }
+            return result
+        }
+    }
+}
+
+extension Option where Value == NotesInput? {
+    static func notes(help: String) -> Option {
+        Option(spec: .value("notes", short: "n", "TEXT", help: help)) { arguments in
+            arguments.value("notes").map { $0 == "-" ? .standardInput : .text($0) }
+        }
+    }
+}
+
+extension Option where Value == InterchangeFormat? {
+    /// `--format`; the names are spelled out in `InterchangeFormat.names` (no key-path map on every start).
+    /// The parser has checked the value against them, and there is no environment or profile source.
+    static func format(help: String) -> Option {
+        Option(spec: .value("format", short: "f", "FORMAT", help: help, choices: InterchangeFormat.names)) { arguments in
+            arguments.value("format").flatMap(InterchangeFormat.init(rawValue:))
+        }
+    }
+}
+
+extension Option where Value == InterchangeFormat {
+    static func format(help: String, default defaultValue: InterchangeFormat) -> Option {
+        Option(spec: .value("format", short: "f", "FORMAT", help: help, default: defaultValue.rawValue, choices: InterchangeFormat.names)) { arguments in
+            arguments.value("format").flatMap(InterchangeFormat.init(rawValue:)) ?? defaultValue
+        }
+    }
+}
