@@ -152,26 +152,27 @@ public struct ParsedArguments: Sendable {
     public let tool: ToolSpec
     public let path: [String]
     public let command: CommandSpec
-    public let values: [String: [String]]
+    /// The raw words per option; commands read typed values through `Option` (`arguments[option]`).
+    let values: [String: [String]]
     public let positionals: [String]
     public var environment: Environment = [:]
     public var profile: ConfigProfile?
 
     public enum Source: String, Sendable { case flag, environment, profile, defaultValue = "default" }
 
-    public func flag(_ long: String) -> Bool {
+    func flag(_ long: String) -> Bool {
         assertDeclared(long)
         return values[long] != nil
     }
 
     /// Values given on the command line only.
-    public func values(_ long: String) -> [String] {
+    func values(_ long: String) -> [String] {
         assertDeclared(long)
         return values[long] ?? []
     }
 
     /// The resolved value and where it came from.
-    public func resolved(_ long: String) -> (value: String, source: Source)? {
+    func resolved(_ long: String) -> (value: String, source: Source)? {
         assertDeclared(long)
         if let v = values[long]?.last { return (v, .flag) }
         guard let option = spec(long) else { return nil }
@@ -181,10 +182,10 @@ public struct ParsedArguments: Sendable {
         return nil
     }
 
-    public func value(_ long: String) -> String? { resolved(long)?.value }
+    func value(_ long: String) -> String? { resolved(long)?.value }
 
     /// An integer option checked against `range`; a bad value is a usage error naming the option.
-    public func int(_ long: String, in range: ClosedRange<Int>) throws -> Int? {
+    func int(_ long: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let (text, source) = resolved(long) else { return nil }
         guard let n = Int(text), range.contains(n) else {
             throw StarlineError(.usage, "invalid value '\(text)' for --\(long) (from \(source.rawValue)): expected an integer in \(range.lowerBound)…\(range.upperBound)",

@@ -138,6 +138,22 @@ extension Option where Value == BaseURL {
     }
 }
 
+extension Option {
+    /// A value of a type this module does not know (a date, a duration of a domain): `convert` turns the
+    /// resolved text (flag > environment > profile > default) into it and throws the usage error for a bad
+    /// one; nil when the option is given nowhere.
+    public static func converted<T>(_ spec: OptionSpec, _ convert: @escaping @Sendable (_ text: String) throws -> T) -> Option
+    where Value == T? {
+        Option(spec: spec) { arguments in try arguments.resolved(spec.long).map { try convert($0.value) } }
+    }
+
+    /// A repeatable option of such a type: `convert` gets every value given on the command line, in order.
+    public static func convertedValues(_ spec: OptionSpec, _ convert: @escaping @Sendable (_ texts: [String]) throws -> Value) -> Option {
+        precondition(spec.repeatable, "--\(spec.long) is not repeatable")
+        return Option(spec: spec) { arguments in try convert(arguments.values(spec.long)) }
+    }
+}
+
 extension ParsedArguments {
     func integer(_ long: String, in range: ClosedRange<Int>) throws -> Int? {
         try int(long, in: range)

@@ -34,8 +34,7 @@ extension Option where Value == DateExpression? {
     /// A date in any of `DateInput.forms`, checked here and resolved against the clock when the command runs
     /// (`Workbench.date`); a malformed one is a usage error naming the option and the accepted forms.
     static func date(_ long: String, short: Character? = nil, help: String) -> Option {
-        Option(spec: .value(long, short: short, "WHEN", help: help)) { arguments in
-            guard let text = arguments.value(long) else { return nil }
+        .converted(.value(long, short: short, "WHEN", help: help)) { text in
             guard let date = DateExpression(parsing: text) else {
                 throw StarlineError(.usage, "invalid date '\(text)' for --\(long); use \(DateInput.forms)",
                                     details: .object([("option", .string(long)), ("value", .string(text))]))
@@ -48,8 +47,7 @@ extension Option where Value == DateExpression? {
 extension Option where Value == TimeSpan? {
     /// A duration such as `1d`, `36h` or `1d12h`.
     static func span(_ long: String, _ valueName: String, help: String) -> Option {
-        Option(spec: .value(long, valueName, help: help)) { arguments in
-            guard let text = arguments.value(long) else { return nil }
+        .converted(.value(long, valueName, help: help)) { text in
             guard let span = TimeSpan(parsing: text) else {
                 throw StarlineError(.usage, "invalid duration '\(text)' for --\(long); use a number and a unit: 1d, 36h, 2w, 90m, 1d12h",
                                     details: .object([("option", .string(long)), ("value", .string(text))]))
@@ -62,9 +60,9 @@ extension Option where Value == TimeSpan? {
 extension Option where Value == [String] {
     /// Repeatable tags, `a,b` adding both; each is checked (one word), repeats are dropped, order kept.
     static func tags(_ long: String, short: Character? = nil, help: String) -> Option {
-        Option(spec: .value(long, short: short, "TAG", help: help, repeatable: true)) { arguments in
+        .convertedValues(.value(long, short: short, "TAG", help: help, repeatable: true)) { values in
             var result: [String] = []
-            for value in arguments.values(long) {
+            for value in values {
                 for tag in value.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
                     try TaskRecord.validateTag(tag)
                     if !result.contains(tag) { result.append(tag) }
@@ -77,9 +75,7 @@ extension Option where Value == [String] {
 
 extension Option where Value == NotesInput? {
     static func notes(help: String) -> Option {
-        Option(spec: .value("notes", short: "n", "TEXT", help: help)) { arguments in
-            arguments.value("notes").map { $0 == "-" ? .standardInput : .text($0) }
-        }
+        .converted(.value("notes", short: "n", "TEXT", help: help)) { $0 == "-" ? .standardInput : .text($0) }
     }
 }
 
@@ -87,16 +83,27 @@ extension Option where Value == InterchangeFormat? {
     /// `--format`; the names are spelled out in `InterchangeFormat.names` (no key-path map on every start).
     /// The parser has checked the value against them, and there is no environment or profile source.
     static func format(help: String) -> Option {
-        Option(spec: .value("format", short: "f", "FORMAT", help: help, choices: InterchangeFormat.names)) { arguments in
-            arguments.value("format").flatMap(InterchangeFormat.init(rawValue:))
+        .converted(.value("format", short: "f", "FORMAT", help: help, choices: InterchangeFormat.names)) { text in
+            try InterchangeFormat.named(text)
         }
     }
 }
 
 extension Option where Value == InterchangeFormat {
     static func format(help: String, default defaultValue: InterchangeFormat) -> Option {
-        Option(spec: .value("format", short: "f", "FORMAT", help: help, default: defaultValue.rawValue, choices: InterchangeFormat.names)) { arguments in
-            arguments.value("format").flatMap(InterchangeFormat.init(rawValue:)) ?? defaultValue
+        let optional = Option<InterchangeFormat?>.converted(.value("format", short: "f", "FORMAT", help: help, default: defaultValue.rawValue,
+                                                                  choices: InterchangeFormat.names)) { text in try InterchangeFormat.named(text) }
+        return Option(spec: optional.spec) { arguments in try arguments[optional] ?? defaultValue }
+    }
+}
+
+extension InterchangeFormat {
+    /// The format by name; the parser has checked a flag's value against the names already.
+    static func named(_ text: String) throws -> InterchangeFormat {
+        guard let format = InterchangeFormat(rawValue: text) else {
+            throw StarlineError(.usage, "invalid value '\(text)' for --format (choose from \(InterchangeFormat.names.joined(separator: ", ")))",
+                                details: .object([("option", .string("format")), ("value", .string(text))]))
         }
+        return format
     }
 }
