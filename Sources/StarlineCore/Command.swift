@@ -29,26 +29,32 @@ public typealias CommandRunner = @Sendable (ParsedArguments, CommandContext) thr
 public struct CommandTree<Runner: Sendable>: Sendable {
     /// The spec of this command with the specs of all its subcommands.
     public let spec: CommandSpec
-    private let runners: [[String]: Runner]
+    private let runner: Runner?
+    private let subcommands: [CommandTree]
 
     /// A command with an optional runner of its own and its subcommands. A command without a runner must
     /// have subcommands; one with both runs when no subcommand is named (`sl-login` signs in).
     public init(_ spec: CommandSpec, runner: Runner?, subcommands: [CommandTree] = []) {
         precondition(runner != nil || !subcommands.isEmpty, "command '\(spec.name)' has neither a runner nor subcommands")
         var spec = spec
-        spec.subcommands = subcommands.map(\.spec)
+        spec.subcommands = subcommands.map { $0.spec }
         spec.runsWithoutSubcommand = runner != nil && !subcommands.isEmpty
-        var runners: [[String]: Runner] = [:]
-        if let runner { runners[[]] = runner }
-        for sub in subcommands {
-            for (path, r) in sub.runners { runners[[sub.spec.name] + path] = r }
-        }
         self.spec = spec
-        self.runners = runners
+        self.runner = runner
+        self.subcommands = subcommands
     }
 
-    /// The runner of the command at `path` (names below this one).
-    public func runner(at path: [String]) -> Runner? { runners[path] }
+    /// The runner of the command at `path` (names below this one). A walk down the tree, not a table: every
+    /// run builds the tree, and a dictionary keyed by paths cost each start ~0.3 M instructions of runtime
+    /// type instantiation and conformance lookups (callgrind, `sl-tasks --version`).
+    public func runner(at path: [String]) -> Runner? {
+        var node = self
+        for name in path {
+            guard let next = node.subcommands.first(where: { $0.spec.name == name }) else { return nil }
+            node = next
+        }
+        return node.runner
+    }
 }
 
 extension CommandTree where Runner == CommandRunner {

@@ -13,7 +13,7 @@ public struct CommandLineParser: Sendable {
         var path: [String] = []
         var command = tool.root
         var inScope = tool.globalOptions + command.options
-        var values: [String: [String]] = [:]
+        var given: [GivenOption] = []
         var positionals: [String] = []
         var optionsEnded = false
         var index = 0
@@ -26,7 +26,8 @@ public struct CommandLineParser: Sendable {
                 message += " (choose from \(option.choices.joined(separator: ", ")))"
                 throw usage(message, path, details: [("option", .string(option.long)), ("value", .string(value))])
             }
-            if option.repeatable { values[option.long, default: []].append(value) } else { values[option.long] = [value] }
+            if !option.repeatable { given.removeAll { $0.long == option.long } }
+            given.append(GivenOption(long: option.long, value: value))
         }
 
         while index < words.count {
@@ -107,9 +108,9 @@ public struct CommandLineParser: Sendable {
             }
         }
 
-        let parsed = ParsedArguments(tool: tool, path: path, command: command, values: values, positionals: positionals)
+        let parsed = ParsedArguments(tool: tool, path: path, command: command, scope: inScope, given: given, positionals: positionals)
         // --help, --version and --generate stand on their own; arguments are not checked then.
-        if parsed.flag("help") || parsed.flag("version") || values["generate"] != nil { return parsed }
+        if parsed.flag("help") || parsed.flag("version") || parsed.given("generate") != nil { return parsed }
         if !command.subcommands.isEmpty, !command.runsWithoutSubcommand {
             throw usage("missing command: one of \(command.subcommands.map(\.name).joined(separator: ", "))", path)
         }
@@ -152,8 +153,14 @@ public struct ParsedArguments: Sendable {
     public let tool: ToolSpec
     public let path: [String]
     public let command: CommandSpec
-    /// The raw words per option; commands read typed values through `Option` (`arguments[option]`).
-    let values: [String: [String]]
+    /// The options this command line may use: the tool's global options, then those of the root and of each
+    /// command down to this one (a later one shadows an earlier one of the same name). Computed once by the
+    /// parser: every typed option read looks here.
+    public let scope: [OptionSpec]
+    /// The options given, in command-line order; commands read typed values through `Option`
+    /// (`arguments[option]`). A list, not a dictionary: a command line holds a handful, and a dictionary's
+    /// first use costs every start a runtime conformance lookup (~0.1 M instructions, callgrind).
+    let given: [GivenOption]
     public let positionals: [String]
     public var environment: Environment = [:]
     public var profile: ConfigProfile?
@@ -162,19 +169,19 @@ public struct ParsedArguments: Sendable {
 
     func flag(_ long: String) -> Bool {
         assertDeclared(long)
-        return values[long] != nil
+        return given(long) != nil
     }
 
     /// Values given on the command line only.
     func values(_ long: String) -> [String] {
         assertDeclared(long)
-        return values[long] ?? []
+        return given.filter { $0.long == long }.map { $0.value }
     }
 
     /// The resolved value and where it came from.
     func resolved(_ long: String) -> (value: String, source: Source)? {
         assertDeclared(long)
-        if let v = values[long]?.last { return (v, .flag) }
+        if let v = given(long) { return (v, .flag) }
         guard let option = spec(long) else { return nil }
         if let env = option.env, let v = environment[env], !v.isEmpty { return (v, .environment) }
         if let key = option.configKey, let v = profile?.value(key) { return (v, .profile) }
@@ -194,6 +201,9 @@ public struct ParsedArguments: Sendable {
         return n
     }
 
+    /// The last value given for `long` on the command line (a flag's is "").
+    func given(_ long: String) -> String? { given.last { $0.long == long }?.value }
+
     /// Asking for an option the command does not declare is a programming error (a typo, or an option of
     /// another command): it traps in debug builds instead of reading as "not given".
     func assertDeclared(_ long: String) {
@@ -201,8 +211,7 @@ public struct ParsedArguments: Sendable {
     }
 
     public func spec(_ long: String) -> OptionSpec? {
-        (tool.globalOptions + tool.allCommands.filter { path.starts(with: $0.path) }.flatMap(\.command.options))
-            .last { $0.long == long }
+        scope.last { $0.long == long }
     }
 }
 
@@ -243,4 +252,10 @@ enum Suggestion {
         }
         return previous[b.count]
     }
+}
+
+/// One option word of the command line and its value ("" for a flag).
+struct GivenOption: Sendable {
+    let long: String
+    let value: String
 }

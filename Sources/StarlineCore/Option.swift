@@ -101,11 +101,12 @@ extension Option where Value == Duration {
 }
 
 extension Option where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
-    /// One of an enumeration's cases by raw value; the choices shown and completed are its cases.
+    /// One of an enumeration's cases by raw value; the choices shown and completed are its cases. (Closures,
+    /// not key paths, below: a key path is instantiated at run time, which every start of every tool would pay.)
     public static func choice(_ long: String, short: Character? = nil, _ valueName: String, help: String,
                               default defaultValue: Value, env: String? = nil, configKey: String? = nil) -> Option {
         Option(spec: .value(long, short: short, valueName, help: help, default: defaultValue.rawValue,
-                            choices: Value.allCases.map(\.rawValue), env: env, configKey: configKey)) { arguments in
+                            choices: Value.allCases.map { $0.rawValue }, env: env, configKey: configKey)) { arguments in
             try arguments.choice(long, Value.self) ?? defaultValue
         }
     }
@@ -116,7 +117,7 @@ extension Option {
     public static func choice<Choice>(_ long: String, short: Character? = nil, _ valueName: String, help: String,
                                       env: String? = nil, configKey: String? = nil) -> Option
     where Value == Choice?, Choice: RawRepresentable & CaseIterable & Sendable, Choice.RawValue == String {
-        Option(spec: .value(long, short: short, valueName, help: help, choices: Choice.allCases.map(\.rawValue), env: env,
+        Option(spec: .value(long, short: short, valueName, help: help, choices: Choice.allCases.map { $0.rawValue }, env: env,
                             configKey: configKey)) { arguments in try arguments.choice(long, Choice.self) }
     }
 }

@@ -34,7 +34,7 @@ public enum ToolMain {
         } catch {
             return .exit(report(error, tool: tool, path: partialPath(tool, words), io: io))
         }
-        if let kind = parsed.values["generate"]?.last {
+        if let kind = parsed.given("generate") {
             let text = switch kind {
             case "man": ManPageRenderer.render(tool)
             default: CompletionRenderer.render(tool, shell: CompletionRenderer.Shell(rawValue: kind)!)
@@ -48,7 +48,7 @@ public enum ToolMain {
         let paths = StarlinePaths(environment: environment)
         let declaresProfile = parsed.spec("profile") != nil
         let needsProfile = declaresProfile && (parsed.flag("profile") || (environment["STARLINE_PROFILE"].map { !$0.isEmpty } ?? false)
-            || hasConfigKeys(tool, parsed.path))
+            || parsed.scope.contains { $0.configKey != nil })
         if needsProfile {
             do {
                 parsed.profile = try ConfigProfile.load(path: paths.configFile, requested: parsed.value("profile"))
@@ -89,11 +89,6 @@ public enum ToolMain {
         } catch {
             return report(error, tool: tool, path: [], io: io)
         }
-    }
-
-    static func hasConfigKeys(_ tool: ToolSpec, _ path: [String]) -> Bool {
-        (tool.globalOptions + tool.allCommands.filter { path.starts(with: $0.path) }.flatMap(\.command.options))
-            .contains { $0.configKey != nil }
     }
 
     /// The subcommand path named by the leading words, for usage hints after a parse error.
