@@ -1,0 +1,92 @@
+import StarlineCore
+
+public struct DevServerConfiguration: Sendable {
+    public var port: UInt16 = 0
+    public var databasePath = ":memory:"
+    public var fixture: JSON = DevServerStore.defaultFixture
+    public var autoApprove: String?
+    public var logPath: String?
+    public var devToken: String?
+    public var deviceInterval = 5
+    public var sessionTTL: Int64 = 86_400
+    public var codeTTL: Int64 = 60
+    public var deviceCodeTTL: Int64 = 600
+    /// The first N polls of every device code answer `slow_down` (to test clients' handling of it).
+    public var deviceSlowDowns = 0
+    public init() {}
+}
+
+/// An injected fault (`POST /__dev/faults`).
+struct Fault {
+    var id: Int
+    var method: String
+    var pattern: [Substring]
+    var route: String
+    var status: Int?
+    var reset: Bool
+    var delayMs: Int
+    var remaining: Int?
+
+    func matches(method: String, path: [Substring]) -> Bool {
+        guard method == self.method, path.count == pattern.count else { return false }
+        return zip(pattern, path).allSatisfy { $0 == "*" ? !$1.isEmpty : $0 == $1 }
+    }
+}
+
+/// The dev server's mutable state, owned by its lock (`DevServer.state`).
+struct DevServerState {
+    var faults: [Fault] = []
+    var nextFaultId = 1
+    var counters: [String: Int] = [:]
+    var rateLimit = 0
+    var rateWindowSecond: Int64 = 0
+    var rateWindowCount = 0
+    /// Set by `ChatRoutes.publish` (new rows in `events`); the request then wakes the long polls.
+    var eventsPublished = false
+}
+
+extension DevServerState {
+    /// The first matching fault, its count decremented.
+    mutating func takeFault(method: String, path: [Substring]) -> Fault? {
+        guard let i = faults.firstIndex(where: { $0.matches(method: method, path: path) }) else { return nil }
+        let fault = faults[i]
+        if let remaining = fault.remaining {
+            if remaining <= 1 { faults.remove(at: i) } else { faults[i].remaining = remaining - 1 }
+        }
+        return fault
+    }
+
+    mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?) throws -> Fault {
+        let parts = route.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[1].hasPrefix("/") else {
+            throw APIError.invalidRequest("'route' must be 'METHOD /path' with * for one path segment")
+        }
+        let fault = Fault(id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
+                          route: route, status: status, reset: reset, delayMs: delayMs, remaining: count)
+        nextFaultId += 1
+        faults.append(fault)
+        return fault
+    }
+
+    mutating func clearFaults() -> Int {
+        defer { faults.removeAll() }
+        return faults.count
+    }
+
+    mutating func setRateLimit(_ rps: Int) {
+        rateLimit = rps
+        rateWindowCount = 0
+    }
+
+    mutating func rateLimited() -> HTTPResponse? {
+        guard rateLimit > 0 else { return nil }
+        let second = Timestamp.now().seconds
+        if second != rateWindowSecond {
+            rateWindowSecond = second
+            rateWindowCount = 0
+        }
+        rateWindowCount += 1
+        guard rateWindowCount > rateLimit else { return nil }
+        return APIError(429, "RATE_LIMITED", "more than \(rateLimit) requests per second", headers: [("Retry-After", "1")]).response
+    }
+}
