@@ -18,10 +18,23 @@ extension LoginTool {
     /// tools (Python's webbrowser, git, man) share: a colon-separated list of commands, tried in order until one
     /// starts; a command may carry (quoted) arguments, and `%s` in them is replaced by the URL (otherwise the URL is the
     /// last argument, as one word). The browser's stdout goes to our stderr, so it cannot corrupt the JSON result.
-    static func launchBrowser(_ url: String, _ environment: Environment) -> Bool {
+    static func launchBrowser(_ url: String, _ environment: Environment) -> pid_t? {
         let commands = browserCommands(url, browser: environment["BROWSER"])
-        for command in commands where launch(command) { return true }
-        return false
+        for command in commands { if let pid = launch(command) { return pid } }
+        return nil
+    }
+
+    /// Waits, on a thread of its own, for the browser command to end, and calls `failed(status)` when it exits
+    /// non-zero or dies (`BROWSER=false`): the sign-in then goes on, but the user learns they must open the
+    /// URL themselves. xdg-open and most browsers' launchers exit at once after handing the URL over.
+    static func watchBrowser(_ pid: pid_t, failed: @escaping @Sendable (Int32) -> Void) {
+        WorkerThreads.detach {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 { if errno != EINTR { return } }
+            // WIFEXITED/WEXITSTATUS are macros: decode the wait status by hand.
+            let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+            if code != 0 { failed(code) }
+        }
     }
 
     /// The commands `launchBrowser` tries, each as its argument vector.
@@ -62,7 +75,7 @@ extension LoginTool {
         return words
     }
 
-    private static func launch(_ argv: [String]) -> Bool {
+    private static func launch(_ argv: [String]) -> pid_t? {
         var pid = pid_t()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -70,6 +83,6 @@ extension LoginTool {
         posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
-        return posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ) == 0
+        return posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ) == 0 ? pid : nil
     }
 }

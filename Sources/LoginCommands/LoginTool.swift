@@ -61,10 +61,14 @@ struct SignInOptions {
     var platform: PlatformOptions
 
     init(_ arguments: ParsedArguments) throws {
-        requestedFlow = if try arguments[Self.withToken] { .token }
-            else if try arguments[Self.device] { .device }
-            else if try arguments[Self.browser] || arguments[Self.noBrowser] { .browser }
-            else { nil }
+        // One flow at most: `--with-token --device` is a usage error, not a silent pick.
+        let flags: [(Option<Bool>, SignInFlow)] = [(Self.withToken, .token), (Self.device, .device), (Self.browser, .browser), (Self.noBrowser, .browser)]
+        let asked = try flags.filter { try arguments[$0.0] }.map { (flag: "--" + $0.0.long, flow: $0.1) }
+        if asked.count > 1 {
+            throw StarlineError(.usage, "\(asked.map(\.flag).joined(separator: " and ")) cannot be used together: choose one way to sign in",
+                                details: .object([("options", .array(asked.map { .string($0.flag) }))]))
+        }
+        requestedFlow = asked.first?.flow
         opensBrowser = !(try arguments[Self.noBrowser])
         redirectPort = UInt16(try arguments[Self.redirectPort] ?? 0)
         pendingTTL = try arguments[Self.pendingTTL].components.seconds
@@ -95,9 +99,7 @@ enum SignInCommand: AsyncCommand {
 
     @MainActor
     static func run(_ options: SignInOptions, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context)
-        // Load libcurl while the store is read (see CurlLibrary.preload).
-        HTTPTransport.preloadLibrary()
+        let client = try PlatformToolSupport.client(options.platform, context, network: true)
         await client.retryPendingRevocations()
         return try await SignIn.run(client, options, flow: try SignIn.flow(options, context), context)
     }
@@ -111,8 +113,7 @@ enum SwitchCommand: AsyncCommand {
 
     @MainActor
     static func run(_ options: SignInOptions, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context)
-        HTTPTransport.preloadLibrary()
+        let client = try PlatformToolSupport.client(options.platform, context, network: true)
         // The mode is settled first: a switch that cannot log in (no terminal, no mode flag) must not log out either.
         let flow = try SignIn.flow(options, context)
         let result = await client.logout()

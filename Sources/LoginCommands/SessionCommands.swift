@@ -53,8 +53,7 @@ enum CompleteCommand: AsyncCommand {
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context)
-        HTTPTransport.preloadLibrary()
+        let client = try PlatformToolSupport.client(options.platform, context, network: true)
         let input = options.callback == "-" ? String(decoding: try context.readStandardInput(), as: UTF8.self) : options.callback
         await client.retryPendingRevocations()
         let session = try await client.completeLogin(try StarlightClient.Callback.parse(input))
@@ -69,8 +68,7 @@ enum CenterCommand: PlatformCommand {
 
     @MainActor
     static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options, context)
-        HTTPTransport.preloadLibrary()
+        let client = try PlatformToolSupport.client(options, context, network: true)
         await client.retryPendingRevocations()
         let platform = client.platform
         let center = try await client.authenticated { token in try await platform.center(token: token) }
@@ -105,8 +103,7 @@ enum LogoutCommand: PlatformCommand {
 
     @MainActor
     static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options, context)
-        HTTPTransport.preloadLibrary()
+        let client = try PlatformToolSupport.client(options, context, network: true)
         let result = await client.logout()
         context.output.emit(.object([("loggedOut", .bool(true)), ("hadSession", .bool(result.hadSession)), ("revoked", .bool(result.revoked)),
                                      ("pendingRevocations", .int(result.pendingRevocations))]))
@@ -149,7 +146,9 @@ enum StatusCommand: PlatformCommand {
         let api = options.api
         var fields: [(String, JSON)] = [("api", .string(api.description)), ("appId", .string(client.configuration.appId))]
         guard let store = client.store else {
-            fields += [("storage", .object([("backend", .string("memory")), ("source", .string("STARLINE_TOKEN"))])), ("session", .null)]
+            // STARLINE_TOKEN: a session exists (sl-restore verifies it), but its user is unknown without the network.
+            fields += [("storage", .object([("backend", .string("memory")), ("source", .string("STARLINE_TOKEN"))])),
+                       ("session", .object([("source", .string("STARLINE_TOKEN")), ("verified", .bool(false))]))]
             context.output.emit(.object(fields))
             return .ok
         }

@@ -39,11 +39,16 @@ enum SignIn {
             let listener = try LoopbackListener(port: options.redirectPort)
             let openBrowser = options.opensBrowser
             let environment = context.environment
+            let port = listener.port
             session = try await client.login(.loopback(listener, open: { url in
-                if openBrowser, LoginTool.launchBrowser(url, environment) {
-                    output.notice("sl-login: opened the browser; waiting for the sign-in (Ctrl-C to stop)")
+                // The URL is always shown (as gh does): a browser that opens nothing must not leave the user waiting.
+                if openBrowser, let pid = LoginTool.launchBrowser(url, environment) {
+                    output.notice("sl-login: opened the browser; waiting for the sign-in (Ctrl-C to stop). If it did not open, visit:\n\(url)")
+                    LoginTool.watchBrowser(pid) { status in
+                        output.notice("sl-login: the browser command failed (exit \(status)); open the URL above yourself (still waiting)")
+                    }
                 } else {
-                    output.notice("Open this URL in a browser on this machine (or forward port \(listener.port) with ssh -L):\n\(url)")
+                    output.notice("Open this URL in a browser on this machine (or forward port \(port) with ssh -L):\n\(url)")
                 }
             }), pendingTTL: ttl)
         }

@@ -49,9 +49,18 @@ public enum PlatformToolSupport {
         StandardOptions.configFile,
     ]
 
-    /// The client for this run: memory-only with STARLINE_TOKEN, else backed by the session store.
+    /// The client for this run: memory-only with STARLINE_TOKEN, else backed by the session store. A command
+    /// that will talk to the server passes `network: true`, so libcurl (~9 ms to load) is loaded on a thread
+    /// while the store is read (see `CurlLibrary.preload`).
     @MainActor
-    public static func client(_ options: PlatformOptions, _ context: CommandContext) throws -> StarlightClient {
+    public static func client(_ options: PlatformOptions, _ context: CommandContext, network: Bool = false) throws -> StarlightClient {
+        let client = try makeClient(options, context)
+        if network { HTTPTransport.preloadLibrary() }
+        return client
+    }
+
+    @MainActor
+    private static func makeClient(_ options: PlatformOptions, _ context: CommandContext) throws -> StarlightClient {
         let configuration = StarlightClient.Configuration(api: options.api, appId: options.appId, timeout: Double(options.timeout))
         let client: StarlightClient
         if let token = context.environment["STARLINE_TOKEN"], !token.isEmpty {

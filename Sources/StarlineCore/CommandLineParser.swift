@@ -40,11 +40,17 @@ public struct CommandLineParser: Sendable {
                         if let near = Suggestion.nearest(to: word, in: command.subcommands.map(\.name)) {
                             message += "; did you mean '\(near)'?"
                         }
-                        throw usage(message, path, details: [("command", .string(word))])
+                        throw usage(message, path, details: [("word", .string(word))])
                     }
                     path.append(word)
                     command = sub
-                    inScope += sub.options
+                    // A command's own options do not apply to its subcommands (`sl-login --device` signs in;
+                    // `sl-login status --device` means nothing): the scope is the globals and this command's.
+                    inScope = tool.globalOptions + sub.options
+                    if let stray = given.first(where: { g in !inScope.contains { $0.long == g.long } }) {
+                        throw usage("option --\(stray.long) does not apply to '\(([tool.name] + path).joined(separator: " "))'",
+                                    path, details: [("option", .string(stray.long))])
+                    }
                     continue
                 }
                 positionals.append(word)
@@ -133,16 +139,16 @@ public struct CommandLineParser: Sendable {
     private func unknownOption(_ word: String, path: [String], inScope: [OptionSpec], command: CommandSpec) -> StarlineError {
         var message = "unknown option \(word)"
         let names = inScope.filter { !$0.hidden }.map { "--\($0.long)" }
-        if word.hasPrefix("--"), let near = Suggestion.nearest(to: word, in: names) {
+        // An option of another command (one not named yet, or the parent's own) is named as such first: that is
+        // likelier what was meant than the nearest spelling here.
+        let owners = word.hasPrefix("--") ? tool.allCommands.filter { $0.command.options.contains { "--\($0.long)" == word } } : []
+        if !owners.isEmpty {
+            let list = owners.map { "'" + ([tool.name] + $0.path).joined(separator: " ") + "'" }.joined(separator: ", ")
+            message += "; it is an option of \(list)"
+        } else if word.hasPrefix("--"), let near = Suggestion.nearest(to: word, in: names) {
             message += "; did you mean \(near)?"
         } else if !word.hasPrefix("--") {
             message += " (see \(([tool.name] + path).joined(separator: " ")) --help)"
-        } else {
-            // The option may belong to a subcommand that has not been named yet.
-            let owners = tool.allCommands.filter { $0.command.options.contains { "--\($0.long)" == word } }
-            if let owner = owners.first, !owner.path.isEmpty {
-                message += "; it is an option of '\(([tool.name] + owner.path).joined(separator: " "))'"
-            }
         }
         return usage(message, path, details: [("option", .string(word))])
     }
@@ -153,9 +159,8 @@ public struct ParsedArguments: Sendable {
     public let tool: ToolSpec
     public let path: [String]
     public let command: CommandSpec
-    /// The options this command line may use: the tool's global options, then those of the root and of each
-    /// command down to this one (a later one shadows an earlier one of the same name). Computed once by the
-    /// parser: every typed option read looks here.
+    /// The options this command line may use: the tool's global options, then this command's own (a later one
+    /// shadows an earlier one of the same name). Computed once by the parser: every typed option read looks here.
     public let scope: [OptionSpec]
     /// The options given, in command-line order; commands read typed values through `Option`
     /// (`arguments[option]`). A list, not a dictionary: a command line holds a handful, and a dictionary's

@@ -70,7 +70,8 @@ public enum CompletionRenderer {
 
         """
         for (path, command) in all {
-            let opts = optionWords(tool.globalOptions + all.filter { path.starts(with: $0.path) }.flatMap(\.command.options))
+            // A command's own options do not apply to its subcommands (the parser's scope).
+            let opts = optionWords(tool.globalOptions + command.options)
             let fileArgs = command.arguments.contains { $0.completion != .none } ? "files" : ""
             out += "        \"\(path.joined(separator: " "))\") cmds=\"\(command.subcommands.map(\.name).joined(separator: " "))\"; "
             out += "opts=\"\(opts.joined(separator: " "))\"; args=\"\(fileArgs)\" ;;\n"
@@ -141,7 +142,7 @@ public enum CompletionRenderer {
         var out = "#compdef \(tool.name)\n# zsh completion for \(tool.name); generated from the command spec by `\(tool.name) --generate zsh`; do not edit.\n\n"
         for (path, command) in tool.allCommands {
             let fn = functionName(tool, path)
-            let specs = zshSpecs(tool.globalOptions + tool.allCommands.filter { path.starts(with: $0.path) }.flatMap(\.command.options))
+            let specs = zshSpecs(tool.globalOptions + command.options)
             out += "\(fn)() {\n"
             if command.subcommands.isEmpty {
                 var args = specs
@@ -204,7 +205,10 @@ public enum CompletionRenderer {
             }
             let optionCondition = condition(path, siblings: [])
             for o in visible(command.options) where !path.isEmpty { out += optionLine(o, optionCondition) }
-            if path.isEmpty { for o in visible(command.options) { out += optionLine(o, "") } }
+            if path.isEmpty {
+                let rootCondition = command.subcommands.isEmpty ? "" : "__fish_use_subcommand"
+                for o in visible(command.options) { out += optionLine(o, rootCondition) }
+            }
             if command.arguments.contains(where: { $0.completion != .none }) {
                 out += "complete -c \(tool.name)" + (optionCondition.isEmpty ? "" : " -n \(fishQuote(optionCondition))") + " -F\n"
             }

@@ -16,7 +16,11 @@ extension StarlightClient {
         epoch += 1
         let old = session
         publish(nil)
-        guard let store else { return await logoutMemorySession(token: old?.accessToken) }
+        guard let store else {
+            let token = old?.accessToken ?? memoryToken
+            memoryToken = nil
+            return await logoutMemorySession(token: token)
+        }
         let record = recordLogout(store)
         let deletion = deleteCandidate(store, after: record)
         // onError reports storage write/delete errors (S7); a read error is part of the returned result.
@@ -60,8 +64,10 @@ extension StarlightClient {
             try await platform.revoke(token: token)
             return LogoutResult(hadSession: true, revoked: true, pendingRevocations: 0)
         } catch {
+            // Nothing is stored in this mode, so nothing was "logged out locally": the token (still in
+            // STARLINE_TOKEN) may work until it expires, and the caller must know.
             return LogoutResult(hadSession: true, revoked: false, pendingRevocations: 0,
-                                error: StarlineError(.network, "logged out locally, but the server revocation failed: \(Self.starline(error).message)", retryable: true))
+                                error: StarlineError(.network, "the token from STARLINE_TOKEN could not be revoked (nothing is stored locally, so nothing else was cleared): \(Self.starline(error).message)", retryable: true))
         }
     }
 

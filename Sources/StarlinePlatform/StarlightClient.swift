@@ -185,8 +185,9 @@ public final class StarlightClient {
                 }
                 return outcome
             }
-            // Network failure, timeout, 5xx, 429: keep the candidate, never report "logged in".
-            return RestoreOutcome(state: .keptUnverified, reason: failure.code.rawValue, error: failure)
+            // Network failure, timeout, 5xx, 429: keep the candidate, never report "logged in" — but say which
+            // session was kept (its last verified user and expiry), so a script can tell what it still has.
+            return RestoreOutcome(state: .keptUnverified, session: PlatformSession(original), reason: failure.code.rawValue, error: failure)
         }
         // W8: re-check after the await — a login, cancel or logout (here or in another process) wins.
         guard epoch == epochAtStart, !loginInProgress else {

@@ -131,8 +131,9 @@ import StarlineSQLite
         }
         let r = try h.restore(["--timeout", how == "timeout" ? "1" : "5"])
         #expect(r.status == 7 && r.state == "keptUnverified")
-        #expect(r.result?["session"] == .null)
-        #expect((try h.status())["session"]?["id"] != nil)
+        // Issue 10 item 20: the record names the session it kept (unverified), not null.
+        let kept = try h.status()["session"]?["id"]
+        #expect(kept != nil && r.result?["session"]?["id"] == kept)
     }
 
     @Test("S4 an expired candidate is cleared without a network call")

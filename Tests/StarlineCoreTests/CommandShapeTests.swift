@@ -153,3 +153,24 @@ private func run(_ words: [String], stdin: [UInt8] = [], environment: Environmen
         #expect(stderr.contains("--coats is not an option of 'sl-shape io echo'"), "\(stderr)")
     }
 }
+
+/// Issue 10 item 20: error objects never carry a key twice (`"details":{"command":…,"command":…}`).
+@Suite struct UsageErrorShapeTests {
+    func keysAreUnique(_ value: JSON) -> Bool {
+        switch value {
+        case .object(let members):
+            Set(members.map(\.0)).count == members.count && members.allSatisfy { keysAreUnique($0.1) }
+        case .array(let items): items.allSatisfy(keysAreUnique)
+        default: true
+        }
+    }
+
+    @Test(arguments: [["pain"], ["io", "ech"], ["paint"], ["paint", "--coats"], ["paint", "--coats", "x", "w"], ["paint", "--colour", "w"],
+                      ["paint", "w", "extra"], ["io", "echo", "--coats", "2"]])
+    func everyUsageErrorHasUniqueKeys(_ words: [String]) throws {
+        let r = run(words)
+        #expect(r.status == .usage)
+        let error = try JSON.parse(Array(r.stderr.split(separator: "\n")[0].utf8))
+        #expect(keysAreUnique(error), "\(words): \(r.stderr)")
+    }
+}

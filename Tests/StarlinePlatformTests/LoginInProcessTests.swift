@@ -47,3 +47,29 @@ import PlatformCommands
         #expect(restore.stderr.hasPrefix(#"{"error":{"code":"NOT_LOGGED_IN""#))
     }
 }
+
+/// Issue 10 item 6: options that cannot go together, or do not apply to the command, are usage errors.
+@Suite struct LoginOptionConflictTests {
+    @MainActor
+    func run(_ words: [String]) async -> (status: StarlineCore.ExitStatus, stderr: String) {
+        let home = TemporaryDirectory()
+        let captured = IOStreams.capturing(environment: Environment(["STARLINE_HOME": home.path, "HOME": home.path,
+                                                                     "STARLINE_API_BASE_URL": "http://127.0.0.1:9"]))
+        let status = await ToolMain.execute(LoginTool.tool, words, io: captured.io)
+        return (status, captured.stderr.text)
+    }
+
+    @Test(arguments: [["--with-token", "--device"], ["--device", "--browser"], ["--browser", "--no-browser"],
+                      ["switch", "--with-token", "--no-browser"]])
+    @MainActor func twoSignInFlowsAreAUsageError(_ words: [String]) async throws {
+        let r = await run(words)
+        #expect(r.status == .usage && r.stderr.contains("cannot be used together"), "\(words): \(r.stderr)")
+    }
+
+    @Test(arguments: [["start", "--device"], ["status", "--with-token"], ["--device", "status"], ["token", "--redirect-port", "1"]])
+    @MainActor func aSignInFlagDoesNotApplyToOtherCommands(_ words: [String]) async throws {
+        let r = await run(words)
+        #expect(r.status == .usage, "\(words): \(r.stderr)")
+        #expect(r.stderr.contains("does not apply to 'sl-login") || r.stderr.contains("it is an option of 'sl-login"), "\(words): \(r.stderr)")
+    }
+}
