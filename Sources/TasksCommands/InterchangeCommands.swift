@@ -28,7 +28,7 @@ enum ExportCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let ws = try bench.store.read()
         let mode = bench.output.mode
         // A file gets the readable layout whatever the terminal; JSON Lines is a stream for stdout only.
@@ -73,7 +73,7 @@ enum ImportCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let source = options.source
         let bytes: [UInt8]
         if source == "-" {
