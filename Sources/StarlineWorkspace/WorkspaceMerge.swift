@@ -91,13 +91,14 @@ extension Workspace {
     /// normalised duplicates are not added twice; `now` dates what the file leaves undated.
     package mutating func merge(_ file: WorkspaceImport, now: Timestamp) throws -> WorkspaceImport.Counts {
         var n = WorkspaceImport.Counts()
+        var sites = SiteIndex(websites)
         switch file.content {
         case .workspace(let incoming):
             mergeTasks(incoming.tasks, &n, now: now)
             for site in incoming.websites {
                 guard let url = site["url"]?.stringValue, let key = SiteURL(url) else { n.sitesSkipped += 1; continue }
                 let r = insertSite(key, title: site["title"]?.stringValue, createdAt: timestamp(site["createdAt"]) ?? now,
-                                   id: site["id"]?.stringValue)
+                                   id: site["id"]?.stringValue, index: &sites)
                 if r.duplicate { n.sitesDuplicates += 1 } else {
                     // Keep the imported record's unknown fields.
                     if case .object(let members) = site, let i = websites.indices.last {
@@ -108,19 +109,27 @@ extension Workspace {
             }
             mergeRecents(incoming.recents, &n)
         case .taskwarrior(let twTasks):
+            // By id, built once (a lookup per task was quadratic on big files); removals shift what follows.
+            var byID: [String: Int] = [:]
+            func reindex() {
+                byID = [:]
+                for (i, t) in tasks.enumerated() { if let id = t["id"]?.stringValue?.lowercased(), byID[id] == nil { byID[id] = i } }
+            }
+            reindex()
             for (index, tw) in twTasks.enumerated() {
                 let uuid = tw["uuid"]?.stringValue?.lowercased()
-                let existing = uuid.flatMap { u in tasks.firstIndex { $0["id"]?.stringValue?.lowercased() == u } }
+                let existing = uuid.flatMap { byID[$0] }
                 switch try Taskwarrior.importTask(tw, existing: existing.map { tasks[$0] }, now: now, index: index) {
                 case .upsert(let task):
                     if let existing {
                         if tasks[existing] == task { n.tasksUnchanged += 1 } else { tasks[existing] = task; n.tasksUpdated += 1 }
                     } else {
                         tasks.append(task)
+                        if let uuid { byID[uuid] = tasks.count - 1 }
                         n.tasksAdded += 1
                     }
                 case .delete:
-                    if let existing { tasks.remove(at: existing); n.tasksRemoved += 1 } else { n.tasksSkipped += 1 }
+                    if let existing { tasks.remove(at: existing); reindex(); n.tasksRemoved += 1 } else { n.tasksSkipped += 1 }
                 case .skip:
                     n.tasksSkipped += 1
                 }
@@ -128,7 +137,7 @@ extension Workspace {
         case .bookmarks(let bookmarks):
             for b in bookmarks {
                 guard let key = SiteURL(b.url) else { n.sitesSkipped += 1; continue }
-                let r = insertSite(key, title: b.title, createdAt: b.added ?? now)
+                let r = insertSite(key, title: b.title, createdAt: b.added ?? now, id: nil, index: &sites)
                 if r.duplicate { n.sitesDuplicates += 1 } else { n.sitesAdded += 1 }
             }
         }

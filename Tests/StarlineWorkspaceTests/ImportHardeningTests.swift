@@ -117,4 +117,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "/nonexistent-starline-dir"))
         #expect(!FileManager.default.fileExists(atPath: dataDir))
     }
+
+    @Test("a 20,000-bookmark import takes seconds, not minutes (sites are looked up by key, not by scanning)")
+    func bigImport() throws {
+        var html = "<DL>\n"
+        for i in 0..<20_000 { html += "<DT><A HREF=\"https://site\(i).example/page\" ADD_DATE=\"1700000000\">Site \(i)</A>\n" }
+        let start = ContinuousClock.now
+        let first = run(["import", "-"], stdin: Array(html.utf8))
+        let second = run(["import", "-"], stdin: Array(html.utf8))
+        #expect(ContinuousClock.now - start < .seconds(60))
+        #expect(try JSON.parse(first.stdout)["websites"]?["added"]?.intValue == 20_000)
+        #expect(try JSON.parse(second.stdout)["websites"]?["duplicates"]?.intValue == 20_000)
+    }
 }
