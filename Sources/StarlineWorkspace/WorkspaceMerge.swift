@@ -62,6 +62,20 @@ package struct WorkspaceImport: Sendable {
             for (i, t) in incoming.tasks.enumerated() where t["title"]?.stringValue == nil {
                 throw StarlineError(.data, "\(source): tasks[\(i)] has no title", details: .object([("index", .int(i))]))
             }
+            // A time that is there must be one, within 0001–9999: an import never brings in a date that
+            // would be printed wrapped or silently replaced.
+            let times: [(String, [JSON], [String])] = [("tasks", incoming.tasks, ["due", "doneAt", "createdAt", "updatedAt"]),
+                                                      ("websites", incoming.websites, ["createdAt"]),
+                                                      ("recents", incoming.recents, ["lastVisitedAt"])]
+            for (kind, records, fields) in times {
+                for (i, record) in records.enumerated() {
+                    for field in fields {
+                        guard let value = record[field], !value.isNull, timestamp(value) == nil else { continue }
+                        throw StarlineError(.data, "\(source): \(kind)[\(i)].\(field) \(value.serialized()) is not an RFC 3339 date-time within the years 0001–9999",
+                                            details: .object([("record", .string("\(kind)[\(i)]")), ("field", .string(field))]))
+                    }
+                }
+            }
             content = .workspace(incoming)
         case .taskwarrior:
             content = .taskwarrior(try Taskwarrior.parse(bytes))

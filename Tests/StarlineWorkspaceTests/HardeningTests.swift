@@ -110,4 +110,16 @@ import Testing
             #expect(r.stderr.contains("Taskwarrior task 1"))
         }
     }
+
+    @Test("JSON import: a time out of range or not a time is DATA_ERROR naming the record and field",
+          arguments: [#"{"version":1,"tasks":[{"id":"x","title":"a","due":"0000-01-01T00:00:00Z"}]}"#,
+                      #"{"version":1,"tasks":[{"id":"x","title":"a","createdAt":"tomorrow"}]}"#,
+                      #"{"version":1,"websites":[{"url":"https://a.example/","createdAt":"9999-12-31T23:59:59-01:00"}]}"#,
+                      #"{"version":1,"recents":[{"url":"https://a.example/","visits":1,"lastVisitedAt":12}]}"#])
+    func jsonImportTimes(_ doc: String) throws {
+        let r = run(["import", "-"], stdin: Array(doc.utf8))
+        #expect(r.status == .data, "\(r.stderr)")
+        #expect(try error(r.stderr)["details"]?["field"] != nil)
+        #expect(!FileManager.default.fileExists(atPath: workspacePath))
+    }
 }
