@@ -41,6 +41,7 @@ public struct ConfigProfile: Sendable {
             case .string(let s): settings[key] = s
             case .int(let i): settings[key] = String(i)
             case .double(let d): settings[key] = String(d)
+            case .number(let text): settings[key] = text
             case .bool(let b): settings[key] = b ? "true" : "false"
             default:
                 throw StarlineError(.config, "malformed configuration \(path): profiles.\(name).\(key) must be a string, number or boolean")

@@ -12,6 +12,11 @@ public enum JSON: Sendable, Equatable {
     case bool(Bool)
     case int(Int64)
     case double(Double)
+    /// A number kept as its source text because neither `.int` nor `.double` holds its value exactly: an
+    /// integer beyond 64 bits (`12345678901234567891`), a magnitude beyond a Double (`1e400`), more digits
+    /// than a Double carries, `-0`. Only the parser makes it, and it is written back as that text, so a number
+    /// in a file that is rewritten keeps its meaning whether or not anyone reads it.
+    case number(String)
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
@@ -23,6 +28,7 @@ public enum JSON: Sendable, Equatable {
         case let (.int(a), .int(b)): return a == b
         case let (.double(a), .double(b)): return a == b
         case let (.int(a), .double(b)), let (.double(b), .int(a)): return Double(a) == b
+        case let (.number(a), .number(b)): return a == b || JSONNumberText.decimal(a) == JSONNumberText.decimal(b)
         case let (.string(a), .string(b)): return a == b
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)):
@@ -55,13 +61,16 @@ public enum JSON: Sendable, Equatable {
         switch self {
         case .int(let i): i
         case .double(let d) where d.rounded() == d && abs(d) < 9.2e18: Int64(d)
+        case .number(let text): Int64(text)
         default: nil
         }
     }
+    /// For `.number`, the nearest Double (infinite beyond its range).
     public var doubleValue: Double? {
         switch self {
         case .int(let i): Double(i)
         case .double(let d): d
+        case .number(let text): Double(text)
         default: nil
         }
     }
@@ -105,6 +114,7 @@ extension JSON {
             } else {
                 out += JSON.nullBytes
             }
+        case .number(let text): out += text.utf8
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let items):
             if items.isEmpty { out += [0x5B, 0x5D]; return }
@@ -415,10 +425,59 @@ struct JSONParser {
             while pos < bytes.count, isDigit(bytes[pos]) { pos += 1 }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self)
-        if isInteger, let i = Int64(text) { return .int(i) }
+        if isInteger, let i = Int64(text), i != 0 || bytes[start] != UInt8(ascii: "-") { return .int(i) }
         guard let d = Double(text) else { throw fail("invalid number") }
-        return .double(d)
+        // Kept as a Double only when writing it back gives the same decimal value.
+        let value = JSON.double(d)
+        guard d.isFinite, JSONNumberText.decimal(value.serialized()) == JSONNumberText.decimal(text) else { return .number(text) }
+        return value
     }
 
     @inline(__always) func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+}
+
+/// The decimal value of a JSON number's text, canonical: sign, significant digits without leading or
+/// trailing zeros, and the exponent of the last digit. `1.50`, `15e-1` and `1.5` are the same value.
+enum JSONNumberText {
+    struct Decimal: Equatable {
+        var negative: Bool
+        var digits: [UInt8]
+        var exponent: Int
+    }
+
+    static func decimal(_ text: String) -> Decimal? {
+        var negative = false
+        var digits: [UInt8] = []
+        var exponent = 0
+        var fraction = false
+        var explicit = 0
+        var explicitNegative = false
+        var inExponent = false
+        for c in text.utf8 {
+            switch c {
+            case UInt8(ascii: "-") where !inExponent: negative = true
+            case UInt8(ascii: "-"): explicitNegative = true
+            case UInt8(ascii: "+"): break
+            case UInt8(ascii: "."): fraction = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): inExponent = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if inExponent {
+                    // Saturate: a 400-digit exponent is as out of reach as a 9-digit one.
+                    explicit = min(explicit * 10 + Int(c - 48), 1_000_000_000)
+                } else {
+                    if digits.isEmpty && c == UInt8(ascii: "0") {
+                        if fraction { exponent -= 1 }
+                        continue
+                    }
+                    digits.append(c)
+                    if fraction { exponent -= 1 }
+                }
+            default: return nil
+            }
+        }
+        exponent += explicitNegative ? -explicit : explicit
+        while let last = digits.last, last == UInt8(ascii: "0") { digits.removeLast(); exponent += 1 }
+        if digits.isEmpty { exponent = 0 }
+        return Decimal(negative: negative, digits: digits, exponent: exponent)
+    }
 }

@@ -12,6 +12,19 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public init(seconds: Int64) { self.seconds = seconds }
 
+    /// The instants that have an RFC 3339 form: 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z (four-digit
+    /// years, RFC 3339 section 5.6). Anything outside would be printed wrapped (year 10240 as 0240), so every
+    /// date that comes from outside — an argument, an imported file — is checked against this range.
+    public static let supportedRange: ClosedRange<Int64> = -62_135_596_800 ... 253_402_300_799
+
+    /// Nil when `seconds` is outside `supportedRange`.
+    public init?(checkedSeconds seconds: Int64) {
+        guard Timestamp.supportedRange.contains(seconds) else { return nil }
+        self.seconds = seconds
+    }
+
+    public var isSupported: Bool { Timestamp.supportedRange.contains(seconds) }
+
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.seconds < b.seconds }
 
     public static func + (t: Timestamp, s: Int64) -> Timestamp { Timestamp(seconds: t.seconds + s) }
@@ -132,8 +145,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         guard i == b.count else { return nil }
         guard let days = Timestamp.daysFromCivil(year: year, month: month, day: day),
               hour <= 23, minute <= 59, second <= 60 else { return nil }
-        // A leap second (:60) is read as the first second of the next minute.
-        return Int64(days) * 86400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset)
+        // A leap second (:60) is read as the first second of the next minute. An offset may carry year 0001
+        // or 9999 outside the supported range (0001-01-01T00:00:00+01:00): refused, not wrapped.
+        let value = Int64(days) * 86400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset)
+        return Timestamp.supportedRange.contains(value) ? value : nil
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date, or nil when the date does not exist
@@ -171,7 +186,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             }
             guard let y = n(0..<4), let mo = n(4..<6), let d = n(6..<8), let h = n(9..<11), let mi = n(11..<13), let s = n(13..<15),
                   let days = Timestamp.daysFromCivil(year: y, month: mo, day: d), h <= 23, mi <= 59, s <= 60 else { return nil }
-            self.init(seconds: Int64(days) * 86400 + Int64(h * 3600 + mi * 60 + s))
+            self.init(checkedSeconds: Int64(days) * 86400 + Int64(h * 3600 + mi * 60 + s))
             return
         }
         self.init(rfc3339: text)
@@ -201,12 +216,14 @@ public enum LocalCalendar {
     /// a time skipped by a DST change is moved forward by the change, as mktime does.
     public static func instant(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Timestamp {
         var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
+        // Clamped, not trapping: a field beyond Int32 gives an instant outside `supportedRange`, which callers
+        // with untrusted input check.
+        parts.tm_year = Int32(clamping: year - 1900)
+        parts.tm_mon = Int32(clamping: month - 1)
+        parts.tm_mday = Int32(clamping: day)
+        parts.tm_hour = Int32(clamping: hour)
+        parts.tm_min = Int32(clamping: minute)
+        parts.tm_sec = Int32(clamping: second)
         parts.tm_isdst = -1
         return Timestamp(seconds: Int64(mktime(&parts)))
     }

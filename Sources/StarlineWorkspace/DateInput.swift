@@ -32,24 +32,41 @@ public struct TimeSpan: Equatable, Sendable {
                 continue
             }
             guard let n = number else { return nil }
+            // Sums of units are checked too (`999999999h999999999h…`): an overflow is a malformed span.
+            let unit: (days: Int64, seconds: Int64)
             switch c {
-            case "w": result.days += Int(n) * 7
-            case "d": result.days += Int(n)
-            case "h": result.seconds += n * 3600
-            case "m": result.seconds += n * 60
-            case "s": result.seconds += n
+            case "w": unit = (7, 0)
+            case "d": unit = (1, 0)
+            case "h": unit = (0, 3600)
+            case "m": unit = (0, 60)
+            case "s": unit = (0, 1)
             default: return nil
             }
+            let (days, o1) = n.multipliedReportingOverflow(by: unit.days)
+            let (seconds, o2) = n.multipliedReportingOverflow(by: unit.seconds)
+            let (sumDays, o3) = Int64(result.days).addingReportingOverflow(days)
+            let (sumSeconds, o4) = result.seconds.addingReportingOverflow(seconds)
+            guard !o1, !o2, !o3, !o4 else { return nil }
+            result.days = Int(sumDays)
+            result.seconds = sumSeconds
             number = nil
         }
         guard number == nil else { return nil }  // a bare number has no unit
         return result
     }
 
-    /// `t` moved forward (or back, `sign` -1) by this duration.
-    public func added(to t: Timestamp, sign: Int = 1) -> Timestamp {
+    /// More calendar days than years 0001–9999 hold: such a span leads out of range from any instant.
+    static let maxDays = 3_660_000
+
+    /// `t` moved forward (or back, `sign` -1) by this duration; nil when the result is outside years
+    /// 0001–9999 (`Timestamp.supportedRange`): never a wrapped or trapping date.
+    public func added(to t: Timestamp, sign: Int = 1) -> Timestamp? {
+        guard abs(days) <= TimeSpan.maxDays, seconds.magnitude <= 400_000_000_000 else { return nil }
         var result = days == 0 ? t : LocalCalendar.addDays(t, days * sign)
-        result.seconds += seconds * Int64(sign)
+        guard result.isSupported else { return nil }
+        let (moved, overflow) = result.seconds.addingReportingOverflow(seconds * Int64(sign))
+        guard !overflow, let checked = Timestamp(checkedSeconds: moved) else { return nil }
+        result = checked
         return result
     }
 }
@@ -135,7 +152,12 @@ package struct DateExpression: Equatable, Sendable {
 
     /// The instant this expression names when the time is `now`. Date-only forms mean local midnight at the
     /// start of that day.
-    package func resolve(now: Timestamp) -> Timestamp {
+    package func resolve(now: Timestamp) -> Timestamp? {
+        guard let t = unchecked(now: now), t.isSupported else { return nil }
+        return t
+    }
+
+    func unchecked(now: Timestamp) -> Timestamp? {
         switch form {
         case .now: return now
         case .offset(let span, let sign): return span.added(to: now, sign: sign)
@@ -209,6 +231,7 @@ public enum DateInput {
     /// What `DateExpression` accepts, for error messages and help.
     public static let forms = "now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d, an ISO date (2026-12-24) or date-time (2026-12-24T18:00, 2026-12-24T18:00:00+01:00, …Z); a date word or ISO date may be followed by a time (tomorrow 09:00)"
 
+    /// Nil when `input` is malformed or names an instant outside years 0001–9999.
     public static func resolve(_ input: String, now: Timestamp) -> Timestamp? {
         DateExpression(parsing: input)?.resolve(now: now)
     }

@@ -100,6 +100,28 @@ public enum Taskwarrior {
 
     public enum Action { case upsert(JSON), delete(String), skip(String) }
 
+    /// `tags`: an array of words, or the comma-separated string of Taskwarrior's own data files. A tag that
+    /// is not one word (spaces, a comma, empty) or is not a string fails the import naming the task and the
+    /// tag — neither stored as it is nor dropped without a word.
+    static func importedTags(_ value: JSON?, fail: (String) -> StarlineError) throws -> [String] {
+        let items: [JSON]
+        switch value {
+        case nil, .null?: return []
+        case .array(let list)?: items = list
+        case .string(let text)?: items = text.split(separator: ",", omittingEmptySubsequences: false).map { .string(String($0)) }
+        case let other?: throw fail("tags \(other.serialized()) is not an array of strings")
+        }
+        var tags: [String] = []
+        for item in items {
+            guard let tag = item.stringValue else { throw fail("tag \(item.serialized()) is not a string") }
+            guard (try? TaskRecord.validateTag(tag)) != nil else {
+                throw fail("tag \(item.serialized()) is not one word (a tag has no spaces or commas)")
+            }
+            if !tags.contains(tag) { tags.append(tag) }
+        }
+        return tags
+    }
+
     /// Maps one Taskwarrior task onto our task `existing` (nil for a new one). Throws DATA_ERROR for a
     /// task without a valid uuid or description, or with an unreadable date.
     public static func importTask(_ tw: JSON, existing: JSON?, now: Timestamp, index: Int) throws -> Action {
@@ -119,15 +141,16 @@ public enum Taskwarrior {
         guard let title = tw["description"]?.stringValue else { throw fail("no description") }
         func date(_ key: String) throws -> Timestamp? {
             guard let v = tw[key], !v.isNull else { return nil }
-            guard let s = v.stringValue, let t = Timestamp(taskwarrior: s) else { throw fail("unreadable \(key) date") }
+            guard let s = v.stringValue, let t = Timestamp(taskwarrior: s) else {
+                throw fail("unreadable \(key) date \(v.serialized()) (a date in years 0001–9999 such as 20261130T080000Z)")
+            }
             return t
         }
         let entry = try date("entry") ?? now
         let modified = try date("modified") ?? entry
         let due = try date("due")
         let end = try date("end")
-        var tags: [String] = []
-        if let list = tw["tags"]?.arrayValue { tags = list.compactMap(\.stringValue) }
+        let tags = try importedTags(tw["tags"], fail: fail)
         let notes = (tw["annotations"]?.arrayValue ?? []).compactMap { $0["description"]?.stringValue }.joined(separator: "\n")
         let done = status == "completed"
 
@@ -144,147 +167,5 @@ public enum Taskwarrior {
         let extra = members.filter { !mapped.contains($0.0) && !computed.contains($0.0) }
         if extra.isEmpty { task.remove("taskwarrior") } else { task.set("taskwarrior", .object(extra)) }
         return .upsert(task)
-    }
-}
-
-// MARK: - Netscape bookmark HTML
-
-/// The Netscape bookmark file format that every browser imports and exports.
-public enum NetscapeBookmarks {
-    public struct Bookmark: Equatable, Sendable {
-        public var url: String
-        public var title: String?
-        public var added: Timestamp?
-    }
-
-    public static func render(_ sites: [JSON]) -> String {
-        var out = """
-        <!DOCTYPE NETSCAPE-Bookmark-file-1>
-        <!-- This is an automatically generated file.
-             It will be read and overwritten.
-             DO NOT EDIT! -->
-        <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
-        <TITLE>Bookmarks</TITLE>
-        <H1>Bookmarks</H1>
-        <DL><p>
-
-        """
-        for site in sites {
-            guard let url = site["url"]?.stringValue else { continue }
-            out += "    <DT><A HREF=\"\(escape(url))\""
-            if let t = timestamp(site["createdAt"]) { out += " ADD_DATE=\"\(t.seconds)\"" }
-            out += ">\(escape(site["title"]?.stringValue ?? url))</A>\n"
-        }
-        out += "</DL><p>\n"
-        return out
-    }
-
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
-
-    /// Every `<A HREF=…>title</A>` of the file, in order. Folders are flattened.
-    public static func parse(_ text: String) -> [Bookmark] {
-        var result: [Bookmark] = []
-        let scalars = Array(text.unicodeScalars)
-        var i = 0
-        func lower(_ c: Unicode.Scalar) -> Unicode.Scalar {
-            (c.value >= 65 && c.value <= 90) ? Unicode.Scalar(c.value + 32)! : c
-        }
-        func startsTag(_ at: Int, _ name: String) -> Bool {
-            let n = Array(name.unicodeScalars)
-            guard at + n.count < scalars.count, scalars[at] == "<" else { return false }
-            for (k, c) in n.enumerated() where lower(scalars[at + 1 + k]) != c { return false }
-            let after = scalars[at + 1 + n.count]
-            return after == " " || after == ">" || after == "\t" || after == "\n" || after == "\r"
-        }
-        while i < scalars.count {
-            guard scalars[i] == "<", startsTag(i, "a") else { i += 1; continue }
-            // Attributes up to the closing '>' (outside quotes).
-            var j = i + 2
-            var attributes: [String: String] = [:]
-            while j < scalars.count, scalars[j] != ">" {
-                while j < scalars.count, scalars[j] == " " || scalars[j] == "\t" || scalars[j] == "\n" || scalars[j] == "\r" { j += 1 }
-                var name = ""
-                while j < scalars.count, scalars[j] != "=", scalars[j] != ">", scalars[j] != " ", scalars[j] != "\t", scalars[j] != "\n" {
-                    name.unicodeScalars.append(lower(scalars[j]))
-                    j += 1
-                }
-                var value = ""
-                if j < scalars.count, scalars[j] == "=" {
-                    j += 1
-                    if j < scalars.count, scalars[j] == "\"" || scalars[j] == "'" {
-                        let quote = scalars[j]
-                        j += 1
-                        while j < scalars.count, scalars[j] != quote { value.unicodeScalars.append(scalars[j]); j += 1 }
-                        j += 1
-                    } else {
-                        while j < scalars.count, scalars[j] != " ", scalars[j] != ">", scalars[j] != "\t", scalars[j] != "\n" {
-                            value.unicodeScalars.append(scalars[j]); j += 1
-                        }
-                    }
-                }
-                if !name.isEmpty { attributes[name] = unescape(value) }
-                if name.isEmpty, j < scalars.count, scalars[j] != ">" { j += 1 }
-            }
-            j += 1
-            var title = ""
-            while j < scalars.count, !(scalars[j] == "<" && j + 3 < scalars.count && scalars[j + 1] == "/" && lower(scalars[j + 2]) == "a") {
-                title.unicodeScalars.append(scalars[j])
-                j += 1
-            }
-            i = j
-            guard let href = attributes["href"], !href.isEmpty else { continue }
-            let cleanTitle = unescape(title).trimmingSpaces
-            result.append(Bookmark(url: href, title: cleanTitle.isEmpty ? nil : cleanTitle,
-                                   added: attributes["add_date"].flatMap { Int64($0) }.map(Timestamp.init(seconds:))))
-        }
-        return result
-    }
-
-    /// HTML character references: the five named XML ones, `&nbsp;`, and numeric `&#…;` / `&#x…;`.
-    static func unescape(_ s: String) -> String {
-        guard s.contains("&") else { return s }
-        var out = ""
-        var rest = Substring(s)
-        while let amp = rest.firstIndex(of: "&") {
-            out += rest[..<amp]
-            let after = rest[rest.index(after: amp)...]
-            guard let semi = after.prefix(10).firstIndex(of: ";") else { out += "&"; rest = after; continue }
-            let name = after[..<semi]
-            var replacement: String? = switch name {
-            case "amp": "&"
-            case "lt": "<"
-            case "gt": ">"
-            case "quot": "\""
-            case "apos": "'"
-            case "nbsp": "\u{A0}"
-            default: nil
-            }
-            if replacement == nil, name.hasPrefix("#") {
-                let digits = name.dropFirst()
-                let value = digits.hasPrefix("x") || digits.hasPrefix("X") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
-                if let value, let scalar = Unicode.Scalar(value) { replacement = String(Character(scalar)) }
-            }
-            if let replacement {
-                out += replacement
-                rest = after[after.index(after: semi)...]
-            } else {
-                out += "&"
-                rest = after
-            }
-        }
-        out += rest
-        return out
     }
 }

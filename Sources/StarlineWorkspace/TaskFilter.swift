@@ -50,7 +50,8 @@ public struct TaskFilter: Sendable {
         }
         if let dueWithin {
             atLeast(now)
-            b.upperInclusive = dueWithin.added(to: now)
+            // Beyond year 9999 every date is within (the front-end refuses such a span before it gets here).
+            b.upperInclusive = dueWithin.added(to: now) ?? Timestamp(seconds: Timestamp.supportedRange.upperBound)
             b.needsDue = true
         }
         if let dueBefore { below(dueBefore); b.needsDue = true }

@@ -12,11 +12,13 @@ package struct WorkspaceImport: Sendable {
     let content: Content
 
     /// What an import did, as printed:
-    /// `{"format","tasks":{"added","updated","removed","skipped"},"websites":{"added","duplicates","skipped"},"recents":{"added","updated"}}`.
+    /// `{"format","tasks":{"added","updated","unchanged","removed","skipped"},"websites":{"added","duplicates","skipped"},
+    /// "recents":{"added","updated","unchanged"}}`. A record the file holds exactly as we do is `unchanged`, not
+    /// `updated`: re-importing one's own export changes nothing and writes nothing.
     package struct Counts: Sendable {
-        package var tasksAdded = 0, tasksUpdated = 0, tasksRemoved = 0, tasksSkipped = 0
+        package var tasksAdded = 0, tasksUpdated = 0, tasksUnchanged = 0, tasksRemoved = 0, tasksSkipped = 0
         package var sitesAdded = 0, sitesDuplicates = 0, sitesSkipped = 0
-        package var recentsAdded = 0, recentsUpdated = 0
+        package var recentsAdded = 0, recentsUpdated = 0, recentsUnchanged = 0
 
         /// True when the workspace has to be written.
         package var changed: Bool { tasksAdded + tasksUpdated + tasksRemoved + sitesAdded + recentsAdded + recentsUpdated > 0 }
@@ -24,16 +26,22 @@ package struct WorkspaceImport: Sendable {
         package func json(_ format: InterchangeFormat) -> JSON {
             .object([
                 ("format", .string(format.rawValue)),
-                ("tasks", .object([("added", .int(tasksAdded)), ("updated", .int(tasksUpdated)), ("removed", .int(tasksRemoved)), ("skipped", .int(tasksSkipped))])),
+                ("tasks", .object([("added", .int(tasksAdded)), ("updated", .int(tasksUpdated)), ("unchanged", .int(tasksUnchanged)), ("removed", .int(tasksRemoved)), ("skipped", .int(tasksSkipped))])),
                 ("websites", .object([("added", .int(sitesAdded)), ("duplicates", .int(sitesDuplicates)), ("skipped", .int(sitesSkipped))])),
-                ("recents", .object([("added", .int(recentsAdded)), ("updated", .int(recentsUpdated))])),
+                ("recents", .object([("added", .int(recentsAdded)), ("updated", .int(recentsUpdated)), ("unchanged", .int(recentsUnchanged))])),
             ])
         }
     }
 
     /// Parses `bytes` as `format`; `source` names the file in error messages (DATA_ERROR, exit 12).
+    /// Invalid UTF-8 is refused up front, whatever the format and wherever it is (a title, a URL, a tag, an
+    /// unknown field): one rule and one message with the byte offset, instead of one per parser.
     package init(_ bytes: [UInt8], format: InterchangeFormat, source: String) throws {
         self.format = format
+        if let offset = WorkspaceImport.invalidUTF8Offset(bytes) {
+            throw StarlineError(.data, "\(source) is not UTF-8 text: invalid byte sequence at byte \(offset)",
+                                details: .object([("path", .string(source)), ("offset", .int(offset))]))
+        }
         switch format {
         case .json:
             let doc: JSON
@@ -44,17 +52,50 @@ package struct WorkspaceImport: Sendable {
             do { incoming = try Workspace(json: doc) } catch {
                 throw StarlineError(.data, "\(source) is not a workspace document: \(error.message)")
             }
+            // A newer document may mean its fields differently: refused, as a newer workspace.json is for writing.
+            if incoming.version > Workspace.currentVersion {
+                throw StarlineError(.unsupportedVersion,
+                                    "\(source) has format version \(incoming.version), newer than this sl-tasks (version \(Workspace.currentVersion)): upgrade sl-tasks to import it",
+                                    details: .object([("path", .string(source)), ("version", .int(incoming.version)),
+                                                      ("supported", .int(Workspace.currentVersion))]))
+            }
             for (i, t) in incoming.tasks.enumerated() where t["title"]?.stringValue == nil {
                 throw StarlineError(.data, "\(source): tasks[\(i)] has no title", details: .object([("index", .int(i))]))
+            }
+            // A time that is there must be one, within 0001–9999: an import never brings in a date that
+            // would be printed wrapped or silently replaced.
+            let times: [(String, [JSON], [String])] = [("tasks", incoming.tasks, ["due", "doneAt", "createdAt", "updatedAt"]),
+                                                      ("websites", incoming.websites, ["createdAt"]),
+                                                      ("recents", incoming.recents, ["lastVisitedAt"])]
+            for (kind, records, fields) in times {
+                for (i, record) in records.enumerated() {
+                    for field in fields {
+                        guard let value = record[field], !value.isNull, timestamp(value) == nil else { continue }
+                        throw StarlineError(.data, "\(source): \(kind)[\(i)].\(field) \(value.serialized()) is not an RFC 3339 date-time within the years 0001–9999",
+                                            details: .object([("record", .string("\(kind)[\(i)]")), ("field", .string(field))]))
+                    }
+                }
             }
             content = .workspace(incoming)
         case .taskwarrior:
             content = .taskwarrior(try Taskwarrior.parse(bytes))
         case .netscape:
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw StarlineError(.data, "\(source) is not UTF-8 text")
+            content = .bookmarks(try NetscapeBookmarks.parse(String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+
+    /// The offset of the first byte that is not part of a well-formed UTF-8 sequence; nil when all are.
+    static func invalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
+        if String(validating: bytes, as: UTF8.self) != nil { return nil }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .error: return offset
+            case .emptyInput: return nil
             }
-            content = .bookmarks(NetscapeBookmarks.parse(text))
         }
     }
 }
@@ -64,13 +105,14 @@ extension Workspace {
     /// normalised duplicates are not added twice; `now` dates what the file leaves undated.
     package mutating func merge(_ file: WorkspaceImport, now: Timestamp) throws -> WorkspaceImport.Counts {
         var n = WorkspaceImport.Counts()
+        var sites = SiteIndex(websites)
         switch file.content {
         case .workspace(let incoming):
             mergeTasks(incoming.tasks, &n, now: now)
             for site in incoming.websites {
                 guard let url = site["url"]?.stringValue, let key = SiteURL(url) else { n.sitesSkipped += 1; continue }
                 let r = insertSite(key, title: site["title"]?.stringValue, createdAt: timestamp(site["createdAt"]) ?? now,
-                                   id: site["id"]?.stringValue)
+                                   id: site["id"]?.stringValue, index: &sites)
                 if r.duplicate { n.sitesDuplicates += 1 } else {
                     // Keep the imported record's unknown fields.
                     if case .object(let members) = site, let i = websites.indices.last {
@@ -81,14 +123,27 @@ extension Workspace {
             }
             mergeRecents(incoming.recents, &n)
         case .taskwarrior(let twTasks):
+            // By id, built once (a lookup per task was quadratic on big files); removals shift what follows.
+            var byID: [String: Int] = [:]
+            func reindex() {
+                byID = [:]
+                for (i, t) in tasks.enumerated() { if let id = t["id"]?.stringValue?.lowercased(), byID[id] == nil { byID[id] = i } }
+            }
+            reindex()
             for (index, tw) in twTasks.enumerated() {
                 let uuid = tw["uuid"]?.stringValue?.lowercased()
-                let existing = uuid.flatMap { u in tasks.firstIndex { $0["id"]?.stringValue?.lowercased() == u } }
+                let existing = uuid.flatMap { byID[$0] }
                 switch try Taskwarrior.importTask(tw, existing: existing.map { tasks[$0] }, now: now, index: index) {
                 case .upsert(let task):
-                    if let existing { tasks[existing] = task; n.tasksUpdated += 1 } else { tasks.append(task); n.tasksAdded += 1 }
+                    if let existing {
+                        if tasks[existing] == task { n.tasksUnchanged += 1 } else { tasks[existing] = task; n.tasksUpdated += 1 }
+                    } else {
+                        tasks.append(task)
+                        if let uuid { byID[uuid] = tasks.count - 1 }
+                        n.tasksAdded += 1
+                    }
                 case .delete:
-                    if let existing { tasks.remove(at: existing); n.tasksRemoved += 1 } else { n.tasksSkipped += 1 }
+                    if let existing { tasks.remove(at: existing); reindex(); n.tasksRemoved += 1 } else { n.tasksSkipped += 1 }
                 case .skip:
                     n.tasksSkipped += 1
                 }
@@ -96,7 +151,7 @@ extension Workspace {
         case .bookmarks(let bookmarks):
             for b in bookmarks {
                 guard let key = SiteURL(b.url) else { n.sitesSkipped += 1; continue }
-                let r = insertSite(key, title: b.title, createdAt: b.added ?? now)
+                let r = insertSite(key, title: b.title, createdAt: b.added ?? now, id: nil, index: &sites)
                 if r.duplicate { n.sitesDuplicates += 1 } else { n.sitesAdded += 1 }
             }
         }
@@ -104,19 +159,21 @@ extension Workspace {
     }
 
     /// Our JSON: tasks upserted by id; an imported record's fields replace ours, others are kept.
+    /// An id that is not a UUID (another program's `"42"` or `7`) is mapped to its name-based UUID, so every
+    /// re-import finds the task it added; only a task without any id gets a random one.
     mutating func mergeTasks(_ incomingTasks: [JSON], _ n: inout WorkspaceImport.Counts, now: Timestamp) {
         var index: [String: Int] = [:]
         for (i, t) in tasks.enumerated() { if let id = t["id"]?.stringValue?.lowercased() { index[id] = i } }
         for incoming in incomingTasks {
             var task = incoming
-            if let id = task["id"]?.stringValue?.lowercased(), RandomUUID.isValid(id), let i = index[id] {
+            let id = Workspace.importedID(task["id"])
+            task.set("id", .string(id))
+            if let i = index[id] {
                 var merged = tasks[i]
                 if case .object(let members) = task { for (k, v) in members where k != "id" { merged.set(k, v) } }
-                tasks[i] = merged
-                n.tasksUpdated += 1
+                if merged == tasks[i] { n.tasksUnchanged += 1 } else { tasks[i] = merged; n.tasksUpdated += 1 }
                 continue
             }
-            if !(task["id"]?.stringValue.map(RandomUUID.isValid) ?? false) { task.set("id", .string(RandomUUID.make())) }
             // Fill documented fields the file left out.
             let defaults: [(String, JSON)] = [("notes", .string("")), ("tags", .array([])), ("due", .null), ("done", .bool(false)),
                                              ("doneAt", .null), ("createdAt", .string(now.rfc3339)), ("updatedAt", .string(now.rfc3339))]
@@ -124,6 +181,17 @@ extension Workspace {
             tasks.append(task)
             if let id = task["id"]?.stringValue?.lowercased() { index[id] = tasks.count - 1 }
             n.tasksAdded += 1
+        }
+    }
+
+    /// The id an imported task is stored under: its UUID (lowercased), the name-based UUID of any other id,
+    /// or a new random one when it has none.
+    static func importedID(_ value: JSON?) -> String {
+        switch value {
+        case nil, .null?: return RandomUUID.make()
+        case .string(let s)? where RandomUUID.isValid(s): return s.lowercased()
+        case .string(let s)?: return RandomUUID.derived(fromForeignID: s)
+        case let other?: return RandomUUID.derived(fromForeignID: other.serialized())
         }
     }
 
@@ -138,9 +206,9 @@ extension Workspace {
                     r.set("lastVisitedAt", .string(theirs.rfc3339))
                     if let t = incoming["title"], !t.isNull { r.set("title", t) }
                 }
-                r.set("visits", .int(max(r["visits"]?.intValue ?? 1, incoming["visits"]?.intValue ?? 1)))
-                recents[i] = r
-                n.recentsUpdated += 1
+                let visits = max(r["visits"]?.intValue ?? 1, incoming["visits"]?.intValue ?? 1)
+                if r["visits"]?.intValue != visits { r.set("visits", .int(visits)) }
+                if r == recents[i] { n.recentsUnchanged += 1 } else { recents[i] = r; n.recentsUpdated += 1 }
             } else {
                 recents.append(incoming)
                 n.recentsAdded += 1

@@ -4,13 +4,21 @@ import StarlineCore
 extension Workspace {
     /// Records a visit at `time`: a revisit moves the page to the top, counts it and takes the URL as given
     /// now (and the title, when one is given); the oldest pages beyond `keep` are dropped. Returns the record.
-    package mutating func recordVisit(_ page: SiteURL, title: String?, at time: Timestamp, keep: Int) -> JSON {
+    /// A stored `visits` that cannot be counted on (INT64_MAX, or a number beyond 64 bits) is DATA_ERROR
+    /// (exit 12) naming the record: never a trap, never a silent reset.
+    package mutating func recordVisit(_ page: SiteURL, title: String?, at time: Timestamp, keep: Int) throws -> JSON {
         var record: JSON
         if let i = recents.firstIndex(where: { RecentRecord.key($0) == page.normalized }) {
+            let stored = recents[i]["visits"]
+            let (visits, overflow) = (stored?.intValue ?? 1).addingReportingOverflow(1)
+            if overflow || (stored?.intValue == nil && stored?.doubleValue != nil) {
+                throw StarlineError(.data, "recents[\(i)].visits (\(stored!.serialized())) cannot count another visit: it is not an integer below 2^63-1",
+                                    details: .object([("record", .string("recents[\(i)]")), ("field", .string("visits"))]))
+            }
             record = recents.remove(at: i)
             record.set("url", .string(page.url))
             if let title { record.set("title", .string(title)) }
-            record.set("visits", .int((record["visits"]?.intValue ?? 1) + 1))
+            record.set("visits", .int(visits))
             record.set("lastVisitedAt", .string(time.rfc3339))
         } else {
             record = .object([("url", .string(page.url)), ("title", JSON.optional(title)), ("visits", .int(1)),

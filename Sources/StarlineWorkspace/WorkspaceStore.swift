@@ -15,16 +15,49 @@ import StarlineCore
 ///   into place: no copy, and the backup is always a complete earlier version).
 /// - A file that does not parse, or has the wrong shape, is never overwritten: CORRUPT_FILE (exit 12)
 ///   naming the backup. A file of a newer version is read but never written: UNSUPPORTED_VERSION (12).
+/// - A symbolic link at `path` (a dotfile manager's, such as stow) is followed: the target is read and
+///   replaced, and the lock file, temporary files and `.bak` live beside the target, so the link stays a link.
+/// - A command that changes nothing writes nothing: the file, its mtime and the `.bak` stay as they are.
 public struct WorkspaceStore: Sendable {
+    /// The path as given (what messages name).
     public let path: String
-    public var backupPath: String { path + ".bak" }
-    public var lockPath: String { FileLock.lockPath(for: path) }
+    /// The file itself: `path` with symbolic links followed, resolved once when the store is made.
+    public let filePath: String
+    public var backupPath: String { filePath + ".bak" }
+    public var lockPath: String { FileLock.lockPath(for: filePath) }
     /// How long a writer waits for another one before giving up (STORAGE_ERROR, retryable).
     public var lockTimeout: Swift.Duration = .seconds(60)
 
     /// The store of the file at `path` (the front-end resolves `--workspace`, `STARLINE_WORKSPACE` and the
     /// default `<data>/workspace.json`).
-    public init(path: String) { self.path = path }
+    public init(path: String) {
+        self.path = path
+        filePath = WorkspaceStore.followingLinks(path)
+    }
+
+    /// `path` when it is not a symbolic link; else its target — `realpath(3)` when the target exists, else the
+    /// link text read hop by hop (a dangling link names the file to create). At most 40 hops, as the kernel
+    /// allows (a loop is then reported by open(2) as ELOOP).
+    static func followingLinks(_ path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return path }
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        var current = path
+        for _ in 0..<40 {
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { break }
+            var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = buffer.withUnsafeMutableBufferPointer { b in
+                b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { readlink(current, $0, b.count - 1) }
+            }
+            guard n > 0 else { break }
+            let target = String(decoding: buffer[0..<n], as: UTF8.self)
+            current = target.hasPrefix("/") ? target : split(current).directory + "/" + target
+        }
+        return current
+    }
 
     /// The current snapshot; an empty workspace when the file does not exist yet.
     public func read() throws -> Workspace {
@@ -33,7 +66,7 @@ public struct WorkspaceStore: Sendable {
 
     /// The current snapshot; nil when the file does not exist (what `check` reports as such).
     package func readIfPresent() throws -> Workspace? {
-        guard let bytes = try AtomicFile.read(path) else { return nil }
+        guard let bytes = try AtomicFile.read(filePath) else { return nil }
         return try decode(bytes)
     }
 
@@ -41,7 +74,7 @@ public struct WorkspaceStore: Sendable {
     /// the tasks that may match are decoded; anything unusual, including every error, goes through the full
     /// decoder — same result either way.
     package func tasks(matching filter: TaskFilter) throws -> [JSON] {
-        guard let bytes = try AtomicFile.read(path) else { return [] }
+        guard let bytes = try AtomicFile.read(filePath) else { return [] }
         if let scan = WorkspaceScanner.scan(bytes, collectTasks: true) {
             return try filter.apply(bytes: bytes, slices: scan.tasks)
         }
@@ -49,7 +82,7 @@ public struct WorkspaceStore: Sendable {
     }
 
     /// True when the file exists.
-    public var exists: Bool { access(path, F_OK) == 0 }
+    public var exists: Bool { access(filePath, F_OK) == 0 }
 
     /// Decodes file content, turning every failure into CORRUPT_FILE naming the backup.
     public func decode(_ bytes: [UInt8]) throws -> Workspace {
@@ -82,16 +115,21 @@ public struct WorkspaceStore: Sendable {
     }
 
     /// Runs `body` on the current snapshot under the exclusive lock and writes the result back, unless
-    /// `body` returns without changing anything (`changed` false). Returns `body`'s result.
+    /// `body` returns without changing anything (`changed` false) or the records come out equal to what
+    /// they were — a no-op never rotates the backup away. Returns `body`'s result.
     @discardableResult
     public func update<T>(_ body: (inout Workspace) throws -> (result: T, changed: Bool)) throws -> T {
         var result: T?
         try withWriteLock { old in
             var workspace = try old.map(decode) ?? Workspace()
             try refuseNewer(workspace.version)
+            let before = workspace
             let (r, changed) = try body(&workspace)
             result = r
-            return changed ? JSONWriter.document(workspace.json, pretty: true) : nil
+            // Array equality is O(1) for arrays that were not touched (same storage).
+            let same = workspace.version == before.version && workspace.tasks == before.tasks
+                && workspace.websites == before.websites && workspace.recents == before.recents
+            return changed && !same ? JSONWriter.document(workspace.json, pretty: true) : nil
         }
         return result!
     }
@@ -124,22 +162,22 @@ public struct WorkspaceStore: Sendable {
     /// no file), let `body` compute the new bytes (nil: nothing to write), rotate the backup, replace
     /// the file atomically and durably.
     func withWriteLock(_ body: ([UInt8]?) throws -> [UInt8]?) throws {
-        let (directory, _) = WorkspaceStore.split(path)
+        let (directory, _) = WorkspaceStore.split(filePath)
         try PrivateFiles.ensureDirectory(directory)
         let lock = try FileLock(path: lockPath)
         try lock.lock(exclusive: true, timeout: lockTimeout)
         defer { lock.unlock() }
-        let old = try AtomicFile.read(path)
+        let old = try AtomicFile.read(filePath)
         guard let bytes = try body(old) else { return }
         removeStaleTemporaryFiles(in: directory)
         if let old { try rotateBackup(old) }
-        try AtomicFile.write(bytes, to: path, mode: 0o600)
+        try AtomicFile.write(bytes, to: filePath, mode: 0o600)
     }
 
     /// Temporary files of writers killed mid-write (`.workspace.json.tmp-*`, `workspace.json.bak.tmp-*`).
     /// Holding the lock, no live writer has one open, so every such file is stale. Best-effort.
     func removeStaleTemporaryFiles(in directory: String) {
-        let (_, name) = WorkspaceStore.split(path)
+        let (_, name) = WorkspaceStore.split(filePath)
         let prefixes = [".\(name).tmp-", "\(name).bak.tmp-"]
         guard let dir = opendir(directory) else { return }
         defer { closedir(dir) }
@@ -157,9 +195,9 @@ public struct WorkspaceStore: Sendable {
     /// (atomic, and durable with the directory fsync of the write that follows). Where hard links are
     /// not supported, the bytes are written atomically instead.
     func rotateBackup(_ current: [UInt8]) throws {
-        let temp = "\(path).bak.tmp-\(getpid())"
+        let temp = "\(filePath).bak.tmp-\(getpid())"
         unlink(temp)
-        if link(path, temp) == 0 {
+        if link(filePath, temp) == 0 {
             if rename(temp, backupPath) == 0 {
                 // "If oldpath and newpath are existing hard links referring to the same file, then rename()
                 // does nothing, and returns a success status" (rename(2)): after a writer was killed between

@@ -18,9 +18,10 @@ package struct TaskEdit: Sendable {
         self.removedTags = removedTags
     }
 
-    /// `task` with this edit applied; `updatedAt` becomes `now` (an edit always counts as a change).
-    func applied(to task: JSON, now: Timestamp) -> JSON {
-        var task = task
+    /// `task` with this edit applied, and whether anything changed. Only a real change sets `updatedAt` to
+    /// `now`: an edit to what is already so (the same title again, `--untag` of an absent tag) is no change.
+    func applied(to original: JSON, now: Timestamp) -> (task: JSON, changed: Bool) {
+        var task = original
         if let title { task.set("title", .string(title)) }
         switch due {
         case .set(let t): task.set("due", .string(t.rfc3339))
@@ -32,20 +33,23 @@ package struct TaskEdit: Sendable {
             var tags = TaskRecord.tags(task)
             for t in addedTags where !tags.contains(t) { tags.append(t) }
             tags.removeAll { removedTags.contains($0) }
-            task.set("tags", .array(tags.map(JSON.string)))
+            // Kept as stored when the words are the same (a hand-edited list with a non-string is left alone).
+            if tags != TaskRecord.tags(original) || original["tags"]?.arrayValue == nil { task.set("tags", .array(tags.map(JSON.string))) }
         }
+        if task == original { return (original, false) }
         task.set("updatedAt", .string(now.rfc3339))
-        return task
+        return (task, true)
     }
 }
 
 /// The changes to tasks, each addressed by an id or a unique prefix of one (`taskIndex`).
 extension Workspace {
-    /// Applies `edit` to the task and returns the changed record.
-    package mutating func editTask(_ prefix: String, _ edit: TaskEdit, now: Timestamp) throws -> JSON {
+    /// Applies `edit` to the task and returns the record, and whether it changed (nothing to write when not).
+    package mutating func editTask(_ prefix: String, _ edit: TaskEdit, now: Timestamp) throws -> (task: JSON, changed: Bool) {
         let i = try taskIndex(prefix)
-        tasks[i] = edit.applied(to: tasks[i], now: now)
-        return tasks[i]
+        let r = edit.applied(to: tasks[i], now: now)
+        tasks[i] = r.task
+        return r
     }
 
     /// `done` / `undo`: `doneAt` is set when a task becomes done and cleared when it is reopened. Doing what

@@ -10,7 +10,7 @@ enum CheckCommand: Command {
     static func options(_ arguments: ParsedArguments) throws -> TasksGlobalOptions { try TasksGlobalOptions(arguments) }
 
     static func run(_ options: TasksGlobalOptions, _ context: CommandContext) throws -> ExitStatus {
-        let store = Workbench(options, context).store
+        let store = try Workbench(options, context).store
         guard let ws = try store.readIfPresent() else {
             context.output.emit(.object([("file", .string(store.path)), ("exists", .bool(false)), ("version", .int(Workspace.currentVersion)),
                                          ("tasks", .int(0)), ("websites", .int(0)), ("recents", .int(0)),

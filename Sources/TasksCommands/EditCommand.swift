@@ -42,11 +42,14 @@ enum EditCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.target.global, context)
-        let dueChange: TaskEdit.DueChange? = if options.clearDue { .clear } else { bench.date(options.due).map { .set($0) } }
+        let bench = try Workbench(options.target.global, context)
+        let dueChange: TaskEdit.DueChange? = if options.clearDue { .clear } else { try bench.date(options.due, option: "due").map { .set($0) } }
         let edit = TaskEdit(title: options.title, due: dueChange, notes: try bench.notes(options.notes),
                             addedTags: options.addedTags, removedTags: options.removedTags)
-        let task = try bench.store.update { ws in (try ws.editTask(options.target.id, edit, now: bench.now), true) }
+        let task = try bench.store.update { ws in
+            let r = try ws.editTask(options.target.id, edit, now: bench.now)
+            return (r.task, r.changed)
+        }
         bench.output.emit(TaskRecord.output(task))
         return .ok
     }

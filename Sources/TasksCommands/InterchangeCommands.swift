@@ -28,7 +28,7 @@ enum ExportCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let ws = try bench.store.read()
         let mode = bench.output.mode
         // A file gets the readable layout whatever the terminal; JSON Lines is a stream for stdout only.
@@ -53,7 +53,7 @@ enum ImportCommand: Command {
 
     static let spec = CommandSpec(
         "import", abstract: "Merge a JSON, Taskwarrior or Netscape bookmark file into the workspace",
-        discussion: "The format is detected from the content unless --format is given. Tasks are upserted by id (Taskwarrior: by uuid; deleted tasks are removed, recurrence templates skipped; project, priority and other Taskwarrior fields are kept for the way back). Sites go through the same path as sites add, so normalised duplicates are not added twice; entries that are not absolute URLs (javascript:, place:) are skipped. Nothing is written unless the whole file is valid. Prints {\"format\",\"tasks\":{\"added\",\"updated\",\"removed\",\"skipped\"},\"websites\":{\"added\",\"duplicates\",\"skipped\"},\"recents\":{\"added\",\"updated\"}}.",
+        discussion: "The format is detected from the content unless --format is given. Tasks are upserted by id (Taskwarrior: by uuid; deleted tasks are removed, recurrence templates skipped; project, priority and other Taskwarrior fields are kept for the way back). Sites go through the same path as sites add, so normalised duplicates are not added twice; entries that are not absolute URLs (javascript:, place:) are skipped. An id that is not a UUID is stored as its name-based UUID, so a re-import updates. Nothing is written unless the whole file is valid: invalid UTF-8 anywhere, a document of a newer version (UNSUPPORTED_VERSION), a Taskwarrior tag that is not one word or a date outside the years 0001-9999 exit 12. Records that come back as they are count as unchanged; when nothing changes, nothing is written. Prints {\"format\",\"tasks\":{\"added\",\"updated\",\"unchanged\",\"removed\",\"skipped\"},\"websites\":{\"added\",\"duplicates\",\"skipped\"},\"recents\":{\"added\",\"updated\",\"unchanged\"}}.",
         options: [format.spec],
         arguments: [ArgumentSpec("FILE|-", help: "The file to import; - reads standard input.", completion: .file(extensions: ["json", "html", "htm"]))],
         examples: [
@@ -73,7 +73,7 @@ enum ImportCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let source = options.source
         let bytes: [UInt8]
         if source == "-" {

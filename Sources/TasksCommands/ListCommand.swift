@@ -45,13 +45,14 @@ enum ListCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         var filter = TaskFilter(now: bench.now)
         filter.overdue = options.overdue
         filter.today = options.today
         filter.noDue = options.noDue
-        filter.dueBefore = bench.date(options.dueBefore)
-        filter.dueAfter = bench.date(options.dueAfter)
+        filter.dueBefore = try bench.date(options.dueBefore, option: "due-before")
+        filter.dueAfter = try bench.date(options.dueAfter, option: "due-after")
+        if let span = options.dueWithin, span.added(to: bench.now) == nil { throw Workbench.outOfRange("due-within") }
         filter.dueWithin = options.dueWithin
         filter.done = options.done
         filter.tags = options.tags

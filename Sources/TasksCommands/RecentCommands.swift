@@ -34,9 +34,9 @@ enum RecentAddCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let record = try bench.store.update { ws in
-            (ws.recordVisit(options.url, title: options.title, at: bench.now, keep: options.keep), true)
+            (try ws.recordVisit(options.url, title: options.title, at: bench.now, keep: options.keep), true)
         }
         bench.output.emit(RecentRecord.output(record))
         return .ok
@@ -59,8 +59,8 @@ enum RecentListCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
-        bench.emitList(try bench.store.read().recents(since: bench.date(options.since)).map(RecentRecord.output))
+        let bench = try Workbench(options.global, context)
+        bench.emitList(try bench.store.read().recents(since: try bench.date(options.since, option: "since")).map(RecentRecord.output))
         return .ok
     }
 }
@@ -72,7 +72,7 @@ enum RecentClearCommand: Command {
     static func options(_ arguments: ParsedArguments) throws -> TasksGlobalOptions { try TasksGlobalOptions(arguments) }
 
     static func run(_ options: TasksGlobalOptions, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options, context)
+        let bench = try Workbench(options, context)
         let count = try bench.store.update { ws in
             let n = ws.clearRecents()
             return (n, n > 0)

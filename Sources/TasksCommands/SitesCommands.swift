@@ -34,7 +34,7 @@ enum SitesAddCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let (record, duplicate) = try bench.store.update { ws in
             let r = ws.insertSite(options.url, title: options.title, createdAt: bench.now)
             return (r, !r.duplicate)
@@ -53,7 +53,7 @@ enum SitesListCommand: Command {
     static func options(_ arguments: ParsedArguments) throws -> TasksGlobalOptions { try TasksGlobalOptions(arguments) }
 
     static func run(_ options: TasksGlobalOptions, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options, context)
+        let bench = try Workbench(options, context)
         bench.emitList(try bench.store.read().websites.map(SiteRecord.output))
         return .ok
     }
@@ -75,7 +75,7 @@ enum SitesRemoveCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let site = try bench.store.update { ws in (try ws.removeSite(options.target), true) }
         bench.output.emit(SiteRecord.output(site))
         return .ok
@@ -101,7 +101,7 @@ enum SitesDedupCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let plan: SiteDeduplication
         if options.dryRun {
             var ws = try bench.store.read()

@@ -18,7 +18,7 @@ enum TaskCommands {
 
     /// `done` / `undo`.
     static func setDone(_ target: Target, _ done: Bool, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(target.global, context)
+        let bench = try Workbench(target.global, context)
         let task = try bench.store.update { ws in
             let r = try ws.setDone(target.id, done, now: bench.now)
             return (r.task, r.changed)
@@ -59,9 +59,9 @@ enum AddCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let task = TaskRecord.make(title: options.title, notes: try bench.notes(options.notes) ?? "", tags: options.tags,
-                                   due: bench.date(options.due), now: bench.now)
+                                   due: try bench.date(options.due, option: "due"), now: bench.now)
         try bench.store.appendTask(task)
         bench.output.emit(TaskRecord.output(task))
         return .ok
@@ -110,7 +110,7 @@ enum RemoveCommand: Command {
     static func options(_ arguments: ParsedArguments) throws -> TaskCommands.Target { try TaskCommands.Target(arguments) }
 
     static func run(_ options: TaskCommands.Target, _ context: CommandContext) throws -> ExitStatus {
-        let bench = Workbench(options.global, context)
+        let bench = try Workbench(options.global, context)
         let task = try bench.store.update { ws in (try ws.removeTask(options.id), true) }
         bench.output.emit(TaskRecord.output(task))
         return .ok

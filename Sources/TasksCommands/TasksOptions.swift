@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StarlineCore
 import StarlineWorkspace
 
@@ -11,17 +14,35 @@ struct TasksGlobalOptions {
 
     static let specs: [OptionSpec] = [workspace.spec, now.spec]
 
-    /// `--workspace` or `STARLINE_WORKSPACE`; nil (also when empty): `<data>/workspace.json`.
+    /// `--workspace` or `STARLINE_WORKSPACE`; nil: `<data>/workspace.json`.
     var workspace: String?
     /// `--now`; nil: the clock of the streams. Relative forms (`+1d`) count from that clock.
     var now: DateExpression?
 
     init(_ arguments: ParsedArguments) throws {
-        workspace = try arguments[Self.workspace].flatMap { $0.isEmpty ? nil : $0 }
+        workspace = try arguments[Self.workspace]
+        // An empty name is a mistake (an unset variable in a script), not a request for the default file.
+        if workspace?.isEmpty == true || workspace?.hasSuffix("/") == true {
+            throw StarlineError(.usage, "--workspace (or STARLINE_WORKSPACE) must name a file, not '\(workspace!)'",
+                                details: .object([("option", .string("workspace")), ("value", .string(workspace!))]))
+        }
         now = try arguments[Self.now]
     }
 
-    func workspacePath(_ paths: StarlinePaths) -> String { workspace ?? paths.data + "/workspace.json" }
+    /// The file to use. Only the default `<data>` directory is created; the directory of a file named with
+    /// `--workspace` must exist (USAGE, exit 2): a typo must not create directories or read as an empty
+    /// workspace.
+    func workspacePath(_ paths: StarlinePaths) throws -> String {
+        guard let workspace else { return paths.data + "/workspace.json" }
+        let directory = workspace.lastIndex(of: "/").map { String(workspace[..<$0]) } ?? "."
+        var info = stat()
+        guard stat(directory.isEmpty ? "/" : directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw StarlineError(.usage, "the directory of the workspace file \(workspace) does not exist (\(directory)); create it first",
+                                details: .object([("option", .string("workspace")), ("value", .string(workspace)),
+                                                  ("directory", .string(directory))]))
+        }
+        return workspace
+    }
 }
 
 /// `--notes TEXT`, or `--notes -`: read them from standard input when the command runs.

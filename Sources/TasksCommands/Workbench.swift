@@ -11,15 +11,32 @@ struct Workbench {
     let context: CommandContext
     var output: Output { context.output }
 
-    init(_ options: TasksGlobalOptions, _ context: CommandContext) {
+    init(_ options: TasksGlobalOptions, _ context: CommandContext) throws {
         self.context = context
-        store = WorkspaceStore(path: options.workspacePath(context.paths))
+        store = WorkspaceStore(path: try options.workspacePath(context.paths))
         let clock = context.io.now()
-        now = options.now?.resolve(now: clock) ?? clock
+        if let expression = options.now {
+            now = try Workbench.resolve(expression, option: "now", now: clock)
+        } else {
+            now = clock
+        }
     }
 
-    func date(_ expression: DateExpression?) -> Timestamp? {
-        expression?.resolve(now: now)
+    /// The instant of a date option; USAGE (exit 2) naming the option when it lies outside years 0001–9999
+    /// (`--due +3000000d`): refused, never stored wrapped.
+    func date(_ expression: DateExpression?, option: String) throws -> Timestamp? {
+        guard let expression else { return nil }
+        return try Workbench.resolve(expression, option: option, now: now)
+    }
+
+    static func resolve(_ expression: DateExpression, option: String, now: Timestamp) throws -> Timestamp {
+        guard let t = expression.resolve(now: now) else { throw outOfRange(option) }
+        return t
+    }
+
+    static func outOfRange(_ option: String) -> StarlineError {
+        StarlineError(.usage, "the date given to --\(option) is out of range: dates must lie within the years 0001–9999",
+                      details: .object([("option", .string(option))]))
     }
 
     /// The notes text; `-` reads standard input (UTF-8, trailing newlines dropped).

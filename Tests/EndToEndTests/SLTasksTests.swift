@@ -291,6 +291,7 @@ import Testing
         #expect(all == ["data", "data/workspace.json", "data/workspace.json.bak", "data/workspace.json.lock"])
         // --workspace and STARLINE_WORKSPACE choose another file, and only that one is used.
         let other = home.file("elsewhere/ws.json")
+        try FileManager.default.createDirectory(atPath: home.file("elsewhere"), withIntermediateDirectories: true)
         _ = try ok(["add", "y", "--workspace", other])
         _ = try ok(["add", "z"], environment: ["STARLINE_WORKSPACE": other])
         #expect(try titles(["list", "--workspace", other]) == ["y", "z"])
@@ -563,7 +564,9 @@ import Testing
         #expect(try first.json()["tasks"]?["added"]?.intValue == 2)
         #expect(try first.json()["websites"]?["added"]?.intValue == 1)
         let second = try Tools.run("sl-tasks", ["import", "-", "--format", "json"], stdin: exported.stdout, home: other.path)
-        #expect(try second.json()["tasks"]?["updated"]?.intValue == 2)
+        // Nothing differs: unchanged, not updated (and nothing is written).
+        #expect(try second.json()["tasks"]?["updated"]?.intValue == 0)
+        #expect(try second.json()["tasks"]?["unchanged"]?.intValue == 2)
         #expect(try second.json()["websites"]?["duplicates"]?.intValue == 1)
         let theirs = try Tools.run("sl-tasks", ["export"], home: other.path)
         #expect(try theirs.json()["tasks"] == (try exported.json()["tasks"]))
@@ -705,7 +708,9 @@ import Testing
         let again = try task("export")
         let update = try ok(["import", "-"], stdin: again.stdout)
         #expect(update["tasks"]?["added"]?.intValue == 0)
-        #expect(update["tasks"]?["updated"]?.intValue == 3)
+        // b changed; the others count as updated or, when Taskwarrior gives them back as they were, unchanged.
+        #expect(update["tasks"]?["updated"]?.intValue ?? 0 >= 1)
+        #expect((update["tasks"]?["updated"]?.intValue ?? 0) + (update["tasks"]?["unchanged"]?.intValue ?? 0) == 3)
         let changed = try ok(["show", bID])
         #expect(changed["tags"] == .array([.string("later")]))
         #expect(changed["due"] != .null)

@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test("Netscape bookmarks: a browser's export is read (folders flattened, entities decoded, attributes in any case)")
-    func netscapeParse() {
+    func netscapeParse() throws {
         let html = """
         <!DOCTYPE NETSCAPE-Bookmark-file-1>
         <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
@@ -123,7 +123,7 @@ import Testing
             <DT><A ADD_DATE="1">no href</A>
         </DL><p>
         """
-        let marks = NetscapeBookmarks.parse(html)
+        let marks = try NetscapeBookmarks.parse(html)
         #expect(marks.map(\.url) == ["https://example.com/a?x=1&y=2", "https://example.org/", "place:sort=8&maxResults=10", "https://no-title.example/"])
         #expect(marks[0].title == "Example <A> – 星")
         #expect(marks[0].added == Timestamp(seconds: 1_700_000_100))
@@ -133,12 +133,12 @@ import Testing
     }
 
     @Test("Netscape bookmarks written by us read back to the same URLs, titles and dates")
-    func netscapeRoundTrip() {
+    func netscapeRoundTrip() throws {
         let sites = [
             SiteRecord.make(url: "https://example.com/?a=1&b=\"2\"", normalized: "x", title: "A <b> & \"c\"", now: now),
             SiteRecord.make(url: "https://example.org/星", normalized: "y", title: nil, now: now + 5),
         ]
-        let marks = NetscapeBookmarks.parse(NetscapeBookmarks.render(sites))
+        let marks = try NetscapeBookmarks.parse(NetscapeBookmarks.render(sites))
         #expect(marks.map(\.url) == ["https://example.com/?a=1&b=\"2\"", "https://example.org/星"])
         #expect(marks.map(\.title) == ["A <b> & \"c\"", "https://example.org/星"])
         #expect(marks.map(\.added) == [now, now + 5])

@@ -109,6 +109,8 @@ import Testing
     @Test("STARLINE_WORKSPACE from the injected environment chooses the file; --workspace wins over it")
     func workspaceSelection() throws {
         let viaEnv = home.path + "/env/ws.json", viaFlag = home.path + "/flag/ws.json"
+        // The directory of a chosen file must exist (only the default <data> directory is created).
+        for dir in ["/env", "/flag"] { try FileManager.default.createDirectory(atPath: home.path + dir, withIntermediateDirectories: true) }
         #expect(run(["add", "a"], environment: ["STARLINE_WORKSPACE": viaEnv]).status == .ok)
         #expect(run(["add", "b", "--workspace", viaFlag], environment: ["STARLINE_WORKSPACE": viaEnv]).status == .ok)
         #expect(FileManager.default.fileExists(atPath: viaEnv) && FileManager.default.fileExists(atPath: viaFlag))
