@@ -38,6 +38,7 @@ enum StartCommand: AsyncCommand {
 /// `sl-login complete CALLBACK|-`: the second step.
 enum CompleteCommand: AsyncCommand {
     static let spec = CommandSpec("complete", abstract: "Finish a two-step login with its callback",
+                                  options: [StandardOptions.showSecrets.spec],
                                   arguments: [ArgumentSpec("CALLBACK|-", help: "The callback URL, or - to read it (or an sl-qr decode JSON line) from stdin.")],
                                   examples: [Example("sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a login from a photographed callback QR code.")])
 
