@@ -3,6 +3,7 @@ import Glibc
 #endif
 import StarlineCore
 import StarlineQR
+import Synchronization
 
 /// How `encode --batch` reads its input.
 enum BatchFormat: String, CaseIterable, Sendable {
@@ -27,6 +28,11 @@ struct BatchEncode {
     let batchFormat: BatchFormat
     let options: EncodeOptions
     let format: QRFormat
+    /// Encoding threads (`-j`).
+    let jobs: Int
+
+    /// Lines encoded between two prints of their records.
+    static let chunkSize = 256
 
     /// The file extension of each format's files.
     static func fileExtension(_ format: QRFormat) -> String {
@@ -74,24 +80,51 @@ struct BatchEncode {
         var names: Set<String> = []
         var (total, failed) = (0, 0)
         let ext = Self.fileExtension(format)
+        // Lines are parsed in order (names must be unique), then encoded and written by `jobs` workers a
+        // chunk at a time, and the records printed in line order: memory stays bounded by the chunk.
+        var chunk: [(line: Int, work: Result<(payload: [UInt8], name: String?, file: String), any Error>)] = []
+        func flushChunk() {
+            let records = Locked<[JSON?]>([JSON?](repeating: nil, count: chunk.count))
+            let next = Atomic<Int>(0)
+            let work = chunk
+            WorkerThreads.run(count: min(jobs, work.count)) { _ in
+                while true {
+                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard i < work.count else { return }
+                    let record: JSON
+                    do {
+                        let item = try work[i].work.get()
+                        let fields = try QRImageWriter.writeFile(payload: item.payload, options, format: format, to: directory + "/" + item.file,
+                                                                 extraFields: item.name.map { [("name", .string($0))] } ?? [])
+                        record = .object([("line", .int(work[i].line))] + fields)
+                    } catch {
+                        let failure = (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
+                        record = .object([("line", .int(work[i].line)), ("error", failure.json["error"] ?? .null)])
+                    }
+                    records.withLock { $0[i] = record }
+                }
+            }
+            for record in records.withLock({ $0 }) {
+                guard let record else { continue }
+                if record["error"] != nil { failed += 1 }
+                output.emitLine(record)
+            }
+            chunk.removeAll(keepingCapacity: true)
+        }
         while let line = try reader.next(limit: Self.maxLineBytes) {
             total += 1
-            do {
+            chunk.append((line.number, Result { () throws -> (payload: [UInt8], name: String?, file: String) in
                 let (payload, name) = try parse(line)
                 let fileName = (name ?? Self.paddedNumber(line.number)) + "." + ext
                 guard names.insert(fileName).inserted else {
                     throw StarlineError(.usage, "duplicate name \(fileName): an earlier line of the batch writes it",
                                         details: .object([("name", .string(fileName))]))
                 }
-                let record = try QRImageWriter.writeFile(payload: payload, options, format: format, to: directory + "/" + fileName,
-                                                         extraFields: name.map { [("name", .string($0))] } ?? [])
-                output.emitLine(.object([("line", .int(line.number))] + record))
-            } catch {
-                failed += 1
-                let failure = (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
-                output.emitLine(.object([("line", .int(line.number)), ("error", failure.json["error"] ?? .null)]))
-            }
+                return (payload, name, fileName)
+            }))
+            if chunk.count >= Self.chunkSize { flushChunk() }
         }
+        flushChunk()
         output.flush()
         guard total > 0 else { throw StarlineError(.usage, "the batch \(source) has no lines") }
         if failed == 0 { return .ok }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StarlineCore
 import StarlineQR
 
@@ -5,12 +8,13 @@ import StarlineQR
 enum EncodeCommand: Command {
     static let batch = Option<String?>.string("batch", "FILE|-", help: "Encode every line of FILE (- for standard input) into its own file in --output-dir, printing one JSON record per line.", completion: .file(extensions: ["txt", "jsonl"]))
     static let outputDir = Option<String?>.string("output-dir", "DIR", help: "Where --batch writes its files (created when missing): DIR/NAME.EXT, NAME the line number zero-padded to 6 digits or the line's name, EXT from --format (png by default).", completion: .directory)
+    static let jobs = Option<Int?>.integer("jobs", short: "j", "N", help: "--batch: encode up to N lines in parallel (default: the number of CPUs).", range: 1...256)
     static let batchFormat = Option<BatchFormat>.choice("batch-format", "FORMAT", help: "How --batch lines are read: lines (the line is the payload) or jsonl ({\"text\":…,\"name\":…}, name optional: no /, no leading dot).", default: .lines)
 
     static let spec = CommandSpec(
         "encode", abstract: "Encode text or bytes as a QR code",
         discussion: "TEXT is encoded as given; - reads the payload from standard input byte for byte (a trailing newline is part of it: use printf, not echo), refusing with CAPACITY_EXCEEDED (exit 12) as soon as more than the largest QR payload (7089 bytes) has arrived. With --batch, every line is encoded with the same options into --output-dir and a JSON record is printed per line (JSON Lines, with \"line\"); a bad line gets a record with an \"error\" and the run goes on: exit 8 when some lines failed, 12 when all did.",
-        options: EncodeOptions.specs + [batch.spec, outputDir.spec, batchFormat.spec],
+        options: EncodeOptions.specs + [batch.spec, outputDir.spec, batchFormat.spec, jobs.spec],
         arguments: [ArgumentSpec("TEXT|-", help: "The payload; - reads it from standard input. Not with --batch.", optional: true)],
         examples: [
             Example("sl-qr encode 'hello world' -o hello.png", "Write a PNG and print a JSON record describing it."),
@@ -42,7 +46,8 @@ enum EncodeCommand: Command {
         guard let directory = try arguments[outputDir] else { throw StarlineError(.usage, "--batch needs --output-dir DIR") }
         return Options(text: "", encoding: encoding,
                        batch: BatchEncode(source: source, directory: directory, batchFormat: try arguments[batchFormat], options: encoding,
-                                          format: encoding.format ?? .png))
+                                          format: encoding.format ?? .png,
+                                          jobs: try arguments[jobs] ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))))
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
