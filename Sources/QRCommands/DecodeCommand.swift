@@ -83,7 +83,8 @@ enum DecodeCommand: Command {
         let budget = PixelBudget(total: limits.pixelBudget)
         let progress = DecodeProgress(total: files.count, output: output)
         func decode(_ file: String, _ scanner: QRScanner) -> FileOutcome {
-            let outcome = decodeFile(file, stdin: standardInput, scanner: scanner, classifier: classifier, expect: expect, limits: limits, budget: budget)
+            let outcome = decodeFile(file, stdin: standardInput, scanner: scanner, classifier: classifier, expect: expect, limits: limits,
+                                     budget: budget, progress: progress)
             progress.finished(file, found: outcome.found)
             return outcome
         }
@@ -137,7 +138,7 @@ enum DecodeCommand: Command {
     }
 
     static func decodeFile(_ file: String, stdin: Result<[UInt8], any Error>?, scanner: QRScanner, classifier: PayloadClassifier, expect: PayloadKind?,
-                           limits: Limits, budget: PixelBudget) -> FileOutcome {
+                           limits: Limits, budget: PixelBudget, progress: DecodeProgress? = nil) -> FileOutcome {
         let image: GrayImage
         // The image's pixels come out of the shared budget from its header on, and go back once it is scanned.
         let reservation = PixelBudget.Reservation(budget)
@@ -151,7 +152,10 @@ enum DecodeCommand: Command {
             let errorJSON = failure.json["error"] ?? .null
             return FileOutcome(records: [.object([("file", .string(file)), ("error", errorJSON)])], found: false, error: failure, unexpectedKinds: [])
         }
-        let result = scanner.scan(image, deadline: QRScanner.now() + limits.imageTimeout)
+        let start = QRScanner.now()
+        let result = scanner.scan(image, deadline: start + limits.imageTimeout) { attempt in
+            progress?.retrying(file, attempt, after: QRScanner.now() - start)
+        }
         guard !result.symbols.isEmpty else {
             let record: [(String, JSON)] = [("file", .string(file)), ("found", .int(0))] + (result.timedOut ? [("timedOut", .bool(true))] : [])
             return FileOutcome(records: [.object(record)], found: false,
@@ -187,6 +191,13 @@ final class DecodeProgress: Sendable {
         self.total = total
         self.output = output
         state.withLock { $0.last = QRScanner.now() }
+    }
+
+    /// A retry of one image that has already taken a while (a large photo, a pathological image).
+    func retrying(_ file: String, _ attempt: QRScanner.Attempt, after seconds: Double) {
+        guard output.showsProgress, seconds >= 1 else { return }
+        let tenths = Int(seconds * 10)
+        output.progress("sl-qr: \(file): nothing found after \(tenths / 10).\(tenths % 10) s, trying \(attempt.rawValue)")
     }
 
     func finished(_ file: String, found: Bool) {

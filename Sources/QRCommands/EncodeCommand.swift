@@ -73,7 +73,7 @@ enum EncodeCommand: Command {
             .capacityExceeded,
             "standard input holds more than \(limit) bytes, more than any QR code holds (capacity at version ≤ \(options.maxVersion), "
                 + "level \(options.level.rawValue): \(capacity) bytes)",
-            details: .object([("length", .string("more than \(limit)")), ("capacity", .int(capacity)),
+            details: .object([("lengthAtLeast", .int(limit + 1)), ("capacity", .int(capacity)),
                               ("maxVersion", .int(options.maxVersion)), ("level", .string(options.level.rawValue))]))
     }
 }

@@ -70,13 +70,17 @@ public final class QRScanner {
     /// starts once it has passed: the retries are what multiply the cost of a pathological image
     /// (issue 10 #12), and a zbar pass itself cannot be interrupted, so the bound is one pass past
     /// the deadline.
-    public func scan(_ image: GrayImage, attempts: [Attempt] = Attempt.allCases, deadline: Double? = nil) -> ScanResult {
+    ///
+    /// `willTry` is called before each retry (not before the first attempt): progress for long decodes.
+    public func scan(_ image: GrayImage, attempts: [Attempt] = Attempt.allCases, deadline: Double? = nil,
+                     willTry: ((Attempt) -> Void)? = nil) -> ScanResult {
         guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
         var lastTried = "none"
         for attempt in attempts {
             if let deadline, lastTried != "none", Self.now() >= deadline {
                 return ScanResult(symbols: [], attempt: lastTried, timedOut: true)
             }
+            if lastTried != "none" { willTry?(attempt) }
             let variant: GrayImage
             let mapBack: (QRPoint) -> QRPoint
             switch attempt {

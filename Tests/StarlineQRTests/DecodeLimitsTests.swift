@@ -81,8 +81,11 @@ import Testing
         let blank = GrayImage(width: 400, height: 400)
         let late = try QRScanner().scan(blank, deadline: QRScanner.now() - 1)
         #expect(late.symbols.isEmpty && late.timedOut && late.attempt == "original")
-        let inTime = try QRScanner().scan(blank, deadline: QRScanner.now() + 60)
+        var retries: [QRScanner.Attempt] = []
+        let inTime = try QRScanner().scan(blank, deadline: QRScanner.now() + 60) { retries.append($0) }
         #expect(!inTime.timedOut && inTime.attempt == "upscaled")
+        // The progress hook sees every retry (decode --progress reports the slow ones).
+        #expect(retries == [.inverted, .downscaled, .upscaled])
     }
 
     // MARK: PBM and CMYK JPEG (issue 10 #13)

@@ -27,6 +27,7 @@ import Testing
         let r = run(["encode", "-", "-o", dir + "/big.png"], stdin: [UInt8](repeating: 0x31, count: 1 << 20))
         #expect(r.status == .data)
         #expect(r.stderr.contains(#""code":"CAPACITY_EXCEEDED""#) && r.stderr.contains("more than 7089 bytes"))
+        #expect(r.stderr.contains(#""lengthAtLeast":7090"#) && r.stderr.contains(#""capacity":5596"#))  // digits: numeric mode at 40-M
         #expect(!FileManager.default.fileExists(atPath: dir + "/big.png"))
     }
 
