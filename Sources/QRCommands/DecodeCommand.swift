@@ -9,11 +9,15 @@ import Synchronization
 enum DecodeCommand: Command {
     static let expect = Option<PayloadKind?>.choice("expect", "KIND", help: "Fail with exit 12 when a symbol is of another kind.")
     static let jobs = Option<Int?>.integer("jobs", short: "j", "N", help: "Decode up to N images in parallel (default: the number of CPUs).", range: 1...256)
+    static let maxFileSize = Option<Int>.integer("max-file-size", "MIB", help: "Refuse an image file (or standard input) over this many MiB: checked with fstat before reading and again while reading.", default: ImageLoader.defaultMaxFileBytes >> 20, range: 1...4096)
+    static let maxPixels = Option<Int>.integer("max-pixels", "MEGAPIXELS", help: "Refuse an image of more megapixels, from its header, before any pixel buffer is allocated.", default: ImageLoader.defaultMaxPixels / 1_000_000, range: 1...1000)
+    static let pixelBudget = Option<Int>.integer("pixel-budget", "MEGAPIXELS", help: "Megapixels held in memory at once by all -j workers together (scanning costs about 3 bytes a pixel); a worker waits while it is spent, and an image larger than the budget is decoded alone.", default: 100, range: 1...10000)
+    static let imageTimeout = Option<Int>.integer("image-timeout", "MS", help: "Per-image deadline in milliseconds for the retry attempts: none starts after it (a single zbar pass is not interrupted); the record then has \"timedOut\":true. 0 tries the image as it is only.", default: 10_000, range: 0...3_600_000)
 
     static let spec = CommandSpec(
         "decode", abstract: "Decode QR symbols in images into classified JSON records",
-        discussion: "Reads PNG, JPEG and PGM/PPM images (the format is detected from the content) and prints one JSON record per symbol, in reading order: {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are not UTF-8. When nothing is found in the image as it is, inverted, downscaled and upscaled copies are tried; attempt says which one worked. A file without a symbol gives {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced by \"redacted\" (and bytesBase64 left out) unless --show-secrets. Exit 0 when every file gave a symbol, 12 when none did, 8 when some did not.",
-        options: [expect.spec, jobs.spec],
+        discussion: "Reads PNG, JPEG (including CMYK) and PBM/PGM/PPM images (the format is detected from the content) and prints one JSON record per symbol, in reading order: {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are not UTF-8. When nothing is found in the image as it is, inverted, downscaled and upscaled copies are tried; attempt says which one worked. A file without a symbol gives {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), --pixel-budget (100 megapixels at once across workers), --image-timeout (10 s of retries per image). Progress goes to stderr on a terminal or with --progress. Exit 0 when every file gave a symbol, 12 when none did, 8 when some did not.",
+        options: [expect.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec],
         arguments: [ArgumentSpec("FILE|-", help: "Image files; - reads one image from standard input.", variadic: true, completion: .file(extensions: ["png", "jpg", "jpeg", "pgm", "ppm", "pnm"]))],
         examples: [
             Example("sl-qr decode scan.jpg", "Print the symbols of a photo."),
@@ -29,6 +33,16 @@ enum DecodeCommand: Command {
         var jobs: Int
         var classifier: PayloadClassifier
         var pretty: Bool
+        var limits: Limits
+    }
+
+    /// The bounds on one run's reads and work (issue 10 #12), all from typed options.
+    struct Limits: Sendable {
+        var maxFileBytes: Int
+        var maxPixels: Int
+        var pixelBudget: Int
+        /// Seconds.
+        var imageTimeout: Double
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
@@ -37,7 +51,9 @@ enum DecodeCommand: Command {
         let cpus = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         return Options(files: files, expect: try arguments[expect], jobs: min(try arguments[jobs] ?? cpus, files.count),
                        classifier: PayloadClassifier(chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
-                       pretty: try arguments[StandardOptions.pretty])
+                       pretty: try arguments[StandardOptions.pretty],
+                       limits: Limits(maxFileBytes: try arguments[maxFileSize] << 20, maxPixels: try arguments[maxPixels] * 1_000_000,
+                                      pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000))
     }
 
     struct FileOutcome: Sendable {
@@ -48,12 +64,29 @@ enum DecodeCommand: Command {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
-        let (files, expect, classifier) = (options.files, options.expect, options.classifier)
+        let (files, expect, classifier, limits) = (options.files, options.expect, options.classifier, options.limits)
         let output = context.output
         // Read once, up front, so workers never touch the context's streams; a failed read is that file's error.
-        let stdin: Result<[UInt8], any Error>? = files.contains("-") ? Result { try context.readStandardInput() } : nil
+        // Bounded like a file: a descriptor is read with the limit, captured bytes are checked against it.
+        var stdin: Result<[UInt8], any Error>?
+        if files.contains("-") {
+            stdin = Result { () throws -> [UInt8] in
+                if let fd = context.io.stdin.fileDescriptor {
+                    return try ImageLoader.readAll(fileDescriptor: fd, name: "-", maxBytes: limits.maxFileBytes)
+                }
+                let bytes = try context.readStandardInput()
+                if bytes.count > limits.maxFileBytes { throw ImageLoader.tooLargeFile("-", limits.maxFileBytes) }
+                return bytes
+            }
+        }
+        let standardInput = stdin
+        let budget = PixelBudget(total: limits.pixelBudget)
+        let progress = DecodeProgress(total: files.count, output: output)
         func decode(_ file: String, _ scanner: QRScanner) -> FileOutcome {
-            decodeFile(file, stdin: stdin, scanner: scanner, classifier: classifier, expect: expect)
+            let outcome = decodeFile(file, stdin: standardInput, scanner: scanner, classifier: classifier, expect: expect, limits: limits,
+                                     budget: budget, progress: progress)
+            progress.finished(file, found: outcome.found)
+            return outcome
         }
 
         var outcomes = [FileOutcome?](repeating: nil, count: files.count)
@@ -81,7 +114,8 @@ enum DecodeCommand: Command {
         var unexpected: [String] = []
         var firstError: StarlineError?
         for outcome in outcomes.compactMap({ $0 }) {
-            for record in outcome.records {
+            // With --expect, stdout carries only records of that kind, so `| jq -r .url` sees no others.
+            for record in outcome.records where expect == nil || record["kind"]?.stringValue == expect?.rawValue {
                 if options.pretty { output.emit(record) } else { output.emitLine(record) }
             }
             if outcome.found { found += 1 } else { failed += 1 }
@@ -103,18 +137,28 @@ enum DecodeCommand: Command {
                             details: .object([("files", .int(files.count)), ("failed", .int(failed))]))
     }
 
-    static func decodeFile(_ file: String, stdin: Result<[UInt8], any Error>?, scanner: QRScanner, classifier: PayloadClassifier, expect: PayloadKind?) -> FileOutcome {
+    static func decodeFile(_ file: String, stdin: Result<[UInt8], any Error>?, scanner: QRScanner, classifier: PayloadClassifier, expect: PayloadKind?,
+                           limits: Limits, budget: PixelBudget, progress: DecodeProgress? = nil) -> FileOutcome {
         let image: GrayImage
+        // The image's pixels come out of the shared budget from its header on, and go back once it is scanned.
+        let reservation = PixelBudget.Reservation(budget)
+        defer { reservation.release() }
         do {
-            image = file == "-" ? try ImageLoader.load(bytes: try (stdin ?? .success([])).get(), name: "-") : try ImageLoader.load(path: file)
+            image = file == "-"
+                ? try ImageLoader.load(bytes: try (stdin ?? .success([])).get(), name: "-", maxPixels: limits.maxPixels, reservation: reservation)
+                : try ImageLoader.load(path: file, maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes, reservation: reservation)
         } catch {
             let failure = (error as? StarlineError) ?? StarlineError(.unreadableImage, "\(file): \(error)")
             let errorJSON = failure.json["error"] ?? .null
             return FileOutcome(records: [.object([("file", .string(file)), ("error", errorJSON)])], found: false, error: failure, unexpectedKinds: [])
         }
-        let result = scanner.scan(image)
+        let start = QRScanner.now()
+        let result = scanner.scan(image, deadline: start + limits.imageTimeout) { attempt in
+            progress?.retrying(file, attempt, after: QRScanner.now() - start)
+        }
         guard !result.symbols.isEmpty else {
-            return FileOutcome(records: [.object([("file", .string(file)), ("found", .int(0))])], found: false,
+            let record: [(String, JSON)] = [("file", .string(file)), ("found", .int(0))] + (result.timedOut ? [("timedOut", .bool(true))] : [])
+            return FileOutcome(records: [.object(record)], found: false,
                                error: StarlineError(.noSymbol, "no QR code found in \(file)"), unexpectedKinds: [])
         }
         var records: [JSON] = []
@@ -133,5 +177,38 @@ enum DecodeCommand: Command {
             records.append(.object(fields))
         }
         return FileOutcome(records: records, found: true, error: nil, unexpectedKinds: unexpected)
+    }
+}
+
+/// "decoded 3 of 10 files" on stderr while a long run goes on: only on a terminal or with --progress
+/// (Output decides), at most four lines a second, and always the last one.
+final class DecodeProgress: Sendable {
+    let total: Int
+    let output: Output
+    private let state = Mutex<(done: Int, found: Int, last: Double)>((0, 0, 0))
+
+    init(total: Int, output: Output) {
+        self.total = total
+        self.output = output
+        state.withLock { $0.last = QRScanner.now() }
+    }
+
+    /// A retry of one image that has already taken a while (a large photo, a pathological image).
+    func retrying(_ file: String, _ attempt: QRScanner.Attempt, after seconds: Double) {
+        guard output.showsProgress, seconds >= 1 else { return }
+        let tenths = Int(seconds * 10)
+        output.progress("sl-qr: \(file): nothing found after \(tenths / 10).\(tenths % 10) s, trying \(attempt.rawValue)")
+    }
+
+    func finished(_ file: String, found: Bool) {
+        guard output.showsProgress else { return }
+        state.withLock { s in
+            s.done += 1
+            if found { s.found += 1 }
+            let now = QRScanner.now()
+            guard s.done == total || now - s.last >= 0.25 else { return }
+            s.last = now
+            output.progress("sl-qr: decoded \(s.done) of \(total) files (\(s.found) with a QR code), last \(file)")
+        }
     }
 }

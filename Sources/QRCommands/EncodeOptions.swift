@@ -5,23 +5,30 @@ import StarlineQR
 enum QRFormat: String, CaseIterable, Sendable {
     case png, svg, utf8, ansi, ascii, matrix
 
-    /// The format when `--format` is not given: from the output file's extension, else utf8 on a terminal
-    /// and png otherwise.
-    static func implied(outputPath: String?, terminal: Bool) -> QRFormat {
-        if let outputPath {
-            let lower = outputPath.lowercased()
-            if lower.hasSuffix(".svg") { return .svg }
-            if lower.hasSuffix(".txt") { return .utf8 }
-            if lower.hasSuffix(".json") { return .matrix }
-            return .png
+    /// The format when `--format` is not given: from the output file's extension (`.png`, `.svg`,
+    /// `.txt`, `.json`; png for a name without one), else utf8 on a terminal and png otherwise. Any
+    /// other extension is a usage error: `-o x.jpg` used to get a PNG under a JPEG name.
+    static func implied(outputPath: String?, terminal: Bool) throws -> QRFormat {
+        guard let outputPath else { return terminal ? .utf8 : .png }
+        let name = outputPath.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return .png }
+        let ext = name[name.index(after: dot)...].lowercased()
+        switch ext {
+        case "png": return .png
+        case "svg": return .svg
+        case "txt": return .utf8
+        case "json": return .matrix
+        default:
+            throw StarlineError(.usage, "cannot tell the format from the extension .\(ext) of \(outputPath): use a .png, .svg, .txt or .json name, or --format png|svg|utf8|ansi|ascii|matrix",
+                                details: .object([("file", .string(outputPath)), ("extension", .string(ext)),
+                                                  ("formats", .array(QRFormat.allCases.map { .string($0.rawValue) }))]))
         }
-        return terminal ? .utf8 : .png
     }
 }
 
 /// The options `encode` and `friend` share, declared once with their defaults and ranges.
 struct EncodeOptions {
-    static let format = Option<QRFormat?>.choice("format", short: "f", "FORMAT", help: "Output format; png unless -o names a .svg/.txt/.json file, or utf8 when writing to a terminal.")
+    static let format = Option<QRFormat?>.choice("format", short: "f", "FORMAT", help: "Output format; from the -o extension (.png, .svg, .txt, .json; another extension is an error), else png, or utf8 when writing to a terminal.")
     static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the image to FILE and print a JSON record instead. FILE is replaced atomically (never seen half-written) and, like other output files, gets the umask and is not fsync'ed (use sync(1) when that matters).", completion: .file(extensions: ["png", "svg", "txt", "json"]))
     static let level = Option<QRErrorCorrection>.choice("level", short: "l", "LEVEL", help: "Error correction level.", default: .M)
     static let size = Option<Int>.integer("size", short: "s", "PIXELS", help: "Module size in pixels (png, svg).", default: 4, range: 1...100)
@@ -55,5 +62,7 @@ struct EncodeOptions {
             throw StarlineError(.usage, "--min-version \(minVersion) is greater than --max-version \(maxVersion)")
         }
         verify = try arguments[Self.verify]
+        // Checked here, before standard input is read or anything is encoded.
+        if format == nil, let outputPath { _ = try QRFormat.implied(outputPath: outputPath, terminal: false) }
     }
 }

@@ -5,11 +5,24 @@ import StarlineQR
 /// with a JSON record describing it on stdout.
 enum QRImageWriter {
     static func write(payload: [UInt8], _ options: EncodeOptions, extraFields: [(String, JSON)], _ context: CommandContext) throws -> ExitStatus {
-        guard !payload.isEmpty else { throw StarlineError(.usage, "nothing to encode: the payload is empty") }
         let output = context.output
-        let format = options.format ?? QRFormat.implied(outputPath: options.outputPath, terminal: output.stdoutIsTerminal)
-        let (moduleSize, margin) = (options.moduleSize, options.margin)
+        let format = try options.format ?? QRFormat.implied(outputPath: options.outputPath, terminal: output.stdoutIsTerminal)
+        let pretty = output.mode == .pretty && options.outputPath == nil
+        guard let outputPath = options.outputPath else {
+            if format == .png, output.stdoutIsTerminal {
+                throw StarlineError(.usage, "refusing to write a PNG image to a terminal; use -o FILE, redirect stdout, or --format utf8")
+            }
+            output.writeBytes(try render(payload: payload, options, format: format, prettyMatrix: pretty).bytes)
+            return .ok
+        }
+        output.emit(.object(try writeFile(payload: payload, options, format: format, to: outputPath, extraFields: extraFields)))
+        return .ok
+    }
 
+    /// Encodes, renders and (with --verify) checks one payload: the bytes of the image and its matrix.
+    static func render(payload: [UInt8], _ options: EncodeOptions, format: QRFormat, prettyMatrix: Bool) throws -> (matrix: QRMatrix, bytes: [UInt8]) {
+        guard !payload.isEmpty else { throw StarlineError(.usage, "nothing to encode: the payload is empty") }
+        let (moduleSize, margin) = (options.moduleSize, options.margin)
         let matrix = try QREncoder.encode(payload, level: options.level, minVersion: options.minVersion, maxVersion: options.maxVersion)
         let rendered: [UInt8] = switch format {
         case .png: try QRRenderer.png(matrix, moduleSize: moduleSize, margin: margin)
@@ -17,25 +30,21 @@ enum QRImageWriter {
         case .utf8: Array(QRRenderer.utf8(matrix, margin: margin).utf8)
         case .ansi: Array(QRRenderer.ansi(matrix, margin: margin).utf8)
         case .ascii: Array(QRRenderer.ascii(matrix, margin: margin).utf8)
-        case .matrix: Array((QRRenderer.matrix(matrix).serialized(output.mode == .pretty && options.outputPath == nil ? .pretty : .compact) + "\n").utf8)
+        case .matrix: Array((QRRenderer.matrix(matrix).serialized(prettyMatrix ? .pretty : .compact) + "\n").utf8)
         }
-
         if options.verify { try verify(payload: payload, matrix: matrix, png: format == .png ? rendered : nil, margin: margin) }
+        return (matrix, rendered)
+    }
 
-        guard let outputPath = options.outputPath else {
-            if format == .png, output.stdoutIsTerminal {
-                throw StarlineError(.usage, "refusing to write a PNG image to a terminal; use -o FILE, redirect stdout, or --format utf8")
-            }
-            output.writeBytes(rendered)
-            return .ok
-        }
-        try AtomicFile.write(rendered, to: outputPath, mode: 0o666, sync: false, applyUmask: true)
-        let record: [(String, JSON)] = [("file", .string(outputPath)), ("format", .string(format.rawValue)), ("version", .int(matrix.version)),
-                                        ("level", .string(options.level.rawValue)), ("modules", .int(matrix.size)), ("payloadBytes", .int(payload.count))]
-            + (format == .png || format == .svg ? [("pixels", .int((matrix.size + 2 * margin) * moduleSize))] : [])
+    /// Renders one payload into `path` (atomically) and returns the record that describes it.
+    static func writeFile(payload: [UInt8], _ options: EncodeOptions, format: QRFormat, to path: String,
+                          extraFields: [(String, JSON)]) throws -> [(String, JSON)] {
+        let (matrix, rendered) = try render(payload: payload, options, format: format, prettyMatrix: false)
+        try AtomicFile.write(rendered, to: path, mode: 0o666, sync: false, applyUmask: true)
+        return [("file", .string(path)), ("format", .string(format.rawValue)), ("version", .int(matrix.version)),
+                ("level", .string(options.level.rawValue)), ("modules", .int(matrix.size)), ("payloadBytes", .int(payload.count))]
+            + (format == .png || format == .svg ? [("pixels", .int((matrix.size + 2 * options.margin) * options.moduleSize))] : [])
             + extraFields + [("verified", .bool(options.verify))]
-        output.emit(.object(record))
-        return .ok
     }
 
     /// Decodes what was made: the PNG bytes themselves, or the matrix drawn as an image for text formats.

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import StarlineCore
 
-/// Loads PNG, JPEG and PGM/PPM images as 8-bit luminance.
+/// Loads PNG, JPEG and PBM/PGM/PPM images as 8-bit luminance.
 ///
 /// The format comes from the first bytes, never from the file name: `-` (stdin), files
 /// without an extension and misnamed files all work. Every failure — missing file,
@@ -11,39 +11,39 @@ import StarlineCore
 /// `StarlineError(.unreadableImage, …)` whose message starts with the file name.
 public enum ImageLoader {
     /// Images above this many pixels are refused before any pixel buffer is allocated
-    /// (a 40-byte PNG header can claim 4 billion pixels).
+    /// (a 40-byte PNG header can claim 4 billion pixels). `decode --max-pixels` overrides it.
     public static let defaultMaxPixels = 100_000_000
 
-    /// Files above this size are refused while reading (a 16-bit PPM at the pixel limit
-    /// is 600 MB, so this does not cut into the pixel limit).
-    public static let maxFileBytes = 1 << 30
+    /// Files above this size are refused: by fstat before reading, and while reading (a pipe,
+    /// or a file that grows). `decode --max-file-size` overrides it. A 100-megapixel PNG of a
+    /// QR code compresses far below it; an uncompressed one would not be a scan.
+    public static let defaultMaxFileBytes = 256 << 20
 
     public enum Format: String, Sendable {
         case png = "PNG"
         case jpeg = "JPEG"
-        case pnm = "PGM/PPM"
+        case pnm = "PBM/PGM/PPM"
     }
 
     /// Reads and decodes the file at `path` (taken literally: the CLI maps `-` to
     /// `loadStandardInput()` itself).
-    public static func load(path: String, maxPixels: Int = defaultMaxPixels) throws -> GrayImage {
-        try load(bytes: readFile(path: path), name: path, maxPixels: maxPixels)
-    }
-
-    /// Reads standard input to the end and decodes it; `name` is used in error messages.
-    public static func loadStandardInput(name: String = "-", maxPixels: Int = defaultMaxPixels) throws -> GrayImage {
-        try load(bytes: readAll(fileDescriptor: STDIN_FILENO, name: name), name: name, maxPixels: maxPixels)
+    public static func load(path: String, maxPixels: Int = defaultMaxPixels, maxFileBytes: Int = defaultMaxFileBytes,
+                            reservation: PixelBudget.Reservation? = nil) throws -> GrayImage {
+        try load(bytes: readFile(path: path, maxBytes: maxFileBytes), name: path, maxPixels: maxPixels, reservation: reservation)
     }
 
     /// Decodes an image held in memory. `name` only labels error messages and details.
-    public static func load(bytes: [UInt8], name: String, maxPixels: Int = defaultMaxPixels) throws -> GrayImage {
+    /// With a `reservation`, the pixels are taken from its budget before any buffer is allocated
+    /// (waiting while other images hold it); the caller releases them when done with the image.
+    public static func load(bytes: [UInt8], name: String, maxPixels: Int = defaultMaxPixels,
+                            reservation: PixelBudget.Reservation? = nil) throws -> GrayImage {
         guard !bytes.isEmpty else {
             throw StarlineError(.unreadableImage, "\(name): empty file, not an image", details: fileDetails(name))
         }
         guard let format = detectFormat(bytes) else {
-            throw StarlineError(.unreadableImage, "\(name): not a PNG, JPEG or PGM/PPM image", details: fileDetails(name))
+            throw StarlineError(.unreadableImage, "\(name): not a PNG, JPEG or PBM/PGM/PPM image", details: fileDetails(name))
         }
-        let limits = DecodeLimits(name: name, maxPixels: maxPixels)
+        let limits = DecodeLimits(name: name, maxPixels: maxPixels, reservation: reservation)
         switch format {
         case .png: return try PNGReader.decode(bytes, limits: limits)
         case .jpeg: return try JPEGReader.decode(bytes, limits: limits)
@@ -55,9 +55,8 @@ public enum ImageLoader {
     public static func detectFormat(_ bytes: [UInt8]) -> Format? {
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
-        // "P2", "P3", "P5" or "P6" followed by whitespace or a comment.
-        if bytes.count >= 3, bytes[0] == UInt8(ascii: "P"),
-           [UInt8(ascii: "2"), UInt8(ascii: "3"), UInt8(ascii: "5"), UInt8(ascii: "6")].contains(bytes[1]),
+        // "P1" to "P6" followed by whitespace or a comment.
+        if bytes.count >= 3, bytes[0] == UInt8(ascii: "P"), (UInt8(ascii: "1")...UInt8(ascii: "6")).contains(bytes[1]),
            PNMReader.isWhitespace(bytes[2]) || bytes[2] == UInt8(ascii: "#") {
             return .pnm
         }
@@ -67,35 +66,47 @@ public enum ImageLoader {
     // MARK: Reading files without Foundation
 
     /// The whole content of `path`, read with open/fstat/read.
-    public static func readFile(path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    public static func readFile(path: String, maxBytes: Int = defaultMaxFileBytes) throws -> [UInt8] {
+        // O_NONBLOCK: opening a FIFO with no writer would otherwise hang here; cleared before reading.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw errnoError(path, errno) }
         defer { close(fd) }
-        return try readAll(fileDescriptor: fd, name: path)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return try readAll(fileDescriptor: fd, name: path, maxBytes: maxBytes)
     }
 
-    /// Everything readable from `fd` until end of file. Works for pipes and terminals
-    /// too (the size from fstat is only a capacity hint). Does not close `fd`.
-    public static func readAll(fileDescriptor fd: Int32, name: String) throws -> [UInt8] {
+    /// Everything readable from `fd` until end of file, refused over `maxBytes`. Works for pipes and
+    /// terminals too (the size from fstat is only checked and used as a capacity hint). Does not close `fd`.
+    public static func readAll(fileDescriptor fd: Int32, name: String, maxBytes: Int = defaultMaxFileBytes) throws -> [UInt8] {
+        let bytes = try readPrefix(fileDescriptor: fd, name: name, maxBytes: maxBytes)
+        if bytes.count > maxBytes { throw tooLargeFile(name, maxBytes) }
+        return bytes
+    }
+
+    /// At most `maxBytes + 1` bytes of `fd`: all of it when it holds no more than `maxBytes`, else
+    /// one byte over, so the caller knows the limit was passed without the rest ever being buffered
+    /// (`< /dev/zero` stops at once). A regular file's size is checked with fstat first.
+    public static func readPrefix(fileDescriptor fd: Int32, name: String, maxBytes: Int) throws -> [UInt8] {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw errnoError(name, errno) }
         if (st.st_mode & S_IFMT) == S_IFDIR { throw errnoError(name, EISDIR) }
         let isRegular = (st.st_mode & S_IFMT) == S_IFREG
-        if isRegular && Int(st.st_size) > maxFileBytes { throw tooLargeFile(name) }
+        if isRegular && Int(st.st_size) > maxBytes { throw tooLargeFile(name, maxBytes) }
 
         var result: [UInt8] = []
-        if isRegular { result.reserveCapacity(Int(st.st_size)) }
+        if isRegular { result.reserveCapacity(min(Int(st.st_size), maxBytes) + 1) }
         let chunkSize = 1 << 16
         var chunk = [UInt8](repeating: 0, count: chunkSize)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunkSize) }
+        while result.count <= maxBytes {
+            // Never more than maxBytes + 1 in the buffer: the read that crosses the limit is cut short.
+            let want = min(chunkSize, maxBytes + 1 - result.count)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, want) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw errnoError(name, errno)
             }
             if n == 0 { break }
             result.append(contentsOf: chunk[0..<n])
-            if result.count > maxFileBytes { throw tooLargeFile(name) }
         }
         return result
     }
@@ -110,9 +121,13 @@ public enum ImageLoader {
                              details: .object([("file", .string(name)), ("errno", .int(Int(code)))]))
     }
 
-    static func tooLargeFile(_ name: String) -> StarlineError {
-        StarlineError(.unreadableImage, "\(name): file too large (over \(maxFileBytes >> 20) MiB)",
-                      details: fileDetails(name))
+    public static func tooLargeFile(_ name: String, _ maxBytes: Int) -> StarlineError {
+        StarlineError(.unreadableImage, "\(name): file too large (over \(sizeText(maxBytes)); see --max-file-size)",
+                      details: .object([("file", .string(name)), ("maxFileBytes", .int(maxBytes))]))
+    }
+
+    static func sizeText(_ bytes: Int) -> String {
+        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
     }
 }
 
@@ -120,6 +135,7 @@ public enum ImageLoader {
 struct DecodeLimits {
     let name: String
     let maxPixels: Int
+    var reservation: PixelBudget.Reservation? = nil
 
     /// Throws "too large" when `width × height` exceeds the limit. Called with the header's
     /// dimensions, before the pixel buffer is allocated.
@@ -132,6 +148,7 @@ struct DecodeLimits {
                 details: .object([("file", .string(name)), ("width", .int(width)), ("height", .int(height)),
                                   ("maxPixels", .int(maxPixels))]))
         }
+        reservation?.acquire(pixels)
     }
 
     /// `<name>: corrupt <format>: <reason>`.

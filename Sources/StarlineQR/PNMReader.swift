@@ -1,10 +1,11 @@
-/// Netpbm gray and colour maps: `P5`/`P2` (PGM, raw/plain) and `P6`/`P3` (PPM, raw/plain),
+/// Netpbm bitmaps `P4`/`P1` (PBM, raw/plain; 1 is black), gray and colour maps: `P5`/`P2` (PGM, raw/plain) and `P6`/`P3` (PPM, raw/plain),
 /// maxval 1…65535 (two big-endian bytes per raw sample above 255). Only the first image of
 /// a multi-image file is read. Colour becomes Rec. 601 luminance, as libjpeg computes it.
 enum PNMReader {
     static func decode(_ bytes: [UInt8], limits: DecodeLimits) throws -> GrayImage {
         var parser = Parser(bytes: bytes, limits: limits)
         let kind = bytes[1]
+        if kind == UInt8(ascii: "4") || kind == UInt8(ascii: "1") { return try decodeBitmap(&parser, raw: kind == UInt8(ascii: "4")) }
         let isColor = kind == UInt8(ascii: "3") || kind == UInt8(ascii: "6")
         let isRaw = kind == UInt8(ascii: "5") || kind == UInt8(ascii: "6")
         parser.position = 2
@@ -43,6 +44,45 @@ enum PNMReader {
         }
         samples = []
         return GrayImage(width: width, height: height, pixels: gray)
+    }
+
+    /// PBM: no maxval; raw rows are packed 8 pixels a byte (most significant bit first, each row padded
+    /// to a whole byte), plain pixels are `0`/`1` characters with optional separators.
+    private static func decodeBitmap(_ parser: inout Parser, raw: Bool) throws -> GrayImage {
+        parser.position = 2
+        let width = try parser.headerNumber("width")
+        let height = try parser.headerNumber("height")
+        guard width > 0, height > 0 else { throw parser.corrupt("zero width or height") }
+        try parser.limits.check(width: width, height: height)
+        var pixels = [UInt8](repeating: 255, count: width * height)
+        let bytes = parser.bytes
+        if raw {
+            guard parser.position < bytes.count, isWhitespace(bytes[parser.position]) else { throw parser.corrupt("truncated header") }
+            parser.position += 1
+            let rowBytes = (width + 7) / 8
+            let available = bytes.count - parser.position
+            guard available >= rowBytes * height else {
+                throw parser.corrupt("truncated pixel data (expected \(rowBytes * height) bytes, got \(available))")
+            }
+            let start = parser.position
+            for y in 0..<height {
+                for x in 0..<width where bytes[start + y * rowBytes + x / 8] & (0x80 >> UInt8(x % 8)) != 0 {
+                    pixels[y * width + x] = 0
+                }
+            }
+            return GrayImage(width: width, height: height, pixels: pixels)
+        }
+        for i in 0..<pixels.count {
+            parser.skipSeparators()
+            guard parser.position < bytes.count else { throw parser.corrupt("truncated pixel data (expected \(pixels.count) pixels, got \(i))") }
+            switch bytes[parser.position] {
+            case UInt8(ascii: "0"): break
+            case UInt8(ascii: "1"): pixels[i] = 0
+            default: throw parser.corrupt("expected 0 or 1 for a PBM pixel")
+            }
+            parser.position += 1
+        }
+        return GrayImage(width: width, height: height, pixels: pixels)
     }
 
     /// Netpbm whitespace: blank, TAB, CR, LF, VT, FF.

@@ -32,7 +32,7 @@ public struct PayloadClassifier: Sendable {
         }
         let trimmed = text.trimmingWhitespace()
         if let url = WebURL(trimmed) {
-            if let callback = authCallback(url) { return callback(trimmed) }
+            if let callback = authCallback(url, trimmed) { return callback }
             if let code = FriendLink.code(in: url, chatBase: chatBase) {
                 return ClassifiedPayload(kind: .friendLink, text: text,
                                          fields: [("code", .string(code)), ("url", .string(FriendLink.url(code: code, chatBase: chatBase)))],
@@ -45,39 +45,46 @@ public struct PayloadClassifier: Sendable {
         return ClassifiedPayload(kind: .text, text: text, fields: [], includesBytes: true)
     }
 
-    /// `starline-{appId}://auth/callback?…` or `http://127.0.0.1|[::1]:PORT/callback?…` (RFC 8252 loopback).
-    func authCallback(_ url: WebURL) -> ((String) -> ClassifiedPayload)? {
+    /// `starline-{appId}://auth/callback?…` or `http(s)://LOOPBACK[:PORT]/callback?…` (RFC 8252), where
+    /// LOOPBACK is any spelling of this machine (`localhost`, `127.0.0.0/8`, `[::1]`, …: a code sent to
+    /// any of them is a login code). The path is compared percent-decoded, like the query.
+    func authCallback(_ url: WebURL, _ trimmed: String) -> ClassifiedPayload? {
         let appId: String?
+        let path = PercentEncoding.decodeForm(url.path)
         if url.scheme.hasPrefix("starline-"), url.scheme.count > "starline-".count {
-            guard url.hasAuthority, url.userInfo == nil, url.host == "auth", url.port == nil, url.path == "/callback" else { return nil }
+            guard url.hasAuthority, url.userInfo == nil, url.host == "auth", url.port == nil, path == "/callback" else { return nil }
             appId = String(url.scheme.dropFirst("starline-".count))
-        } else if url.scheme == "http", url.hasAuthority, url.userInfo == nil,
-                  url.host == "127.0.0.1" || url.host == "[::1]", url.path == "/callback" {
+        } else if url.scheme == "http" || url.scheme == "https", url.hasAuthority, url.userInfo == nil,
+                  LoopbackHost.contains(url.host), path == "/callback" {
             appId = nil
         } else {
             return nil
         }
-        let code = url.queryValue("code")
-        let state = url.queryValue("state")
-        let error = url.queryValue("error")
-        let show = showSecrets
-        return { text in
-            ClassifiedPayload(kind: .authCallback, text: show || code == nil ? text : PayloadClassifier.redactingCode(in: text),
-                              fields: [("appId", .optional(appId)), ("code", .optional(show ? code : code.map { _ in "redacted" })),
-                                       ("state", .optional(state)), ("error", .optional(error))],
-                              includesBytes: show)
+        let query = CallbackQuery(Substring(url.query ?? ""))
+        // A fragment is no place for a code, but a look-alike could put one there: it is redacted too.
+        let fragment = url.fragment.map { CallbackQuery(Substring($0)) }
+        let hasCode = query.value("code") != nil || fragment?.value("code") != nil
+        let duplicated = query.duplicatedCallbackNames
+        var fields: [(String, JSON)]
+        if duplicated.isEmpty {
+            let code = query.value("code")
+            fields = [("appId", .optional(appId)), ("code", .optional(showSecrets ? code : code.map { _ in "redacted" })),
+                      ("state", .optional(query.value("state"))), ("error", .optional(query.value("error")))]
+        } else {
+            // Refused, not guessed: which of two codes a client would redeem is exactly the ambiguity an
+            // attacker wants. The record stays a callback (never ordinary content) but carries no code.
+            fields = [("appId", .optional(appId)), ("code", .null), ("state", .null), ("error", .null),
+                      ("invalid", .string("duplicate parameter: \(duplicated.joined(separator: ", "))"))]
         }
-    }
-
-    /// Replaces the value of every `code=` query parameter with `redacted`.
-    static func redactingCode(in text: String) -> String {
-        guard let q = text.firstIndex(of: "?") else { return text }
-        let end = text[q...].firstIndex(of: "#") ?? text.endIndex
-        let query = text[text.index(after: q)..<end]
-        let redacted = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            pair.hasPrefix("code=") ? "code=redacted" : String(pair)
-        }.joined(separator: "&")
-        return String(text[...q]) + redacted + String(text[end...])
+        var text = trimmed
+        if !showSecrets && hasCode {
+            // Rebuilt from the parsed parts, so exactly the parameters read as `code` are hidden.
+            // The part before the query is kept as written (WebURL splits at the first `#`, then `?`).
+            let beforeFragment = trimmed.firstIndex(of: "#").map { trimmed[..<$0] } ?? trimmed[...]
+            let head = beforeFragment.firstIndex(of: "?").map { beforeFragment[..<$0] } ?? beforeFragment
+            text = String(head) + (url.query.map { _ in "?" + query.redacted } ?? "") + (fragment.map { "#" + $0.redacted } ?? "")
+        }
+        return ClassifiedPayload(kind: .authCallback, text: text, fields: fields, includesBytes: showSecrets)
     }
 }
 

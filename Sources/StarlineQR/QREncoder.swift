@@ -26,7 +26,13 @@ public enum QREncoder {
 
     /// The most bytes any QR payload can have: 7 089 digits in numeric mode at 40-L.
     /// Longer payloads are rejected without asking libqrencode (this also keeps sizes in `Int32`).
-    static let absoluteMaxBytes = 7089
+    public static let absoluteMaxBytes = 7089
+
+    /// How many leading bytes of `payload` fit at `maxVersion` (the figure CAPACITY_EXCEEDED names), for
+    /// a caller that stopped reading at `absoluteMaxBytes + 1`.
+    public static func capacity(level: QRErrorCorrection, minVersion: Int = 1, maxVersion: Int, payload: [UInt8]) -> Int {
+        (try? capacity(of: payload, encoding: encoding(for: payload), level: level, minVersion: minVersion, maxVersion: maxVersion)) ?? 0
+    }
 
     /// Which encoding `encode` uses for `payload`.
     public static func encoding(for payload: [UInt8]) -> Encoding {

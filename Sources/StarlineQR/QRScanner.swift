@@ -65,10 +65,22 @@ public final class QRScanner {
     /// Scans `image`, trying `attempts` in order (default: all) and stopping at the first
     /// that finds a symbol. Symbols come in reading order with corners in `image`'s
     /// coordinates.
-    public func scan(_ image: GrayImage, attempts: [Attempt] = Attempt.allCases) -> ScanResult {
+    ///
+    /// With a `deadline` (seconds of CLOCK_MONOTONIC, see `QRScanner.now()`), no further attempt
+    /// starts once it has passed: the retries are what multiply the cost of a pathological image
+    /// (issue 10 #12), and a zbar pass itself cannot be interrupted, so the bound is one pass past
+    /// the deadline.
+    ///
+    /// `willTry` is called before each retry (not before the first attempt): progress for long decodes.
+    public func scan(_ image: GrayImage, attempts: [Attempt] = Attempt.allCases, deadline: Double? = nil,
+                     willTry: ((Attempt) -> Void)? = nil) -> ScanResult {
         guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
         var lastTried = "none"
         for attempt in attempts {
+            if let deadline, lastTried != "none", Self.now() >= deadline {
+                return ScanResult(symbols: [], attempt: lastTried, timedOut: true)
+            }
+            if lastTried != "none" { willTry?(attempt) }
             let variant: GrayImage
             let mapBack: (QRPoint) -> QRPoint
             switch attempt {
@@ -99,6 +111,13 @@ public final class QRScanner {
             }
         }
         return ScanResult(symbols: [], attempt: lastTried)
+    }
+
+    /// Seconds on the monotonic clock (no Foundation or Dispatch in sl-qr).
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// One zbar pass over `image`, corners in `image`'s own coordinates, in zbar's order.

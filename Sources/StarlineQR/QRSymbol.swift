@@ -75,8 +75,13 @@ public struct ScanResult: Sendable {
     /// "none" for an empty image.
     public var attempt: String
 
-    public init(symbols: [QRSymbol], attempt: String) {
+    /// True when the per-image deadline passed before every attempt was tried (the remaining
+    /// retries were skipped).
+    public var timedOut: Bool
+
+    public init(symbols: [QRSymbol], attempt: String, timedOut: Bool = false) {
         self.symbols = symbols
         self.attempt = attempt
+        self.timedOut = timedOut
     }
 }

@@ -231,7 +231,9 @@ import Testing
         let run = try qr(["decode", file, "--expect", "friendLink"])
         #expect(run.status == 12)
         #expect(run.errorCode == "UNEXPECTED_KIND")
-        let record = try #require(try run.jsonLines().first)
+        // With --expect, stdout carries only records of that kind (issue 10 #13): none here.
+        #expect(run.stdout.isEmpty)
+        let record = try #require(try qr(["decode", file]).jsonLines().first)
         #expect(record["kind"]?.stringValue != "friendLink")
         #expect(record["text"]?.stringValue == url)
     }
@@ -333,5 +335,30 @@ import Testing
             #expect(ours.status == 0)
             #expect(try ours.jsonLines().first?["text"]?.stringValue == text)
         }
+    }
+
+    @Test("issue 10 #12: endless standard input is refused at once, never buffered")
+    func endlessStandardInputIsBounded() throws {
+        let bin = Tools.path("sl-qr")
+        // Before: `< /dev/zero` grew until the allocator aborted (16 GB). A 1 GB address-space cap and a
+        // 20 s timeout turn that into a failure here instead of a swapping machine.
+        let encode = try Tools.shell("ulimit -v 1000000; timeout 20 '\(bin)' encode - -o '\(home.file("zero.png"))' < /dev/zero")
+        #expect(encode.status == 12, "\(encode.stderrText)")
+        #expect(encode.errorCode == "CAPACITY_EXCEEDED")
+        let decode = try Tools.shell("ulimit -v 1000000; timeout 20 '\(bin)' decode - --max-file-size 8 < /dev/zero")
+        #expect(decode.status == 12, "\(decode.stderrText)")
+        #expect(decode.stdoutText.contains("file too large (over 8 MiB"))
+    }
+
+    @Test("issue 10 #21: a batch of friend links through the binary, read back by zbarimg")
+    func batchEncodeThroughTheBinary() throws {
+        let links = (1...20).map { String(format: "https://chat.thestarline.cn/f/Friend%06d", $0) }
+        let out = home.file("batch-out")
+        let run = try qr(["encode", "--batch", "-", "--output-dir", out], stdin: Array((links.joined(separator: "\n") + "\n").utf8))
+        #expect(run.status == 0, "\(run.stderrText)")
+        let records = try run.jsonLines()
+        #expect(records.count == 20 && records.last?["line"]?.intValue == 20)
+        let zbar = try Tools.shell("zbarimg -q --raw '\(out)/000007.png'")
+        #expect(zbar.stdoutText == links[6] + "\n")
     }
 }

@@ -171,13 +171,13 @@ struct ImageLoaderTests {
         }
     }
 
-    @Test("random bytes: not a PNG, JPEG or PGM/PPM image")
+    @Test("random bytes: not a PNG, JPEG or PBM/PGM/PPM image")
     func randomBytes() {
         var rng = TestImages.SeededRandom(seed: 1)
         let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        expectUnreadable("noise.bin: not a PNG, JPEG or PGM/PPM image") { try ImageLoader.load(bytes: bytes, name: "noise.bin") }
-        expectUnreadable("x: not a PNG, JPEG or PGM/PPM image") { try ImageLoader.load(bytes: Array("GIF89a....".utf8), name: "x") }
-        expectUnreadable("not a PNG, JPEG or PGM/PPM") { try ImageLoader.load(bytes: Array("P7 1 1 255\n".utf8), name: "x") }
+        expectUnreadable("noise.bin: not a PNG, JPEG or PBM/PGM/PPM image") { try ImageLoader.load(bytes: bytes, name: "noise.bin") }
+        expectUnreadable("x: not a PNG, JPEG or PBM/PGM/PPM image") { try ImageLoader.load(bytes: Array("GIF89a....".utf8), name: "x") }
+        expectUnreadable("not a PNG, JPEG or PBM/PGM/PPM") { try ImageLoader.load(bytes: Array("P7 1 1 255\n".utf8), name: "x") }
     }
 
     @Test("empty input")
@@ -228,7 +228,7 @@ struct ImageLoaderTests {
     @Test("truncated and malformed PGM/PPM")
     func corruptPNM() throws {
         let pgm = TestImages.pgm(Self.gradient)
-        expectUnreadable("g.pgm: corrupt PGM/PPM: truncated pixel data") { try ImageLoader.load(bytes: Array(pgm.dropLast(5)), name: "g.pgm") }
+        expectUnreadable("g.pgm: corrupt PBM/PGM/PPM: truncated pixel data") { try ImageLoader.load(bytes: Array(pgm.dropLast(5)), name: "g.pgm") }
         let plain = TestImages.pgm(Self.gradient, plain: true)
         expectUnreadable("truncated pixel data") { try ImageLoader.load(bytes: Array(plain.prefix(plain.count / 2)), name: "g.pgm") }
         expectUnreadable("truncated header") { try ImageLoader.load(bytes: Array("P5 10".utf8), name: "h.pgm") }

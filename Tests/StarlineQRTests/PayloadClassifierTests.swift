@@ -27,13 +27,69 @@ import Testing
         "starline-workbench://auth/callback/x?code=abc",
         "starline-workbench://user@auth/callback?code=abc",
         "starline-://auth/callback?code=abc",
-        "http://localhost:8080/callback?code=abc",
-        "http://127.0.0.2:8080/callback?code=abc",
-        "https://127.0.0.1:8080/callback?code=abc",
+        "http://localhost.evil.com:8080/callback?code=abc",
+        "http://128.0.0.1:8080/callback?code=abc",
+        "http://127.0.0.1.evil.com/callback?code=abc",
+        "http://[::2]:8080/callback?code=abc",
+        "http://127.0.0.1:8080/callbackx?code=abc",
+        "ftp://127.0.0.1/callback?code=abc",
         "http://evil@127.0.0.1:8080/callback?code=abc",
     ])
     func w6CallbackNearMisses(_ text: String) {
         #expect(kind(text) != .authCallback)
+    }
+
+    @Test("issue 10 #13: every loopback spelling is a callback, its code redacted in code and text", arguments: [
+        "http://localhost:8080/callback?code=SECRET1&state=s",
+        "http://LOCALHOST/callback?code=SECRET1",
+        "http://localhost.:8080/callback?code=SECRET1",
+        "http://app.localhost:8080/callback?code=SECRET1",
+        "http://127.0.0.2:8080/callback?code=SECRET1",
+        "http://127.1:8080/callback?code=SECRET1",
+        "http://2130706433:8080/callback?code=SECRET1",
+        "http://0x7f.0.0.1:8080/callback?code=SECRET1",
+        "http://0177.0.0.1:8080/callback?code=SECRET1",
+        "http://[0:0:0:0:0:0:0:1]:8080/callback?code=SECRET1",
+        "http://[::ffff:127.0.0.1]:8080/callback?code=SECRET1",
+        "https://127.0.0.1:8080/callback?code=SECRET1",
+        "http://127.0.0.1:8080/%63allback?code=SECRET1",
+    ])
+    func loopbackSpellings(_ text: String) {
+        let payload = PayloadClassifier(chatBase: defaultBase).classify(Array(text.utf8))
+        #expect(payload.kind == .authCallback)
+        #expect(payload.text?.contains("SECRET1") == false, "text shows the code: \(payload.text ?? "nil")")
+        #expect(payload.fields.first { $0.0 == "code" }?.1 == .string("redacted"))
+        #expect(!payload.includesBytes)
+    }
+
+    @Test("issue 10 #13: a percent-encoded parameter name is the same parameter: redacted in text as in code", arguments: [
+        "starline-workbench://auth/callback?%63ode=SECRET2&state=s",
+        "starline-workbench://auth/callback?state=s&c%6Fde=SECRET2",
+        "http://127.0.0.1:5000/callback?%63%6f%64%65=SECRET2",
+        "starline-workbench://auth/callback?state=s#code=SECRET2",
+    ])
+    func percentEncodedNames(_ text: String) {
+        let payload = PayloadClassifier(chatBase: defaultBase).classify(Array(text.utf8))
+        #expect(payload.kind == .authCallback)
+        #expect(payload.text?.contains("SECRET2") == false, "text shows the code: \(payload.text ?? "nil")")
+        let shown = PayloadClassifier(chatBase: defaultBase, showSecrets: true).classify(Array(text.utf8))
+        #expect(shown.text == text)
+        if !text.contains("#") { #expect(shown.fields.first { $0.0 == "code" }?.1 == .string("SECRET2")) }
+    }
+
+    @Test("issue 10 #13: a duplicated code, state or error is refused: no code is picked, none is shown", arguments: [
+        "starline-workbench://auth/callback?code=SECRETA&code=SECRETB&state=s",
+        "http://127.0.0.1:5000/callback?code=SECRETA&%63ode=SECRETB",
+        "starline-workbench://auth/callback?code=SECRETA&state=1&state=2",
+    ])
+    func duplicatedParameters(_ text: String) {
+        for show in [false, true] {
+            let payload = PayloadClassifier(chatBase: defaultBase, showSecrets: show).classify(Array(text.utf8))
+            #expect(payload.kind == .authCallback)
+            #expect(payload.fields.first { $0.0 == "code" }?.1 == .null)
+            #expect(payload.fields.first { $0.0 == "invalid" }?.1.stringValue?.hasPrefix("duplicate parameter") == true)
+            if !show { #expect(payload.text?.contains("SECRET") == false) }
+        }
     }
 
     @Test func callbackFieldsAndRedaction() {
