@@ -39,7 +39,6 @@ struct AttemptThrottle {
 
     mutating func clear(_ key: String) { attempts[key] = nil }
     mutating func clearAll() { attempts.removeAll() }
-    var keyCount: Int { attempts.count }
 }
 
 /// The numbers documented in docs/openapi.yaml and the README.
