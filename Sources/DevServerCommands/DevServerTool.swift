@@ -30,13 +30,18 @@ enum ServeCommand: Command {
     static let codeTTL = Option<Int>.integer("code-ttl", "SECONDS", help: "Lifetime of authorization codes.", default: 60, range: 1...3600)
     static let deviceCodeTTL = Option<Int>.integer("device-code-ttl", "SECONDS", help: "Lifetime of device codes.", default: 600, range: 1...86400)
     static let deviceSlowDown = Option<Int>.integer("device-slow-down", "N", help: "Answer slow_down to the first N polls of every device code (tests of clients).", default: 0, range: 0...100)
+    static let connectionTimeout = Option<Int>.integer("connection-timeout", "SECONDS", help: "Close a connection idle this long (e.g. a half-sent request).", default: 30, range: 1...3600)
+    static let maxConnections = Option<Int>.integer("max-connections", "N", help: "Connections served at once (each holds a thread); more are closed at once.", default: 512, range: 1...4096)
+    static let maxConnectionsPerIP = Option<Int>.integer("max-connections-per-ip", "N", help: "Connections served at once from one client address.", default: 128, range: 1...4096)
+    static let eventRetention = Option<Int>.integer("event-retention", "N", help: "Keep the newest N sync events; an older cursor gets 410 CURSOR_EXPIRED.", default: 100_000, range: 1...100_000_000)
     static let routes = Option<Bool>.flag("routes", help: "Print the served routes, one 'METHOD /path' per line, and exit.")
 
     static let spec = CommandSpec(
             "sl-devserver", abstract: "a local Starline platform and chat server with fault injection",
             discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file, seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT or SIGTERM stops it cleanly.",
             options: [port.spec, db.spec, seed.spec, autoApprove.spec, log.spec, devToken.spec, deviceInterval.spec, sessionTTL.spec,
-                      codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, routes.spec],
+                      codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, connectionTimeout.spec, maxConnections.spec,
+                      maxConnectionsPerIP.spec, eventRetention.spec, routes.spec],
             examples: [
                 Example("sl-devserver --port 8080", "Serve on http://127.0.0.1:8080 (chat at http://127.0.0.1:8080/chat)."),
                 Example("export STARLINE_API_BASE_URL=http://127.0.0.1:8080 STARLINE_CHAT_BASE_URL=http://127.0.0.1:8080/chat", "Point the other tools at it."),
@@ -57,11 +62,21 @@ enum ServeCommand: Command {
         configuration.autoApprove = try arguments[autoApprove]
         configuration.logPath = try arguments[log]
         configuration.devToken = try arguments[devToken]
+        // The parser skips empty environment values; an empty token is refused however it is given,
+        // never silently replaced by a random one.
+        if configuration.devToken?.trimmingWhitespace().isEmpty == true
+            || (configuration.devToken == nil && arguments.environment["STARLINE_DEV_TOKEN"] != nil) {
+            throw StarlineError(.usage, "--dev-token / STARLINE_DEV_TOKEN must not be empty (leave both unset for a random token)")
+        }
         configuration.deviceInterval = try arguments[deviceInterval]
         configuration.sessionTTL = Int64(try arguments[sessionTTL])
         configuration.codeTTL = Int64(try arguments[codeTTL])
         configuration.deviceCodeTTL = Int64(try arguments[deviceCodeTTL])
         configuration.deviceSlowDowns = try arguments[deviceSlowDown]
+        configuration.connectionTimeout = try arguments[connectionTimeout]
+        configuration.maxConnections = try arguments[maxConnections]
+        configuration.maxConnectionsPerIP = try arguments[maxConnectionsPerIP]
+        configuration.eventRetention = try arguments[eventRetention]
         return Options(configuration: configuration, seedPath: try arguments[seed], listRoutes: try arguments[routes])
     }
 

@@ -46,6 +46,7 @@ enum ChatRoutes {
         for user in users {
             try c.db.run("INSERT INTO events(user_id, type, payload) VALUES(?,?,?)", [.text(user), .text(type), .text(payload.serialized())])
         }
+        try c.db.run("DELETE FROM events WHERE seq <= (SELECT max(seq) FROM events) - ?", [.integer(Int64(c.server.configuration.eventRetention))])
         state.eventsPublished = true
     }
 
@@ -133,6 +134,11 @@ enum ChatRoutes {
         if let cursor = c.request.queryValue("since"), !cursor.isEmpty {
             guard let v = Int64(cursor), v >= 0 else { throw APIError(400, "INVALID_CURSOR", "the cursor is not one this server issued") }
             since = v
+            // Sequence numbers start at 1 and only pruning removes rows (a reset restarts them), so a
+            // gap between the cursor and the oldest kept event means events were dropped.
+            if let oldest = try c.db.queryFirst("SELECT min(seq) AS s FROM events")?.int64("s"), since + 1 < oldest {
+                throw APIError(410, "CURSOR_EXPIRED", "events after this cursor were dropped (the server keeps the newest \(c.server.configuration.eventRetention)); read the history again and sync without 'since'")
+            }
         }
         let timeout = try intQuery(c, "timeout", 0...30) ?? 0
         return LongPoll(deadline: MonotonicClock.nanoseconds() + UInt64(timeout) * 1_000_000_000) {

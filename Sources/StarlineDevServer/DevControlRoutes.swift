@@ -99,9 +99,7 @@ enum DevControlRoutes {
 
     static func reset(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         try c.store.reset()
-        _ = state.clearFaults()
-        state.setRateLimit(0)
-        state.counters.removeAll()
+        state.reset()
         return .json(200, .object([("reset", .bool(true))]))
     }
 }

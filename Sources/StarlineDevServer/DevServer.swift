@@ -19,9 +19,15 @@ public final class DevServer: @unchecked Sendable {
     private var http: HTTPServer?
     private let logFile: UnsafeMutablePointer<FILE>?
     public private(set) var baseURL = ""
+    /// `Host` values answered (set by start with the bound port): see `misdirected`.
+    private var allowedHosts: Set<String> = []
     var chatBase: String { baseURL + "/chat" }
 
     public init(configuration: DevServerConfiguration) throws {
+        // An empty token would open /__dev/ (reset, faults, SMS codes) to any request with an empty header.
+        if let token = configuration.devToken, token.trimmingWhitespace().isEmpty {
+            throw StarlineError(.usage, "the dev token must not be empty")
+        }
         self.configuration = configuration
         store = try DevServerStore(path: configuration.databasePath, fixture: configuration.fixture)
         devToken = configuration.devToken ?? Base64.encodeURL(Sodium.randomBytes(18))
@@ -44,8 +50,14 @@ public final class DevServer: @unchecked Sendable {
     public var routeList: [String] { routes.map(\.key) }
 
     public func start() throws {
-        http = try HTTPServer(port: configuration.port) { [unowned self] request in self.handle(request) }
-        baseURL = "http://127.0.0.1:\(http!.port)"
+        var limits = HTTPServer.ConnectionLimits()
+        limits.connections = configuration.maxConnections
+        limits.connectionsPerIP = configuration.maxConnectionsPerIP
+        limits.idleTimeoutSeconds = configuration.connectionTimeout
+        http = try HTTPServer(port: configuration.port, limits: limits) { [unowned self] request in self.handle(request) }
+        let port = http!.port
+        baseURL = "http://127.0.0.1:\(port)"
+        allowedHosts = Set(["127.0.0.1", "localhost", "[::1]"].flatMap { port == 80 ? [$0, "\($0):80"] : ["\($0):\(port)"] })
     }
 
     public func stop() {
@@ -81,6 +93,11 @@ public final class DevServer: @unchecked Sendable {
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = Timestamp.nowMilliseconds()
+        if let refused = misdirected(request) {
+            state.withLock { $0.count(method: request.method, route: nil, unmatched: "wrong host") }
+            log(request, route: nil, status: refused.status, started: started)
+            return refused
+        }
         let pathSegments = StarlineDevServer.pathSegments(request.path)
         var matched: (Route, [String: String])?
         var allowed: [String] = []
@@ -93,9 +110,8 @@ public final class DevServer: @unchecked Sendable {
                 allowed.append(route.method)
             }
         }
-        let counterKey = matched.map { $0.0.key } ?? "\(request.method) \(request.path)"
         var response = state.withLock { state -> HTTPResponse? in
-            state.counters[counterKey, default: 0] += 1
+            state.count(method: request.method, route: matched?.0)
             if let fault = state.takeFault(method: request.method, path: pathSegments) {
                 if fault.reset { var r = HTTPResponse(status: 0); r.dropConnection = true; return r }
                 if let status = fault.status { return HTTPResponse.error(status, "INJECTED_FAULT", "fault injected by sl-devserver") }
@@ -112,6 +128,15 @@ public final class DevServer: @unchecked Sendable {
         }
         log(request, route: matched?.0.template, status: response!.dropConnection ? 0 : response!.status, started: started)
         return response!
+    }
+
+    /// DNS rebinding: a web page whose name was rebound to 127.0.0.1 reaches this server from the
+    /// browser with its own name in `Host`; only the loopback names with the bound port are answered.
+    private func misdirected(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let host = request.header("Host"), allowedHosts.contains(host.lowercased()) else {
+            return APIError(421, "MISDIRECTED_REQUEST", "this server answers only Host 127.0.0.1, localhost or [::1] with its port").response
+        }
+        return nil
     }
 
     private func dispatch(_ request: HTTPRequest, matched: (Route, [String: String])?, allowed: [String]) -> HTTPResponse {

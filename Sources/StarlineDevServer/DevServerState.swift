@@ -13,6 +13,14 @@ public struct DevServerConfiguration: Sendable {
     public var deviceCodeTTL: Int64 = 600
     /// The first N polls of every device code answer `slow_down` (to test clients' handling of it).
     public var deviceSlowDowns = 0
+    /// Seconds a connection may stay idle (e.g. a half-sent request) before MHD closes it.
+    public var connectionTimeout = 30
+    /// Connections at once, overall and from one client address: every connection holds a thread.
+    public var maxConnections = 512
+    public var maxConnectionsPerIP = 128
+    /// Sync events kept (newest first); every message adds one per member, so without a bound the
+    /// table grows with the traffic. A cursor older than what is kept gets 410 `CURSOR_EXPIRED`.
+    public var eventRetention = 100_000
     public init() {}
 }
 
@@ -43,7 +51,16 @@ struct DevServerState {
     var rateWindowCount = 0
     /// Set by `ChatRoutes.publish` (new rows in `events`); the request then wakes the long polls.
     var eventsPublished = false
+    /// Wrong passwords per user id (sign-in forms and the password change share it).
+    var signInFailures = AttemptThrottle(limit: Limits.signInFailures, window: Limits.signInWindow)
+    /// SMS codes sent per phone, known or not (a 429 only for known phones would reveal accounts).
+    var smsSends = AttemptThrottle(limit: Limits.smsCodesPerPhone, window: Limits.smsWindow)
+    /// Wrong attempts at the current SMS code per phone; only phones with a code are keys.
+    var smsWrongAttempts: [String: Int] = [:]
 }
+
+/// Methods that get their own counter bucket; anything else a client sends is counted as `OTHER`.
+let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"]
 
 extension DevServerState {
     /// The first matching fault, its count decremented.
@@ -57,6 +74,9 @@ extension DevServerState {
     }
 
     mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?) throws -> Fault {
+        guard faults.count < Limits.maxFaults else {
+            throw APIError(409, "TOO_MANY_FAULTS", "at most \(Limits.maxFaults) faults at once; DELETE /__dev/faults clears them")
+        }
         let parts = route.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[1].hasPrefix("/") else {
             throw APIError.invalidRequest("'route' must be 'METHOD /path' with * for one path segment")
@@ -71,6 +91,23 @@ extension DevServerState {
     mutating func clearFaults() -> Int {
         defer { faults.removeAll() }
         return faults.count
+    }
+
+    /// The counter of a request: its route template, or one bucket per method for everything that
+    /// matched no route (keyed by the raw path, random paths would grow the table without bound).
+    mutating func count(method: String, route: Route?, unmatched: String = "unmatched") {
+        let key = route?.key ?? "\(knownMethods.contains(method) ? method : "OTHER") (\(unmatched))"
+        counters[key, default: 0] += 1
+    }
+
+    /// `POST /__dev/reset`: faults, rate limit, counters and throttles go back to the start state.
+    mutating func reset() {
+        _ = clearFaults()
+        setRateLimit(0)
+        counters.removeAll()
+        signInFailures.clearAll()
+        smsSends.clearAll()
+        smsWrongAttempts.removeAll()
     }
 
     mutating func setRateLimit(_ rps: Int) {

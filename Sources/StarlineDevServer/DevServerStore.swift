@@ -24,6 +24,9 @@ package final class DevServerStore {
     CREATE TABLE IF NOT EXISTS device_codes(device_code TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE, app_id TEXT NOT NULL,
         status TEXT NOT NULL DEFAULT 'pending', user_id TEXT, expires_at INTEGER NOT NULL, interval INTEGER NOT NULL,
         last_poll_ms INTEGER, issued INTEGER NOT NULL DEFAULT 0, slow_downs INTEGER NOT NULL DEFAULT 0);
+    CREATE INDEX IF NOT EXISTS auth_requests_expiry ON auth_requests(expires_at);
+    CREATE INDEX IF NOT EXISTS auth_codes_expiry ON auth_codes(expires_at);
+    CREATE INDEX IF NOT EXISTS device_codes_expiry ON device_codes(expires_at);
     CREATE TABLE IF NOT EXISTS sms_codes(phone TEXT PRIMARY KEY, code TEXT NOT NULL, expires_at INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS conversations(id TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS members(conversation_id TEXT NOT NULL, user_id TEXT NOT NULL, last_read_seq INTEGER NOT NULL DEFAULT 0,
@@ -63,6 +66,15 @@ package final class DevServerStore {
             try db.run("DELETE FROM sqlite_sequence")
             try seedRows()
         }
+    }
+
+    /// Keeps a table of short-lived rows that unauthenticated requests add (sign-in requests, codes,
+    /// device codes) bounded: rows expired for a while go (kept a little past expiry so late polls
+    /// still get `expired_token`, not an unknown code), and past `Limits.maxPendingRows` the oldest.
+    func prunePending(_ table: String) throws {
+        try db.run("DELETE FROM \(table) WHERE expires_at <= ?", [.integer(Timestamp.now().seconds - 600)])
+        // Row ids only grow, so this keeps at most the newest maxPendingRows - 1, before the insert.
+        try db.run("DELETE FROM \(table) WHERE rowid <= (SELECT max(rowid) FROM \(table)) - ?", [.integer(Int64(Limits.maxPendingRows - 1))])
     }
 
     func seed() throws { try db.transaction { try seedRows() } }

@@ -75,8 +75,16 @@ public final class HTTPServer: @unchecked Sendable {
     private let daemon = Locked<OpaquePointer?>(nil)
     public private(set) var port: UInt16 = 0
 
+    /// What one client can hold: connections (each a thread) and idle seconds.
+    public struct ConnectionLimits: Sendable {
+        public var connections = 512
+        public var connectionsPerIP = 128
+        public var idleTimeoutSeconds = 30
+        public init() {}
+    }
+
     /// Starts listening on 127.0.0.1:`port` (0 picks a free port; read `port` afterwards).
-    public init(port: UInt16, handler: @escaping Handler) throws {
+    public init(port: UInt16, limits: ConnectionLimits = ConnectionLimits(), handler: @escaping Handler) throws {
         self.handler = handler
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -87,7 +95,8 @@ public final class HTTPServer: @unchecked Sendable {
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
                 starline_mhd_start(flags, mhdAccessHandler, me, mhdRequestCompleted, nil, sa,
-                                   1024, 256 * 1024, 120)
+                                   UInt32(limits.connections), UInt32(limits.connectionsPerIP), 256 * 1024,
+                                   UInt32(limits.idleTimeoutSeconds))
             }
         }
         guard let started else {

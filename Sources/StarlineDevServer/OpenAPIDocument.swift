@@ -51,6 +51,32 @@ info:
     `RATE_LIMITED` with `Retry-After`. 503 and other undocumented statuses occur
     only through injected faults (`POST /__dev/faults`).
 
+    **Hosts.** `sl-devserver` answers only requests whose `Host` is
+    `127.0.0.1`, `localhost` or `[::1]` with the bound port (a web page whose
+    name was rebound to 127.0.0.1 — DNS rebinding — sends its own name); any
+    other or a missing `Host` → 421 `MISDIRECTED_REQUEST` on every route (not
+    repeated per operation: a client using the server's address never gets it).
+
+    **Guessing limits** (as on the real platform):
+    - Passwords: after 5 wrong passwords for one user within 300 seconds — in
+      the sign-in forms (`POST /oauth/authorize`, `POST /oauth/device`) and as
+      `oldPassword` of `POST /api/password`, counted together — every password
+      attempt for that user, right or wrong, gets 429 with `Retry-After` (the
+      seconds until the oldest of those failures is 300 seconds old): the HTML
+      form again on the form routes, `TOO_MANY_ATTEMPTS` on `/api/password`. A
+      right password before that clears the count. Unknown user names are not
+      counted.
+    - SMS codes: a code dies after 5 wrong attempts — the fifth and every later
+      attempt, even with the right code, get 400 `CODE_BURNED` until a new code
+      is requested. At most 5 codes are sent per phone number per 3600 seconds
+      (unknown numbers alike); the sixth request → 429 `TOO_MANY_ATTEMPTS` with
+      `Retry-After`.
+
+    **Connections.** Each connection holds a server thread: at most 512 at once
+    (`--max-connections`), 128 per client address (`--max-connections-per-ip`);
+    more are closed unanswered. A connection idle for 30 seconds
+    (`--connection-timeout`), e.g. a half-sent request, is closed.
+
     **Friend links.** A friend-link URL is `{chat base}/f/{code}` — the configured
     chat base exactly (scheme, host, port, path prefix), e.g.
     `http://127.0.0.1:PORT/chat/f/{code}` against `sl-devserver` or
@@ -204,7 +230,7 @@ paths:
         '413':
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
-          $ref: '#/components/responses/RateLimited'
+          $ref: '#/components/responses/SignInThrottled'
   /oauth/token:
     post:
       tags: [oauth]
@@ -321,7 +347,7 @@ paths:
         '413':
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
-          $ref: '#/components/responses/RateLimited'
+          $ref: '#/components/responses/SignInThrottled'
   /oauth/revoke:
     post:
       tags: [oauth]
@@ -492,7 +518,7 @@ paths:
         '413':
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
-          $ref: '#/components/responses/RateLimited'
+          $ref: '#/components/responses/TooManyAttempts'
   /api/password/sms-reset/request:
     post:
       tags: [account]
@@ -528,7 +554,7 @@ paths:
         '413':
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
-          $ref: '#/components/responses/RateLimited'
+          $ref: '#/components/responses/TooManyAttempts'
   /api/password/sms-reset:
     post:
       tags: [account]
@@ -812,6 +838,12 @@ paths:
           $ref: '#/components/responses/Unauthorized'
         '403':
           $ref: '#/components/responses/ForbiddenChat'
+        '410':
+          description: '`CURSOR_EXPIRED` — events after `since` were dropped (`sl-devserver --event-retention N` keeps the newest N, default 100000); the client reports a gap, reads the history again and syncs without `since`.'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
         '429':
           $ref: '#/components/responses/RateLimited'
   /chat/v1/friends:
@@ -1049,6 +1081,12 @@ paths:
           $ref: '#/components/responses/BadRequest'
         '401':
           $ref: '#/components/responses/DevUnauthorized'
+        '409':
+          description: '`TOO_MANY_FAULTS` — 1000 faults are installed; `DELETE /__dev/faults` clears them.'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
         '413':
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
@@ -1459,7 +1497,7 @@ components:
           schema:
             $ref: '#/components/schemas/Error'
     SmsResetBadRequest:
-      description: '`INVALID_JSON`, `INVALID_REQUEST`, `INVALID_CODE` (wrong or expired code), or `WEAK_PASSWORD` (new password shorter than 8 characters).'
+      description: '`INVALID_JSON`, `INVALID_REQUEST`, `INVALID_CODE` (wrong or expired code), `CODE_BURNED` (5 wrong attempts at this code: request a new one), or `WEAK_PASSWORD` (new password shorter than 8 characters).'
       content:
         application/json:
           schema:
@@ -1560,6 +1598,27 @@ components:
         application/json:
           schema:
             $ref: '#/components/schemas/Error'
+    TooManyAttempts:
+      description: '`TOO_MANY_ATTEMPTS` (too many wrong passwords for this user, or SMS codes for this phone; see Guessing limits) or `RATE_LIMITED`.'
+      headers:
+        Retry-After:
+          $ref: '#/components/headers/RetryAfter'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/Error'
+    SignInThrottled:
+      description: 'Too many wrong passwords for this user (see Guessing limits): the HTML form again with a message; or `RATE_LIMITED` JSON when a rate limit is set.'
+      headers:
+        Retry-After:
+          $ref: '#/components/headers/RetryAfter'
+      content:
+        text/html:
+          schema:
+            type: string
+        application/json:
+          schema:
+            $ref: '#/components/schemas/Error'
     OAuthBadRequest:
       description: 'RFC error: `invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`, or (device grant, RFC 8628) `authorization_pending`, `slow_down`, `access_denied`, `expired_token`.'
       content:
@@ -1608,6 +1667,7 @@ components:
                 - WEAK_PASSWORD
                 - INVALID_CODE
                 - INVALID_CURSOR
+                - CURSOR_EXPIRED
                 - OWN_LINK
                 - NOT_FOUND
                 - METHOD_NOT_ALLOWED
@@ -1617,6 +1677,10 @@ components:
                 - PAYLOAD_TOO_LARGE
                 - RATE_LIMITED
                 - INVALID_DEV_TOKEN
+                - MISDIRECTED_REQUEST
+                - TOO_MANY_ATTEMPTS
+                - CODE_BURNED
+                - TOO_MANY_FAULTS
             message:
               type: string
               description: Human-readable; never contains secrets.

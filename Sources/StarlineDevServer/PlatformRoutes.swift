@@ -87,6 +87,7 @@ enum PlatformRoutes {
             return redirect(redirectURI, [("code", code), ("state", state)])
         }
         let requestId = DevServerStore.token()
+        try c.store.prunePending("auth_requests")
         try c.db.run("INSERT INTO auth_requests(id, app_id, redirect_uri, state, challenge, expires_at) VALUES(?,?,?,?,?,?)",
                      [.text(requestId), .text(app), .text(redirectURI), state.map(SQLiteValue.text) ?? .null, .text(challenge),
                       .integer(Timestamp.now().seconds + authRequestLifetime)])
@@ -95,18 +96,13 @@ enum PlatformRoutes {
 
     static func issueCode(_ c: RouteContext, app: String, user: String, redirectURI: String, challenge: String) throws -> String {
         let code = Base64.encodeURL(Sodium.randomBytes(24))
+        try c.store.prunePending("auth_codes")
         try c.db.run("INSERT INTO auth_codes(code, app_id, user_id, redirect_uri, challenge, expires_at) VALUES(?,?,?,?,?,?)",
                      [.text(code), .text(app), .text(user), .text(redirectURI), .text(challenge), .integer(Timestamp.now().seconds + c.server.configuration.codeTTL)])
         return code
     }
 
-    static func checkPassword(_ c: RouteContext, user: String, password: String) throws -> Bool {
-        guard let row = try c.db.queryFirst("SELECT password_salt, password_hash FROM users WHERE id = ?", [.text(user)]),
-              let salt = row.blob("password_salt"), let hash = row.blob("password_hash") else { return false }
-        return Sodium.constantTimeEquals(DevServerStore.passwordHash(password, salt: salt), hash)
-    }
-
-    static func authorizeSubmit(_ c: RouteContext) throws -> HTTPResponse {
+    static func authorizeSubmit(_ c: RouteContext, _ serverState: inout DevServerState) throws -> HTTPResponse {
         let form = c.form()
         // The request id is random, single-use and only in the page served to the browser: a forged
         // cross-site form cannot know it (CSRF).
@@ -121,8 +117,10 @@ enum PlatformRoutes {
         }
         guard form["action"] == "approve" else { return .html(400, Pages.error("Bad request", "Choose Approve or Deny.")) }
         let user = form["username"] ?? ""
-        guard try checkPassword(c, user: user, password: form["password"] ?? "") else {
-            return .html(401, Pages.signIn(app: app, requestId: requestId, message: "Wrong user name or password."))
+        switch try attemptPassword(c, &serverState, user: user, password: form["password"] ?? "") {
+        case .accepted: break
+        case .wrong: return .html(401, Pages.signIn(app: app, requestId: requestId, message: "Wrong user name or password."))
+        case .throttled(let wait): return throttledPage(Pages.signIn(app: app, requestId: requestId, message: throttledMessage(wait)), retryAfter: wait)
         }
         try c.db.run("DELETE FROM auth_requests WHERE id = ?", [.text(requestId)])
         let code = try issueCode(c, app: app, user: user, redirectURI: redirectURI, challenge: row.string("challenge") ?? "")
@@ -221,6 +219,7 @@ enum PlatformRoutes {
         let userCode = String(letters[0..<4]) + "-" + String(letters[4..<8])
         let auto = c.server.configuration.autoApprove
         let interval = c.server.configuration.deviceInterval
+        try c.store.prunePending("device_codes")
         try c.db.run("INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval, slow_downs) VALUES(?,?,?,?,?,?,?,?)",
                      [.text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
                       auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now().seconds + c.server.configuration.deviceCodeTTL), .integer(Int64(interval)),
@@ -237,7 +236,7 @@ enum PlatformRoutes {
         .html(200, Pages.device(userCode: c.request.queryValue("user_code") ?? "", message: nil))
     }
 
-    static func deviceSubmit(_ c: RouteContext) throws -> HTTPResponse {
+    static func deviceSubmit(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         let form = c.form()
         let userCode = (form["user_code"] ?? "").uppercased()
         guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]),
@@ -249,8 +248,11 @@ enum PlatformRoutes {
             return .html(200, Pages.done("Request denied", "The device was not signed in. You can close this page."))
         }
         let user = form["username"] ?? ""
-        guard form["action"] == "approve", try checkPassword(c, user: user, password: form["password"] ?? "") else {
-            return .html(401, Pages.device(userCode: userCode, message: "Wrong user name or password."))
+        guard form["action"] == "approve" else { return .html(401, Pages.device(userCode: userCode, message: "Wrong user name or password.")) }
+        switch try attemptPassword(c, &state, user: user, password: form["password"] ?? "") {
+        case .accepted: break
+        case .wrong: return .html(401, Pages.device(userCode: userCode, message: "Wrong user name or password."))
+        case .throttled(let wait): return throttledPage(Pages.device(userCode: userCode, message: throttledMessage(wait)), retryAfter: wait)
         }
         try c.db.run("UPDATE device_codes SET status = 'approved', user_id = ? WHERE user_code = ?", [.text(user), .text(userCode)])
         return .html(200, Pages.done("Device signed in", "You can close this page and return to your device."))
@@ -331,51 +333,6 @@ enum PlatformRoutes {
 
     static func revokeOthers(_ c: RouteContext) throws -> HTTPResponse {
         .json(200, .object([("revoked", .int(try revokeAll(c, user: c.user, except: c.session?.id)))]))
-    }
-
-    static func setPassword(_ c: RouteContext, user: String, _ password: String) throws {
-        guard password.count >= 8 else { throw APIError(400, "WEAK_PASSWORD", "the new password must have at least 8 characters") }
-        let salt = Sodium.randomBytes(16)
-        try c.db.run("UPDATE users SET password_salt = ?, password_hash = ?, password_updated_at = ? WHERE id = ?",
-                     [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(Timestamp.now().seconds), .text(user)])
-    }
-
-    static func changePassword(_ c: RouteContext) throws -> HTTPResponse {
-        let body = try c.jsonBody()
-        let old = try c.string(body, "oldPassword"), new = try c.string(body, "newPassword")
-        guard try checkPassword(c, user: c.user, password: old) else { throw APIError(403, "WRONG_PASSWORD", "the old password is wrong") }
-        try setPassword(c, user: c.user, new)
-        return .json(200, .object([("revokedOthers", .int(try revokeAll(c, user: c.user, except: c.session?.id)))]))
-    }
-
-    static func smsRequest(_ c: RouteContext) throws -> HTTPResponse {
-        let phone = try c.string(try c.jsonBody(), "phone", maxLength: 32)
-        // Unknown phones get the same answer, so the route cannot be used to find accounts.
-        if try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)]) != nil {
-            let code = String(format6(Int(Sodium.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) } % 1_000_000)))
-            try c.db.run("INSERT OR REPLACE INTO sms_codes(phone, code, expires_at) VALUES(?,?,?)", [.text(phone), .text(code), .integer(Timestamp.now().seconds + 300)])
-        }
-        return .json(202, .object([("sent", .bool(true)), ("expiresIn", .int(300))]))
-    }
-
-    static func format6(_ n: Int) -> String {
-        let s = String(n)
-        return String(repeating: "0", count: max(0, 6 - s.count)) + s
-    }
-
-    static func smsReset(_ c: RouteContext) throws -> HTTPResponse {
-        let body = try c.jsonBody()
-        let phone = try c.string(body, "phone", maxLength: 32), code = try c.string(body, "code", maxLength: 16)
-        let password = try c.string(body, "newPassword")
-        guard let row = try c.db.queryFirst("SELECT code, expires_at FROM sms_codes WHERE phone = ?", [.text(phone)]),
-              (row.int64("expires_at") ?? 0) > Timestamp.now().seconds,
-              Sodium.constantTimeEquals(Array((row.string("code") ?? "").utf8), Array(code.utf8)),
-              let user = try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)])?.string("id") else {
-            throw APIError(400, "INVALID_CODE", "the SMS code is wrong or expired")
-        }
-        try setPassword(c, user: user, password)
-        try c.db.run("DELETE FROM sms_codes WHERE phone = ?", [.text(phone)])
-        return .json(200, .object([("reset", .bool(true)), ("revoked", .int(try revokeAll(c, user: user, except: nil)))]))
     }
 
     // MARK: Admin

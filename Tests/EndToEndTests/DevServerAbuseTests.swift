@@ -1,0 +1,143 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// Brute force (SMS codes, passwords), DNS rebinding, unbounded growth and connection exhaustion
+/// (issue 10). Counts and status codes only, never timings.
+@Suite struct DevServerAbuseTests {
+    static let bobPhone = "+8613800000002"
+
+    func smsReset(_ server: DevServerProcess, code: String, password: String = "bob-sms-pass") throws -> HTTPResult {
+        try server.request("POST", "/api/password/sms-reset", body: .json(.object([
+            ("phone", .string(Self.bobPhone)), ("code", .string(code)), ("newPassword", .string(password)),
+        ])))
+    }
+
+    func requestCode(_ server: DevServerProcess, phone: String = bobPhone) throws -> HTTPResult {
+        try server.request("POST", "/api/password/sms-reset/request", body: .json(.object([("phone", .string(phone))])))
+    }
+
+    func currentCode(_ server: DevServerProcess) throws -> String? {
+        try server.dev("GET", "/__dev/sms/\(PercentEncoding.encode(Self.bobPhone))").json()["code"]?.stringValue
+    }
+
+    /// A code that is certainly not `code` (same length, so only the comparison can fail).
+    func wrong(_ code: String) -> String { code == "000000" ? "111111" : "000000" }
+
+    // MARK: SMS codes
+
+    @Test func anSMSCodeIsBurnedAfterFiveWrongAttempts() throws {
+        let server = try DevServerProcess()
+        #expect(try requestCode(server).status == 202)
+        let code = try #require(try currentCode(server))
+        for _ in 0..<4 { #expect(try smsReset(server, code: wrong(code)).errorCode == "INVALID_CODE") }
+        let fifth = try smsReset(server, code: wrong(code))
+        #expect(fifth.status == 400 && fifth.errorCode == "CODE_BURNED")
+        // Dead even for the right code, and gone from the dev view.
+        #expect(try smsReset(server, code: code).errorCode == "CODE_BURNED")
+        #expect(try server.dev("GET", "/__dev/sms/\(PercentEncoding.encode(Self.bobPhone))").status == 404)
+        #expect(throws: StarlineError.self) { try server.login("bob", password: "bob-sms-pass") }
+        // A new code works.
+        #expect(try requestCode(server).status == 202)
+        let fresh = try #require(try currentCode(server))
+        #expect(try smsReset(server, code: fresh).status == 200)
+        _ = try server.login("bob", password: "bob-sms-pass")
+    }
+
+    @Test func smsCodesSentPerPhoneAreBoundedForKnownAndUnknownPhones() throws {
+        let server = try DevServerProcess()
+        for phone in [Self.bobPhone, "+100"] {
+            for _ in 0..<5 { #expect(try requestCode(server, phone: phone).status == 202) }
+            let sixth = try requestCode(server, phone: phone)
+            #expect(sixth.status == 429 && sixth.errorCode == "TOO_MANY_ATTEMPTS")
+            #expect(Int(sixth.header("Retry-After") ?? "") ?? 0 > 0)
+        }
+        // Another account is not affected.
+        #expect(try requestCode(server, phone: "+8613800000003").status == 202)
+    }
+
+    // MARK: Passwords
+
+    func signInPage(_ server: DevServerProcess) throws -> String {
+        let (_, challenge) = DevServerProcess.pkce()
+        let page = try server.request("GET", "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=\(PercentEncoding.encode("http://127.0.0.1:53682/callback"))&state=s&code_challenge=\(challenge)&code_challenge_method=S256")
+        return try #require(DevServerProcess.formValue(page.text, "request_id"))
+    }
+
+    func submit(_ server: DevServerProcess, _ requestId: String, _ user: String, _ password: String) throws -> HTTPResult {
+        try server.request("POST", "/oauth/authorize", body: .form([("request_id", requestId), ("username", user), ("password", password), ("action", "approve")]))
+    }
+
+    @Test func theSignInFormIsThrottledPerUserAfterFiveWrongPasswords() throws {
+        let server = try DevServerProcess()
+        let requestId = try signInPage(server)
+        for _ in 0..<5 { #expect(try submit(server, requestId, "bob", "guess").status == 401) }
+        // Now even the right password gets the 429, so the answers tell a guesser nothing.
+        let throttled = try submit(server, requestId, "bob", "bob-pass")
+        #expect(throttled.status == 429)
+        #expect(Int(throttled.header("Retry-After") ?? "") ?? 0 > 0)
+        #expect(throttled.text.contains("Too many wrong passwords"))
+        #expect(throws: StarlineError.self) { try server.login("bob") }
+        // The device form shares the throttle.
+        let device = try server.request("POST", "/oauth/device_authorization", body: .form([("client_id", "workbench")])).json()
+        let userCode = try #require(device["user_code"]?.stringValue)
+        let approve = try server.request("POST", "/oauth/device", body: .form([("user_code", userCode), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
+        #expect(approve.status == 429)
+        // Other users sign in as usual.
+        _ = try server.login("carol")
+        // Unknown user names are not tracked (and never throttled into a 429).
+        for _ in 0..<7 { #expect(try submit(server, requestId, "nobody-\(UUID().uuidString)", "x").status == 401) }
+    }
+
+    @Test func aRightPasswordClearsTheFailures() throws {
+        let server = try DevServerProcess()
+        for _ in 0..<3 {
+            let requestId = try signInPage(server)
+            for _ in 0..<4 { #expect(try submit(server, requestId, "bob", "guess").status == 401) }
+            #expect(try submit(server, requestId, "bob", "bob-pass").status == 302)
+        }
+    }
+
+    @Test func thePasswordChangeSharesTheThrottle() throws {
+        let server = try DevServerProcess()
+        let bob = try server.login("bob")
+        func change(_ old: String) throws -> HTTPResult {
+            try server.request("POST", "/api/password", token: bob.token, body: .json(.object([("oldPassword", .string(old)), ("newPassword", .string("long-enough-1"))])))
+        }
+        for _ in 0..<5 { #expect(try change("guess").errorCode == "WRONG_PASSWORD") }
+        let throttled = try change("bob-pass")
+        #expect(throttled.status == 429 && throttled.errorCode == "TOO_MANY_ATTEMPTS")
+        #expect(Int(throttled.header("Retry-After") ?? "") ?? 0 > 0)
+        #expect(try submit(server, try signInPage(server), "bob", "bob-pass").status == 429)
+        // The reset route clears the throttles with the rest of the state.
+        _ = try server.dev("POST", "/__dev/reset")
+        _ = try server.login("bob")
+    }
+
+    // MARK: DNS rebinding
+
+    @Test(arguments: ["evil.example", "evil.example:PORT", "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:PORT", "127.0.0.2:PORT"])
+    func requestsForOtherHostsAre421(_ host: String) throws {
+        let server = try DevServerProcess()
+        let port = String(server.baseURL.split(separator: ":").last ?? "")
+        let bob = try server.login("bob")
+        let me = try server.request("GET", "/api/me", token: bob.token, headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
+        #expect(me.status == 421 && me.errorCode == "MISDIRECTED_REQUEST")
+        #expect(!me.text.contains("bob"))
+        let dev = try server.request("POST", "/__dev/reset", dev: true, headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
+        #expect(dev.status == 421)
+        let counters = try server.dev("GET", "/__dev/counters").json()["counters"]
+        #expect(counters?["GET (wrong host)"]?.intValue == 1 && counters?["POST (wrong host)"]?.intValue == 1)
+        #expect(counters?["GET /api/me"] == nil && counters?["POST /__dev/reset"] == nil)
+        #expect(try server.request("GET", "/api/me", token: bob.token).status == 200)  // the session is untouched
+    }
+
+    @Test(arguments: ["127.0.0.1:PORT", "localhost:PORT", "LOCALHOST:PORT", "[::1]:PORT"])
+    func loopbackNamesWithTheBoundPortAreServed(_ host: String) throws {
+        let server = try DevServerProcess()
+        let port = String(server.baseURL.split(separator: ":").last ?? "")
+        let r = try server.request("GET", "/.well-known/oauth-authorization-server", headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
+        #expect(r.status == 200)
+    }
+}
