@@ -29,6 +29,7 @@ complete -c sl-login -n '__fish_use_subcommand' -l redirect-port -x -d 'Port of 
 complete -c sl-login -n '__fish_use_subcommand' -l pending-ttl -x -d 'How long a pending login stays valid.'
 complete -c sl-login -n '__fish_use_subcommand' -l show-secrets -d 'Include tokens and codes in the output instead of "redacted".'
 complete -c sl-login -n '__fish_seen_subcommand_from start' -l pending-ttl -x -d 'How long the pending login stays valid.'
+complete -c sl-login -n '__fish_seen_subcommand_from complete' -l show-secrets -d 'Include tokens and codes in the output instead of "redacted".'
 complete -c sl-login -n '__fish_seen_subcommand_from switch' -l browser -d 'Sign in in a browser with a loopback redirect (the default on a terminal with a browser).'
 complete -c sl-login -n '__fish_seen_subcommand_from switch' -l no-browser -d 'Like --browser, but print the URL instead of opening a browser (for ssh -L).'
 complete -c sl-login -n '__fish_seen_subcommand_from switch' -l device -d 'Sign in with a device code shown here, approved on another device.'
