@@ -1,0 +1,41 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// Issue 10, sign-in items done so far (5, 6, 20): what the built sl-login and sl-restore say and do.
+@Suite struct SignInHardeningTests {
+    func harness() throws -> SessionToolsHarness { try SessionToolsHarness(server: try DevServerProcess()) }
+
+    /// Item 5: the URL is on stderr even when a browser was started, and a browser command that fails is noticed
+    /// (the sign-in keeps waiting: `timeout` ends it after the notice).
+    @Test func aFailingBrowserIsNoticedAndTheURLIsShown() throws {
+        let h = try harness()
+        let run = try Tools.shell("\(h.shellEnvironment) BROWSER=false timeout 3 '\(Tools.path("sl-login"))' --browser --pending-ttl 30")
+        #expect(run.stderrText.contains(h.server.baseURL + "/oauth/authorize?"), "\(run.stderrText)")
+        #expect(run.stderrText.contains("the browser command failed (exit 1)"), "\(run.stderrText)")
+        #expect(run.stdout.isEmpty)
+    }
+
+    /// Item 6: with STARLINE_TOKEN nothing is stored, so `logout` revokes that token and, when it cannot, never
+    /// claims a local clean-up; `status` shows the memory session that sl-restore verifies.
+    @Test func memoryTokenLogoutAndStatusTellTheTruth() throws {
+        let h = try harness()
+        let login = try h.server.login("bob")
+        let env = ["STARLINE_TOKEN": login.token]
+        let status = try h.run("sl-login", ["status"], environment: env).json()
+        #expect(status["session"]?["source"]?.stringValue == "STARLINE_TOKEN")
+        #expect(try h.restore(environment: env).state == "valid")
+
+        let offline = try h.run("sl-login", ["logout"], environment: env.merging(["STARLINE_API_BASE_URL": "http://127.0.0.1:9"]) { $1 })
+        #expect(offline.status == 7)
+        let offlineResult = try offline.json()
+        #expect(offlineResult["revoked"] == .bool(false) && offlineResult["hadSession"] == .bool(true))
+        #expect(offline.stderrText.contains("could not be revoked (nothing is stored locally"), "\(offline.stderrText)")
+
+        let online = try h.run("sl-login", ["logout"], environment: env)
+        let onlineResult = try online.json()
+        #expect(online.status == 0 && onlineResult["revoked"] == .bool(true), "\(online.stderrText)")
+        #expect(try h.restore(environment: env).state == "cleared", "the env token was revoked on the server")
+    }
+}
