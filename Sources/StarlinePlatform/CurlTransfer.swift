@@ -101,6 +101,14 @@ struct CurlTransfer {
         }
         let timeoutMs = Int((timeout * 1000).rounded(.up))
         set(CURLOPT_URL, curl.setopt(easy, CURLOPT_URL, string: request.url))
+        // A proxy from the environment (http_proxy, HTTPS_PROXY, ALL_PROXY) is never used for a loopback host:
+        // the bearer token would travel in cleartext to whatever proxy is set. "Setting the proxy string to ""
+        // (an empty string) explicitly disables the use of a proxy, even if there is an environment variable set
+        // for it" (CURLOPT_PROXY). https to other hosts keeps the environment's proxy (CONNECT), which corporate
+        // networks need.
+        if WebURL(request.url)?.hostIsLoopback ?? false {
+            set(CURLOPT_PROXY, curl.setopt(easy, CURLOPT_PROXY, string: ""))
+        }
         // Protocols: http and https only, whatever the URL says; redirects are never followed.
         let protocols = curl.setopt(easy, CURLOPT_PROTOCOLS_STR, string: "http,https")
         if protocols != CURLE_OK {

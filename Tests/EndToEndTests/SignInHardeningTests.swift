@@ -39,3 +39,18 @@ import Testing
         #expect(try h.restore(environment: env).state == "cleared", "the env token was revoked on the server")
     }
 }
+
+/// Issue 10 item 7: proxies from the environment are never used for a loopback base URL (the token would
+/// travel in cleartext to the proxy). The proxy here is a closed port: were it used, every request would fail.
+@Suite struct LoopbackProxyTests {
+    @Test func environmentProxiesAreNotUsedForLoopbackHosts() throws {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        try h.storeLogin("bob")
+        let proxies = ["http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+                       "HTTPS_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9", "all_proxy": "http://127.0.0.1:9"]
+        let r = try h.restore(environment: proxies)
+        #expect(r.status == 0 && r.state == "valid", "\(r.run.stderrText)")
+        let center = try h.run("sl-login", ["center"], environment: proxies)
+        #expect(center.status == 0, "\(center.stderrText)")
+    }
+}
