@@ -12,7 +12,9 @@
 /// - `write`  — `saveCandidate`, `savePendingLogin` and `addPendingRevocation` throw STORAGE_ERROR;
 /// - `delete` — `deleteCandidate` throws STORAGE_ERROR;
 /// - `marker` — `setRevocationMarker` and `clearRevocationMarker` throw STORAGE_ERROR (without it the
-///   marker works even while `delete` or `write` are injected, which is the S13 scenario).
+///   marker works even while `delete` or `write` are injected, which is the S13 scenario);
+/// - `commit` — every `withState` transaction fails at its end, after its body ran, and is rolled back (what
+///   a full disk does to a COMMIT).
 ///
 /// The failing call changes nothing. Unknown kinds are refused (USAGE) so a typo cannot make a fault test
 /// pass vacuously. Real faults (a directory where `sessions.db` or `device.key` should be, unreadable files,
@@ -21,7 +23,7 @@ public struct StorageFaults: Sendable, Equatable {
     public static let environmentVariable = "STARLINE_TEST_STORAGE_FAULT"
 
     public enum Kind: String, Sendable, CaseIterable {
-        case read, write, delete, marker
+        case read, write, delete, marker, commit
     }
 
     public var kinds: Set<Kind>
@@ -41,7 +43,7 @@ public struct StorageFaults: Sendable, Equatable {
             guard let kind = Kind(rawValue: word) else {
                 throw StarlineError(
                     .usage,
-                    "\(Self.environmentVariable): unknown fault '\(word)' (known: read, write, delete, marker)",
+                    "\(Self.environmentVariable): unknown fault '\(word)' (known: \(Kind.allCases.map { $0.rawValue }.joined(separator: ", ")))",
                     details: .object([("variable", .string(Self.environmentVariable))]))
             }
             kinds.insert(kind)

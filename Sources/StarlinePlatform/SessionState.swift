@@ -9,6 +9,8 @@ public final class SessionState {
     private let sealer: RecordSealer
     private let marker: RevocationMarker
     private var isValid = true
+    /// `clearRevocationMarker()` was called: the marker is removed once the transaction has committed.
+    private(set) var removesMarkerAfterCommit = false
 
     /// The per-key generation: bumped by every login start/complete/cancel, logout and clear (S6, S9), so
     /// work that started under an older generation can tell that it was superseded. 0 for a new key.
@@ -188,6 +190,7 @@ public final class SessionState {
     /// empty string means a marker without a readable id: refuse any candidate.)
     public func revocationMarker() throws -> String? {
         try checkValid()
+        if removesMarkerAfterCommit { return nil }
         return try marker.read()
     }
 
@@ -196,15 +199,27 @@ public final class SessionState {
     /// hook's `marker` fault makes it throw.
     public func setRevocationMarker(sessionId: String) throws {
         try checkValid()
+        removesMarkerAfterCommit = false
         try store.storageFaults.check(.marker, "write the revocation marker")
         try marker.write(sessionId: sessionId)
     }
 
-    /// Removes the marker (no-op when there is none). The test hook's `marker` fault makes it throw.
+    /// Removes the marker (no-op when there is none) — after the transaction commits, not now: the marker is
+    /// what refuses a signed-out candidate whose delete failed (S13), so it may go only once the change that
+    /// makes it unnecessary (the delete, or a new login) is durable. A failed commit keeps it. The test hook's
+    /// `marker` fault makes this throw.
     public func clearRevocationMarker() throws {
         try checkValid()
         try store.storageFaults.check(.marker, "remove the revocation marker")
-        try marker.remove()
+        removesMarkerAfterCommit = true
+    }
+
+    /// Called by `SessionStore.withState` after the commit.
+    func removeMarkerAfterCommit() {
+        // After a durable commit a marker left behind names a session that is gone (deleted, or replaced by a
+        // new login), so it refuses nothing real; a later `sl-login clear` removes it. Never worth failing a
+        // change that is already committed.
+        if removesMarkerAfterCommit { try? marker.remove() }
     }
 
     // MARK: - Helpers

@@ -94,11 +94,18 @@ public final class SessionStore: @unchecked Sendable {
         guard !sqlite.isInTransactionOnCurrentThread else {
             throw StarlineError(.internalError, "SessionStore.withState cannot be nested")
         }
-        return try sqlite.withTransaction(durable: durable) { database in
+        var committed: SessionState?
+        let result = try sqlite.withTransaction(durable: durable) { database in
             let state = try SessionState(store: self, database: database)
             defer { state.invalidate() }
-            return try body(state)
+            let result = try body(state)
+            // The test hook's `commit` fault: the transaction fails at its end, as a full disk fails a COMMIT.
+            try storageFaults.check(.commit, "commit the change to the session store")
+            committed = state
+            return result
         }
+        committed?.removeMarkerAfterCommit()
+        return result
     }
 
     /// The second per-key lock (`locks/<digest>.verify.lock`), with which concurrent restores share one

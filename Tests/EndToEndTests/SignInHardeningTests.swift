@@ -54,3 +54,32 @@ import Testing
         #expect(center.status == 0, "\(center.stderrText)")
     }
 }
+
+/// Issue 10 item 8 (S13): the revocation marker goes only after the change that makes it unnecessary has
+/// committed. A clear, or a new login, whose transaction fails keeps it, so the signed-out candidate stays refused.
+@Suite struct RevocationMarkerTests {
+    @Test func s13AFailedClearOrLoginKeepsTheMarker() throws {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        try h.storeLogin("bob")
+        let logout = try h.run("sl-login", ["logout"], environment: ["STARLINE_TEST_STORAGE_FAULT": "delete"])
+        #expect(logout.status == 10, "\(logout.stderrText)")
+        #expect(try h.status()["clearIncomplete"] == .bool(true))
+
+        let clear = try h.run("sl-login", ["clear"], environment: ["STARLINE_TEST_STORAGE_FAULT": "commit"])
+        #expect(clear.status == 10, "\(clear.stderrText)")
+        #expect(try h.status()["clearIncomplete"] == .bool(true), "the marker outlives a clear that did not commit")
+        #expect(try h.run("sl-login", ["token"]).status == 3, "the signed-out candidate stays refused")
+        #expect(try h.restore().status == 3)
+
+        let login = try h.server.login("bob")
+        let failedLogin = try h.run("sl-login", ["--with-token"], stdin: Array(login.token.utf8), environment: ["STARLINE_TEST_STORAGE_FAULT": "commit"])
+        #expect(failedLogin.status == 10, "\(failedLogin.stderrText)")
+        #expect(try h.status()["clearIncomplete"] == .bool(true), "the marker outlives a login that did not commit")
+        #expect(try h.run("sl-login", ["token"]).status == 3)
+
+        #expect(try h.run("sl-login", ["clear"]).status == 0)
+        #expect(try h.status()["clearIncomplete"] == .bool(false))
+        try h.storeLogin("bob")
+        #expect(try h.restore().status == 0, "a later login is usable again")
+    }
+}
