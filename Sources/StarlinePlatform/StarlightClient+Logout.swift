@@ -118,7 +118,8 @@ extension StarlightClient {
         if record.recordFailure != nil, let c = record.candidate {
             revokedDirectly = (try? await platform.revoke(token: c.accessToken)) != nil
         }
-        await retryPendingRevocations()
+        // The user asked for this logout: every remembered token gets its full attempts, not the best-effort budget.
+        await retryPendingRevocations(budget: configuration.timeout * Double(max(1, pendingRevocationCount())) * 3, retries: 2)
         let left = pendingRevocationCount()
         let revokedThis = revokedDirectly || record.candidate.map { c in
             !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? true)

@@ -25,6 +25,9 @@ public final class StarlightClient {
     /// nil: a memory-only session (S2); it is not restored after the process exits.
     public let store: SessionStore?
     package let platform: PlatformAPI
+    /// The transport a test injected; nil for libcurl (best-effort work then gets a transport of its own with
+    /// a timeout of what is left of its budget).
+    private let injectedTransport: (any HTTPExchange)?
 
     public private(set) var session: PlatformSession?
     /// Retained by the client (S7). Reports errors of authenticated requests and storage write/delete errors.
@@ -46,6 +49,7 @@ public final class StarlightClient {
         self.store = store
         platform = PlatformAPI(base: configuration.api, appId: configuration.appId,
                                transport: transport ?? HTTPTransport(timeout: configuration.timeout))
+        injectedTransport = transport
     }
 
     /// A memory-only session for an existing token (`STARLINE_TOKEN`): nothing is read from or written to storage.
@@ -269,12 +273,25 @@ public final class StarlightClient {
     // MARK: Pending revocations (S12)
 
     /// Best-effort: revoke tokens an earlier offline logout could not; never changes the caller's result.
-    public func retryPendingRevocations() async {
+    /// How long best-effort work (revoking tokens an offline logout left behind) may take in all, so it never
+    /// delays a command's own answer by more: each attempt gets what is left, with no retries, and what does not
+    /// fit waits for a later run. (Before: 4 pending tokens against an unreachable server cost every sl-restore
+    /// 26 s with --timeout 2.)
+    public static let bestEffortBudget: Double = 2
+
+    /// `sl-login logout`, asked explicitly, passes a budget that lets every token have its full attempts.
+    public func retryPendingRevocations(budget: Double = StarlightClient.bestEffortBudget, retries: Int = 0) async {
         guard let store else { return }
         guard let pending = try? store.withState({ try $0.pendingRevocations() }), !pending.isEmpty else { return }
+        let deadline = MonotonicClock.nanoseconds() + UInt64(min(max(0, budget), 86_400) * 1_000_000_000)
         for item in pending {
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { return }
+            let remaining = min(Double(deadline - now) / 1_000_000_000, configuration.timeout)
+            let api = PlatformAPI(base: configuration.api, appId: configuration.appId,
+                                  transport: injectedTransport ?? HTTPTransport(timeout: max(0.05, remaining)), retries: retries)
             do {
-                try await platform.revoke(token: item.accessToken)
+                try await api.revoke(token: item.accessToken)
                 _ = try? store.withState { try $0.removePendingRevocation(id: item.id) }
             } catch {
                 let message = Self.starline(error).message
