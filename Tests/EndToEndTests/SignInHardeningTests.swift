@@ -83,3 +83,22 @@ import Testing
         #expect(try h.restore().status == 0, "a later login is usable again")
     }
 }
+
+/// Issue 10 item 9 (part): the tools that hold tokens and keys never dump core (RLIMIT_CORE 0, hard limit too).
+@Suite struct CoreDumpTests {
+    @Test func theNetworkedToolsRunWithoutCoreDumps() throws {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        // A sign-in waits for its callback long enough to read its limits from /proc.
+        let run = try Tools.shell("""
+            ulimit -c unlimited 2>/dev/null || ulimit -c 1024
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 30 > /dev/null 2>&1 & pid=$!
+            for i in $(seq 100); do grep -q 'Max core file size' /proc/$pid/limits 2>/dev/null && break; sleep 0.05; done
+            sleep 0.3
+            grep 'Max core file size' /proc/$pid/limits
+            kill $pid; wait $pid 2>/dev/null; true
+            """)
+        let line = run.stdoutText.split(separator: "\n").first.map(String.init) ?? ""
+        let fields = line.split(separator: " ").map(String.init)
+        #expect(fields.count >= 6 && fields[4] == "0" && fields[5] == "0", "\(run.stdoutText) \(run.stderrText)")
+    }
+}
