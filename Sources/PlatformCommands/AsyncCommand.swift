@@ -29,12 +29,9 @@ extension ToolMain {
     /// Runs an async tool in-process on `io` and returns its status (tests use it).
     @MainActor
     public static func execute(_ tool: Tool<AsyncCommandRunner>, _ words: [String], io: IOStreams) async -> ExitStatus {
-        switch prepare(tool.spec, words, io: io) {
+        switch prepare(tool, words, io: io) {
         case .exit(let status): return status
-        case .run(let context):
-            guard let runner = tool.commands.runner(at: context.arguments.path) else {
-                return finish(context, .failure(StarlineError(.internalError, "no runner for '\(context.arguments.path.joined(separator: " "))'")))
-            }
+        case .run(let context, let runner):
             do {
                 return finish(context, .success(try await runner(context.arguments, context)))
             } catch {

@@ -109,28 +109,21 @@ public final class FileDescriptorSink: ByteSink {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard bytes.count > 0 else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                // "EPIPE: fd is connected to a pipe or socket whose reading end is closed. When this happens
-                // the writing process will also receive a SIGPIPE signal" — unless SIGPIPE is ignored, as a
-                // parent may have arranged; either way the output has nobody left to read it.
-                if code == EPIPE {
-                    if endsProcessWhenClosed {
-                        signal(SIGPIPE, SIG_DFL)
-                        raise(SIGPIPE)
-                    }
-                    throw ByteSinkError.closed
-                }
-                throw StarlineError(.writeFailed, "cannot write \(name): \(String(cString: strerror(code)))",
-                                    details: .object([("errno", .int(Int(code)))]))
+        // FileBytes.write retries partial writes and EINTR; on failure errno says why.
+        guard bytes.count > 0, !FileBytes.write(fd: fd, bytes) else { return }
+        let code = errno
+        // "EPIPE: fd is connected to a pipe or socket whose reading end is closed. When this happens the
+        // writing process will also receive a SIGPIPE signal" — unless SIGPIPE is ignored, as a parent may
+        // have arranged; either way the output has nobody left to read it.
+        if code == EPIPE {
+            if endsProcessWhenClosed {
+                signal(SIGPIPE, SIG_DFL)
+                raise(SIGPIPE)
             }
-            offset += n
+            throw ByteSinkError.closed
         }
+        throw StarlineError(.writeFailed, "cannot write \(name): \(String(cString: strerror(code)))",
+                            details: .object([("errno", .int(Int(code)))]))
     }
 }
 

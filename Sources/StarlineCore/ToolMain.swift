@@ -15,19 +15,30 @@ public enum ToolMain {
     }
 
     public static func execute(_ tool: Tool<CommandRunner>, _ words: [String], io: IOStreams) -> ExitStatus {
-        switch prepare(tool.spec, words, io: io) {
+        switch prepare(tool, words, io: io) {
         case .exit(let status): return status
-        case .run(let context):
-            guard let runner = tool.commands.runner(at: context.arguments.path) else {
-                return finish(context, .failure(StarlineError(.internalError, "no runner for '\(context.arguments.path.joined(separator: " "))'")))
-            }
-            return finish(context, Result { try runner(context.arguments, context) })
+        case .run(let context, let runner): return finish(context, Result { try runner(context.arguments, context) })
         }
     }
 
-    package enum Prepared { case exit(ExitStatus), run(CommandContext) }
+    /// What a command line comes to: an exit status already (help, version, a usage error), or the command's
+    /// context and runner. Shared by the synchronous `execute` and the async one of the networked tools.
+    package enum Prepared<Runner> { case exit(ExitStatus), run(CommandContext, Runner) }
 
-    package static func prepare(_ tool: ToolSpec, _ words: [String], io: IOStreams) -> Prepared {
+    package static func prepare<Runner>(_ tool: Tool<Runner>, _ words: [String], io: IOStreams) -> Prepared<Runner> {
+        switch prepareContext(tool.spec, words, io: io) {
+        case .exit(let status): return .exit(status)
+        case .run(let context):
+            guard let runner = tool.commands.runner(at: context.arguments.path) else {
+                return .exit(finish(context, .failure(StarlineError(.internalError, "no runner for '\(context.arguments.path.joined(separator: " "))'"))))
+            }
+            return .run(context, runner)
+        }
+    }
+
+    private enum PreparedContext { case exit(ExitStatus), run(CommandContext) }
+
+    private static func prepareContext(_ tool: ToolSpec, _ words: [String], io: IOStreams) -> PreparedContext {
         var parsed: ParsedArguments
         do {
             parsed = try CommandLineParser(tool).parse(words)
