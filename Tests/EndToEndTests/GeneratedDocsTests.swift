@@ -5,15 +5,11 @@ import Testing
 /// The committed man pages and completions are what each tool's command spec renders now
 /// (`make generated`), and man renders every page without warnings.
 @Suite struct GeneratedDocsTests {
-    /// The tools as Package.swift declares them (`Tool(name: "sl-…"` in its `tools` list, the one place a
-    /// tool is named; the Makefile reads the same lines).
+    /// The tools as Package.swift declares them (its `tools` list, the one place a tool is named), read by
+    /// `scripts/tools` as the Makefile reads them.
     static let tools: [String] = {
-        let manifest = (try? String(contentsOfFile: repositoryRoot + "/Package.swift", encoding: .utf8)) ?? ""
-        return manifest.split(separator: "\n").compactMap { line -> String? in
-            guard let r = line.range(of: "Tool(name: \"sl-") else { return nil }
-            let rest = line[r.upperBound...]
-            return rest.firstIndex(of: "\"").map { "sl-" + rest[..<$0] }
-        }
+        let run = try? Tools.shell("'\(repositoryRoot)/scripts/tools'")
+        return (run?.stdoutText ?? "").split(separator: "\n").map(String.init)
     }()
 
     @Test(arguments: tools)

@@ -6,16 +6,24 @@ import PlatformCommands
 @testable import LoginCommands
 @testable import RestoreCommands
 
+/// A networked tool run in-process on captured streams, with STARLINE_HOME in `home` and an API base where
+/// nothing listens (these tests need no server).
+@MainActor
+func runPlatformTool(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: TemporaryDirectory,
+                     stdin: [UInt8] = []) async -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+    let captured = IOStreams.capturing(stdin: stdin, environment: Environment(["STARLINE_HOME": home.path, "HOME": home.path,
+                                                                               "STARLINE_API_BASE_URL": "http://127.0.0.1:9"]))
+    let status = await ToolMain.execute(tool, words, io: captured.io)
+    return (status, captured.stdout.text, captured.stderr.text)
+}
+
 /// sl-login and sl-restore run in-process (`ToolMain.execute` on captured streams) for what needs no server:
 /// mode selection without a terminal, typed option errors, the local status, restore with nothing stored.
 @Suite struct LoginInProcessTests {
     @MainActor
     func run(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: TemporaryDirectory,
              stdin: [UInt8] = []) async -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
-        let captured = IOStreams.capturing(stdin: stdin, environment: Environment(["STARLINE_HOME": home.path, "HOME": home.path,
-                                                                                   "STARLINE_API_BASE_URL": "http://127.0.0.1:9"]))
-        let status = await ToolMain.execute(tool, words, io: captured.io)
-        return (status, captured.stdout.text, captured.stderr.text)
+        await runPlatformTool(tool, words, home: home, stdin: stdin)
     }
 
     @Test @MainActor func withoutATerminalSignInNeedsAModeFlag() async throws {
@@ -52,11 +60,8 @@ import PlatformCommands
 @Suite struct LoginOptionConflictTests {
     @MainActor
     func run(_ words: [String]) async -> (status: StarlineCore.ExitStatus, stderr: String) {
-        let home = TemporaryDirectory()
-        let captured = IOStreams.capturing(environment: Environment(["STARLINE_HOME": home.path, "HOME": home.path,
-                                                                     "STARLINE_API_BASE_URL": "http://127.0.0.1:9"]))
-        let status = await ToolMain.execute(LoginTool.tool, words, io: captured.io)
-        return (status, captured.stderr.text)
+        let r = await runPlatformTool(LoginTool.tool, words, home: TemporaryDirectory())
+        return (r.status, r.stderr)
     }
 
     @Test(arguments: [["--with-token", "--device"], ["--device", "--browser"], ["--browser", "--no-browser"],

@@ -13,16 +13,10 @@ import Testing
     var workspacePath: String { dataDir + "/workspace.json" }
 
     func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
-        var env = ["STARLINE_HOME": home.path + "/starline"]
-        for (k, v) in environment { env[k] = v }
-        let captured = IOStreams.capturing(stdin: stdin, environment: Environment(env), now: Timestamp(rfc3339: "2026-11-30T08:00:00Z"))
-        let status = ToolMain.execute(TasksTool.tool, words, io: captured.io)
-        return (status, captured.stdout.text, captured.stderr.text)
+        runTasks(words, home: home, stdin: stdin, environment: environment, now: Timestamp(rfc3339: "2026-11-30T08:00:00Z"))
     }
 
-    func error(_ stderr: String) throws -> JSON {
-        try #require(try JSON.parse(String(stderr.split(separator: "\n").first ?? ""))["error"])
-    }
+    func error(_ stderr: String) throws -> JSON { try firstError(stderr) }
 
     func tasks() throws -> [JSON] {
         try JSON.parse(run(["list", "--all"]).stdout).arrayValue ?? []

@@ -14,11 +14,7 @@ import Testing
     static let now = "2026-11-30T08:00:00Z"
 
     func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
-        var env = ["STARLINE_HOME": home.path + "/starline"]
-        for (k, v) in environment { env[k] = v }
-        let captured = IOStreams.capturing(stdin: stdin, environment: Environment(env), now: Timestamp(rfc3339: Self.now))
-        let status = ToolMain.execute(TasksTool.tool, words, io: captured.io)
-        return (status, captured.stdout.text, captured.stderr.text)
+        runTasks(words, home: home, stdin: stdin, environment: environment, now: Timestamp(rfc3339: Self.now))
     }
 
     func bytes(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { Array($0) } }

@@ -14,21 +14,14 @@ import Testing
 
     func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
              clock: Timestamp? = nil) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
-        var env = ["STARLINE_HOME": home.path + "/starline"]
-        for (k, v) in environment { env[k] = v }
-        let captured = IOStreams.capturing(stdin: stdin, environment: Environment(env), now: clock)
-        let status = ToolMain.execute(TasksTool.tool, words, io: captured.io)
-        return (status, captured.stdout.text, captured.stderr.text)
+        runTasks(words, home: home, stdin: stdin, environment: environment, now: clock)
     }
 
     func lines(_ text: String) throws -> [JSON] {
         try text.split(separator: "\n").map { try JSON.parse(String($0)) }
     }
 
-    /// The error object on the first line of stderr.
-    func error(_ stderr: String) throws -> JSON {
-        try #require(try JSON.parse(String(stderr.split(separator: "\n").first ?? ""))["error"])
-    }
+    func error(_ stderr: String) throws -> JSON { try firstError(stderr) }
 
     @Test("add then list --jsonl with a fixed --now: relative dates count from --now")
     func addThenList() throws {
