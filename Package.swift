@@ -64,7 +64,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The CLI kit, output, errors, files, locks, clock: no C library beyond libc, so every tool can link it.
-        .target(name: "StarlineCore", linkerSettings: [.linkedLibrary("m")]),
+        // The async-signal-safe half of the signal handling (Interrupts.swift): C, part of every tool.
+        .target(name: "CSignals"),
+        .target(name: "StarlineCore", dependencies: ["CSignals"], linkerSettings: [.linkedLibrary("m")]),
         // Split from Core so that a tool links SQLite, libsodium or the dlopen code only when it uses them
         // (every object file of a library target is linked into each tool that depends on it).
         .target(name: "StarlineSQLite", dependencies: ["StarlineCore", "CSQLite"], linkerSettings: [staticArchive("sqlite3")]),

@@ -38,7 +38,7 @@ enum ServeCommand: Command {
 
     static let spec = CommandSpec(
             "sl-devserver", abstract: "a local Starline platform and chat server with fault injection",
-            discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file, seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT or SIGTERM stops it cleanly.",
+            discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file, seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT, SIGTERM or SIGHUP stops it cleanly (exit 0).",
             options: [port.spec, db.spec, seed.spec, autoApprove.spec, log.spec, devToken.spec, deviceInterval.spec, sessionTTL.spec,
                       codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, connectionTimeout.spec, maxConnections.spec,
                       maxConnectionsPerIP.spec, eventRetention.spec, routes.spec],
@@ -101,6 +101,7 @@ enum ServeCommand: Command {
         sigemptyset(&signals)
         sigaddset(&signals, SIGINT)
         sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         try server.start()
         context.output.write(JSON.object([("listening", .string(server.baseURL)), ("devToken", .string(server.devToken))]).serialized() + "\n")

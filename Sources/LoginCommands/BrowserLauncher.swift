@@ -14,7 +14,7 @@ extension LoginTool {
         return !display.isEmpty && access("/usr/bin/xdg-open", X_OK) == 0
     }
 
-    /// Opens `url` with `$BROWSER`, else `xdg-open`, without a shell. `$BROWSER` follows the convention other
+    /// Opens `url` (a file: URL of a `BrowserHandoffPage`, never a URL carrying a flow's secrets) with `$BROWSER`, else `xdg-open`, without a shell. `$BROWSER` follows the convention other
     /// tools (Python's webbrowser, git, man) share: a colon-separated list of commands, tried in order until one
     /// starts; a command may carry (quoted) arguments, and `%s` in them is replaced by the URL (otherwise the URL is the
     /// last argument, as one word). The browser's stdout goes to our stderr, so it cannot corrupt the JSON result.
@@ -83,6 +83,15 @@ extension LoginTool {
         posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
-        return posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, environ) == 0 ? pid : nil
+        // The browser gets our environment without STARLINE_* (STARLINE_TOKEN, a passphrase): nothing of ours
+        // is its business, and a process's environment is readable by whoever can ptrace it.
+        var environment: [UnsafeMutablePointer<CChar>?] = []
+        var entry = environ
+        while let variable = entry.pointee {
+            if strncmp(variable, "STARLINE_", 9) != 0 { environment.append(variable) }
+            entry += 1
+        }
+        environment.append(nil)
+        return posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, &environment) == 0 ? pid : nil
     }
 }

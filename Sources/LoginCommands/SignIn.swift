@@ -39,16 +39,29 @@ enum SignIn {
             let listener = try LoopbackListener(port: options.redirectPort)
             let openBrowser = options.opensBrowser
             let environment = context.environment
+            let runtimeDirectory = context.paths.runtime
             let port = listener.port
+            var handoff: BrowserHandoffPage?
+            defer { handoff?.remove() }
             session = try await client.login(.loopback(listener, open: { url in
                 // The URL is always shown (as gh does): a browser that opens nothing must not leave the user waiting.
-                if openBrowser, let pid = LoginTool.launchBrowser(url, environment) {
+                guard openBrowser else {
+                    output.notice("Open this URL in a browser on this machine (or forward port \(port) with ssh -L):\n\(url)")
+                    return
+                }
+                do {
+                    handoff = try BrowserHandoffPage(forwardingTo: url, in: runtimeDirectory)
+                } catch {
+                    output.notice("sl-login: \((error as? StarlineError)?.message ?? "\(error)"); not starting a browser. Open this URL yourself:\n\(url)")
+                    return
+                }
+                if let page = handoff, let pid = LoginTool.launchBrowser(page.fileURL, environment) {
                     output.notice("sl-login: opened the browser; waiting for the sign-in (Ctrl-C to stop). If it did not open, visit:\n\(url)")
                     LoginTool.watchBrowser(pid) { status in
                         output.notice("sl-login: the browser command failed (exit \(status)); open the URL above yourself (still waiting)")
                     }
                 } else {
-                    output.notice("Open this URL in a browser on this machine (or forward port \(port) with ssh -L):\n\(url)")
+                    output.notice("sl-login: no browser could be started; open this URL in a browser on this machine (or forward port \(port) with ssh -L):\n\(url)")
                 }
             }), pendingTTL: ttl)
         }

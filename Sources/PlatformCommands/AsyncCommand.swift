@@ -43,6 +43,7 @@ extension ToolMain {
     @MainActor
     public static func main(_ tool: Tool<AsyncCommandRunner>) async -> Never {
         disableCoreDumps()
+        Interrupts.install()
         let status = await execute(tool, Array(CommandLine.arguments.dropFirst()), io: .process())
         if status != .brokenPipe, CurlLibrary.preloadInFlight {
             // exit() would wait for the background dlopen (glibc's exit handlers take the dynamic loader's

@@ -37,9 +37,15 @@ public enum AtomicFile {
         var tempPath = ""
         var fd: Int32 = -1
         var openError: Int32 = 0
+        // Tracked before it exists, so that a signal removes it whenever it comes (Interrupts); after the
+        // rename there is nothing left to remove.
+        var slot: Int32 = -1
+        defer { Interrupts.untrack(slot) }
         for _ in 0..<16 {
             let random = String(UInt64.random(in: .min ... .max), radix: 16)
             tempPath = "\(directory)/.\(shortName).tmp-\(getpid())-\(random)"
+            Interrupts.untrack(slot)
+            slot = Interrupts.track(tempPath)
             fd = Glibc.open(tempPath, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
             openError = fd < 0 ? errno : 0
             if openError != EEXIST { break }

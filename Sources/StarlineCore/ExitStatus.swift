@@ -59,7 +59,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .sessionChanged: "the account changed while the request was in flight; result discarded"
         case .data: "malformed input or file, no QR symbol found, authentication of stored data failed"
         case .locked: "vault locked or wrong passphrase"
-        case .interrupted: "interrupted by SIGINT"
+        case .interrupted: "interrupted by SIGINT (Ctrl-C); SIGHUP and SIGTERM end a tool the same way with 129 and 143 (clean-up done, temporary files removed)"
         case .brokenPipe: "standard output was closed by its reader (| head); ended quietly, as by SIGPIPE"
         }
     }

@@ -167,3 +167,22 @@ public enum PercentEncoding {
         }
     }
 }
+
+/// Text put into HTML: the five characters that could end an element or an attribute value escaped
+/// (the OWASP rule for element content and quoted attributes).
+public enum HTMLText {
+    public static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -51,10 +51,34 @@ public struct HTTPResponse: Sendable {
         return r
     }
 
-    public static func html(_ status: Int, _ text: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
-                                               ("X-Frame-Options", "DENY"), ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")],
-                     body: Array(text.utf8))
+    /// An HTML page that loads nothing and cannot be framed. Its forms may post only to this server, and
+    /// `formRedirect` names the one place a form's answer may redirect to: CSP's form-action also governs
+    /// the redirects after the submission (CSP Level 3 §6.4.1: "navigation request … redirect"), and
+    /// Chromium enforces that, so a sign-in form whose 302 goes to the app's redirect URI must list that
+    /// URI's origin. A source that is not plainly an origin or a scheme is left out (the redirect is then
+    /// blocked) rather than let into the header.
+    public static func html(_ status: Int, _ text: String, formRedirect: String? = nil) -> HTTPResponse {
+        var formAction = "form-action 'self'"
+        if let source = formRedirect.flatMap(cspSource) { formAction += " " + source }
+        return HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                                                      ("X-Frame-Options", "DENY"),
+                                                      ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; \(formAction)")],
+                            body: Array(text.utf8))
+    }
+
+    /// The CSP source expression that allows exactly `uri`'s origin: `http://127.0.0.1:PORT` for a loopback
+    /// redirect, `starline-app:` for a custom scheme (a scheme-source, CSP §2.3.1).
+    static func cspSource(_ uri: String) -> String? {
+        let schemeCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789+-.")
+        if let url = WebURL(uri), url.scheme == "http" || url.scheme == "https" {
+            let host = url.host
+            let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789.-[]:")
+            guard host.lowercased().allSatisfy(allowed.contains) else { return nil }
+            return "\(url.scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        }
+        guard let colon = uri.firstIndex(of: ":"), colon != uri.startIndex,
+              uri[..<colon].lowercased().allSatisfy(schemeCharacters.contains) else { return nil }
+        return String(uri[...colon])
     }
 
     public static func redirect(_ location: String) -> HTTPResponse {

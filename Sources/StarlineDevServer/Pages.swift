@@ -1,19 +1,8 @@
+import StarlineCore
+
 /// The HTML pages of the sign-in flows: small, self-contained, usable in any browser.
 enum Pages {
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String) -> String { HTMLText.escape(s) }
 
     static func page(_ title: String, _ body: String) -> String {
         """

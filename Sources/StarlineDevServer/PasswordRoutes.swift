@@ -30,8 +30,8 @@ extension PlatformRoutes {
         return .wrong
     }
 
-    static func throttledPage(_ page: String, retryAfter: Int64) -> HTTPResponse {
-        var r = HTTPResponse.html(429, page)
+    static func throttledPage(_ page: String, retryAfter: Int64, formRedirect: String? = nil) -> HTTPResponse {
+        var r = HTTPResponse.html(429, page, formRedirect: formRedirect)
         r.headers.append(("Retry-After", String(retryAfter)))
         return r
     }

@@ -91,7 +91,7 @@ enum PlatformRoutes {
         try c.db.run("INSERT INTO auth_requests(id, app_id, redirect_uri, state, challenge, expires_at) VALUES(?,?,?,?,?,?)",
                      [.text(requestId), .text(app), .text(redirectURI), state.map(SQLiteValue.text) ?? .null, .text(challenge),
                       .integer(Timestamp.now().seconds + authRequestLifetime)])
-        return .html(200, Pages.signIn(app: app, requestId: requestId, message: nil))
+        return .html(200, Pages.signIn(app: app, requestId: requestId, message: nil), formRedirect: redirectURI)
     }
 
     static func issueCode(_ c: RouteContext, app: String, user: String, redirectURI: String, challenge: String) throws -> String {
@@ -119,8 +119,8 @@ enum PlatformRoutes {
         let user = form["username"] ?? ""
         switch try attemptPassword(c, &serverState, user: user, password: form["password"] ?? "") {
         case .accepted: break
-        case .wrong: return .html(401, Pages.signIn(app: app, requestId: requestId, message: "Wrong user name or password."))
-        case .throttled(let wait): return throttledPage(Pages.signIn(app: app, requestId: requestId, message: throttledMessage(wait)), retryAfter: wait)
+        case .wrong: return .html(401, Pages.signIn(app: app, requestId: requestId, message: "Wrong user name or password."), formRedirect: redirectURI)
+        case .throttled(let wait): return throttledPage(Pages.signIn(app: app, requestId: requestId, message: throttledMessage(wait)), retryAfter: wait, formRedirect: redirectURI)
         }
         try c.db.run("DELETE FROM auth_requests WHERE id = ?", [.text(requestId)])
         let code = try issueCode(c, app: app, user: user, redirectURI: redirectURI, challenge: row.string("challenge") ?? "")

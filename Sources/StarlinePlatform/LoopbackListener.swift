@@ -54,56 +54,115 @@ public final class LoopbackListener: @unchecked Sendable {
         }
     }
 
+    /// What one connection may take: a browser sends its request line at once, so a connection still without
+    /// one after this long is dropped — one slow (or hostile) client never holds the listener.
+    static let connectionBudget: UInt64 = 5_000_000_000
+    /// Connections served at once; when more arrive the oldest is dropped.
+    static let maxConnections = 16
+    static let maxRequestBytes = 16 * 1024
+
+    private struct Connection {
+        var fd: Int32
+        var bytes: [UInt8] = []
+        var deadline: UInt64
+    }
+
+    /// Serves connections side by side (one poll over the listener and every open connection), each with its
+    /// own overall deadline, until the one `/callback` carrying `state` arrives or the pending login's
+    /// `deadline` (epoch seconds) passes — that deadline always wins, whatever the connections do.
     func acceptCallback(state: String, deadline: Int64) throws -> StarlightClient.Callback {
+        var connections: [Connection] = []
+        defer { for connection in connections { Glibc.close(connection.fd) } }
         while true {
             let remaining = deadline - Timestamp.now().seconds
             guard remaining > 0 else { throw StarlineError(.noResult, "no browser callback arrived before the login expired") }
-            var poller = pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(remaining, 60) * 1000))
+            let now = MonotonicClock.nanoseconds()
+            connections.removeAll { connection in
+                if connection.deadline > now { return false }
+                Glibc.close(connection.fd)
+                return true
+            }
+            var timeout = min(remaining, 60) * 1000
+            if let soonest = connections.map(\.deadline).min() { timeout = min(timeout, Int64((soonest - now) / 1_000_000) + 1) }
+            var pollers = [pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)]
+                + connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&pollers, nfds_t(pollers.count), Int32(timeout))
             if ready < 0 && errno != EINTR { throw StarlineError(.internalError, "poll: \(String(cString: strerror(errno)))") }
             guard ready > 0 else { continue }
-            let client = accept(socketFD, nil, nil)
-            guard client >= 0 else { continue }
-            defer { Glibc.close(client) }
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            guard let target = Self.readRequestTarget(client) else { continue }
-            guard target.hasPrefix("/callback"), let url = WebURL("http://127.0.0.1" + target), url.path == "/callback" else {
-                Self.respond(client, status: "404 Not Found", body: "Not found.")
-                continue
+            // Connections first (their indices are those of the poll), then a new one.
+            var finished: [Int] = []
+            for (index, poller) in pollers.enumerated().dropFirst() where poller.revents != 0 {
+                let slot = index - 1
+                switch Self.receive(&connections[slot]) {
+                case .waiting: continue
+                case .closed: finished.append(slot)
+                case .request(let target):
+                    finished.append(slot)
+                    if let callback = Self.answer(connections[slot].fd, target: target, state: state) {
+                        return callback
+                    }
+                }
             }
-            let callback = StarlightClient.Callback(code: url.queryValue("code"), state: url.queryValue("state"), error: url.queryValue("error"))
-            guard let got = callback.state, Sodium.constantTimeEquals(Array(got.utf8), Array(state.utf8)) else {
-                // Someone else's request (or a stale tab): not ours, keep waiting for the real one.
-                Self.respond(client, status: "400 Bad Request", body: "This sign-in link is not the one sl-login is waiting for.")
-                continue
+            for slot in finished.reversed() { Glibc.close(connections.remove(at: slot).fd) }
+            if pollers[0].revents != 0 {
+                let client = accept(socketFD, nil, nil)
+                guard client >= 0 else { continue }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                if connections.count >= Self.maxConnections { Glibc.close(connections.removeFirst().fd) }
+                connections.append(Connection(fd: client, deadline: MonotonicClock.nanoseconds() + Self.connectionBudget))
             }
-            Self.respond(client, status: "200 OK", body: callback.error == nil
-                ? "Signed in. You can close this tab and return to the terminal."
-                : "The sign-in was not completed (\(callback.error!)). You can close this tab.")
-            return callback
         }
     }
 
-    /// The request target of `GET TARGET HTTP/1.x`, reading until the end of the request line.
-    static func readRequestTarget(_ fd: Int32) -> String? {
-        var bytes: [UInt8] = []
+    private enum Received { case waiting, closed, request(String?) }
+
+    /// Reads what has arrived, without waiting; a complete request line is the request.
+    private static func receive(_ connection: inout Connection) -> Received {
         var chunk = [UInt8](repeating: 0, count: 2048)
-        while bytes.count < 16 * 1024, !bytes.contains(0x0A) {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n <= 0 { return nil }
-            bytes += chunk[0..<n]
+        let n = recv(connection.fd, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+        if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? .waiting : .closed }
+        if n == 0 { return .closed }
+        connection.bytes += chunk[0..<n]
+        if connection.bytes.contains(0x0A) { return .request(requestTarget(connection.bytes)) }
+        return connection.bytes.count >= maxRequestBytes ? .request(nil) : .waiting
+    }
+
+    /// Answers one request; returns the callback when it is the one carrying `state`.
+    private static func answer(_ fd: Int32, target: String?, state: String) -> StarlightClient.Callback? {
+        guard let target, target.hasPrefix("/callback"), let url = WebURL("http://127.0.0.1" + target), url.path == "/callback" else {
+            respond(fd, status: target == nil ? "400 Bad Request" : "404 Not Found", body: target == nil ? "Bad request." : "Not found.")
+            return nil
         }
+        let callback = StarlightClient.Callback(code: url.queryValue("code"), state: url.queryValue("state"), error: url.queryValue("error"))
+        guard let got = callback.state, Sodium.constantTimeEquals(Array(got.utf8), Array(state.utf8)) else {
+            // Someone else's request (or a stale tab): not ours, keep waiting for the real one.
+            respond(fd, status: "400 Bad Request", body: "This sign-in link is not the one sl-login is waiting for.")
+            return nil
+        }
+        if let error = callback.error {
+            // The error comes from the URL, i.e. from whoever sent the request: escaped, and shortened.
+            let shown = error.count > 200 ? String(error.prefix(200)) + "…" : error
+            respond(fd, status: "200 OK", body: "The sign-in was not completed (\(HTMLText.escape(shown))). You can close this tab.")
+        } else {
+            respond(fd, status: "200 OK", body: "Signed in. You can close this tab and return to the terminal.")
+        }
+        return callback
+    }
+
+    /// The request target of `GET TARGET HTTP/1.x`, from the bytes up to the end of the request line.
+    static func requestTarget(_ bytes: [UInt8]) -> String? {
         guard let line = String(decoding: bytes, as: UTF8.self).split(separator: "\r\n", maxSplits: 1).first else { return nil }
         let parts = line.split(separator: " ")
         guard parts.count == 3, parts[0] == "GET" else { return nil }
         return String(parts[1])
     }
 
+    /// `body` is HTML: callers escape what they did not write themselves.
     static func respond(_ fd: Int32, status: String, body: String) {
         let html = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Starline</title></head><body style=\"font-family:system-ui,sans-serif;margin:3rem\"><p>\(body)</p></body></html>"
-        let response = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(html.utf8.count)\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n\(html)"
+        let response = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(html.utf8.count)\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\nReferrer-Policy: no-referrer\r\n\r\n\(html)"
         var bytes = Array(response.utf8)
-        _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        // A small answer on a fresh socket fits its send buffer; MSG_DONTWAIT so a client that never reads cannot block us.
+        _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
     }
 }

@@ -136,20 +136,35 @@ extension StarlightClient {
         inFlightRestore = nil  // S6: a new login invalidates restore results already in flight
     }
 
-    private func loginInProgressEnd() { loginInProgress = false }
+    private func loginInProgressEnd() {
+        loginInProgress = false
+        pendingLoginOnInterrupt = nil
+    }
 
     /// Persists the pending login and bumps the generation, so restores in other processes answer
     /// "no result" and restores already in flight are superseded (S6).
     func beginPersistentLogin(_ pending: PendingLogin) throws -> Int64 {
         guard let store else { return 0 }
-        return try store.withState { state in
+        let generation = try store.withState { state in
             try state.savePendingLogin(pending)
             return try state.bumpGeneration()
         }
+        // A foreground login dies with this process: Ctrl-C must not leave it pending (every sl-restore would
+        // answer NO_RESULT until it expired). A two-step `start` is meant to outlive it, and is not a foreground login.
+        if loginInProgress {
+            pendingLoginOnInterrupt = Interrupts.onInterrupt { Self.abandonPendingLogin(store, generation) }
+        }
+        return generation
     }
 
     private func abandonPendingLogin(_ generation: Int64) {
-        _ = try? store?.withState { state in
+        if let store { Self.abandonPendingLogin(store, generation) }
+    }
+
+    /// Clears the pending login unless another login or a cancel came since (compare by generation).
+    /// Safe on any thread: one transaction under the store's lock.
+    nonisolated static func abandonPendingLogin(_ store: SessionStore, _ generation: Int64) {
+        _ = try? store.withState { state in
             if state.generation == generation {
                 try state.clearPendingLogin()
                 try state.bumpGeneration()
@@ -169,11 +184,19 @@ extension StarlightClient {
         let new = PlatformSession(accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
                                   expiresAt: Timestamp.now().seconds + grant.expiresIn, verifiedAt: Timestamp.now().seconds)
         let epochBefore = epoch
+        var replacedSession = false
         if let store {
             do {
                 try store.withState { state in
                     guard state.generation == generation else {
                         throw StarlineError(.noResult, "the login was cancelled or superseded; its late result was not used")
+                    }
+                    // The session this login replaces is revoked like a logged-out one: queued in the same
+                    // transaction (so no crash can forget it), then tried below within the best-effort budget.
+                    // A damaged row cannot be revoked, and must not stop the new login.
+                    if let old = try? state.candidate(), old.sessionId != new.sessionId {
+                        try state.addPendingRevocation(sessionId: old.sessionId, accessToken: old.accessToken)
+                        replacedSession = true
                     }
                     try state.saveCandidate(new.candidate)
                     try state.clearPendingLogin()
@@ -194,6 +217,7 @@ extension StarlightClient {
             throw StarlineError(.noResult, "the identity changed while the login finished; its result was not published")
         }
         publish(new)
+        if replacedSession { await retryPendingRevocations() }
         return new
     }
 

@@ -40,6 +40,8 @@ public final class StarlightClient {
     /// STARLINE_TOKEN: the token of the memory-only mode, verified by `restoreSession()` before it is published.
     package var memoryToken: String?
     var loginInProgress = false
+    /// While a foreground login is pending: a signal abandons it (Interrupts), as a failure would.
+    var pendingLoginOnInterrupt: InterruptRegistration?
     var inFlightRestore: Task<RestoreOutcome, Never>?
 
     /// `transport`: one HTTP attempt per call (nil: libcurl, with the configuration's timeout); the retries

@@ -196,6 +196,8 @@ public struct WorkspaceStore: Sendable {
     /// not supported, the bytes are written atomically instead.
     func rotateBackup(_ current: [UInt8]) throws {
         let temp = "\(filePath).bak.tmp-\(getpid())"
+        let slot = Interrupts.track(temp)
+        defer { Interrupts.untrack(slot) }
         unlink(temp)
         if link(filePath, temp) == 0 {
             if rename(temp, backupPath) == 0 {

@@ -17,6 +17,37 @@ import Testing
         #expect(run.stdout.isEmpty)
     }
 
+    /// Item 4: signing in over a stored session revokes the session it replaces — at once when the server
+    /// answers, otherwise queued as a pending revocation exactly like an offline logout, and revoked later.
+    @Test func item4SigningInOverASessionRevokesTheReplacedOne() throws {
+        let h = try harness()
+        let first = try h.storeLogin("bob")
+        let second = try h.server.login("bob")
+        let again = try h.run("sl-login", ["--with-token"], stdin: Array(second.token.utf8))
+        #expect(again.status == 0, "\(again.stderrText)")
+        #expect(try h.server.request("GET", "/api/me", token: first.token).status == 401, "the replaced token is revoked")
+        #expect(try h.server.request("GET", "/api/me", token: second.token).status == 200)
+        #expect(try h.status()["pendingRevocations"]?.arrayValue?.isEmpty == true)
+
+        // The server refuses the revocation: the replaced token is queued, and a later run revokes it.
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("POST /oauth/revoke")), ("status", .int(503))]))
+        let third = try h.server.login("bob")
+        let queued = try h.run("sl-login", ["--with-token"], stdin: Array(third.token.utf8))
+        #expect(queued.status == 0, "the new login stands: \(queued.stderrText)")
+        let pending = try h.status()["pendingRevocations"]?.arrayValue ?? []
+        #expect(pending.count == 1 && pending.first?["sessionId"]?.stringValue == second.sessionId, "\(pending)")
+        #expect(try h.server.request("GET", "/api/me", token: second.token).status == 200)
+        _ = try h.server.dev("DELETE", "/__dev/faults")
+        #expect(try h.restore().state == "valid")
+        #expect(try h.server.request("GET", "/api/me", token: second.token).status == 401, "revoked by the next sl-restore")
+        #expect(try h.status()["pendingRevocations"]?.arrayValue?.isEmpty == true)
+
+        // Storing the same session again replaces nothing.
+        let same = try h.run("sl-login", ["--with-token"], stdin: Array(third.token.utf8))
+        #expect(same.status == 0)
+        #expect(try h.server.request("GET", "/api/me", token: third.token).status == 200)
+    }
+
     /// Item 6: with STARLINE_TOKEN nothing is stored, so `logout` revokes that token and, when it cannot, never
     /// claims a local clean-up; `status` shows the memory session that sl-restore verifies.
     @Test func memoryTokenLogoutAndStatusTellTheTruth() throws {

@@ -52,9 +52,13 @@ public final class SessionToolsHarness: @unchecked Sendable {
     }
 
     public func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> ToolRun {
+        try spawn(tool, arguments, stdin: stdin, environment: extra).wait()
+    }
+
+    public func spawn(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> RunningTool {
         var env = environment
         for (k, v) in extra { env[k] = v }
-        return try Tools.run(tool, arguments, stdin: stdin, home: home.path, environment: env)
+        return try Tools.spawn(tool, arguments, stdin: stdin, home: home.path, environment: env)
     }
 
     /// Signs `user` in through the real OAuth flow and stores the token with `sl-login --with-token`.

@@ -19,9 +19,12 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
 /// What a finished tool run produced.
 public struct ToolRun: Sendable {
+    /// The exit status, or 128 + the signal that killed it (as a shell's `$?`).
     public var status: Int32
     public var stdout: [UInt8]
     public var stderr: [UInt8]
+    /// The signal that killed the process, nil when it exited (with `status`).
+    public var killedBy: Int32? = nil
 
     public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
@@ -65,6 +68,12 @@ public enum Tools {
     /// child inheriting that mask never sees SIGCHLD or SIGTERM — a shell's `wait` then hangs forever.
     public static func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, home: String,
                            environment: [String: String] = [:], workingDirectory: String? = nil) throws -> ToolRun {
+        try spawn(tool, arguments, stdin: stdin, home: home, environment: environment, workingDirectory: workingDirectory).wait()
+    }
+
+    /// `run`, without waiting: the test can signal the process, then `wait()` for its result.
+    public static func spawn(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, home: String,
+                             environment: [String: String] = [:], workingDirectory: String? = nil) throws -> RunningTool {
         var env = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "STARLINE_HOME": home + "/starline", "LANG": "C.UTF-8"]
         for (k, v) in environment { env[k] = v }
         let scratch = TemporaryDirectory("starline-run")
@@ -101,13 +110,7 @@ public enum Tools {
         var pid = pid_t()
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw StarlineError(.internalError, "cannot run \(executable): \(String(cString: strerror(rc)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros: decode the wait status by hand.
-        let exitCode: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return ToolRun(status: exitCode,
-                       stdout: Array(FileManager.default.contents(atPath: outPath) ?? Data()),
-                       stderr: Array(FileManager.default.contents(atPath: errPath) ?? Data()))
+        return RunningTool(pid: pid, scratch: scratch, outPath: outPath, errPath: errPath)
     }
 
     /// Runs a shell command line (for tools like zbarimg, bash, groff); returns status, stdout and stderr.
@@ -122,4 +125,75 @@ public enum Tools {
     public static func available(_ program: String) -> Bool {
         (try? shell("command -v \(program)"))?.status == 0
     }
+}
+
+/// A tool started by `Tools.spawn`.
+public final class RunningTool: @unchecked Sendable {
+    public let pid: pid_t
+    let scratch: TemporaryDirectory
+    let outPath: String
+    let errPath: String
+    private var result: ToolRun?
+
+    init(pid: pid_t, scratch: TemporaryDirectory, outPath: String, errPath: String) {
+        self.pid = pid
+        self.scratch = scratch
+        self.outPath = outPath
+        self.errPath = errPath
+    }
+
+    /// What it has written to stderr so far.
+    public var stderrSoFar: String { String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self) }
+
+    public func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// Waits up to `seconds` until its stderr so far satisfies `condition`; false when it never did.
+    public func waitForStderr(seconds: Double = 20, _ condition: (String) -> Bool) -> Bool {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        while MonotonicClock.nanoseconds() < deadline {
+            if condition(stderrSoFar) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// Waits for it to end (once; later calls return the same result).
+    public func wait() -> ToolRun {
+        if let result { return result }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return finish(status)
+    }
+
+    /// Waits up to `seconds` for it to end; nil when it is still running then (it is left running).
+    public func wait(seconds: Double) -> ToolRun? {
+        if let result { return result }
+        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        while MonotonicClock.nanoseconds() < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { return finish(status) }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    private func finish(_ status: Int32) -> ToolRun {
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros: decode the wait status by hand.
+        let signaled = (status & 0x7F) != 0
+        let run = ToolRun(status: signaled ? 128 + (status & 0x7F) : (status >> 8) & 0xFF,
+                          stdout: Array(FileManager.default.contents(atPath: outPath) ?? Data()),
+                          stderr: Array(FileManager.default.contents(atPath: errPath) ?? Data()),
+                          killedBy: signaled ? status & 0x7F : nil)
+        result = run
+        return run
+    }
+
+    /// Waits up to `seconds`, then kills it (SIGKILL) and waits: a test never hangs on a tool that does not end.
+    public func waitOrKill(seconds: Double) -> ToolRun {
+        if let run = wait(seconds: seconds) { return run }
+        kill(pid, SIGKILL)
+        return wait()
+    }
+
+    deinit { if result == nil { kill(pid, SIGKILL); _ = wait() } }
 }
