@@ -88,11 +88,20 @@ public enum AtomicFile {
 
     /// The whole content of `path`, or nil when it does not exist. Other failures (a directory, no
     /// permission, I/O errors) throw `STORAGE_ERROR` "cannot read <path>: <reason>".
-    public static func read(_ path: String) throws(StarlineError) -> [UInt8]? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw storageError("cannot read", path, errno)
+    ///
+    /// `followLinks: false` is for the suite's own files in its private directories (a marker, a host id):
+    /// a symbolic link there is refused (`PrivateFiles.symbolicLinkError` naming `what`), not read through.
+    public static func read(_ path: String, followLinks: Bool = true, what: String = "file") throws(StarlineError) -> [UInt8]? {
+        let fd: Int32
+        if followLinks {
+            fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            if fd < 0 {
+                if errno == ENOENT { return nil }
+                throw storageError("cannot read", path, errno)
+            }
+        } else {
+            fd = try PrivateFiles.openNoFollow(path, O_RDONLY, what: what, action: "cannot read", missingIsNil: true)
+            if fd < 0 { return nil }
         }
         defer { close(fd) }
         var info = stat()

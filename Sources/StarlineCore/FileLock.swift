@@ -23,11 +23,14 @@ public final class FileLock {
     public static func lockPath(for path: String) -> String { path + ".lock" }
 
     /// Opens or creates (mode 0600) the lock file. Does not lock.
+    ///
+    /// A symbolic link in the lock file's place is refused (STORAGE_ERROR naming it), never followed: O_CREAT
+    /// through a link creates a file wherever the link's author chose, and processes that lock through
+    /// links to different files exclude nothing.
     public init(path: String) throws(StarlineError) {
-        // O_CLOEXEC: a child process must not inherit the descriptor, which would keep the lock alive after
-        // we release or exit.
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { throw storageError("cannot open lock file", path, errno) }
+        // O_CLOEXEC (added by openNoFollow): a child process must not inherit the descriptor, which would keep
+        // the lock alive after we release or exit.
+        let fd = try PrivateFiles.openNoFollow(path, O_RDWR | O_CREAT, mode: 0o600, what: "lock file", action: "cannot open lock file")
         self.path = path
         self.fd = fd
     }

@@ -60,11 +60,50 @@ public enum PrivateFiles {
                 details: .object([("path", .string(path)), ("owner", .int(Int64(info.st_uid))), ("uid", .int(Int64(user)))]))
         }
         if info.st_mode & 0o022 != 0 {
+            // A sticky shared directory (/tmp) is writable by others by design: chmod is the wrong advice there.
+            let advice = info.st_mode & S_ISVTX != 0
+                ? "keep the file in a directory only you can write" : "run chmod 700 \(path)"
             throw StarlineError(
                 .insecurePermissions,
-                "\(path) is writable by group or others (mode \(octal(info.st_mode))); run chmod 700 \(path)",
+                "\(path) is writable by group or others (mode \(octal(info.st_mode))); \(advice)",
                 details: .object([("path", .string(path)), ("mode", .string(octal(info.st_mode)))]))
         }
+    }
+
+    /// `checkDirectory` for a directory that may not exist yet (nothing in it to trust or distrust).
+    public static func checkDirectoryIfPresent(_ path: String) throws(StarlineError) {
+        guard try statMode(path, action: "cannot access", missingIsNil: true) != nil else { return }
+        try checkDirectory(path)
+    }
+
+    /// STORAGE_ERROR for a symbolic link found where the suite's own file belongs (a lock file, a database, a
+    /// key): such a link was planted, or left by a mistake, and following it would lock, read or write a file
+    /// the link's author chose. `what` names the file ("lock file", "device key").
+    public static func symbolicLinkError(_ path: String, what: String) -> StarlineError {
+        StarlineError(
+            .storage, "\(what) \(path) is a symbolic link, which it never is; it was not followed: remove it",
+            details: .object([("path", .string(path)), ("errno", .int(Int64(ELOOP)))]))
+    }
+
+    /// `open(2)` with `O_NOFOLLOW | O_CLOEXEC` added: a symbolic link at `path` is `symbolicLinkError`, other
+    /// failures are STORAGE_ERROR "<action> <path>: <reason>". Returns -1 (no error) for a missing file when
+    /// `missingIsNil`.
+    public static func openNoFollow(_ path: String, _ flags: Int32, mode: mode_t = 0o600, what: String, action: String,
+                                    missingIsNil: Bool = false) throws(StarlineError) -> Int32 {
+        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        if fd >= 0 { return fd }
+        let e = errno
+        if e == ENOENT && missingIsNil { return -1 }
+        // "If the trailing component (i.e., basename) of pathname is a symbolic link, then the open fails, with
+        // the error ELOOP" (open(2), O_NOFOLLOW); ELOOP may also mean a loop earlier in the path, so look.
+        if e == ELOOP, isSymbolicLink(path) { throw symbolicLinkError(path, what: what) }
+        throw storageError(action, path, e)
+    }
+
+    /// True when `path` itself (not its target) is a symbolic link.
+    public static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
     }
 
     /// Checks that a file holding secrets is private, like ssh does for its keys.
@@ -75,9 +114,13 @@ public enum PrivateFiles {
     /// regular file (a directory, device, socket…) or cannot be examined. Symbolic links are followed: the
     /// file that would be read is the one checked.
     ///
+    /// `followLinks: false` (the suite's own files in its private directories: a database, a key) refuses a
+    /// symbolic link at `path` with `symbolicLinkError` naming `what`, instead of checking its target.
+    ///
     /// Note that root bypasses file modes, so this check is about what other users could do, not root.
     @discardableResult
-    public static func checkPrivate(_ path: String) throws(StarlineError) -> Bool {
+    public static func checkPrivate(_ path: String, followLinks: Bool = true, what: String = "file") throws(StarlineError) -> Bool {
+        if !followLinks, isSymbolicLink(path) { throw symbolicLinkError(path, what: what) }
         guard let mode = try statMode(path, action: "cannot access", missingIsNil: true) else { return false }
         guard (mode & S_IFMT) == S_IFREG else {
             throw StarlineError(

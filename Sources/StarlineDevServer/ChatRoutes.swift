@@ -135,8 +135,9 @@ enum ChatRoutes {
             guard let v = Int64(cursor), v >= 0 else { throw APIError(400, "INVALID_CURSOR", "the cursor is not one this server issued") }
             since = v
             // Sequence numbers start at 1 and only pruning removes rows (a reset restarts them), so a
-            // gap between the cursor and the oldest kept event means events were dropped.
-            if let oldest = try c.db.queryFirst("SELECT min(seq) AS s FROM events")?.int64("s"), since + 1 < oldest {
+            // gap between the cursor and the oldest kept event means events were dropped. (`oldest - 1`, not
+            // `since + 1`: the cursor is the client's, up to Int64.max; sequence numbers are ours.)
+            if let oldest = try c.db.queryFirst("SELECT min(seq) AS s FROM events")?.int64("s"), since < oldest - 1 {
                 throw APIError(410, "CURSOR_EXPIRED", "events after this cursor were dropped (the server keeps the newest \(c.server.configuration.eventRetention)); read the history again and sync without 'since'")
             }
         }

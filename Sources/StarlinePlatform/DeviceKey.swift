@@ -14,20 +14,18 @@ public enum DeviceKey {
     /// The key at `path`, or nil when the file does not exist.
     ///
     /// Throws `INSECURE_PERMISSIONS` when the file is group/world-accessible, and STORAGE_ERROR "cannot open
-    /// the session store: …" when it cannot be read (a directory in its place, no permission, I/O error) or
-    /// does not hold exactly 32 bytes.
+    /// the session store: …" when it cannot be read (a directory in its place, no permission, I/O error), is a
+    /// symbolic link (never followed: the key would be whatever file the link names) or does not hold
+    /// exactly 32 bytes.
     public static func load(path: String) throws(StarlineError) -> SecretBytes? {
+        let fd: Int32
         do {
-            guard try PrivateFiles.checkPrivate(path) else { return nil }
+            guard try PrivateFiles.checkPrivate(path, followLinks: false, what: "device key") else { return nil }
+            fd = try PrivateFiles.openNoFollow(path, O_RDONLY, what: "device key", action: "cannot read device key", missingIsNil: true)
         } catch {
             throw SessionStore.lockedError(error)
         }
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT { return nil }
-            throw readError(path, e)
-        }
+        if fd < 0 { return nil }
         defer { close(fd) }
         // One byte more than a key, to tell "exactly 32" from "longer".
         var buffer = [UInt8](repeating: 0, count: byteCount + 1)
@@ -129,22 +127,23 @@ public struct MachineIdentity: Sendable, Equatable {
         }
         let hostId = hostIdPath(stateDirectory: stateDirectory)
         let source = generatedSource(stateDirectory: stateDirectory)
-        if let id = try readId(hostId), !id.isEmpty { return MachineIdentity(source: source, bytes: id) }
+        if let id = try readId(hostId, followLinks: false), !id.isEmpty { return MachineIdentity(source: source, bytes: id) }
         let lock = try FileLock(path: lockPath)
         try lock.lock()
         defer { lock.unlock() }
-        if let id = try readId(hostId), !id.isEmpty { return MachineIdentity(source: source, bytes: id) }
+        if let id = try readId(hostId, followLinks: false), !id.isEmpty { return MachineIdentity(source: source, bytes: id) }
         let id = Array(StoreKey.hex(Sodium.randomBytes(16)).utf8)
         try AtomicFile.write(id + [UInt8(ascii: "\n")], to: hostId, mode: 0o600)
         return MachineIdentity(source: source, bytes: id)
     }
 
     /// The trimmed content of `path`; nil when it does not exist. systemd's first-boot placeholder
-    /// "uninitialized" counts as empty.
-    static func readId(_ path: String) throws(StarlineError) -> [UInt8]? {
+    /// "uninitialized" counts as empty. `followLinks: false` for the generated host id, which lives in the
+    /// private state directory (the system files may well be links: /etc/machine-id to dbus's, or back).
+    static func readId(_ path: String, followLinks: Bool = true) throws(StarlineError) -> [UInt8]? {
         let content: [UInt8]?
         do {
-            content = try AtomicFile.read(path)
+            content = try AtomicFile.read(path, followLinks: followLinks, what: "host id")
         } catch {
             // "cannot open the session store: cannot read /etc/machine-id: Permission denied"
             throw SessionStore.lockedError(error)

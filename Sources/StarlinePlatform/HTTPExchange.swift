@@ -25,7 +25,7 @@ public struct RetryClock: Sendable {
 
     /// The wall clock and `Task.sleep`.
     public static let system = RetryClock(now: { Timestamp.now().seconds },
-                                          sleep: { seconds in try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)) })
+                                          sleep: { seconds in try await Task.sleep(nanoseconds: ReplyLimits.nanoseconds(seconds)) })
 }
 
 extension HTTPExchange {

@@ -89,7 +89,8 @@ public final class HTTPTransport: HTTPExchange {
 
     /// Sleeps the calling thread, resuming after signals.
     static func sleep(seconds: Double) {
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+        let nanoseconds = ReplyLimits.nanoseconds(seconds)  // never negative, NaN or beyond a day
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }

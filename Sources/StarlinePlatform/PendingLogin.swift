@@ -29,6 +29,13 @@ public struct PendingLogin: Sendable, Equatable {
     public var createdAt: Int64
     public var expiresAt: Int64
 
+    /// The longest a pending login lasts (`--pending-ttl`'s upper bound): while one does, every `sl-restore`
+    /// answers NO_RESULT.
+    public static let maxTTL: Int64 = 86400
+
+    /// `ttl` within 1 s … `maxTTL`, so `now + ttl` is always a time the store can hold.
+    public static func clampedTTL(_ ttl: Int64) -> Int64 { min(max(ttl, 1), maxTTL) }
+
     public init(mode: Mode, state: String, verifier: String, redirectURI: String, deviceCode: String? = nil,
                 createdAt: Int64, expiresAt: Int64) {
         self.mode = mode

@@ -55,7 +55,8 @@ public struct PlatformAPI: Sendable {
         return DeviceAuthorization(deviceCode: try d.string("device_code"), userCode: try d.string("user_code"),
                                    verificationURI: try d.string("verification_uri"),
                                    verificationURIComplete: json["verification_uri_complete"]?.stringValue,
-                                   expiresIn: try d.int("expires_in"), interval: json["interval"]?.intValue ?? 5)
+                                   expiresIn: try d.lifetime("expires_in", max: ReplyLimits.maxDeviceCodeLifetime),
+                                   interval: ReplyLimits.pollInterval(json["interval"]))
     }
 
     /// One poll of the device-code grant. `access_denied` and `expired_token` throw `NO_RESULT`.
@@ -226,7 +227,8 @@ public struct PlatformAPI: Sendable {
         if let type = json["token_type"]?.stringValue, type.lowercased() != "bearer" {
             throw d.malformed("token_type '\(type)' is not Bearer")
         }
-        return TokenGrant(accessToken: try d.string("access_token"), sessionId: try d.string("session_id"), expiresIn: try d.int("expires_in"),
+        return TokenGrant(accessToken: try d.string("access_token"), sessionId: try d.string("session_id"),
+                          expiresIn: try d.lifetime("expires_in", max: ReplyLimits.maxTokenLifetime),
                           user: json["user"] ?? .null, roles: json["roles"] == nil ? [] : try d.strings("roles"))
     }
 
@@ -318,9 +320,10 @@ extension PlatformAPI {
         case 404:
             return make(.notFound, explained("not found\(on)"))
         case 429:
-            let wait = headers["retry-after"].flatMap(RetryPolicy.parseRetryAfter)
-            if let wait { details.append(("retryAfter", .int(Int(wait.rounded(.up))))) }
-            return make(.rateLimited, "the server is rate limiting requests" + (wait.map { "; retry after \(Int($0.rounded(.up))) s" } ?? ""),
+            // Whole seconds as the server gave them (saturated, never converted from a Double that could trap).
+            let wait = headers["retry-after"].flatMap { RetryPolicy.retryAfterSeconds($0, now: Timestamp.now().seconds) }
+            if let wait { details.append(("retryAfter", .int(wait))) }
+            return make(.rateLimited, "the server is rate limiting requests" + (wait.map { "; retry after \($0) s" } ?? ""),
                         retryable: true)
         case 409, 410:
             return make(.conflict, explained("the server rejected the request\(on) (HTTP \(status)\(serverCode.map { " \(clean($0))" } ?? ""))"))

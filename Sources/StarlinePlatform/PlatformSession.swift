@@ -52,16 +52,23 @@ public struct RestoreOutcome: Sendable {
     /// The error to report on stderr (nil for `valid`).
     public var error: StarlineError?
 
-    /// The store could not be read or written: the session is neither confirmed nor cleared (exit 10).
+    /// The store could not be read or written: the session is neither confirmed nor cleared (exit 10) — or a
+    /// record in it is corrupt (an out-of-range time, CORRUPT_FILE: exit 12, reason `corruptRecord`), which is
+    /// left for `sl-login clear` to remove rather than guessed at.
     public static func storageFailure(_ error: StarlineError) -> RestoreOutcome {
-        RestoreOutcome(state: .keptUnverified, reason: "storageError", error: error)
+        RestoreOutcome(state: .keptUnverified, reason: error.exitStatus == .data ? "corruptRecord" : "storageError", error: error)
     }
 
     public var exitStatus: ExitStatus {
         switch state {
         case .valid: .ok
         case .cleared: .sessionEnded
-        case .keptUnverified: error?.exitStatus == .storage ? .storage : .transient
+        case .keptUnverified:
+            switch error?.exitStatus {
+            case .storage?: .storage
+            case .data?: .data
+            default: .transient
+            }
         case .absent: .notLoggedIn
         case .noResult: .noResult
         }

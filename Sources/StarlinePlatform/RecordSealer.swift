@@ -16,6 +16,22 @@ enum SessionRecordKind: String {
         }
     }
 
+    /// CORRUPT_FILE (exit 12) "<noun> in <path> is corrupt: <column> is <value>, …": a row that decodes but
+    /// holds a number no real record has (an expiry of -2^63). It is left untouched, and the message names
+    /// the command that removes it.
+    func corrupt(_ column: String, _ value: Int64, in databasePath: String) -> StarlineError {
+        let what = column == "attempts" ? "a negative count" : "outside the years 0001–9999"
+        let remedy = switch self {
+        case .candidate: "sl-login clear removes it"
+        case .pendingLogin: "sl-login cancel removes it"
+        case .pendingRevocation: "remove \(databasePath) to start over, then sign in again"
+        }
+        return StarlineError(
+            .corruptFile, "\(noun) in \(databasePath) is corrupt: \(column) is \(value), \(what); it was left untouched (\(remedy))",
+            details: .object([("record", .string(rawValue)), ("path", .string(databasePath)), ("column", .string(column)),
+                              ("value", .int(value))]))
+    }
+
     /// STORAGE_ERROR "<noun> in <path> is damaged": a row whose clear columns do not decode.
     func damaged(in databasePath: String) -> StarlineError {
         StarlineError(

@@ -68,10 +68,29 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// `Retry-After` as seen at `now` (epoch seconds); a date in the past is 0.
     public static func parseRetryAfter(_ value: String, now: Int64) -> Double? {
+        retryAfterSeconds(value, now: now).map(Double.init)
+    }
+
+    /// `Retry-After` in whole seconds from `now`: delta-seconds (`1*DIGIT`, so no sign) saturated at Int64.max
+    /// — "a very long time", which the policy caps at `maxRetryAfter` — or an IMF-fixdate (0 when past). Nil
+    /// for anything else (a negative number included): the policy's own backoff applies then.
+    public static func retryAfterSeconds(_ value: String, now: Int64) -> Int64? {
         let text = value.trimmingWhitespace()
-        if let seconds = Int(text) { return Double(max(0, seconds)) }
+        let digits = text.utf8
+        if !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            var seconds: Int64 = 0
+            for digit in digits {
+                let (times10, o1) = seconds.multipliedReportingOverflow(by: 10)
+                let (next, o2) = times10.addingReportingOverflow(Int64(digit - 0x30))
+                if o1 || o2 { return .max }
+                seconds = next
+            }
+            return seconds
+        }
         guard let date = HTTPDate.parseIMFFixdate(text) else { return nil }
-        return Double(max(0, date - now))
+        // Both ends are bounded (a four-digit year, the clock), but a clock set to an absurd time must not trap.
+        let (delta, overflow) = date.subtractingReportingOverflow(now)
+        return overflow ? (now < 0 ? .max : 0) : max(0, delta)
     }
 
     static func parseIMFFixdate(_ text: String) -> Int64? { HTTPDate.parseIMFFixdate(text) }

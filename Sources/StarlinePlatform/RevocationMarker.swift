@@ -11,7 +11,8 @@ struct RevocationMarker {
 
     /// The session id it names, or nil when there is none ("" for a marker without a readable id).
     func read() throws(StarlineError) -> String? {
-        guard let bytes = try AtomicFile.read(path) else { return nil }
+        // Never through a link: the tools make none in the state directory, so one there is not theirs to trust.
+        guard let bytes = try AtomicFile.read(path, followLinks: false, what: "revocation marker") else { return nil }
         var text = String(decoding: bytes, as: UTF8.self)
         while let last = text.last, last == "\n" || last == " " || last == "\r" { text.removeLast() }
         return text

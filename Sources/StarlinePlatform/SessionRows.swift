@@ -3,8 +3,19 @@ import StarlineSQLite
 
 /// How the records of the session store map to rows of `SessionSchema`'s tables: the SQL, the bound
 /// values and the decoding by column name. Secrets arrive and leave sealed (`RecordSealer`); a clear
-/// column that is NULL or of the wrong type makes the record "damaged" (STORAGE_ERROR).
+/// column that is NULL or of the wrong type makes the record "damaged" (STORAGE_ERROR); a time outside
+/// the years 0001–9999 makes it corrupt (CORRUPT_FILE, exit 12: `SessionRecordKind.corrupt`), so that no
+/// stored number reaches the clock arithmetic and date output of the tools.
 enum SessionRows {
+    /// What a decoder is told to throw for a time column out of range: (column, value) → error.
+    typealias Corrupt = (_ column: String, _ value: Int64) -> StarlineError
+
+    /// `value` when it is a time the tools can compute with and print (`Timestamp.supportedRange`).
+    static func time(_ value: Int64, _ column: String, _ corrupt: Corrupt) throws -> Int64 {
+        guard Timestamp.supportedRange.contains(value) else { throw corrupt(column, value) }
+        return value
+    }
+
     // MARK: Candidate
 
     static let selectCandidate = """
@@ -26,13 +37,17 @@ enum SessionRows {
     }
 
     /// `open(sealed, sessionId)` opens the token.
-    static func candidate(_ row: SQLiteRow, damaged: StarlineError,
+    static func candidate(_ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt,
                           open: (_ sealed: [UInt8], _ sessionId: String) throws -> String) throws -> StoredCandidate {
         guard let sessionId = row.string("session_id"), let sealed = row.blob("sealed_token"),
             let userText = row.string("user_json"), let rolesText = row.string("roles_json"),
             let expiresAt = row.int64("expires_at"), let createdAt = row.int64("created_at")
         else { throw damaged }
         let verifiedAt = row.isNull("verified_at") ? nil : row.int64("verified_at")
+        if !row.isNull("verified_at") && verifiedAt == nil { throw damaged }
+        _ = try time(expiresAt, "expires_at", corrupt)
+        _ = try time(createdAt, "created_at", corrupt)
+        if let verifiedAt { _ = try time(verifiedAt, "verified_at", corrupt) }
         guard let user = try? JSON.parse(userText),
             let rolesJSON = try? JSON.parse(rolesText), let roleItems = rolesJSON.arrayValue
         else { throw damaged }
@@ -82,12 +97,14 @@ enum SessionRows {
         var expiresAt: Int64
     }
 
-    static func pendingLoginRow(_ row: SQLiteRow, damaged: StarlineError) throws -> PendingLoginRow {
+    static func pendingLoginRow(_ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt) throws -> PendingLoginRow {
         // A mode this version does not know is a damaged row, like any other unreadable column.
         guard let mode = row.string("mode").flatMap(PendingLogin.Mode.init(rawValue:)), let state = row.string("state"), let sealed = row.blob("sealed_secrets"),
             let redirectURI = row.string("redirect_uri"), let hasDeviceCode = row.bool("has_device_code"),
             let createdAt = row.int64("created_at"), let expiresAt = row.int64("expires_at")
         else { throw damaged }
+        _ = try time(createdAt, "created_at", corrupt)
+        _ = try time(expiresAt, "expires_at", corrupt)
         return PendingLoginRow(mode: mode, state: state, sealedSecrets: sealed, redirectURI: redirectURI,
                                hasDeviceCode: hasDeviceCode, createdAt: createdAt, expiresAt: expiresAt)
     }
@@ -110,11 +127,13 @@ enum SessionRows {
         """
 
     /// `open(sealed, sessionId)` opens the token.
-    static func pendingRevocation(_ row: SQLiteRow, damaged: StarlineError,
+    static func pendingRevocation(_ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt,
                                   open: (_ sealed: [UInt8], _ sessionId: String) throws -> String) throws -> PendingRevocation {
         guard let id = row.int64("id"), let sessionId = row.string("session_id"), let sealed = row.blob("sealed_token"),
             let createdAt = row.int64("created_at"), let attempts = row.int("attempts")
         else { throw damaged }
+        _ = try time(createdAt, "created_at", corrupt)
+        guard attempts >= 0 else { throw corrupt("attempts", Int64(attempts)) }
         let token = try open(sealed, sessionId)
         return PendingRevocation(id: id, sessionId: sessionId, accessToken: token, createdAt: createdAt,
                                  attempts: attempts, lastError: row.string("last_error"))

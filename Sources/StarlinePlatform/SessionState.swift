@@ -38,7 +38,8 @@ public final class SessionState {
     @discardableResult
     public func bumpGeneration() throws -> Int64 {
         try checkValid()
-        let next = generation + 1
+        // Only ever compared for equality: wrapping a stored Int64.max around is still a change, never a trap.
+        let next = generation &+ 1
         try sql {
             try database.run(
                 "INSERT INTO generations (store_key, generation) VALUES (?, ?) ON CONFLICT (store_key) DO UPDATE SET generation = excluded.generation",
@@ -59,7 +60,7 @@ public final class SessionState {
         try checkValid()
         try store.storageFaults.check(.read, "read the stored session")
         guard let row = try sql({ try database.queryFirst(SessionRows.selectCandidate, [.text(keyId)]) }) else { return nil }
-        return try SessionRows.candidate(row, damaged: damaged(.candidate)) { sealed, sessionId in
+        return try SessionRows.candidate(row, damaged: damaged(.candidate), corrupt: corrupt(.candidate)) { sealed, sessionId in
             try sealer.open(sealed, .candidate, binding: sessionId)
         }
     }
@@ -104,7 +105,7 @@ public final class SessionState {
     public func pendingLogin(now: Int64) throws -> PendingLogin? {
         try checkValid()
         guard let row = try sql({ try database.queryFirst(SessionRows.selectPendingLogin, [.text(keyId)]) }) else { return nil }
-        let clear = try SessionRows.pendingLoginRow(row, damaged: damaged(.pendingLogin))
+        let clear = try SessionRows.pendingLoginRow(row, damaged: damaged(.pendingLogin), corrupt: corrupt(.pendingLogin))
         if clear.expiresAt <= now {
             try clearPendingLogin()
             return nil
@@ -135,7 +136,7 @@ public final class SessionState {
         try checkValid()
         let rows = try sql { try database.query(SessionRows.selectPendingRevocations, [.text(keyId)]) }
         return try rows.map { row in
-            try SessionRows.pendingRevocation(row, damaged: damaged(.pendingRevocation)) { sealed, sessionId in
+            try SessionRows.pendingRevocation(row, damaged: damaged(.pendingRevocation), corrupt: corrupt(.pendingRevocation)) { sealed, sessionId in
                 try sealer.open(sealed, .pendingRevocation, binding: sessionId)
             }
         }
@@ -232,6 +233,11 @@ public final class SessionState {
 
     private func damaged(_ kind: SessionRecordKind) -> StarlineError {
         kind.damaged(in: store.databasePath)
+    }
+
+    private func corrupt(_ kind: SessionRecordKind) -> SessionRows.Corrupt {
+        let path = store.databasePath
+        return { column, value in kind.corrupt(column, value, in: path) }
     }
 
     /// Runs SQLite calls, converting their errors to STORAGE_ERROR: callers that catch inside a `withState`

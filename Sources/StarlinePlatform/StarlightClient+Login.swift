@@ -19,9 +19,11 @@ extension StarlightClient {
 
     /// A foreground login. While it runs, `restoreSession()` answers "no result" (S6); it invalidates
     /// restores already in flight; `cancelLogin()` makes a late success unpublished (S9).
+    /// `pendingTTL` is clamped to 1 s … `PendingLogin.maxTTL` (a day).
     public func login(_ method: LoginMethod, pendingTTL: Int64 = 600) async throws -> PlatformSession {
         loginInProgressBegin()
         defer { loginInProgressEnd() }
+        let pendingTTL = PendingLogin.clampedTTL(pendingTTL)
         switch method {
         case .token(let token):
             let generation = try beginPersistentLogin(PendingLogin(mode: .token, state: "", verifier: "", redirectURI: "", deviceCode: nil,
@@ -31,16 +33,19 @@ extension StarlightClient {
                 abandonPendingLogin(generation)
                 throw Self.starline(error)
             }
+            // Both times are RFC 3339 instants (years 0001–9999): the difference cannot overflow.
             let grant = TokenGrant(accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - Timestamp.now().seconds, user: me.user, roles: me.roles)
             return try await finishLogin(grant, generation: generation, revokeOnFailure: false)
         case .device(let present):
             let authorization = try await platform.deviceAuthorization()
             let generation = try beginPersistentLogin(PendingLogin(mode: .device, state: "", verifier: "", redirectURI: authorization.verificationURI,
                                                                    deviceCode: authorization.deviceCode, createdAt: Timestamp.now().seconds,
-                                                                   expiresAt: Timestamp.now().seconds + Int64(authorization.expiresIn)))
+                                                                   expiresAt: ReplyLimits.instant(Timestamp.now().seconds,
+                                                                                                  plus: min(authorization.expiresIn, ReplyLimits.maxDeviceCodeLifetime))))
             present(authorization)
-            var interval = max(0, authorization.interval)
-            let deadline = Timestamp.now().seconds + Int64(authorization.expiresIn)
+            // PlatformAPI clamped both (ReplyLimits); clamped again here for an authorization made by other code.
+            var interval = min(max(0, authorization.interval), ReplyLimits.pollInterval.upperBound)
+            let deadline = ReplyLimits.instant(Timestamp.now().seconds, plus: authorization.expiresIn)
             while true {
                 try await Task.sleep(nanoseconds: UInt64(interval) * 1_000_000_000)
                 try checkNotCancelled(generation)
@@ -51,7 +56,7 @@ extension StarlightClient {
                 }
                 switch poll {
                 case .pending: break
-                case .slowDown: interval += 5  // RFC 8628 §3.5
+                case .slowDown: interval = ReplyLimits.slowedDown(interval)  // RFC 8628 §3.5, at most 300 s
                 case .granted(let grant): return try await finishLogin(grant, generation: generation, revokeOnFailure: true)
                 }
                 if Timestamp.now().seconds > deadline {
@@ -84,6 +89,7 @@ extension StarlightClient {
 
     /// Two-step login, step 1: a pending transaction other processes can complete or cancel.
     public func startLogin(ttl: Int64 = 600) throws -> (url: String, pending: PendingLogin) {
+        let ttl = PendingLogin.clampedTTL(ttl)
         let (verifier, challenge) = PKCE.make()
         let state = Base64.encodeURL(Sodium.randomBytes(16))
         let redirect = "starline-\(configuration.appId)://auth/callback"
@@ -181,8 +187,10 @@ extension StarlightClient {
     /// Stores and publishes a new session, unless the login was cancelled or superseded meanwhile (S9).
     /// A failed store write revokes the new server session best-effort and reports STORAGE_ERROR (S17).
     private func finishLogin(_ grant: TokenGrant, generation: Int64, revokeOnFailure: Bool) async throws -> PlatformSession {
+        // PlatformAPI clamped the lifetime (ReplyLimits); `instant` keeps any other grant inside what the store holds.
         let new = PlatformSession(accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
-                                  expiresAt: Timestamp.now().seconds + grant.expiresIn, verifiedAt: Timestamp.now().seconds)
+                                  expiresAt: ReplyLimits.instant(Timestamp.now().seconds, plus: min(grant.expiresIn, ReplyLimits.maxTokenLifetime)),
+                                  verifiedAt: Timestamp.now().seconds)
         let epochBefore = epoch
         var replacedSession = false
         if let store {
@@ -230,7 +238,9 @@ extension StarlightClient {
         loginInProgress = false
         guard let store else { return false }
         return try store.withState { state in
-            let had = try state.pendingLogin() != nil
+            // A corrupt pending login (an impossible expiry) is what cancel is told to remove: no need to read it.
+            let had: Bool
+            do { had = try state.pendingLogin() != nil } catch let error as StarlineError where error.code == .corruptFile { had = true }
             try state.clearPendingLogin()
             try state.bumpGeneration()
             return had

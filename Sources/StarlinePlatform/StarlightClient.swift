@@ -297,7 +297,8 @@ public final class StarlightClient {
                 _ = try? store.withState { try $0.removePendingRevocation(id: item.id) }
             } catch {
                 let message = Self.starline(error).message
-                _ = try? store.withState { try $0.updatePendingRevocation(id: item.id, attempts: item.attempts + 1, lastError: message) }
+                let attempts = item.attempts == .max ? item.attempts : item.attempts + 1
+                _ = try? store.withState { try $0.updatePendingRevocation(id: item.id, attempts: attempts, lastError: message) }
             }
         }
     }

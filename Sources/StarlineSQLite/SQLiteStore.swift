@@ -6,7 +6,8 @@ import StarlineCore
 ///
 /// - private files: the database's directory (and the lock file's) is created 0700 and refused when
 ///   another user owns it or group/others may write it; the database (created 0600) and the caller's
-///   other secret files are refused when group/world-accessible (INSECURE_PERMISSIONS, exit 10);
+///   other secret files are refused when group/world-accessible (INSECURE_PERMISSIONS, exit 10), and
+///   they and the lock file when they are symbolic links (STORAGE_ERROR; never followed);
 /// - a lock file and `withTransaction`, which runs its body under that file's `flock` inside one
 ///   `BEGIN IMMEDIATE` transaction (WAL, busy timeout);
 /// - numbered migrations (`SQLiteMigrator`): applied on open, a newer schema refused;
@@ -67,13 +68,15 @@ public final class SQLiteStore: @unchecked Sendable {
             try PrivateFiles.ensurePrivateDirectory(directory)
             let lockDirectory = Self.directory(of: self.lockPath)
             if lockDirectory != directory { try PrivateFiles.ensurePrivateDirectory(lockDirectory) }
-            for file in [path] + privateFiles { try PrivateFiles.checkPrivate(file) }
+            // The store's own files are never symbolic links; the directories above them may be (a state
+            // directory kept elsewhere by a dotfile manager is the user's choice, and checked above).
+            for file in [path] + privateFiles { try PrivateFiles.checkPrivate(file, followLinks: false, what: "store file") }
         } catch {
             throw Self.openFailure(name, error)
         }
         do {
             database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds,
-                                          checkpointOnClose: options.checkpointOnClose)
+                                          checkpointOnClose: options.checkpointOnClose, followLinks: false)
         } catch {
             throw Self.openFailure(name, path: path, error)
         }

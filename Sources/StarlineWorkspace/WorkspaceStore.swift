@@ -18,6 +18,9 @@ import StarlineCore
 /// - A symbolic link at `path` (a dotfile manager's, such as stow) is followed: the target is read and
 ///   replaced, and the lock file, temporary files and `.bak` live beside the target, so the link stays a link.
 /// - A command that changes nothing writes nothing: the file, its mtime and the `.bak` stay as they are.
+/// - The directory holding the file (the target's, for a link) must be the user's and not writable by group
+///   or others — /tmp included — or every read and write is refused (INSECURE_PERMISSIONS, exit 10), as ssh
+///   refuses such a directory: whoever can write it can swap the file, its lock or its backup.
 public struct WorkspaceStore: Sendable {
     /// The path as given (what messages name).
     public let path: String
@@ -66,15 +69,23 @@ public struct WorkspaceStore: Sendable {
 
     /// The current snapshot; nil when the file does not exist (what `check` reports as such).
     package func readIfPresent() throws -> Workspace? {
-        guard let bytes = try AtomicFile.read(filePath) else { return nil }
+        guard let bytes = try readBytes() else { return nil }
         return try decode(bytes)
+    }
+
+    /// The file's bytes (nil: no file), once its directory passed `checkDirectory`: whoever else can write
+    /// the directory can replace the file with one of their own between two runs, as ssh assumes of its
+    /// configuration. A missing directory has nothing to distrust.
+    func readBytes() throws -> [UInt8]? {
+        try PrivateFiles.checkDirectoryIfPresent(WorkspaceStore.split(filePath).directory)
+        return try AtomicFile.read(filePath)
     }
 
     /// The tasks that pass `filter`, in its order. A well-formed file is mapped by `WorkspaceScanner` and only
     /// the tasks that may match are decoded; anything unusual, including every error, goes through the full
     /// decoder — same result either way.
     package func tasks(matching filter: TaskFilter) throws -> [JSON] {
-        guard let bytes = try AtomicFile.read(filePath) else { return [] }
+        guard let bytes = try readBytes() else { return [] }
         if let scan = WorkspaceScanner.scan(bytes, collectTasks: true) {
             return try filter.apply(bytes: bytes, slices: scan.tasks)
         }
@@ -163,7 +174,8 @@ public struct WorkspaceStore: Sendable {
     /// the file atomically and durably.
     func withWriteLock(_ body: ([UInt8]?) throws -> [UInt8]?) throws {
         let (directory, _) = WorkspaceStore.split(filePath)
-        try PrivateFiles.ensureDirectory(directory)
+        // The directory of the file itself (a link's target's): the lock, temporary files and .bak live there.
+        try PrivateFiles.ensurePrivateDirectory(directory)
         let lock = try FileLock(path: lockPath)
         try lock.lock(exclusive: true, timeout: lockTimeout)
         defer { lock.unlock() }

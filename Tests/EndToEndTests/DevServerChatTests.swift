@@ -81,6 +81,19 @@ import Testing
         #expect(try server.request("GET", "/chat/v1/sync?timeout=99", token: bob.token).status == 400)
     }
 
+    /// Issue 10 item 11: the cursor is the client's number; at Int64.max it used to overflow the server's
+    /// "events were dropped" check (`since + 1`) and kill it.
+    @Test func syncCursorAtTheEndOfInt64() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice"), bob = try server.login("bob")
+        _ = try send(server, alice.token, "c_alice_bob", "edge", "an event, so the oldest one exists")
+        let edge = try server.request("GET", "/chat/v1/sync?since=9223372036854775807", token: bob.token)
+        #expect(edge.status == 200 && edge.curlExit == 0, "\(edge.status) \(edge.text)")
+        #expect(try edge.json()["events"] == .array([]))
+        #expect(try server.request("GET", "/chat/v1/sync?since=9223372036854775808", token: bob.token).errorCode == "INVALID_CURSOR")
+        #expect(try server.request("GET", "/chat/v1/sync", token: bob.token).status == 200, "the server is still there")
+    }
+
     @Test func friendLinksAreSingleUseAndExpire() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice"), carol = try server.login("carol"), bob = try server.login("bob")

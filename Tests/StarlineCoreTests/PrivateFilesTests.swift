@@ -98,4 +98,62 @@ final class PrivateFilesTests: Sendable {
         #expect(PrivateFiles.isGroupOrWorldAccessible(mode: 0o601))
         #expect(PrivateFiles.isGroupOrWorldAccessible(mode: 0o610))
     }
+
+    // MARK: Issue 10 item 9
+
+    /// Issue 10 item 9: another owner is refused (root can chown, which is how this runs as root), and a
+    /// sticky shared directory gets advice that fits it; a missing directory passes `checkDirectoryIfPresent`.
+    @Test("checkDirectory: another user's directory and a sticky world-writable one are INSECURE_PERMISSIONS")
+    func directoryOwnerAndSticky() throws {
+        let sticky = dir + "/shared"
+        #expect(mkdir(sticky, 0o700) == 0 && chmod(sticky, 0o1777) == 0)
+        let shared = #expect(throws: StarlineError.self) { try PrivateFiles.checkDirectory(sticky) }
+        #expect(shared?.code == .insecurePermissions && shared?.exitStatus == .storage)
+        #expect(shared?.message == "\(sticky) is writable by group or others (mode 1777); keep the file in a directory only you can write")
+        try PrivateFiles.checkDirectoryIfPresent(dir + "/missing")
+        #expect(throws: StarlineError.self) { try PrivateFiles.checkDirectoryIfPresent(sticky) }
+        if geteuid() == 0 {
+            let foreign = dir + "/foreign"
+            #expect(mkdir(foreign, 0o700) == 0 && chown(foreign, 12345, 12345) == 0)
+            let owned = #expect(throws: StarlineError.self) { try PrivateFiles.ensurePrivateDirectory(foreign) }
+            #expect(owned?.code == .insecurePermissions)
+            #expect(owned?.message == "\(foreign) is owned by another user (uid 12345, not 0)")
+            #expect(owned?.details?["path"]?.stringValue == foreign)
+        }
+    }
+
+    /// Issue 10 item 9: a lock file that is a symbolic link is refused, dangling or not; its target is neither
+    /// created nor locked.
+    @Test("FileLock refuses a symlinked lock file (STORAGE_ERROR naming it) and never creates its target")
+    func symlinkedLockFile() throws {
+        let lock = dir + "/store.lock"
+        let target = dir + "/target"
+        #expect(symlink(target, lock) == 0)
+        let dangling = #expect(throws: StarlineError.self) { _ = try FileLock(path: lock) }
+        #expect(dangling?.code == .storage && dangling?.exitStatus == .storage)
+        #expect(dangling?.message == "lock file \(lock) is a symbolic link, which it never is; it was not followed: remove it")
+        #expect(dangling?.details?["path"]?.stringValue == lock)
+        #expect(access(target, F_OK) != 0)
+        try createFile(target, "", mode: 0o600)
+        #expect(throws: StarlineError.self) { _ = try FileLock(path: lock) }
+        // A real lock file still works.
+        #expect(unlink(lock) == 0)
+        try FileLock.withLock(lock) {}
+    }
+
+    /// Issue 10 item 9: the readers of the suite's own files refuse a link instead of reading its target.
+    @Test("AtomicFile.read(followLinks: false) and checkPrivate(followLinks: false) refuse a symbolic link")
+    func noFollowReaders() throws {
+        let target = dir + "/secret"
+        try createFile(target, "abc", mode: 0o600)
+        let link = dir + "/marker"
+        #expect(symlink(target, link) == 0)
+        #expect(try AtomicFile.read(link) == Array("abc".utf8), "the default still follows links")
+        let read = #expect(throws: StarlineError.self) { _ = try AtomicFile.read(link, followLinks: false, what: "marker") }
+        #expect(read?.message == "marker \(link) is a symbolic link, which it never is; it was not followed: remove it")
+        #expect(try AtomicFile.read(dir + "/missing", followLinks: false) == nil)
+        #expect(try PrivateFiles.checkPrivate(link) == true)
+        let check = #expect(throws: StarlineError.self) { try PrivateFiles.checkPrivate(link, followLinks: false, what: "device key") }
+        #expect(check?.code == .storage && check?.message.hasPrefix("device key \(link) is a symbolic link") == true)
+    }
 }
