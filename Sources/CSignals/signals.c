@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,3 +104,5 @@ _Noreturn void starline_signals_finish(int signal) {
     remove_tracked();
     _exit(128 + signal);
 }
+
+void starline_die_with_parent(void) { prctl(PR_SET_PDEATHSIG, SIGKILL); }

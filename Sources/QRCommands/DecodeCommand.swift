@@ -12,7 +12,8 @@ enum DecodeCommand: Command {
     static let maxFileSize = Option<Int>.integer("max-file-size", "MIB", help: "Refuse an image file (or standard input) over this many MiB: checked with fstat before reading and again while reading.", default: ImageLoader.defaultMaxFileBytes >> 20, range: 1...4096)
     static let maxPixels = Option<Int>.integer("max-pixels", "MEGAPIXELS", help: "Refuse an image of more megapixels, from its header, before any pixel buffer is allocated.", default: ImageLoader.defaultMaxPixels / 1_000_000, range: 1...1000)
     static let pixelBudget = Option<Int>.integer("pixel-budget", "MEGAPIXELS", help: "Megapixels held in memory at once by all -j workers together (scanning costs about 3 bytes a pixel); a worker waits while it is spent, and an image larger than the budget is decoded alone.", default: 100, range: 1...10000)
-    static let imageTimeout = Option<Int>.integer("image-timeout", "MS", help: "Per-image deadline in milliseconds for the retry attempts: none starts after it (a single zbar pass is not interrupted); the record then has \"timedOut\":true. 0 tries the image as it is only.", default: 10_000, range: 0...3_600_000)
+    static let defaultImageTimeout = 10_000
+    static let imageTimeout = Option<Int>.integer("image-timeout", "MS", help: "Per-image deadline in milliseconds: no retry attempt starts after it, and an image over 2 megapixels, scanned in a helper process, is stopped at it (a smaller one finishes its pass, well under a second); the record then has \"timedOut\":true. 0 tries the image as it is only.", default: defaultImageTimeout, range: 0...3_600_000)
 
     static let spec = CommandSpec(
         "decode", abstract: "Decode QR symbols in images into classified JSON records",
@@ -153,8 +154,25 @@ enum DecodeCommand: Command {
             return FileOutcome(records: [.object([("file", .string(file)), ("error", errorJSON)])], found: false, error: failure, unexpectedKinds: [])
         }
         let start = QRScanner.now()
-        let result = scanner.scan(image, deadline: start + limits.imageTimeout) { attempt in
-            progress?.retrying(file, attempt, after: QRScanner.now() - start)
+        let result: ScanResult
+        if image.pixelCount > IsolatedScan.threshold, IsolatedScan.available {
+            // A large image: a helper process, killed at the deadline (a zbar pass cannot be interrupted).
+            // With --image-timeout 0 only the image as it is is tried, within the default deadline.
+            let attempts = limits.imageTimeout > 0 ? QRScanner.Attempt.allCases : [.original]
+            let bound = limits.imageTimeout > 0 ? limits.imageTimeout : Double(defaultImageTimeout) / 1000
+            do {
+                var isolated = try IsolatedScan.scan(image, attempts: attempts, deadline: start + bound)
+                if limits.imageTimeout == 0 { isolated.timedOut = true }
+                result = isolated
+            } catch {
+                let failure = (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
+                return FileOutcome(records: [.object([("file", .string(file)), ("error", failure.json["error"] ?? .null)])], found: false,
+                                   error: failure, unexpectedKinds: [])
+            }
+        } else {
+            result = scanner.scan(image, deadline: start + limits.imageTimeout) { attempt in
+                progress?.retrying(file, attempt, after: QRScanner.now() - start)
+            }
         }
         guard !result.symbols.isEmpty else {
             let record: [(String, JSON)] = [("file", .string(file)), ("found", .int(0))] + (result.timedOut ? [("timedOut", .bool(true))] : [])

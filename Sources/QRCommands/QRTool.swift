@@ -18,5 +18,10 @@ public enum QRTool {
         files: [StandardOptions.configFile],
         seeAlso: ["qrencode(1)", "zbarimg(1)", "sl-chat(1)", "sl-login(1)"])
 
-    public static func main() -> Never { ToolMain.main(tool) }
+    public static func main() -> Never {
+        let arguments = CommandLine.arguments
+        if arguments.count == 2, arguments[1] == IsolatedScan.helperArgument { IsolatedScan.serveHelper() }
+        IsolatedScan.available = true
+        ToolMain.main(tool)
+    }
 }

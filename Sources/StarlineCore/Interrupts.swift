@@ -35,6 +35,9 @@ public enum Interrupts {
 
     public static func untrack(_ slot: Int32) { starline_signals_untrack(slot) }
 
+    /// For a helper process: the kernel kills it (SIGKILL) when its parent ends, however the parent ends.
+    public static func endWithParent() { starline_die_with_parent() }
+
     /// Runs `action` if a signal ends the process before the returned registration is cancelled (or
     /// released). The action runs on another thread while the command's own thread may still be running:
     /// it must be safe to run concurrently (open its own database connection, take the locks it needs).

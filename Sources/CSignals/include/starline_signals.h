@@ -26,4 +26,7 @@ void starline_signals_untrack(int slot);
 /// Removes the tracked files and ends the process with 128 + `signal`.
 _Noreturn void starline_signals_finish(int signal);
 
+/// This process gets SIGKILL when its parent ends (prctl PR_SET_PDEATHSIG; prctl is variadic).
+void starline_die_with_parent(void);
+
 #endif
