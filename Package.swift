@@ -41,6 +41,7 @@ let tools: [Tool] = [
     Tool(name: "sl-devserver", frontEnd: "DevServerCommands", linkerSettings: [staticLibstdcxx]),
     Tool(name: "sl-login", frontEnd: "LoginCommands", linkerSettings: [staticLibstdcxx]),
     Tool(name: "sl-restore", frontEnd: "RestoreCommands", linkerSettings: [staticLibstdcxx]),
+    Tool(name: "sl-sessions", frontEnd: "SessionsCommands", linkerSettings: [staticLibstdcxx]),
 ]
 
 let package = Package(
@@ -90,12 +91,13 @@ let package = Package(
         // The device-code QR is drawn here, so StarlinePlatform does not depend on StarlineQR.
         .target(name: "LoginCommands", dependencies: ["PlatformCommands", "StarlineQR"]),
         .target(name: "RestoreCommands", dependencies: ["PlatformCommands"]),
+        .target(name: "SessionsCommands", dependencies: ["PlatformCommands"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
-        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "StarlineTestSupport"]),
+        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "SessionsCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport"]),
     ] + tools.map { .executableTarget(name: $0.name, dependencies: [.target(name: $0.frontEnd)], linkerSettings: $0.linkerSettings) },

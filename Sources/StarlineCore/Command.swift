@@ -62,8 +62,10 @@ extension CommandTree where Runner == CommandRunner {
     public static func command<C: Command>(_ command: C.Type, subcommands: [CommandTree] = []) -> CommandTree {
         CommandTree(C.spec, runner: { arguments, context in try C.run(try C.options(arguments), context) }, subcommands: subcommands)
     }
+}
 
-    /// A group that only holds subcommands (`sl-tasks sites …`).
+extension CommandTree {
+    /// A group that only holds subcommands (`sl-tasks sites …`), in a tool of either kind.
     public static func group(_ spec: CommandSpec, _ subcommands: [CommandTree]) -> CommandTree {
         CommandTree(spec, runner: nil, subcommands: subcommands)
     }

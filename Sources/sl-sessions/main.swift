@@ -1,0 +1,3 @@
+import SessionsCommands
+
+await SessionsTool.main()

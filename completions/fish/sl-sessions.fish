@@ -1,0 +1,16 @@
+# fish completion for sl-sessions; generated from the command spec by `sl-sessions --generate fish`; do not edit.
+complete -c sl-sessions -f
+complete -c sl-sessions -l pretty -d 'Pretty-print JSON output (the default on a terminal).'
+complete -c sl-sessions -l compact -d 'Print compact JSON (the default when stdout is not a terminal).'
+complete -c sl-sessions -l jsonl -d 'Print JSON Lines: one compact record per line.'
+complete -c sl-sessions -l progress -d 'Print progress on stderr even when stderr is not a terminal.'
+complete -c sl-sessions -l profile -x -d 'Use the named profile of the configuration file.'
+complete -c sl-sessions -l api -x -d 'Platform API base URL (https, or http on a loopback host).'
+complete -c sl-sessions -l app-id -x -d 'App ID of the platform application.'
+complete -c sl-sessions -l service -x -d 'Service name that separates stored sessions of host environments.'
+complete -c sl-sessions -l timeout -x -d 'Network timeout in seconds.'
+complete -c sl-sessions -l events -r -F -d 'Append sessionChanged and error events as JSON Lines to FILE (- for stdout).'
+complete -c sl-sessions -s h -l help -d 'Print help and exit.'
+complete -c sl-sessions -l version -d 'Print the version and exit.'
+complete -c sl-sessions -n '__fish_use_subcommand' -a list -d 'List device sessions, one JSON line each'
+complete -c sl-sessions -n '__fish_seen_subcommand_from list' -l not-current -d 'Leave out the session this tool runs with.'
