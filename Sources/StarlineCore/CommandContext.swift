@@ -22,5 +22,5 @@ public struct CommandContext: Sendable {
     public func apiBase() throws -> BaseURL { try arguments[StandardOptions.apiBase] }
 
     /// Standard input to its end.
-    public func readStandardInput() throws -> [UInt8] { try io.stdin.readAll() }
+    public func readStandardInput(maxBytes: Int? = nil) throws -> [UInt8] { try io.stdin.readAll(maxBytes: maxBytes) }
 }

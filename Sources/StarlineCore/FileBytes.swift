@@ -15,15 +15,16 @@ public enum FileBytes {
         return try read(fd: fd, name: path)
     }
 
-    /// Reads a descriptor to its end (stdin, pipes and regular files alike).
-    public static func read(fd: Int32, name: String) throws -> [UInt8] {
+    /// Reads a descriptor to its end (stdin, pipes and regular files alike); with `maxBytes`, more than that
+    /// is DATA_ERROR as soon as it is seen (never buffered whole first).
+    public static func read(fd: Int32, name: String, maxBytes: Int? = nil) throws -> [UInt8] {
         var st = stat()
         var capacity = 64 * 1024
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
             errno = EISDIR
             throw posixError("cannot read \(name)", path: name)
         }
-        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 { capacity = Int(st.st_size) + 1 }
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 { capacity = Int(min(Int64(st.st_size), Int64(maxBytes ?? Int.max - 1))) + 1 }
         var result = [UInt8](repeating: 0, count: capacity)
         var used = 0
         while true {
@@ -35,6 +36,10 @@ public enum FileBytes {
             }
             if n == 0 { break }
             used += n
+            if let maxBytes, used > maxBytes {
+                throw StarlineError(.data, "\(name) is larger than the limit of \(maxBytes) bytes",
+                                    details: .object([("limit", .int(maxBytes))]))
+            }
         }
         result.removeSubrange(used...)
         return result

@@ -58,10 +58,14 @@ public enum InputSource: Sendable {
     case bytes([UInt8])
 
     /// Reads it to the end.
-    public func readAll() throws -> [UInt8] {
+    public func readAll(maxBytes: Int? = nil) throws -> [UInt8] {
         switch self {
-        case .fileDescriptor(let fd): try FileBytes.read(fd: fd, name: "standard input")
-        case .bytes(let bytes): bytes
+        case .fileDescriptor(let fd): return try FileBytes.read(fd: fd, name: "standard input", maxBytes: maxBytes)
+        case .bytes(let bytes):
+            if let maxBytes, bytes.count > maxBytes {
+                throw StarlineError(.data, "standard input is larger than the limit of \(maxBytes) bytes", details: .object([("limit", .int(maxBytes))]))
+            }
+            return bytes
         }
     }
 

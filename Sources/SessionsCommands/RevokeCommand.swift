@@ -1,0 +1,79 @@
+import StarlineCore
+import StarlinePlatform
+import PlatformCommands
+
+/// `sl-sessions revoke`: one session, the others, a user's, or thousands from a pipeline — exactly, resumably.
+enum RevokeCommand: AsyncCommand {
+    static let user = Option<String?>.string("user", "UID", help: "Revoke as an admin in UID's sessions: ids without a user of their own are UID's.")
+    static let others = Option<Bool>.flag("others", help: "Revoke every session of the account except this one.")
+    static let all = Option<Bool>.flag("all", help: "With --user: revoke every session of that user (admin).")
+    static let parallel = Option<Int>.integer("parallel", "N", help: "Requests in flight at most (over reused keep-alive connections).", default: 8, range: 1...64)
+    static let rate = Option<Int?>.integer("rate", "N", help: "At most N requests a second over the whole run.", range: 1...100_000)
+    static let maxAttempts = Option<Int>.integer("max-attempts", "N", help: "Attempts per item on network errors and 5xx (429s are waited out, not counted).", default: 5, range: 1...20)
+    static let failFast = Option<Bool>.flag("fail-fast", help: "Stop at the first item that fails.")
+    static let journal = Option<String?>.string("journal", "FILE", help: "Record every finished item in FILE (JSON Lines, crash-safe) before printing it; the audit trail.", completion: .file(extensions: ["journal", "jsonl"]))
+    static let resume = Option<Bool>.flag("resume", help: "Continue the run recorded in --journal: items already finished there are not requested again.")
+    static let reason = Option<String?>.string("reason", "TEXT", help: "Why: recorded in the journal with the caller and the time.")
+    static let dryRun = Option<Bool>.flag("dry-run", help: "Print the resolved plan as JSON Lines (what revoke - reads) and revoke nothing.")
+    static let verify = Option<Bool>.flag("verify", help: "List again afterwards and report any revoked session that is still there.")
+
+    static let spec = CommandSpec(
+        "revoke", abstract: "Revoke device sessions: by id, --others, --user UID --all, or a list on stdin",
+        discussion: "IDs come from the arguments or, with -, from stdin: plain lines, JSON Lines objects with \"id\" and an optional \"user\" (what sl-sessions list --jsonl prints), a JSON array, or CSV with an id,user header. Every item gets one JSON line: {\"line\",\"id\",\"user\",\"status\":\"revoked|alreadyRevoked|notFound|failed|skipped\",\"attempts\",\"error\"}; then one {\"summary\":{…}} line. A malformed input line is reported on its own line and the run goes on.\n\nRequests run in parallel through one rate limiter: a 429's Retry-After pauses every worker and the concurrency backs off while throttled. Network errors and 5xx are retried with backoff and jitter. The caller's own session, when listed, is revoked last, and then the local session is cleared (S16).\n\nExit 0 only when every item was revoked or already revoked; 8 when some were not; 5 when the caller is not allowed (not an admin: the run stops, the login is kept); 4 when the caller's own session ends mid-run (the run stops, the local session is cleared, S15); 11 when the stored account changed mid-run.",
+        options: [user.spec, others.spec, all.spec, parallel.spec, rate.spec, maxAttempts.spec, failFast.spec, journal.spec, resume.spec,
+                  reason.spec, dryRun.spec, verify.spec],
+        arguments: [ArgumentSpec("ID|-", help: "Session ids, or - to read them from stdin.", optional: true, variadic: true)],
+        examples: [
+            Example("sl-sessions revoke --others", "Sign out every other device."),
+            Example("sl-sessions list --all-users --idle-for 30d --jsonl | sl-sessions revoke --journal revoke.journal --reason 'idle 30 days' -",
+                    "Revoke every session idle for 30 days, with an audit trail."),
+            Example("sl-sessions revoke --journal revoke.journal --resume - < plan.jsonl", "Finish a run that was interrupted."),
+        ],
+        exitStatuses: [(.ok, "every item revoked or already revoked"), (.partial, "some items failed, were not found or were malformed"),
+                       (.forbidden, "not allowed (not an admin); the login is kept"), (.sessionEnded, "the caller's own session ended mid-run"),
+                       (.sessionChanged, "the stored account changed mid-run"), (.usage, "bad options"), (.notLoggedIn, "no session stored"),
+                       (.locked, "the journal is in use by another run"), (.storage, "the journal cannot be written")])
+
+    struct Options {
+        var ids: [String]
+        var user: String?
+        var others: Bool
+        var all: Bool
+        var engine: BulkConfiguration
+        var journal: String?
+        var resume: Bool
+        var reason: String?
+        var dryRun: Bool
+        var verify: Bool
+        var platform: PlatformOptions
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        let options = Options(
+            ids: arguments.positionals, user: try arguments[user], others: try arguments[others], all: try arguments[all],
+            engine: BulkConfiguration(parallel: try arguments[parallel], requestsPerSecond: try arguments[rate].map(Double.init),
+                                      maxAttempts: try arguments[maxAttempts], failFast: try arguments[failFast]),
+            journal: try arguments[journal], resume: try arguments[resume], reason: try arguments[reason], dryRun: try arguments[dryRun],
+            verify: try arguments[verify], platform: try PlatformOptions(arguments))
+        let selectors = [options.others, options.all, !options.ids.isEmpty].filter { $0 }.count
+        if selectors != 1 {
+            throw StarlineError(.usage, selectors == 0 ? "name the sessions to revoke: IDs, - (stdin), --others, or --user UID --all"
+                                                       : "choose one of: IDs or -, --others, --user UID --all")
+        }
+        if options.all && options.user == nil { throw StarlineError(.usage, "--all needs --user UID (an admin revokes every session of that user)") }
+        if options.others && options.user != nil { throw StarlineError(.usage, "--others revokes your own other sessions; it does not take --user") }
+        if options.resume && options.journal == nil { throw StarlineError(.usage, "--resume needs --journal FILE") }
+        if options.ids.contains("-") && options.ids.count > 1 { throw StarlineError(.usage, "- (stdin) cannot be combined with IDs") }
+        return options
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options.platform, context, network: !options.dryRun || options.others || options.all)
+        let credentials = try client.runCredentials()
+        let plan = try await RevokePlan.build(options, context, client: client, credentials: credentials)
+        if options.dryRun { return try plan.printDryRun(context.output) }
+        let run = try RevokeRun(options, plan: plan, credentials: credentials, client: client, context: context)
+        return try await run.execute()
+    }
+}

@@ -1,0 +1,43 @@
+import StarlineCore
+
+extension StarlightClient {
+    /// The session a bulk run sends every request with: one login for the whole run (issue 11 item 3).
+    public struct RunCredentials: Sendable {
+        public var token: String
+        /// Empty for a STARLINE_TOKEN session.
+        public var sessionId: String
+        public var user: JSON
+        public var roles: [String]
+    }
+
+    /// The current session, as `authenticated` would use it; NOT_LOGGED_IN without one.
+    public func runCredentials() throws -> RunCredentials {
+        if let session { return RunCredentials(token: session.accessToken, sessionId: session.sessionId, user: session.user, roles: session.roles) }
+        if let memoryToken { return RunCredentials(token: memoryToken, sessionId: "", user: .null, roles: []) }
+        if let store, let c = try store.withState({ try $0.usableCandidate() }) {
+            return RunCredentials(token: c.accessToken, sessionId: c.sessionId, user: c.user, roles: c.roles)
+        }
+        throw StarlineError(.notLoggedIn, "not logged in")
+    }
+
+    /// S14 for work done off the main actor: a check, safe on any thread, that the stored session is still the
+    /// one the run started with (another process may log in or out meanwhile). Always true for a memory session.
+    public nonisolated func sameAccountCheck(_ credentials: RunCredentials) -> @Sendable () -> Bool {
+        guard let store, !credentials.sessionId.isEmpty else { return { true } }
+        let sessionId = credentials.sessionId
+        return { (try? store.withState { try $0.candidate()?.sessionId }) == sessionId }
+    }
+
+    /// S15 for a bulk run: the run's session was rejected (401, or 403 restricted / app unavailable), so it is
+    /// cleared — only if it is still the stored one; a newer session is kept. Returns the error to report.
+    public func runSessionEnded(_ credentials: RunCredentials, reason: StarlineError) -> StarlineError {
+        onError?(reason)
+        if let store {
+            let outcome = compareAndClear(store, sessionId: credentials.sessionId, reason: reason)
+            if let e = outcome.error, e.exitStatus != .sessionEnded { return e }
+        } else if session?.sessionId == credentials.sessionId {
+            publish(nil)
+        }
+        return reason
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// Issue 11: the built sl-sessions against a real sl-devserver, signed in with the real flows.
+@Suite struct SessionsToolTests {
+    func harness(as user: String = "alice") throws -> SessionToolsHarness {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        try h.storeLogin(user)
+        return h
+    }
+
+    /// Creates `count` device sessions for `user` on the server; their ids.
+    func createSessions(_ h: SessionToolsHarness, user: String, count: Int) throws -> [String] {
+        let reply = try h.server.dev("POST", "/__dev/users/\(user)/sessions", .object([("count", .int(count))]))
+        return try reply.json()["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    func adminSessionCount(_ h: SessionToolsHarness, user: String) throws -> Int {
+        let admin = try h.server.login("alice")
+        return try h.server.request("GET", "/api/admin/users/\(user)/sessions", token: admin.token).json()["sessions"]?.arrayValue?.count ?? -1
+    }
+
+    func summary(_ run: ToolRun) throws -> JSON? { try run.jsonLines().last?["summary"] }
+
+    func results(_ run: ToolRun) throws -> [JSON] { try run.jsonLines().filter { $0["summary"] == nil && $0["verify"] == nil } }
+
+    @Test func s16ListShowsOwnSessionsWithTheCurrentOneMarked() throws {
+        let h = try harness(as: "bob")
+        let before = try h.run("sl-sessions", ["list"]).jsonLines().count  // the seed may hold sessions of its own
+        _ = try createSessions(h, user: "bob", count: 3)
+        let run = try h.run("sl-sessions", ["list"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        let sessions = try run.jsonLines()
+        #expect(before >= 1 && sessions.count == before + 3)
+        #expect(sessions.filter { $0["current"] == .bool(true) }.count == 1)
+        #expect(sessions.allSatisfy { $0["user"]?.stringValue == "bob" && $0["id"]?.stringValue != nil })
+        let others = try h.run("sl-sessions", ["list", "--not-current"]).jsonLines()
+        #expect(others.count == sessions.count - 1 && others.allSatisfy { $0["current"] == .bool(false) })
+    }
+
+    @Test func s16RevokeOthersKeepsTheCurrentSession() throws {
+        let h = try harness(as: "bob")
+        _ = try createSessions(h, user: "bob", count: 5)
+        let others = try h.run("sl-sessions", ["list", "--not-current"]).jsonLines().count
+        let run = try h.run("sl-sessions", ["revoke", "--others"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        let lines = try results(run)
+        #expect(others >= 5 && lines.count == others && lines.allSatisfy { $0["status"]?.stringValue == "revoked" && $0["attempts"]?.intValue == 1 })
+        #expect(try summary(run)?["revoked"]?.intValue == Int64(others))
+        let left = try h.run("sl-sessions", ["list"]).jsonLines()
+        #expect(left.count == 1 && left.first?["current"] == .bool(true))
+        #expect(try h.restore().state == "valid", "the current session is kept")
+    }
+
+    /// `list --jsonl | revoke -`: the list's records are revoke's input.
+    @Test func listPipedIntoRevoke() throws {
+        let h = try harness(as: "bob")
+        _ = try createSessions(h, user: "bob", count: 4)
+        let listed = try h.run("sl-sessions", ["list", "--not-current", "--jsonl"])
+        let count = try listed.jsonLines().count
+        // The records name bob as their user: bob, no admin, revokes them as his own sessions.
+        let run = try h.run("sl-sessions", ["revoke", "-"], stdin: listed.stdout)
+        #expect(run.status == 0, "\(run.stderrText)")
+        #expect(try summary(run)?["revoked"]?.intValue == Int64(count))
+        #expect(try results(run).map { Int($0["line"]?.intValue ?? 0) }.sorted() == Array(1...count))
+        #expect(try h.run("sl-sessions", ["list"]).jsonLines().count == 1)
+    }
+
+    /// S16: revoking the current session (it is done last) clears the local one.
+    @Test func s16RevokingTheCurrentSessionClearsTheLocalOne() throws {
+        let h = try harness(as: "bob")
+        let ids = try createSessions(h, user: "bob", count: 2)
+        let current = try h.status()["session"]?["id"]?.stringValue ?? ""
+        let run = try h.run("sl-sessions", ["revoke", current, ids[0], ids[1]])
+        #expect(run.status == 0, "\(run.stderrText)")
+        let lines = try results(run)
+        #expect(lines.last?["id"]?.stringValue == current, "the caller's own session goes last")
+        #expect(lines.allSatisfy { $0["status"]?.stringValue == "revoked" })
+        #expect(try h.status()["session"] == .null, "the local session was cleared")
+    }
+
+    /// An admin revokes all of a user's sessions: every one exactly once (the server counts the requests).
+    @Test func adminRevokesEveryoneOfAUserExactlyOnce() throws {
+        let h = try harness()
+        _ = try createSessions(h, user: "carol", count: 600)
+        let run = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--parallel", "8"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        let lines = try results(run)
+        #expect(lines.count == 600 && Set(lines.compactMap { $0["id"]?.stringValue }).count == 600)
+        #expect(try summary(run)?["revoked"]?.intValue == 600)
+        #expect(try adminSessionCount(h, user: "carol") == 0)
+        #expect(try h.counter("DELETE /api/admin/users/{uid}/sessions/{id}") == 600)
+    }
+
+    /// Not an admin: exit 5 at once, and the login is kept.
+    @Test func aNonAdminIsRefusedAndKeepsTheLogin() throws {
+        let h = try harness(as: "bob")
+        let ids = try createSessions(h, user: "carol", count: 50)
+        let run = try h.run("sl-sessions", ["revoke", "--user", "carol", "-"], stdin: Array(ids.joined(separator: "\n").utf8))
+        #expect(run.status == 5, "\(run.stderrText)")
+        #expect(run.stderrText.contains("FORBIDDEN"))
+        #expect(try h.counter("DELETE /api/admin/users/{uid}/sessions/{id}") < 50, "the run stopped")
+        #expect(try summary(run)?["stoppedBy"]?.stringValue == "FORBIDDEN")
+        #expect(try h.restore().state == "valid", "the identity is kept")
+        let all = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all"])
+        #expect(all.status == 5)
+    }
+
+    /// A malformed input line gets its own result line with its number; the run goes on and exits 8.
+    @Test func malformedLinesAreReportedPerLine() throws {
+        let h = try harness(as: "bob")
+        let ids = try createSessions(h, user: "bob", count: 2)
+        let input = "\(ids[0])\nnot an id\n\(ids[1])\n"
+        let run = try h.run("sl-sessions", ["revoke", "-"], stdin: Array(input.utf8))
+        #expect(run.status == 8, "\(run.stderrText)")
+        let lines = try results(run)
+        #expect(lines.first { $0["line"]?.intValue == 2 }?["status"]?.stringValue == "failed")
+        #expect(lines.filter { $0["status"]?.stringValue == "revoked" }.count == 2)
+    }
+
+    @Test func csvAndJSONArrayInputs() throws {
+        let h = try harness()
+        let ids = try createSessions(h, user: "carol", count: 4)
+        let csv = "id,user\n\(ids[0]),carol\n\"\(ids[1])\",carol\n"
+        let fromCSV = try h.run("sl-sessions", ["revoke", "-"], stdin: Array(csv.utf8))
+        #expect(fromCSV.status == 0, "\(fromCSV.stderrText)")
+        #expect(try summary(fromCSV)?["revoked"]?.intValue == 2)
+        let array = JSON.array([.object([("id", .string(ids[2])), ("user", .string("carol"))]), .object([("id", .string(ids[3])), ("user", .string("carol"))])])
+        let fromArray = try h.run("sl-sessions", ["revoke", "-"], stdin: Array(array.serialized().utf8))
+        #expect(fromArray.status == 0, "\(fromArray.stderrText)")
+        #expect(try summary(fromArray)?["revoked"]?.intValue == 2)
+        #expect(try adminSessionCount(h, user: "carol") == 0)
+    }
+
+    /// `--dry-run` prints a plan that `revoke -` reads; nothing is revoked by it.
+    @Test func dryRunPlanPipesIntoRevoke() throws {
+        let h = try harness()
+        let ids = try createSessions(h, user: "carol", count: 3)
+        let plan = try h.run("sl-sessions", ["revoke", "--user", "carol", "--dry-run", "-"], stdin: Array(ids.joined(separator: "\n").utf8))
+        #expect(plan.status == 0, "\(plan.stderrText)")
+        let planned = try plan.jsonLines()
+        #expect(planned.count == 3 && planned.allSatisfy { $0["user"]?.stringValue == "carol" })
+        #expect(try adminSessionCount(h, user: "carol") == 3, "a dry run revokes nothing")
+        let run = try h.run("sl-sessions", ["revoke", "-"], stdin: plan.stdout)
+        let applied = try summary(run)
+        #expect(run.status == 0 && applied?["revoked"]?.intValue == 3, "\(run.stderrText)")
+    }
+
+    /// 5xx bursts and connection resets mid-run: retried with backoff, every session revoked.
+    @Test func fiveHundredsAndResetsAreRetried() throws {
+        let h = try harness()
+        _ = try createSessions(h, user: "carol", count: 200)
+        // Injected while the run goes on (--rate 100: ~2 s): a burst of 503s, then connection resets.
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "100"])
+        usleep(500_000)
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(503)), ("count", .int(12))]))
+        usleep(300_000)
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(8))]))
+        let run = revoke.waitOrKill(seconds: 60)
+        #expect(run.status == 0, "\(run.stderrText)")
+        let total = try summary(run)
+        #expect(total?["revoked"]?.intValue == 200 && total?["failed"]?.intValue == 0)
+        // The server saw the 20 failed requests and their repeats (libcurl itself may resend on a reset keep-alive connection).
+        #expect(try h.counter("DELETE /api/admin/users/{uid}/sessions/{id}") >= 220)
+        #expect(try adminSessionCount(h, user: "carol") == 0)
+    }
+
+    /// 429s (the server's rate limit, with Retry-After): waited out, every session revoked, the pause reported.
+    @Test func throttlingIsWaitedOut() throws {
+        let h = try harness()
+        _ = try createSessions(h, user: "carol", count: 150)
+        _ = try h.server.dev("POST", "/__dev/rate-limit", .object([("rps", .int(60))]))
+        let run = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all"])
+        _ = try h.server.dev("POST", "/__dev/rate-limit", .object([("rps", .int(0))]))
+        #expect(run.status == 0, "\(run.stderrText)")
+        let total = try summary(run)
+        #expect(total?["revoked"]?.intValue == 150)
+        #expect((total?["throttledMs"]?.intValue ?? 0) > 0)
+    }
+
+    /// S15: the caller's own session ends mid-run: exit 4, the local session cleared, the run stopped.
+    @Test func s15TheCallersSessionEndingMidRunStopsIt() throws {
+        let h = try harness()
+        _ = try createSessions(h, user: "carol", count: 300)
+        let current = try h.status()["session"]?["id"]?.stringValue ?? ""
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "50"])
+        usleep(1_500_000)
+        _ = try h.server.dev("POST", "/__dev/sessions/\(current)/expire")
+        let run = revoke.waitOrKill(seconds: 30)
+        #expect(run.status == 4, "\(run.stderrText)")
+        #expect(try summary(run)?["stoppedBy"]?.stringValue?.hasPrefix("SESSION_") == true)
+        #expect(try h.status()["session"] == .null, "cleared (S15)")
+        #expect(try adminSessionCount(h, user: "carol") > 0, "stopped before the end")
+    }
+
+    /// `kill -9` in the middle of a journaled run, then `--resume`: the union is exact, and nothing the journal
+    /// records as finished is requested again.
+    @Test func aKilledRunResumesFromItsJournal() throws {
+        let h = try harness()
+        let ids = try createSessions(h, user: "carol", count: 400)
+        let journal = h.home.file("revoke.journal")
+        let input = Array(ids.map { "\($0),carol" }.joined(separator: "\n").utf8)
+        let csv = Array("id,user\n".utf8) + input
+        let first = try h.spawn("sl-sessions", ["revoke", "--journal", journal, "--reason", "offboarding carol", "--rate", "100", "-"], stdin: csv)
+        usleep(1_500_000)
+        first.signal(SIGKILL)
+        _ = first.wait()
+        usleep(300_000)  // a request sent just before the kill reaches the server's counters
+        let recorded = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+        #expect(recorded.first?["run"]?["reason"]?.stringValue == "offboarding carol")
+        #expect(recorded.first?["run"]?["caller"]?["user"]?.stringValue == "alice")
+        let done = recorded.filter { $0["status"]?.stringValue == "revoked" }.count
+        #expect(done > 0 && done < 400, "killed part-way: \(done)")
+        let requestsBefore = try h.counter("DELETE /api/admin/users/{uid}/sessions/{id}")
+
+        let again = try h.run("sl-sessions", ["revoke", "--journal", journal, "-"], stdin: csv)
+        #expect(again.status == 2, "a journal with records needs --resume: \(again.stderrText)")
+        let resumed = try h.run("sl-sessions", ["revoke", "--journal", journal, "--resume", "-"], stdin: csv)
+        #expect(resumed.status == 0, "\(resumed.stderrText)")
+        let total = try summary(resumed)
+        #expect(total?["fromJournal"]?.intValue == Int64(done))
+        let requestsAfter = try h.counter("DELETE /api/admin/users/{uid}/sessions/{id}")
+        #expect(requestsAfter - requestsBefore == 400 - done, "only the items the journal does not record are requested")
+        #expect(try adminSessionCount(h, user: "carol") == 0)
+        let lines = try results(resumed)
+        #expect(lines.count == 400 && lines.allSatisfy { ["revoked", "alreadyRevoked"].contains($0["status"]?.stringValue ?? "") })
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import StarlineCore
+@testable import StarlinePlatform
+import Testing
+
+/// Issue 11 item 3: the bulk engine's logic, with the requests stubbed (the end-to-end tests run the real tool
+/// against sl-devserver with faults).
+@Suite struct BulkEngineTests {
+    /// Runs `items` through the engine with `answer` as the server; the results in the order they ended.
+    func run(_ items: [Int], _ configuration: BulkConfiguration, answer: @escaping @Sendable (Int, Int) -> BulkAttempt)
+        -> (summary: BulkEngine.Summary, results: [BulkItemResult<Int>]) {
+        let calls = Locked([Int: Int]())
+        let results = Locked([BulkItemResult<Int>]())
+        let summary = BulkEngine.run(items, configuration, attempt: { item in
+            let n = calls.withLock { c -> Int in c[item, default: 0] += 1; return c[item]! }
+            return answer(item, n)
+        }, finished: { result in
+            results.withLock { $0.append(result) }
+            return nil
+        })
+        return (summary, results.withLock { $0 })
+    }
+
+    @Test func everyItemEndsExactlyOnce() {
+        let (summary, results) = run(Array(0..<1000), BulkConfiguration(parallel: 8)) { item, _ in .done(item % 10 == 0 ? .alreadyRevoked : .revoked) }
+        #expect(results.count == 1000)
+        #expect(Set(results.map(\.item)) == Set(0..<1000))
+        #expect(summary.counts[.revoked] == 900 && summary.counts[.alreadyRevoked] == 100)
+        #expect(summary.requests == 1000 && summary.stopError == nil)
+    }
+
+    @Test func transientFailuresAreRetriedUpToTheLimitWithBackoff() {
+        let config = BulkConfiguration(parallel: 4, maxAttempts: 3, baseBackoff: 0.001, maxBackoff: 0.002)
+        let (summary, results) = run(Array(0..<20), config) { item, call in
+            if item == 7 { return .transient(StarlineError(.server, "503")) }
+            return call < 2 ? .transient(StarlineError(.network, "reset")) : .done(.revoked)
+        }
+        let seven = results.first { $0.item == 7 }
+        #expect(seven?.status == .failed && seven?.attempts == 3 && seven?.error?.code == .server)
+        #expect(results.filter { $0.item != 7 }.allSatisfy { $0.status == .revoked && $0.attempts == 2 })
+        #expect(summary.counts[.failed] == 1 && summary.counts[.revoked] == 19)
+    }
+
+    /// A 429 pauses every worker: from the moment it is answered until its Retry-After is over, no worker sends
+    /// anything (a lower bound on a pause, not a speed: the answers take 20 ms each so the run spans it).
+    @Test func aThrottleFromOneWorkerPausesAll() {
+        let starts = Locked([(time: UInt64, item: Int)]())
+        let throttledAt = Locked(UInt64(0))
+        let (summary, results) = run(Array(0..<64), BulkConfiguration(parallel: 8)) { item, call in
+            let now = MonotonicClock.nanoseconds()
+            starts.withLock { $0.append((now, item)) }
+            if item == 10 && call == 1 {
+                throttledAt.withLock { $0 = now }
+                return .throttled(retryAfter: 0.3)
+            }
+            usleep(20_000)
+            return .done(.revoked)
+        }
+        #expect(results.count == 64 && results.allSatisfy { $0.status == .revoked })
+        #expect(summary.throttledMilliseconds >= 290, "the pause is counted: \(summary.throttledMilliseconds) ms")
+        let t0 = throttledAt.withLock { $0 }
+        // Workers that had passed the gate before the 429 was handed back may still start (≤ a few ms later);
+        // after that, nothing until the pause is over.
+        let inside = starts.withLock { $0 }.filter { $0.time > t0 + 20_000_000 && $0.time < t0 + 300_000_000 }
+        #expect(inside.isEmpty, "requests inside the pause: \(inside.map(\.item))")
+        #expect(results.first { $0.item == 10 }?.attempts == 2, "the throttled item was tried again")
+    }
+
+    @Test func theGateHalvesConcurrencyOnThrottleAndGrowsItBack() {
+        let gate = RateGate(maxConcurrency: 8)
+        #expect(gate.acquire())
+        gate.release(.throttled(retryAfter: 0, fallback: 0))
+        #expect(gate.allowedConcurrency == 4)
+        for _ in 0..<(RateGate.successesPerStep * 4) {
+            #expect(gate.acquire())
+            gate.release(.answered)
+        }
+        #expect(gate.allowedConcurrency == 8)
+    }
+
+    @Test func theRateCapSpacesRequests() {
+        let gate = RateGate(maxConcurrency: 4, requestsPerSecond: 50)
+        let start = MonotonicClock.nanoseconds()
+        for _ in 0..<11 {
+            #expect(gate.acquire())
+            gate.release(.answered)
+        }
+        // Ten gaps of 20 ms at least: the cap holds for a single worker too.
+        #expect(MonotonicClock.nanoseconds() - start >= 190_000_000)
+    }
+
+    /// Not an admin (or the caller's session ended): the run stops at once; what was not attempted is skipped.
+    @Test func aStopRunAnswerStopsEveryWorker() {
+        let (summary, results) = run(Array(0..<500), BulkConfiguration(parallel: 4)) { item, _ in
+            item == 3 ? .stopRun(StarlineError(.forbidden, "not an admin")) : .done(.revoked)
+        }
+        #expect(summary.stopError?.code == .forbidden)
+        #expect(results.count < 500 || results.filter { $0.status == .skipped }.count > 0)
+        #expect(results.allSatisfy { $0.status != .skipped || $0.attempts == 0 && $0.error?.message.hasPrefix("not attempted") == true })
+        #expect(summary.requests < 500, "no request after the stop: \(summary.requests)")
+    }
+
+    @Test func failFastStopsAtTheFirstFailure() {
+        let (summary, _) = run(Array(0..<200), BulkConfiguration(parallel: 2, failFast: true)) { item, _ in
+            item == 5 ? .failed(StarlineError(.notFound, "gone")) : .done(.revoked)
+        }
+        #expect(summary.stopError?.code == .partial)
+        #expect(summary.requests < 200)
+    }
+
+    /// The finished callback failing (the journal cannot be written) stops the run.
+    @Test func aJournalFailureStopsTheRun() {
+        let seen = Locked(0)
+        let summary = BulkEngine.run(Array(0..<300), BulkConfiguration(parallel: 2), attempt: { _ in .done(.revoked) }, finished: { _ in
+            seen.withLock { $0 += 1; return $0 == 10 ? StarlineError(.storage, "disk full") : nil }
+        })
+        #expect(summary.stopError?.code == .storage)
+        #expect(summary.requests < 300)
+    }
+
+    // MARK: Classification of answers
+
+    @Test func answersAreClassifiedAsTheRunNeeds() {
+        func classify(_ status: Int, _ body: String = "{}", headers: [String: String] = [:]) -> BulkAttempt {
+            SessionRevoker.classify(.success(HTTPReply(status: status, headers: headers, body: Array(body.utf8))), route: "DELETE /x").attempt
+        }
+        guard case .done(.revoked) = classify(200, #"{"revoked":true}"#) else { Issue.record("200 revoked"); return }
+        guard case .done(.alreadyRevoked) = classify(200, #"{"revoked":false}"#) else { Issue.record("200 already"); return }
+        guard case .done(.notFound) = classify(404, #"{"error":{"code":"NOT_FOUND","message":"x"}}"#) else { Issue.record("404"); return }
+        guard case .throttled(let after) = classify(429, "{}", headers: ["retry-after": "3"]), after == 3 else { Issue.record("429"); return }
+        guard case .transient = classify(503) else { Issue.record("503"); return }
+        guard case .stopRun(let ended) = classify(401, #"{"error":{"code":"SESSION_REVOKED","message":"x"}}"#), ended.exitStatus == .sessionEnded else {
+            Issue.record("401"); return
+        }
+        guard case .stopRun(let forbidden) = classify(403, #"{"error":{"code":"FORBIDDEN","message":"admin only"}}"#), forbidden.exitStatus == .forbidden else {
+            Issue.record("403"); return
+        }
+        guard case .failed = classify(400, #"{"error":{"code":"INVALID_REQUEST","message":"x"}}"#) else { Issue.record("400"); return }
+        guard case .failed = classify(200, "not json") else { Issue.record("malformed 200"); return }
+        let current = SessionRevoker.classify(.success(HTTPReply(status: 200, body: Array(#"{"revoked":true,"current":true}"#.utf8))), route: "x")
+        #expect(current.wasCurrent)
+        guard case .transient = SessionRevoker.classify(.failure(StarlineError(.network, "reset", retryable: true)), route: "x").attempt else {
+            Issue.record("network"); return
+        }
+    }
+}
