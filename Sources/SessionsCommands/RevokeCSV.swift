@@ -10,8 +10,7 @@ enum RevokeCSV {
         return fields.contains { $0.lowercased() == "id" }
     }
 
-    static func read(_ lines: [RevokeInput.Line], add: (Int, String?, String?, ArraySlice<UInt8>) -> Void,
-                     malformed: inout [MalformedInput]) throws {
+    static func read(_ lines: [RevokeInput.Line], into found: inout RevokeInput.Collected) throws {
         var rows = lines.filter { !RevokeInput.isBlank($0.bytes) }[...]
         guard let header = rows.popFirst() else { return }
         guard let names = fields(header.bytes)?.map({ $0.lowercased() }), let idColumn = names.firstIndex(of: "id") else {
@@ -21,20 +20,19 @@ enum RevokeCSV {
         let userColumn = names.firstIndex { ["user", "userid", "user_id"].contains($0) }
         for row in rows {
             guard row.bytes.count <= RevokeInput.maxLineBytes else {
-                malformed.append(MalformedInput(line: row.number, text: RevokeInput.excerpt(row.bytes), reason: "the line is longer than \(RevokeInput.maxLineBytes) bytes"))
+                found.bad(row.number, row.bytes, "the line is longer than \(RevokeInput.maxLineBytes) bytes")
                 continue
             }
             guard let values = fields(row.bytes) else {
-                malformed.append(MalformedInput(line: row.number, text: RevokeInput.excerpt(row.bytes), reason: "unbalanced quotes, or not UTF-8"))
+                found.bad(row.number, row.bytes, "unbalanced quotes, or not UTF-8")
                 continue
             }
             guard values.count == names.count else {
-                malformed.append(MalformedInput(line: row.number, text: RevokeInput.excerpt(row.bytes),
-                                                reason: "\(values.count) fields where the header has \(names.count)"))
+                found.bad(row.number, row.bytes, "\(values.count) fields where the header has \(names.count)")
                 continue
             }
             let user = userColumn.map { values[$0].trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
-            add(row.number, values[idColumn].trimmingWhitespace(), user, row.bytes)
+            found.add(row.number, values[idColumn].trimmingWhitespace(), user, row.bytes)
         }
     }
 

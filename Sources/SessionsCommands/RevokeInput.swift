@@ -47,14 +47,7 @@ enum RevokeInput {
         } else {
             format = .lines
         }
-        var items: [RevokeItem] = []
-        var malformed: [MalformedInput] = []
-        func add(_ line: Int, _ id: String?, _ user: String?, _ text: ArraySlice<UInt8>) {
-            switch validate(id: id, user: user ?? defaultUser) {
-            case .success(let item): items.append(RevokeItem(line: line, id: item.id, user: item.user))
-            case .failure(let reason): malformed.append(MalformedInput(line: line, text: excerpt(text), reason: reason.description))
-            }
-        }
+        var found = Collected(defaultUser: defaultUser)
         switch format {
         case .json:
             let document: JSON
@@ -64,31 +57,30 @@ enum RevokeInput {
             guard let elements = document.arrayValue else { throw StarlineError(.data, "the input is JSON but not an array") }
             for (index, element) in elements.enumerated() {
                 let text = ArraySlice(element.serialized().utf8)
-                if let id = element.stringValue { add(index + 1, id, nil, text) } else { addObject(index + 1, element, text, add, &malformed) }
+                if let id = element.stringValue { found.add(index + 1, id, nil, text) } else { found.addObject(index + 1, element, text) }
             }
         case .jsonl:
             for line in lines where !isBlank(line.bytes) {
                 guard line.bytes.count <= maxLineBytes, let object = try? JSON.parse(Array(line.bytes)) else {
-                    malformed.append(MalformedInput(line: line.number, text: excerpt(line.bytes),
-                                                    reason: line.bytes.count > maxLineBytes ? "the line is longer than \(maxLineBytes) bytes" : "not a JSON object"))
+                    found.bad(line.number, line.bytes, line.bytes.count > maxLineBytes ? "the line is longer than \(maxLineBytes) bytes" : "not a JSON object")
                     continue
                 }
-                addObject(line.number, object, line.bytes, add, &malformed)
+                found.addObject(line.number, object, line.bytes)
             }
         case .csv:
-            try RevokeCSV.read(lines, add: add, malformed: &malformed)
+            try RevokeCSV.read(lines, into: &found)
         case .lines:
             for line in lines {
                 let trimmed = trim(line.bytes)
                 if trimmed.isEmpty || trimmed.first == UInt8(ascii: "#") { continue }
-                add(line.number, line.bytes.count > maxLineBytes ? nil : String(validating: trimmed, as: UTF8.self), nil, line.bytes)
+                found.add(line.number, line.bytes.count > maxLineBytes ? nil : String(validating: trimmed, as: UTF8.self), nil, line.bytes)
             }
         }
-        guard items.count <= maxItems else {
+        guard found.items.count <= maxItems else {
             throw StarlineError(.data, "more than \(maxItems) items; split the input (the journal makes runs resumable)",
                                 details: .object([("limit", .int(maxItems))]))
         }
-        return (format, items, malformed)
+        return (format, found.items, found.malformed)
     }
 
     static func fromArguments(_ ids: [String], defaultUser: String?) -> (items: [RevokeItem], malformed: [MalformedInput]) {
@@ -102,21 +94,31 @@ enum RevokeInput {
         return (items, malformed)
     }
 
-    private static func addObject(_ line: Int, _ object: JSON, _ text: ArraySlice<UInt8>,
-                                  _ add: (Int, String?, String?, ArraySlice<UInt8>) -> Void, _ malformed: inout [MalformedInput]) {
-        guard case .object = object else {
-            malformed.append(MalformedInput(line: line, text: excerpt(text), reason: "not a JSON object or a string"))
-            return
+    /// What the reading found so far.
+    struct Collected {
+        let defaultUser: String?
+        var items: [RevokeItem] = []
+        var malformed: [MalformedInput] = []
+
+        init(defaultUser: String?) { self.defaultUser = defaultUser }
+
+        mutating func add(_ line: Int, _ id: String?, _ user: String?, _ text: ArraySlice<UInt8>) {
+            switch RevokeInput.validate(id: id, user: user ?? defaultUser) {
+            case .success(let item): items.append(RevokeItem(line: line, id: item.id, user: item.user))
+            case .failure(let reason): bad(line, text, reason.description)
+            }
         }
-        guard let id = object["id"]?.stringValue else {
-            malformed.append(MalformedInput(line: line, text: excerpt(text), reason: "no \"id\" string"))
-            return
+
+        mutating func bad(_ line: Int, _ text: ArraySlice<UInt8>, _ reason: String) {
+            malformed.append(MalformedInput(line: line, text: RevokeInput.excerpt(text), reason: reason))
         }
-        if let user = object["user"], user != .null, user.stringValue == nil {
-            malformed.append(MalformedInput(line: line, text: excerpt(text), reason: "\"user\" is not a string"))
-            return
+
+        mutating func addObject(_ line: Int, _ object: JSON, _ text: ArraySlice<UInt8>) {
+            guard case .object = object else { return bad(line, text, "not a JSON object or a string") }
+            guard let id = object["id"]?.stringValue else { return bad(line, text, "no \"id\" string") }
+            if let user = object["user"], user != .null, user.stringValue == nil { return bad(line, text, "\"user\" is not a string") }
+            add(line, id, object["user"]?.stringValue, text)
         }
-        add(line, id, object["user"]?.stringValue, text)
     }
 
     // MARK: Validation
