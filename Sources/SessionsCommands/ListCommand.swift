@@ -2,38 +2,109 @@ import StarlineCore
 import StarlinePlatform
 import PlatformCommands
 
-/// `sl-sessions list`: the account's device sessions, one JSON line each.
+/// `sl-sessions list`: device sessions, one JSON line each — the caller's own, or (admin) many users' at once.
 enum ListCommand: AsyncCommand {
+    static let users = Option<[String]>.strings("user", "UID", help: "List UID's sessions (admin); repeatable, or - to read user ids from stdin, one a line.")
+    static let allUsers = Option<Bool>.flag("all-users", help: "List the sessions of every user (admin), paging through the user list.")
+    static let app = Option<String?>.string("app", "APP", help: "Only sessions of this App ID.")
+    static let idleFor = Option<Int64?>.converted(.value("idle-for", "DURATION", help: "Only sessions not seen for at least DURATION (30d, 12h, 90m, 45s, 2w; a bare number is seconds)."),
+                                                  IdleDuration.seconds)
     static let notCurrent = Option<Bool>.flag("not-current", help: "Leave out the session this tool runs with.")
+    static let parallel = Option<Int>.integer("parallel", "N", help: "Users listed at once (admin).", default: 8, range: 1...64)
 
     static let spec = CommandSpec(
-        "list", abstract: "List device sessions, one JSON line each",
-        discussion: "Each record is a session as the server describes it ({\"id\",\"appId\",\"device\",\"createdAt\",\"lastSeenAt\",\"current\"}) with its \"user\".",
-        options: [notCurrent.spec],
-        examples: [Example("sl-sessions list --jsonl | jq -r 'select(.current|not) | .id'", "The ids of the other sessions.")],
-        exitStatuses: [(.ok, "listed"), (.notLoggedIn, "no session stored"), (.sessionEnded, "the server ended this session"),
-                       (.transient, "the server could not be reached")])
+        "list", abstract: "List device sessions, one JSON line each (yours, or users' as an admin)",
+        discussion: "Each record is a session as the server describes it ({\"id\",\"appId\",\"device\",\"ip\",\"createdAt\",\"lastSeenAt\",\"current\"}) with its \"user\" — exactly what sl-sessions revoke - reads. With --user or --all-users (admin) the users are listed in parallel through the same rate limiter and retries as a bulk revocation; a user that cannot be listed is reported on stderr and the run exits 8.",
+        options: [users.spec, allUsers.spec, app.spec, idleFor.spec, notCurrent.spec, parallel.spec],
+        examples: [
+            Example("sl-sessions list --jsonl | jq -r 'select(.current|not) | .id'", "The ids of the other sessions."),
+            Example("sl-sessions list --all-users --idle-for 30d --jsonl | sl-sessions revoke --journal idle.journal -", "Revoke every session idle for 30 days."),
+        ],
+        exitStatuses: [(.ok, "listed"), (.partial, "some users could not be listed"), (.forbidden, "--user/--all-users without the admin role"),
+                       (.notLoggedIn, "no session stored"), (.sessionEnded, "the server ended this session"), (.transient, "the server could not be reached")])
 
     struct Options {
-        var notCurrent: Bool
+        var users: [String]
+        var allUsers: Bool
+        var filter: SessionFilter
+        var parallel: Int
         var platform: PlatformOptions
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(notCurrent: try arguments[notCurrent], platform: try PlatformOptions(arguments))
+        let options = Options(users: try arguments[users], allUsers: try arguments[allUsers],
+                              filter: SessionFilter(app: try arguments[app], idleSeconds: try arguments[idleFor], notCurrent: try arguments[notCurrent]),
+                              parallel: try arguments[parallel], platform: try PlatformOptions(arguments))
+        if options.allUsers && !options.users.isEmpty { throw StarlineError(.usage, "--all-users and --user cannot be used together") }
+        if options.users.contains("-") && options.users.count > 1 { throw StarlineError(.usage, "--user - (stdin) cannot be combined with other --user values") }
+        return options
     }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let client = try PlatformToolSupport.client(options.platform, context, network: true)
-        let sessions = try await client.sessions()
-        // The caller's own sessions: the user is the stored one (STARLINE_TOKEN: unknown without /api/me).
-        let stored = try client.store?.withState { try $0.usableCandidate() }
-        let user = client.session?.user["id"] ?? stored?.user["id"] ?? .null
-        for var session in sessions where !(options.notCurrent && session["current"] == .bool(true)) {
-            session.set("user", user)
-            context.output.emitLine(session)
+        let now = context.io.now().seconds
+        guard options.allUsers || !options.users.isEmpty else {
+            let sessions = try await client.sessions()
+            let stored = try client.store?.withState { try $0.usableCandidate() }
+            // The caller's own sessions: the user is the stored one (STARLINE_TOKEN: unknown without /api/me).
+            let user = client.session?.user["id"] ?? stored?.user["id"] ?? .null
+            for var session in sessions where options.filter.keeps(session, now: now) {
+                session.set("user", user)
+                context.output.emitLine(session)
+            }
+            return .ok
         }
-        return .ok
+        return try await AdminListing(options, context, client: client, now: now).run()
+    }
+}
+
+/// Which sessions `list` prints.
+struct SessionFilter: Sendable {
+    var app: String?
+    var idleSeconds: Int64?
+    var notCurrent: Bool
+
+    func keeps(_ session: JSON, now: Int64) -> Bool {
+        if notCurrent && session["current"] == .bool(true) { return false }
+        if let app, session["appId"]?.stringValue != app { return false }
+        if let idleSeconds {
+            // A session the server gives no readable lastSeenAt for is not known to be idle: kept out.
+            guard let seen = session["lastSeenAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) else { return false }
+            let (cutoff, overflow) = now.subtractingReportingOverflow(idleSeconds)
+            if overflow || seen.seconds > cutoff { return false }
+        }
+        return true
+    }
+}
+
+/// `--idle-for`: `30d`, `12h`, `90m`, `45s`, `2w` or a number of seconds; at most 100 years.
+enum IdleDuration {
+    static let maxSeconds: Int64 = 100 * 366 * 86_400
+
+    static func seconds(_ text: String) throws -> Int64 {
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = text.last, !last.isNumber {
+            switch last {
+            case "s": unit = 1
+            case "m": unit = 60
+            case "h": unit = 3_600
+            case "d": unit = 86_400
+            case "w": unit = 7 * 86_400
+            default: throw invalid(text)
+            }
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.count <= 12, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(digits) else { throw invalid(text) }
+        let (total, overflow) = count.multipliedReportingOverflow(by: unit)
+        guard !overflow, total <= maxSeconds else {
+            throw StarlineError(.usage, "--idle-for \(text) is more than 100 years", details: .object([("value", .string(text))]))
+        }
+        return total
+    }
+
+    static func invalid(_ text: String) -> StarlineError {
+        StarlineError(.usage, "--idle-for '\(text)' is not a duration (30d, 12h, 90m, 45s, 2w, or seconds)", details: .object([("value", .string(text))]))
     }
 }

@@ -71,7 +71,7 @@ final class RevokeRun {
                                      ownUser: credentials.user["id"]?.stringValue)
         let sameAccount = AccountWatch(check: client.sameAccountCheck(credentials))
         let currentRevoked = Locked(false)
-        let attempt: @Sendable (RevokePlan.Entry) -> BulkAttempt = { entry in
+        let attempt: @Sendable (RevokePlan.Entry) -> BulkAttempt<BulkItemStatus> = { entry in
             // S14: nothing is attributed to another account. Checked at most once a second, not per request.
             guard sameAccount.stillSame() else {
                 return .stopRun(StarlineError(.sessionChanged, "the stored account changed during the run; it stopped (nothing after the change was done for the new account)"))
@@ -80,7 +80,7 @@ final class RevokeRun {
             if answer.wasCurrent { currentRevoked.withLock { $0 = true } }
             return answer.attempt
         }
-        let finished: @Sendable (BulkItemResult<RevokePlan.Entry>) -> StarlineError? = { result in
+        let finished: @Sendable (BulkItemResult<RevokePlan.Entry, BulkItemStatus>) -> StarlineError? = { result in
             report.write(line: result.item.line, id: result.item.target.id, user: result.item.target.user, status: result.status,
                          attempts: result.attempts, error: result.error)
         }

@@ -7,7 +7,11 @@ public enum SessionsTool {
     static let rootSpec = CommandSpec(
         "sl-sessions", abstract: "list and revoke Starline device sessions, change or reset the password",
         discussion: "sl-sessions works with the session stored by sl-login (or STARLINE_TOKEN). Every command prints JSON; lists and bulk results are JSON Lines, one record per session or item.")
-    static let commands: [CommandTree<AsyncCommandRunner>] = [.command(ListCommand.self), .command(RevokeCommand.self)]
+    static let commands: [CommandTree<AsyncCommandRunner>] = [
+        .command(ListCommand.self), .command(RevokeCommand.self), .command(PasswordCommand.self),
+        .group(CommandSpec("reset", abstract: "Reset a forgotten password with an SMS code"),
+               [.command(ResetRequestCommand.self), .command(ResetConfirmCommand.self)]),
+    ]
 
     public static let tool = Tool<AsyncCommandRunner>(
         name: "sl-sessions",

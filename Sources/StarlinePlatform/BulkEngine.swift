@@ -12,9 +12,9 @@ public enum BulkItemStatus: String, Sendable, CaseIterable {
 }
 
 /// What one attempt at an item came to, as the caller's request function judges the answer.
-public enum BulkAttempt: Sendable {
-    /// Done: this is the item's status.
-    case done(BulkItemStatus)
+public enum BulkAttempt<Value: Sendable>: Sendable {
+    /// Done: the item's value (a revocation's status, a listing's records).
+    case done(Value)
     /// A 429: every worker pauses for `retryAfter` (the server's, if it named one), then this item is tried again.
     case throttled(retryAfter: Double?)
     /// No answer, or a 5xx: tried again after a backoff, up to the attempt limit; `error` if it runs out.
@@ -51,12 +51,20 @@ public struct BulkConfiguration: Sendable {
 }
 
 /// The end of one item: reported once, by the worker that finished it.
-public struct BulkItemResult<Item: Sendable>: Sendable {
+public struct BulkItemResult<Item: Sendable, Value: Sendable>: Sendable {
     public var index: Int
     public var item: Item
-    public var status: BulkItemStatus
+    /// The value of an item that was done; nil when it failed or was skipped.
+    public var value: Value?
+    /// `.failed` or `.skipped` when there is no value.
+    public var failure: BulkItemStatus?
     public var attempts: Int
     public var error: StarlineError?
+}
+
+extension BulkItemResult where Value == BulkItemStatus {
+    /// A revocation's status, whichever way it ended.
+    public var status: BulkItemStatus { value ?? failure ?? .failed }
 }
 
 /// Runs `attempt` over every item on `parallel` threads through one `RateGate`, and reports each item's end
@@ -65,16 +73,15 @@ public struct BulkItemResult<Item: Sendable>: Sendable {
 /// reused keep-alive handle.
 public enum BulkEngine {
     public struct Summary: Sendable {
-        public var counts: [BulkItemStatus: Int]
         /// The error that stopped the run, if one did; the items not attempted then were reported `skipped`.
         public var stopError: StarlineError?
         public var throttledMilliseconds: Int
         public var requests: Int
     }
 
-    public static func run<Item: Sendable>(_ items: [Item], _ configuration: BulkConfiguration,
-                                           attempt: @escaping @Sendable (Item) -> BulkAttempt,
-                                           finished: @escaping @Sendable (BulkItemResult<Item>) -> StarlineError?) -> Summary {
+    public static func run<Item: Sendable, Value: Sendable>(_ items: [Item], _ configuration: BulkConfiguration,
+                                                            attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
+                                                            finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?) -> Summary {
         let gate = RateGate(maxConcurrency: configuration.parallel, requestsPerSecond: configuration.requestsPerSecond)
         let shared = Locked(RunState())
         let stop: @Sendable (StarlineError) -> Void = { error in
@@ -82,11 +89,8 @@ public enum BulkEngine {
             gate.stop()
         }
         // `finished` failing (the journal cannot be written) stops the run: nothing may be done unrecorded.
-        let report: @Sendable (BulkItemResult<Item>) -> Void = { result in
-            let failure = shared.withLock { s -> StarlineError? in
-                s.counts[result.status, default: 0] += 1
-                return finished(result)
-            }
+        let report: @Sendable (BulkItemResult<Item, Value>) -> Void = { result in
+            let failure = shared.withLock { _ -> StarlineError? in finished(result) }
             if let failure { stop(failure) }
         }
         let stoppedError: @Sendable () -> StarlineError = {
@@ -103,54 +107,52 @@ public enum BulkEngine {
                 guard let index else { return }
                 let item = items[index]
                 var attempts = 0, transient = 0, throttled = 0
-                var outcome: (BulkItemStatus, StarlineError?)?
+                var outcome: (value: Value?, failure: BulkItemStatus?, error: StarlineError?)?
                 while outcome == nil {
                     guard gate.acquire() else {
-                        outcome = (.skipped, notAttempted(stoppedError()))
+                        outcome = (nil, .skipped, notAttempted(stoppedError()))
                         break
                     }
                     attempts += 1
                     shared.withLock { $0.requests += 1 }
                     switch attempt(item) {
-                    case .done(let status):
+                    case .done(let value):
                         gate.release(.answered)
-                        outcome = (status, nil)
+                        outcome = (value, nil, nil)
                     case .failed(let error):
                         gate.release(.answered)
-                        outcome = (.failed, error)
+                        outcome = (nil, .failed, error)
                         if configuration.failFast { stop(StarlineError(.partial, "--fail-fast: item \(index + 1) failed: \(error.message)")) }
                     case .stopRun(let error):
                         gate.release(.answered)
                         stop(error)
-                        outcome = (.failed, error)
+                        outcome = (nil, .failed, error)
                     case .throttled(let retryAfter):
                         throttled += 1
                         gate.release(.throttled(retryAfter: retryAfter, fallback: backoff(throttled - 1, configuration)))
                         if throttled >= configuration.maxThrottledAttempts {
-                            outcome = (.failed, StarlineError(.rateLimited, "still throttled (429) after \(throttled) attempts"))
+                            outcome = (nil, .failed, StarlineError(.rateLimited, "still throttled (429) after \(throttled) attempts"))
                         }
                     case .transient(let error):
                         transient += 1
                         gate.release(.noAnswer)
                         if transient >= configuration.maxAttempts {
-                            outcome = (.failed, error)
+                            outcome = (nil, .failed, error)
                         } else {
                             sleep(seconds: backoff(transient - 1, configuration))
                         }
                     }
                 }
-                let (status, error) = outcome!
-                report(BulkItemResult(index: index, item: item, status: status, attempts: attempts, error: error))
+                let (value, failure, error) = outcome!
+                report(BulkItemResult(index: index, item: item, value: value, failure: failure, attempts: attempts, error: error))
             }
         }
         let final = shared.withLock { $0 }
-        return Summary(counts: final.counts, stopError: final.stopError, throttledMilliseconds: gate.throttledMilliseconds,
-                       requests: final.requests)
+        return Summary(stopError: final.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests)
     }
 
     struct RunState {
         var next = 0
-        var counts: [BulkItemStatus: Int] = [:]
         var stopError: StarlineError?
         var requests = 0
     }

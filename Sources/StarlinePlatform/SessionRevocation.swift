@@ -30,7 +30,7 @@ public struct SessionRevoker: Sendable {
     }
 
     public struct Answer: Sendable {
-        public var attempt: BulkAttempt
+        public var attempt: BulkAttempt<BulkItemStatus>
         /// The server said this was the caller's own session (`current: true`): the local one must be cleared (S16).
         public var wasCurrent: Bool
     }

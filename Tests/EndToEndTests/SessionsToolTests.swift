@@ -227,4 +227,63 @@ import Testing
         let lines = try results(resumed)
         #expect(lines.count == 400 && lines.allSatisfy { ["revoked", "alreadyRevoked"].contains($0["status"]?.stringValue ?? "") })
     }
+
+    /// Admin listing of several users in parallel (arguments or stdin), each record with its user; filters.
+    @Test func adminListsManyUsersWithFilters() throws {
+        let h = try harness()
+        _ = try createSessions(h, user: "bob", count: 3)
+        _ = try createSessions(h, user: "carol", count: 2)
+        let both = try h.run("sl-sessions", ["list", "--user", "bob", "--user", "carol"])
+        #expect(both.status == 0, "\(both.stderrText)")
+        let records = try both.jsonLines()
+        #expect(records.filter { $0["user"]?.stringValue == "bob" }.count >= 3 && records.filter { $0["user"]?.stringValue == "carol" }.count >= 2)
+        let fromStdin = try h.run("sl-sessions", ["list", "--user", "-"], stdin: Array("bob\r\n# comment\ncarol\n".utf8))
+        #expect(try fromStdin.jsonLines().count == records.count, "\(fromStdin.stderrText)")
+        let otherApp = try h.run("sl-sessions", ["list", "--user", "bob", "--app", "com.example.game"])
+        #expect(otherApp.status == 0 && otherApp.stdout.isEmpty, "no bob session of that app")
+        // Just created: none is idle for a day; all are idle for 0 seconds.
+        #expect(try h.run("sl-sessions", ["list", "--user", "bob", "--idle-for", "1d"]).stdout.isEmpty)
+        #expect(try h.run("sl-sessions", ["list", "--user", "bob", "--idle-for", "0"]).jsonLines().count >= 3)
+        let unknown = try h.run("sl-sessions", ["list", "--user", "bob", "--user", "nobody"])
+        #expect(unknown.status == 8 && unknown.stderrText.contains("nobody"), "\(unknown.stderrText)")
+        let badDuration = try h.run("sl-sessions", ["list", "--idle-for", "3x"])
+        #expect(badDuration.status == 2)
+        let huge = try h.run("sl-sessions", ["list", "--idle-for", "99999999999d"])
+        #expect(huge.status == 2, "an out-of-range duration is a usage error, never a trap")
+        let notAdmin = try harness(as: "bob")
+        #expect(try notAdmin.run("sl-sessions", ["list", "--user", "carol"]).status == 5)
+    }
+
+    /// S16: a password change keeps this session and revokes the others; secrets come from stdin, never argv.
+    @Test func s16PasswordChangeKeepsThisSessionAndRevokesTheOthers() throws {
+        let h = try harness(as: "bob")
+        _ = try createSessions(h, user: "bob", count: 3)
+        let wrong = try h.run("sl-sessions", ["password"], stdin: Array("not-it\nnew-secret-42\n".utf8))
+        #expect(wrong.status == 5, "\(wrong.stderrText)")
+        let run = try h.run("sl-sessions", ["password"], stdin: Array("bob-pass\nnew-secret-42\n".utf8))
+        #expect(run.status == 0, "\(run.stderrText)")
+        let result = try run.json()
+        #expect(result["changed"] == .bool(true) && (result["revokedOthers"]?.intValue ?? 0) >= 3)
+        #expect(try h.restore().state == "valid", "this session is kept")
+        #expect(try h.run("sl-sessions", ["list"]).jsonLines().count == 1)
+        let missing = try h.run("sl-sessions", ["password"], stdin: Array("only-one\n".utf8))
+        #expect(missing.status == 2)
+    }
+
+    /// S16: a successful SMS reset clears the local identity; the server revoked the account's sessions.
+    @Test func s16SMSResetClearsTheLocalIdentity() throws {
+        let h = try harness(as: "bob")
+        let request = try h.run("sl-sessions", ["reset", "request", "+8613800000002"])
+        #expect(request.status == 0, "\(request.stderrText)")
+        let code = try h.server.dev("GET", "/__dev/sms/+8613800000002").json()["code"]?.stringValue ?? ""
+        let wrong = try h.run("sl-sessions", ["reset", "confirm", "+8613800000002"], stdin: Array("000000\nreset-secret-42\n".utf8))
+        let afterWrong = try h.status()
+        #expect(wrong.status != 0 && afterWrong["session"] != .null, "a wrong code changes nothing locally")
+        let confirm = try h.run("sl-sessions", ["reset", "confirm", "+8613800000002"], stdin: Array("\(code)\nreset-secret-42\n".utf8))
+        #expect(confirm.status == 0, "\(confirm.stderrText)")
+        #expect(try confirm.json()["reset"] == .bool(true))
+        #expect(try h.status()["session"] == .null, "the local identity is cleared")
+        #expect(try h.server.login("bob", password: "reset-secret-42").token.isEmpty == false)
+    }
 }
+
