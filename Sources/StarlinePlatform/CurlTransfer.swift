@@ -16,7 +16,11 @@ struct CurlTransfer {
     let cancel: CancelFlag?
 
     /// `USAGE` for a method or header that cannot be sent (before anything is sent).
-    init(_ request: HTTPRequestSpec, timeout: Double, userAgent: String, maxResponseBytes: Int, cancel: CancelFlag?) throws {
+    /// The host is a loopback address: no proxy (see `configure`). Decided by the transport, once per origin.
+    let loopback: Bool
+
+    init(_ request: HTTPRequestSpec, timeout: Double, userAgent: String, maxResponseBytes: Int, cancel: CancelFlag?, loopback: Bool) throws {
+        self.loopback = loopback
         let method = request.method.uppercased()
         guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == 0x2D || $0 == 0x5F }) else {
             throw StarlineError(.usage, "invalid HTTP method '\(request.method)'")
@@ -106,7 +110,7 @@ struct CurlTransfer {
         // (an empty string) explicitly disables the use of a proxy, even if there is an environment variable set
         // for it" (CURLOPT_PROXY). https to other hosts keeps the environment's proxy (CONNECT), which corporate
         // networks need.
-        if WebURL(request.url)?.hostIsLoopback ?? false {
+        if loopback {
             set(CURLOPT_PROXY, curl.setopt(easy, CURLOPT_PROXY, string: ""))
         }
         // Protocols: http and https only, whatever the URL says; redirects are never followed.
@@ -235,23 +239,25 @@ private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, 
     let state = Unmanaged<TransferState>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
     guard length > 0, let data else { return length }
-    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
-        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-    if line.hasPrefix("HTTP/") {
+    // Bytes, not Characters: this runs for every header of every answer (a bulk run makes thousands a second),
+    // and Character iteration (grapheme breaking, "\r\n" as one Character) cost more than the rest of the transfer.
+    let bytes = data.withMemoryRebound(to: UInt8.self, capacity: length) { UnsafeBufferPointer(start: $0, count: length) }
+    if bytes.starts(with: [0x48, 0x54, 0x54, 0x50, 0x2F]) {  // "HTTP/"
         state.headers = [:]  // a new response (after "100 Continue"): only the final one's headers count
         return length
     }
-    guard let colon = line.firstIndex(of: ":") else { return length }
-    let name = line[..<colon].lowercased()
-    var value = Substring(line[line.index(after: colon)...])
-    // Character comparison: "\r\n" is one Character (a grapheme cluster), so test isWhitespace.
-    while let first = value.first, first.isWhitespace { value.removeFirst() }
-    while let last = value.last, last.isWhitespace { value.removeLast() }
+    guard let colon = bytes.firstIndex(of: 0x3A) else { return length }
+    func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+    var start = colon + 1, end = bytes.count
+    while start < end, isSpace(bytes[start]) { start += 1 }
+    while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+    // ASCII lowercase of the name (header names are tokens: ASCII only).
+    let name = String(decoding: bytes[..<colon].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     if let existing = state.headers[name] {
         state.headers[name] = existing + ", " + value
     } else {
-        state.headers[name] = String(value)
+        state.headers[name] = value
     }
     return length
 }

@@ -19,6 +19,9 @@ public final class HTTPTransport: HTTPExchange {
     /// Response bodies larger than this fail with `DATA_ERROR` instead of filling memory.
     public let maxResponseBytes: Int
     let pool: CurlHandlePool
+    /// Loopback or not, per origin (`scheme://authority`): a bulk run sends thousands of requests to one
+    /// origin, and parsing each URL again cost more than the rest of building the request.
+    private let loopbackOrigins = Locked([String: Bool]())
 
     public static let defaultUserAgent = "starline/\(StarlineVersion.current) (Linux)"
 
@@ -60,8 +63,27 @@ public final class HTTPTransport: HTTPExchange {
     /// One blocking transfer on the calling thread.
     func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         let curl = try CurlLibrary.shared.get()
-        let transfer = try CurlTransfer(request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel)
+        let transfer = try CurlTransfer(request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
+                                        loopback: isLoopback(request.url))
         return try transfer.run(curl, pool: pool)
+    }
+
+    func isLoopback(_ url: String) -> Bool {
+        // The origin: up to the first "/" after "://" (or the whole URL).
+        let bytes = Array(url.utf8)
+        var end = bytes.count
+        if let scheme = bytes.firstIndex(of: UInt8(ascii: ":")), scheme + 2 < bytes.count,
+           let slash = bytes[(scheme + 3)...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            end = slash
+        }
+        let origin = String(decoding: bytes[..<end], as: UTF8.self)
+        if let known = loopbackOrigins.withLock({ $0[origin] }) { return known }
+        let loopback = WebURL(url)?.hostIsLoopback ?? false
+        loopbackOrigins.withLock { cache in
+            if cache.count >= 64 { cache.removeAll() }
+            cache[origin] = loopback
+        }
+        return loopback
     }
 
     // MARK: Blocking
