@@ -134,9 +134,10 @@ final class AccountWatch: Sendable {
     init(check: @escaping @Sendable () -> Bool) { self.check = check }
 
     func stillSame() -> Bool {
-        let now = MonotonicClock.nanoseconds()
         let due = state.withLock { s -> Bool in
-            guard s.same, now - s.checkedAt >= 1_000_000_000 || s.checkedAt == 0 else { return false }
+            // Read under the lock: another worker may have moved checkedAt past a time read before it.
+            let now = MonotonicClock.nanoseconds()
+            guard s.same, s.checkedAt == 0 || now >= s.checkedAt + 1_000_000_000 else { return false }
             s.checkedAt = now
             return true
         }

@@ -22,19 +22,25 @@ extension StarlightClient {
             return result
         } catch let error as StarlineError where error.exitStatus == .sessionEnded {
             try checkSameAccount(current, epochAtStart: epochAtStart)
-            onError?(error)
-            if let store {
-                let outcome = compareAndClear(store, sessionId: current.sessionId, reason: error)
-                if let e = outcome.error, e.exitStatus != .sessionEnded { throw e }
-            } else if session?.sessionId == current.sessionId {
-                publish(nil)
-            }
-            throw error
+            throw sessionEnded(sessionId: current.sessionId, reason: error)
         } catch let error as StarlineError {
             try checkSameAccount(current, epochAtStart: epochAtStart)
             onError?(error)
             throw error
         }
+    }
+
+    /// S15: the session `sessionId` was rejected, so it is cleared — only if it is still the stored one; a
+    /// newer session is kept. Returns the error to report.
+    func sessionEnded(sessionId: String, reason: StarlineError) -> StarlineError {
+        onError?(reason)
+        if let store {
+            let outcome = compareAndClear(store, sessionId: sessionId, reason: reason)
+            if let e = outcome.error, e.exitStatus != .sessionEnded { return e }
+        } else if session?.sessionId == sessionId {
+            publish(nil)
+        }
+        return reason
     }
 
     private func checkSameAccount(_ used: PlatformSession, epochAtStart: Int) throws {

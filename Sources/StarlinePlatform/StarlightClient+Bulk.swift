@@ -31,13 +31,6 @@ extension StarlightClient {
     /// S15 for a bulk run: the run's session was rejected (401, or 403 restricted / app unavailable), so it is
     /// cleared — only if it is still the stored one; a newer session is kept. Returns the error to report.
     public func runSessionEnded(_ credentials: RunCredentials, reason: StarlineError) -> StarlineError {
-        onError?(reason)
-        if let store {
-            let outcome = compareAndClear(store, sessionId: credentials.sessionId, reason: reason)
-            if let e = outcome.error, e.exitStatus != .sessionEnded { return e }
-        } else if session?.sessionId == credentials.sessionId {
-            publish(nil)
-        }
-        return reason
+        sessionEnded(sessionId: credentials.sessionId, reason: reason)
     }
 }

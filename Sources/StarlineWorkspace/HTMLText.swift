@@ -1,5 +1,8 @@
-/// Text of HTML documents (Netscape bookmark files): character references and whitespace.
-enum HTMLText {
+import StarlineCore
+
+/// Text of HTML documents (Netscape bookmark files): character references and whitespace. Escaping is
+/// StarlineCore's `HTMLText.escape`; decoding, which only the importers need, lives here.
+extension HTMLText {
     /// Decodes character references as an HTML parser does: the named references of HTML 4 (the 252 that
     /// browsers write into bookmark files: `&eacute;`, `&mdash;`, `&nbsp;`, …, plus `&apos;`), and numeric
     /// ones (`&#233;`, `&#xE9;`) with HTML's repairs — 0, surrogates and values beyond U+10FFFF become
