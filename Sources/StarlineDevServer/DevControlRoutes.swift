@@ -1,6 +1,7 @@
 import StarlineCore
 
-/// `/__dev/*`: fault injection, account and app switches, SMS codes, rate limit, counters, reset.
+/// `/__dev/*`: fault injection, account and app switches, bulk users and sessions (DevBulkRoutes),
+/// SMS codes, rate limit, counters, revocation counts, reset.
 /// Every route needs the `X-Dev-Token` printed at start.
 enum DevControlRoutes {
     static var routes: [Route] {
@@ -12,7 +13,9 @@ enum DevControlRoutes {
             Route("POST", "/__dev/apps/{appId}/disable", .dev) { try disable($0, true) },
             Route("POST", "/__dev/apps/{appId}/enable", .dev) { try disable($0, false) },
             Route("POST", "/__dev/sessions/{id}/expire", .dev, expire),
+            Route("POST", "/__dev/users", .dev, createUsers),
             Route("POST", "/__dev/users/{uid}/sessions", .dev, createSessions),
+            Route("GET", "/__dev/revocations", .dev, revocations),
             Route("GET", "/__dev/sms/{phone}", .dev, sms),
             Route("POST", "/__dev/rate-limit", .dev, rateLimit),
             Route("GET", "/__dev/counters", .dev, counters),
@@ -33,11 +36,47 @@ enum DevControlRoutes {
         }
         guard (0...600_000).contains(delay) else { throw APIError.invalidRequest("'delayMs' must be 0...600000") }
         if let count, count < 1 { throw APIError.invalidRequest("'count' must be at least 1 (leave it out for a fault that lasts until cleared)") }
-        let fault = try state.addFault(route: route, status: status, reset: reset, delayMs: delay, count: count)
+        let headers = try faultHeaders(body["headers"])
+        if !headers.isEmpty, status == nil { throw APIError.invalidRequest("'headers' apply only to a 'status' fault (a reset or delay has no answer of its own)") }
+        let fault = try state.addFault(route: route, status: status, reset: reset, delayMs: delay, count: count, headers: headers)
         return .json(201, .object([("fault", .object([
             ("id", .int(fault.id)), ("route", .string(fault.route)), ("status", fault.status.map { .int($0) } ?? .null),
             ("reset", .bool(fault.reset)), ("delayMs", .int(fault.delayMs)), ("count", fault.remaining.map { .int($0) } ?? .null),
+            ("headers", .object(fault.headers.map { ($0.0, .string($0.1)) })),
         ]))]))
+    }
+
+    /// Headers the server writes itself: a fault's copy would frame the answer wrongly or twice.
+    static let reservedFaultHeaders: Set<String> = ["content-length", "content-type", "transfer-encoding", "connection", "keep-alive",
+                                                    "upgrade", "trailer", "te"]
+
+    /// A fault's `headers` object, checked as RFC 9110 §5 fields before they reach the wire: a CR or LF
+    /// in a value would let a test inject a header or a whole response the contract never describes.
+    static func faultHeaders(_ value: JSON?) throws -> [(String, String)] {
+        guard let value, !value.isNull else { return [] }
+        guard let members = value.objectValue else { throw APIError.invalidRequest("'headers' must be an object of header names to string values") }
+        guard members.count <= Limits.maxFaultHeaders else { throw APIError.invalidRequest("'headers' may name at most \(Limits.maxFaultHeaders) headers") }
+        let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
+        var seen = Set<String>()
+        return try members.map { name, value in
+            let bytes = Array(name.utf8)
+            guard (1...Limits.maxFaultHeaderName).contains(bytes.count),
+                  bytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || tokenSymbols.contains($0) }) else {
+                throw APIError.invalidRequest("header name '\(name.prefix(80))' must be 1-\(Limits.maxFaultHeaderName) token characters (RFC 9110 §5.6.2)")
+            }
+            guard !reservedFaultHeaders.contains(name.lowercased()) else { throw APIError.invalidRequest("header '\(name)' is set by the server itself") }
+            guard seen.insert(name.lowercased()).inserted else { throw APIError.invalidRequest("header '\(name)' is given twice") }
+            guard let text = value.stringValue else { throw APIError.invalidRequest("the value of header '\(name)' must be a string") }
+            let valueBytes = Array(text.utf8)
+            guard !valueBytes.contains(0x0D), !valueBytes.contains(0x0A) else { throw APIError.invalidRequest("the value of header '\(name)' contains CR or LF") }
+            guard valueBytes.count <= Limits.maxFaultHeaderValue else {
+                throw APIError.invalidRequest("the value of header '\(name)' is longer than \(Limits.maxFaultHeaderValue) bytes")
+            }
+            guard valueBytes.allSatisfy({ $0 == 0x09 || (0x20...0x7E).contains($0) }) else {
+                throw APIError.invalidRequest("the value of header '\(name)' must be printable ASCII (tabs and spaces allowed)")
+            }
+            return (name, text)
+        }
     }
 
     static func clearFaults(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {

@@ -114,7 +114,11 @@ public final class DevServer: @unchecked Sendable {
             state.count(method: request.method, route: matched?.0)
             if let fault = state.takeFault(method: request.method, path: pathSegments) {
                 if fault.reset { var r = HTTPResponse(status: 0); r.dropConnection = true; return r }
-                if let status = fault.status { return HTTPResponse.error(status, "INJECTED_FAULT", "fault injected by sl-devserver") }
+                if let status = fault.status {
+                    var r = HTTPResponse.error(status, "INJECTED_FAULT", "fault injected by sl-devserver")
+                    r.headers += fault.headers
+                    return r
+                }
                 var r = HTTPResponse(status: -1)
                 r.delayMilliseconds = fault.delayMs
                 return r

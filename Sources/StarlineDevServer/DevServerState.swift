@@ -34,6 +34,8 @@ struct Fault {
     var reset: Bool
     var delayMs: Int
     var remaining: Int?
+    /// Added to a `status` fault's answer (e.g. `Retry-After` on a 429), as validated by `FaultHeaders`.
+    var headers: [(String, String)] = []
 
     func matches(method: String, path: [Substring]) -> Bool {
         guard method == self.method, path.count == pattern.count else { return false }
@@ -73,7 +75,7 @@ extension DevServerState {
         return fault
     }
 
-    mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?) throws -> Fault {
+    mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?, headers: [(String, String)] = []) throws -> Fault {
         guard faults.count < Limits.maxFaults else {
             throw APIError(409, "TOO_MANY_FAULTS", "at most \(Limits.maxFaults) faults at once; DELETE /__dev/faults clears them")
         }
@@ -82,7 +84,7 @@ extension DevServerState {
             throw APIError.invalidRequest("'route' must be 'METHOD /path' with * for one path segment")
         }
         let fault = Fault(id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
-                          route: route, status: status, reset: reset, delayMs: delayMs, remaining: count)
+                          route: route, status: status, reset: reset, delayMs: delayMs, remaining: count, headers: headers)
         nextFaultId += 1
         faults.append(fault)
         return fault

@@ -43,6 +43,7 @@ package final class DevServerStore {
     CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, type TEXT NOT NULL,
         payload TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS events_user ON events(user_id, seq);
+    CREATE TABLE IF NOT EXISTS revoke_requests(session_id TEXT PRIMARY KEY, count INTEGER NOT NULL);
     """
 
     init(path: String, fixture: JSON) throws {
@@ -60,7 +61,7 @@ package final class DevServerStore {
     func reset() throws {
         try db.transaction {
             for table in ["users", "apps", "sessions", "auth_requests", "auth_codes", "device_codes", "sms_codes", "conversations",
-                          "members", "messages", "friends", "friend_links", "moments", "events"] {
+                          "members", "messages", "friends", "friend_links", "moments", "events", "revoke_requests"] {
                 try db.run("DELETE FROM \(table)")
             }
             try db.run("DELETE FROM sqlite_sequence")
@@ -85,12 +86,8 @@ package final class DevServerStore {
             guard let id = user["id"]?.stringValue, let password = user["password"]?.stringValue else {
                 throw StarlineError(.data, "seed: every user needs an id and a password")
             }
-            let salt = Sodium.randomBytes(16)
-            try db.run("INSERT INTO users(id, name, display_name, password_salt, password_hash, phone, roles) VALUES(?,?,?,?,?,?,?)", [
-                .text(id), .text(user["name"]?.stringValue ?? id), .text(user["displayName"]?.stringValue ?? id),
-                .blob(salt), .blob(Self.passwordHash(password, salt: salt)), user["phone"]?.stringValue.map(SQLiteValue.text) ?? .null,
-                .text((user["roles"] ?? .array([])).serialized()),
-            ])
+            try createUser(id: id, name: user["name"]?.stringValue ?? id, displayName: user["displayName"]?.stringValue ?? id,
+                           password: password, phone: user["phone"]?.stringValue, roles: user["roles"] ?? .array([]))
         }
         for app in fixture["apps"]?.arrayValue ?? [] {
             guard let id = app["id"]?.stringValue else { throw StarlineError(.data, "seed: every app needs an id") }
@@ -132,13 +129,29 @@ package final class DevServerStore {
     }
 
     static func identifier(_ prefix: String) -> String {
-        prefix + "_" + Sodium.randomBytes(10).map { b in
-            let hex = Array("0123456789abcdef".utf8)
-            return String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
-        }.joined()
+        // Bytes, not a String per hex pair: bulk creation makes 100,000 of these in one request.
+        let hex = Array("0123456789abcdef".utf8)
+        var bytes = Array(prefix.utf8) + [UInt8(ascii: "_")]
+        for b in Sodium.randomBytes(10) { bytes += [hex[Int(b >> 4)], hex[Int(b & 15)]] }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func token() -> String { "slt_" + Base64.encodeURL(Sodium.randomBytes(32)) }
+
+    func createUser(id: String, name: String, displayName: String, password: String, phone: String?, roles: JSON) throws {
+        let salt = Sodium.randomBytes(16)
+        try db.run("INSERT INTO users(id, name, display_name, password_salt, password_hash, phone, roles) VALUES(?,?,?,?,?,?,?)", [
+            .text(id), .text(name), .text(displayName), .blob(salt), .blob(Self.passwordHash(password, salt: salt)),
+            phone.map(SQLiteValue.text) ?? .null, .text(roles.serialized()),
+        ])
+    }
+
+    /// One more DELETE that reached an existing session (`GET /__dev/revocations`). Kept in the database,
+    /// one row per session ever targeted, so it is bounded by the sessions and goes with `reset`.
+    func countRevokeRequest(session id: String) throws {
+        try db.run("INSERT INTO revoke_requests(session_id, count) VALUES(?, 1) ON CONFLICT(session_id) DO UPDATE SET count = count + 1",
+                   [.text(id)])
+    }
 
     /// Creates a device session and returns (id, token).
     func createSession(user: String, app: String, deviceName: String, platform: String, ip: String, ttl: Int64,

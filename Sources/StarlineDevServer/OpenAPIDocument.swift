@@ -589,6 +589,54 @@ paths:
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
           $ref: '#/components/responses/RateLimited'
+  /api/admin/users:
+    get:
+      tags: [admin]
+      operationId: adminListUsers
+      summary: Every user, one page at a time (admin)
+      description: |
+        Users in id order (byte order). `nextCursor` is opaque: pass it back
+        unchanged as `cursor` for the next page; it is null on the last page.
+        Pages are keyed by the last id seen, not by an offset, so paging to the
+        end lists every user that existed throughout exactly once, even while
+        users are added or removed.
+      security:
+        - bearer: []
+      parameters:
+        - name: limit
+          in: query
+          required: false
+          description: Page size.
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 1000
+            default: 100
+        - name: cursor
+          in: query
+          required: false
+          description: '`nextCursor` of the previous page; omitted for the first page.'
+          schema:
+            type: string
+      responses:
+        '200':
+          description: One page of users.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/UserPage'
+        '400':
+          description: '`INVALID_REQUEST` — `limit` is not an integer in 1..1000, or `cursor` is not one this list handed out.'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/ForbiddenAdmin'
+        '429':
+          $ref: '#/components/responses/RateLimited'
   /api/admin/users/{uid}/sessions:
     get:
       tags: [admin]
@@ -1056,7 +1104,14 @@ paths:
         `/chat` mount), with `*` standing for one path segment, e.g.
         `PUT /chat/v1/conversations/*/messages/*`. A `status` or `reset` fault
         answers without running the handler; a `delayMs` fault runs the handler
-        first and delays the response.
+        first and delays the response. A `status` fault may carry response
+        `headers`, e.g. `{"route":"DELETE /api/admin/users/*/sessions/*",
+        "status":429,"headers":{"Retry-After":"3"},"count":5}`: at most 16, names
+        of 1-64 token characters (RFC 9110 §5.6.2) and not one the server writes
+        itself (`Content-Length`, `Content-Type`, `Transfer-Encoding`,
+        `Connection`, `Keep-Alive`, `Upgrade`, `Trailer`, `TE`), each name once
+        (case-insensitively), string values of at most 1024 bytes of printable
+        ASCII, spaces and tabs (no CR or LF). Anything else → 400 `INVALID_REQUEST`.
       security:
         - devToken: []
       requestBody:
@@ -1236,6 +1291,51 @@ paths:
           $ref: '#/components/responses/NotFound'
         '429':
           $ref: '#/components/responses/RateLimited'
+  /__dev/users:
+    post:
+      tags: [dev]
+      operationId: devCreateUsers
+      summary: Create N users, each with M sessions (dev only; bulk tests, benchmarks)
+      description: |
+        User ids are `prefix` followed by 1..`count`, zero-padded to at least 4
+        digits (5 for a count of 10000): `{"count":3,"prefix":"u"}` creates `u0001`,
+        `u0002`, `u0003`, so ids sort in creation order. Each user's name and
+        display name are the id, roles none, password `password` or else
+        `{id}-pass` (as the seeded users). Each gets `sessionsPerUser` sessions of
+        app `appId` (default `workbench`); the answer carries their tokens. Done in
+        one transaction: on any error nothing is created. Bounds: `count` ≤ 10000,
+        `sessionsPerUser` ≤ 100, `count` × `sessionsPerUser` ≤ 100000.
+      security:
+        - devToken: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/DevUsersRequest'
+      responses:
+        '201':
+          description: The users and sessions created.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DevUsersResult'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/DevUnauthorized'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          description: '`USER_EXISTS` — one of the ids exists already (nothing was created); use another prefix or `POST /__dev/reset`.'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '429':
+          $ref: '#/components/responses/RateLimited'
   /__dev/users/{uid}/sessions:
     post:
       tags: [dev]
@@ -1361,6 +1461,40 @@ paths:
                     examples:
                       - GET /api/me: 3
                         DELETE /api/sessions/{id}: 1
+        '401':
+          $ref: '#/components/responses/DevUnauthorized'
+        '429':
+          $ref: '#/components/responses/RateLimited'
+  /__dev/revocations:
+    get:
+      tags: [dev]
+      operationId: devGetRevocations
+      summary: Revocation requests per session (dev only)
+      description: |
+        Every session (of `user`, when given) with the number of DELETE requests
+        that reached it through `DELETE /api/sessions/{id}` or
+        `DELETE /api/admin/users/{uid}/sessions/{id}`: the one that revoked it and
+        any later ones that found it revoked already. Requests answered by an
+        injected fault, or refused before the session was found (401, 403, 404),
+        are not counted here (`GET /__dev/counters` counts every request). A bulk
+        revocation that revoked each session exactly once leaves 1 everywhere.
+        Counts live with the sessions and are cleared by `POST /__dev/reset`.
+      security:
+        - devToken: []
+      parameters:
+        - name: user
+          in: query
+          required: false
+          description: Only this user's sessions.
+          schema:
+            type: string
+      responses:
+        '200':
+          description: Counts per session id.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Revocations'
         '401':
           $ref: '#/components/responses/DevUnauthorized'
         '429':
@@ -1681,6 +1815,7 @@ components:
                 - TOO_MANY_ATTEMPTS
                 - CODE_BURNED
                 - TOO_MANY_FAULTS
+                - USER_EXISTS
             message:
               type: string
               description: Human-readable; never contains secrets.
@@ -2188,6 +2323,15 @@ components:
           type: integer
           minimum: 1
           description: How many matching requests the fault applies to; omitted → until `DELETE /__dev/faults`.
+        headers:
+          type: object
+          maxProperties: 16
+          description: Response headers added to a `status` fault's answer (not allowed with `reset` or `delayMs`).
+          additionalProperties:
+            type: string
+            maxLength: 1024
+          examples:
+            - Retry-After: '3'
     Fault:
       type: object
       additionalProperties: true
@@ -2207,6 +2351,11 @@ components:
         count:
           type: [integer, 'null']
           description: Remaining applications; null = unlimited.
+        headers:
+          type: object
+          description: The response headers the fault adds (empty when none).
+          additionalProperties:
+            type: string
     RestrictResult:
       type: object
       additionalProperties: true
@@ -2230,12 +2379,104 @@ components:
       type: object
       additionalProperties: true
       required: [count, appId]
+      description: All N sessions are created in one transaction.
       properties:
         count:
           type: integer
           minimum: 1
+          maximum: 100000
         appId:
           type: string
+    AdminUser:
+      allOf:
+        - $ref: '#/components/schemas/User'
+        - type: object
+          additionalProperties: true
+          required: [roles, restricted]
+          properties:
+            roles:
+              $ref: '#/components/schemas/Roles'
+            restricted:
+              type: boolean
+              description: True while `POST /__dev/users/{uid}/restrict` (or the platform) restricts the account.
+    UserPage:
+      type: object
+      additionalProperties: true
+      required: [users, nextCursor]
+      properties:
+        users:
+          type: array
+          maxItems: 1000
+          items:
+            $ref: '#/components/schemas/AdminUser'
+        nextCursor:
+          type: [string, 'null']
+          description: Opaque; the `cursor` of the next page, or null on the last page.
+    DevUsersRequest:
+      type: object
+      additionalProperties: true
+      required: [count, prefix]
+      properties:
+        count:
+          type: integer
+          minimum: 1
+          maximum: 10000
+        prefix:
+          type: string
+          pattern: '^[A-Za-z0-9._-]{1,32}$'
+          description: Ids are this prefix and a zero-padded number from 1.
+        password:
+          type: string
+          minLength: 1
+          maxLength: 256
+          description: Every new user's password; omitted → `{id}-pass`.
+        sessionsPerUser:
+          type: integer
+          minimum: 0
+          maximum: 100
+          default: 0
+        appId:
+          type: string
+          default: workbench
+    DevUsersResult:
+      type: object
+      additionalProperties: true
+      required: [users, sessions]
+      properties:
+        users:
+          type: array
+          description: The ids created, in order.
+          items:
+            type: string
+        sessions:
+          type: array
+          description: Every session created, the user's in order, users in order.
+          items:
+            type: object
+            additionalProperties: true
+            required: [user, id, token]
+            properties:
+              user:
+                type: string
+              id:
+                type: string
+              token:
+                type: string
+                description: Its bearer token.
+    Revocations:
+      type: object
+      additionalProperties: true
+      required: [sessions]
+      properties:
+        sessions:
+          type: object
+          description: Session id → DELETE requests that reached it.
+          additionalProperties:
+            type: integer
+            minimum: 0
+          examples:
+            - ses_0a1b2c3d4e5f60718293: 1
+              ses_9f8e7d6c5b4a39281706: 0
     RateLimit:
       type: object
       additionalProperties: true

@@ -26,6 +26,7 @@ enum PlatformRoutes {
             Route("POST", "/api/password", .bearer, changePassword),
             Route("POST", "/api/password/sms-reset/request", .open, smsRequest),
             Route("POST", "/api/password/sms-reset", .open, smsReset),
+            Route("GET", "/api/admin/users", .bearer, adminListUsers),
             Route("GET", "/api/admin/users/{uid}/sessions", .bearer, adminListSessions),
             Route("DELETE", "/api/admin/users/{uid}/sessions/{id}", .bearer, adminRevokeSession),
             Route("POST", "/api/admin/users/{uid}/sessions/revoke-all", .bearer, adminRevokeAll),
@@ -314,6 +315,7 @@ enum PlatformRoutes {
     /// Revokes one session of `user`; nil when it does not exist (or belongs to someone else).
     static func revokeOne(_ c: RouteContext, user: String, id: String) throws -> Bool? {
         guard let row = try c.db.queryFirst("SELECT revoked_at FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(user)]) else { return nil }
+        try c.store.countRevokeRequest(session: id)
         guard row.isNull("revoked_at") else { return false }
         try c.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ?", [.integer(Timestamp.now().seconds), .text(id)])
         return true
@@ -337,8 +339,12 @@ enum PlatformRoutes {
 
     // MARK: Admin
 
-    static func requireAdmin(_ c: RouteContext) throws -> String {
+    static func requireAdminRole(_ c: RouteContext) throws {
         guard try c.store.roles(c.user).arrayValue?.contains(.string("admin")) == true else { throw APIError.forbidden }
+    }
+
+    static func requireAdmin(_ c: RouteContext) throws -> String {
+        try requireAdminRole(c)
         let uid = c.parameter("uid")
         guard try c.db.queryFirst("SELECT id FROM users WHERE id = ?", [.text(uid)]) != nil else { throw APIError.notFound("user \(uid)") }
         return uid

@@ -56,4 +56,16 @@ enum Limits {
     /// Pending sign-in requests and device codes kept (the routes are unauthenticated: every GET of
     /// the sign-in page adds a row); the oldest go first, expired ones whenever a row is added.
     static let maxPendingRows = 10_000
+    /// Headers on one fault, and their sizes: enough for `Retry-After` and friends, never a flood.
+    static let maxFaultHeaders = 16
+    static let maxFaultHeaderName = 64
+    static let maxFaultHeaderValue = 1024
+    /// `POST /__dev/users`: users per call, sessions per user, and sessions per call (the answer
+    /// carries every token, so this bounds it at about 10 MB).
+    static let maxBulkUsers = 10_000
+    static let maxSessionsPerUser = 100
+    static let maxBulkSessions = 100_000
+    /// `GET /api/admin/users` page size.
+    static let defaultUserPage = 100
+    static let maxUserPage = 1000
 }

@@ -146,6 +146,24 @@ public struct PlatformAPI: Sendable {
 
     // MARK: Admin (role admin, else FORBIDDEN)
 
+    /// `GET /api/admin/users`: one page of users in id order (`limit` 1...1000, the server's default 100
+    /// when nil) and the cursor of the next page, nil on the last. Pass `nextCursor` back unchanged.
+    public func adminUsers(token: String, limit: Int?, cursor: String?) async throws -> (users: [JSON], nextCursor: String?) {
+        let route = "GET /api/admin/users"
+        var query: [(String, String)] = []
+        if let limit { query.append(("limit", String(limit))) }
+        if let cursor { query.append(("cursor", cursor)) }
+        let json = try await call(route, "/api/admin/users" + (query.isEmpty ? "" : "?" + PlatformAPI.formEncode(query)), token: token)
+        let d = AnswerReader(json: json, route: route)
+        let next: String?
+        switch json["nextCursor"] {
+        case nil, .null?: next = nil
+        case .string(let text)? where !text.isEmpty: next = text
+        default: throw d.malformed("'nextCursor' is not a non-empty string or null")
+        }
+        return (try d.array("users"), next)
+    }
+
     public func adminSessions(token: String, user: String) async throws -> [JSON] {
         let route = "GET /api/admin/users/{uid}/sessions"
         let json = try await call(route, "/api/admin/users/\(PlatformAPI.segment(user))/sessions", token: token)
