@@ -71,6 +71,7 @@ bench: build
 	bench/run $(BENCH_PREFIX)/bin
 	bench/devserver $(BENCH_PREFIX)/bin
 	bench/sessions $(BENCH_PREFIX)/bin
+	bench/sessions-bulk $(BENCH_PREFIX)/bin
 	bench/tasks $(BENCH_PREFIX)/bin
 
 # Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).

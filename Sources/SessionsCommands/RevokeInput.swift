@@ -23,7 +23,8 @@ struct MalformedInput: Sendable, Equatable {
 enum RevokeInput {
     enum Format: String, Sendable { case lines, jsonl, json, csv }
 
-    static let maxInputBytes = 64 << 20
+    /// 256 MiB: `list --all-users --jsonl` prints ~200 bytes a session, so this is about the item limit.
+    static let maxInputBytes = 256 << 20
     static let maxItems = 1_000_000
     static let maxLineBytes = 64 << 10
     static let maxIdBytes = 128
@@ -123,7 +124,7 @@ enum RevokeInput {
 
     // MARK: Validation
 
-    /// Ids and users go into URL path segments: 1…128 characters of letters, digits and `-_.:@`.
+    /// Ids and users go into URL path segments: 1…128 characters of letters, digits and `-_.:@~+=`.
     static func validate(id: String?, user: String?) -> Result<(id: String, user: String?), Reason> {
         guard let id else { return .failure(Reason("not valid UTF-8, or too long")) }
         if let problem = problem(id, "id") { return .failure(Reason(problem)) }
@@ -143,8 +144,9 @@ enum RevokeInput {
         let allowed = bytes.allSatisfy { b in
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: ":") || b == UInt8(ascii: "@")
+                || b == UInt8(ascii: "~") || b == UInt8(ascii: "+") || b == UInt8(ascii: "=")
         }
-        if !allowed { return "\(what) '\(value.prefix(60))' has characters an id never has (letters, digits and -_.:@ only)" }
+        if !allowed { return "\(what) '\(value.prefix(60))' has characters an id never has (letters, digits and -_.:@~+= only)" }
         if value == "." || value == ".." { return "\(what) '\(value)' is not an id" }
         return nil
     }

@@ -234,7 +234,7 @@ public final class DevServer: @unchecked Sendable {
     private func log(_ request: HTTPRequest, route: String?, status: Int, started: Int64) {
         guard let logFile else { return }
         let line = JSON.object([
-            ("time", .string(Timestamp.rfc3339String(started / 1000))), ("method", .string(request.method)),
+            ("time", .string(Timestamp.rfc3339String(started / 1000))), ("startedMs", .int(Int(started))), ("method", .string(request.method)),
             ("route", .string(route ?? "(unmatched)")), ("status", .int(status)),
             ("durationMs", .int(Int(Timestamp.nowMilliseconds() - started))), ("client", .string(request.clientAddress)),
         ]).serialized() + "\n"

@@ -147,24 +147,17 @@ import Testing
         #expect(ids.filter { $0.hasPrefix("dup") } == ["dup0001", "dup0002"])  // the failed call left nothing
     }
 
+    /// Tests never assert timings: the speed of bulk creation is a benchmark figure (bench/sessions-bulk).
     @Test("Issue 11 item 6: 10,000 users with a session each, and 10,000 sessions of one user, each in one request")
-    func bulkCreationIsFast() throws {
+    func bulkCreationInOneRequest() throws {
         let server = try DevServerProcess()
-        let clock = ContinuousClock()
-        var made: HTTPResult?
-        let users = try clock.measure {
-            made = try createUsers(server, [("count", .int(10_000)), ("prefix", .string("b")), ("sessionsPerUser", .int(1))])
-        }
-        let json = try #require(try made?.json())
-        #expect(made?.status == 201)
+        let made = try createUsers(server, [("count", .int(10_000)), ("prefix", .string("b")), ("sessionsPerUser", .int(1))])
+        let json = try made.json()
+        #expect(made.status == 201)
         #expect(json["users"]?.arrayValue?.count == 10_000 && json["sessions"]?.arrayValue?.count == 10_000)
         #expect(json["users"]?.arrayValue?.first == .string("b00001") && json["users"]?.arrayValue?.last == .string("b10000"))
-        var ids: HTTPResult?
-        let sessions = try clock.measure { ids = try server.dev("POST", "/__dev/users/bob/sessions", .object([("count", .int(10_000))])) }
-        #expect(try ids?.json()["ids"]?.arrayValue?.count == 10_000)
-        FileHandle.standardError.write(Data("bulk creation: 10,000 users + 10,000 sessions in \(users); 10,000 sessions of bob in \(sessions)\n".utf8))
-        // The target is well under 2 s in a debug build; the bound leaves room for a loaded machine.
-        #expect(users < .seconds(10) && sessions < .seconds(10))
+        let ids = try server.dev("POST", "/__dev/users/bob/sessions", .object([("count", .int(10_000))]))
+        #expect(try ids.json()["ids"]?.arrayValue?.count == 10_000)
     }
 
     @Test("Issue 11 item 6: a 429 fault carries Retry-After, and curl sees it")

@@ -285,5 +285,65 @@ import Testing
         #expect(try h.status()["session"] == .null, "the local identity is cleared")
         #expect(try h.server.login("bob", password: "reset-secret-42").token.isEmpty == false)
     }
+
+    /// `--all-users` pages through the admin user list; every user's sessions come with their user.
+    @Test func listAllUsersPagesThroughEveryUser() throws {
+        let h = try harness()
+        let made = try h.server.dev("POST", "/__dev/users", .object([("count", .int(1_200)), ("prefix", .string("p")), ("sessionsPerUser", .int(2))]))
+        #expect(made.status == 201)
+        let run = try h.run("sl-sessions", ["list", "--all-users"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        let records = try run.jsonLines().filter { $0["user"]?.stringValue?.hasPrefix("p") == true }
+        #expect(records.count == 2_400)
+        #expect(Set(records.compactMap { $0["user"]?.stringValue }).count == 1_200, "more than one page of users (1,000 a page)")
+        #expect(try h.run("sl-sessions", ["list", "--all-users", "--user", "bob"]).status == 2)
+    }
+
+    /// 10,000 sessions of many users, listed and revoked in one pipeline with 503s and resets injected
+    /// mid-run: every session revoked, and each one requested exactly once (the server counts per session).
+    @Test func tenThousandSessionsAreRevokedExactlyOnce() throws {
+        let h = try harness()
+        let made = try h.server.dev("POST", "/__dev/users", .object([("count", .int(1_000)), ("prefix", .string("x")), ("sessionsPerUser", .int(10))]))
+        #expect(made.status == 201)
+        let listed = try h.run("sl-sessions", ["list", "--all-users", "--jsonl"])
+        let plan = try listed.jsonLines().filter { $0["user"]?.stringValue?.hasPrefix("x") == true }
+        #expect(plan.count == 10_000)
+        let input = Array(plan.map { $0.serialized() }.joined(separator: "\n").utf8)
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--journal", h.home.file("big.journal"), "-"], stdin: input)
+        usleep(300_000)
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(502)), ("count", .int(15))]))
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(5))]))
+        let run = revoke.waitOrKill(seconds: 300)
+        #expect(run.status == 0, "\(run.stderrText)")
+        #expect(try summary(run)?["revoked"]?.intValue == 10_000)
+        let counts = try h.server.dev("GET", "/__dev/revocations").json()["sessions"]
+        let ours = plan.compactMap { $0["id"]?.stringValue }
+        let requested = ours.map { counts?[$0]?.intValue ?? -1 }
+        #expect(requested.allSatisfy { $0 == 1 }, "requests per session other than 1: \(Dictionary(grouping: requested, by: { $0 }).mapValues(\.count))")
+    }
+
+    /// A 429 with Retry-After from one answer pauses every worker: the server sees no revocation from anyone
+    /// until the time is up (its log has each request's start in milliseconds).
+    @Test func a429PausesEveryWorkerAtTheServer() throws {
+        let logDirectory = TemporaryDirectory("devserver-log")  // kept alive: its deinit removes the directory
+        let log = logDirectory.file("requests.jsonl")
+        let h = try SessionToolsHarness(server: try DevServerProcess(["--log", log]))
+        try h.storeLogin("alice")
+        _ = try createSessions(h, user: "carol", count: 600)
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "200"])
+        usleep(700_000)
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
+                                                                 ("headers", .object([("Retry-After", .string("1"))])), ("count", .int(1))]))
+        let run = revoke.waitOrKill(seconds: 60)
+        #expect(run.status == 0, "\(run.stderrText)")
+        let total = try summary(run)
+        #expect(total?["revoked"]?.intValue == 600 && (total?["throttledMs"]?.intValue ?? 0) >= 900)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+            .filter { $0["method"]?.stringValue == "DELETE" && $0["route"]?.stringValue == "/api/admin/users/{uid}/sessions/{id}" }
+        let throttled = try #require(lines.first { $0["status"]?.intValue == 429 }?["startedMs"]?.intValue)
+        // Requests already past the gate when the 429 was sent may still arrive a moment later; then nothing for the second.
+        let inside = lines.filter { ($0["startedMs"]?.intValue ?? 0) > throttled + 100 && ($0["startedMs"]?.intValue ?? 0) < throttled + 900 }
+        #expect(inside.isEmpty, "\(inside.count) revocations reached the server during the pause")
+    }
 }
 
