@@ -345,5 +345,21 @@ import Testing
         let inside = lines.filter { ($0["startedMs"]?.intValue ?? 0) > throttled + 100 && ($0["startedMs"]?.intValue ?? 0) < throttled + 900 }
         #expect(inside.isEmpty, "\(inside.count) revocations reached the server during the pause")
     }
+
+    /// S14/S15: another sign-in replaces the stored account mid-run (and, as item 4 of issue 10 has it, revokes
+    /// the run's session): the run stops with SESSION_CHANGED, nothing more is done for the new account, and the
+    /// late rejection of the old session never clears the new one.
+    @Test func s14TheAccountChangingMidRunStopsItAndKeepsTheNewSession() throws {
+        let h = try harness()
+        _ = try createSessions(h, user: "carol", count: 300)
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "50"])
+        usleep(1_500_000)
+        try h.storeLogin("bob")
+        let run = revoke.waitOrKill(seconds: 30)
+        #expect(run.status == 11, "\(run.stderrText)")
+        #expect(run.stderrText.contains("SESSION_CHANGED"))
+        #expect(try h.status()["session"]?["user"]?["id"]?.stringValue == "bob", "the newer session is kept (S15)")
+        #expect(try adminSessionCount(h, user: "carol") > 0, "the run stopped")
+    }
 }
 
