@@ -14,6 +14,9 @@ import StarlineCrypto
 final class BrowserHandoffPage {
     let path: String
     private let slot: Int32
+    /// True while the file at `path` is ours to remove: never after a failed open (the name may be someone
+    /// else's file), never twice.
+    private var owned = false
 
     /// Writes the page for `url` in `directory` (created 0700 when missing; refused when others control it).
     init(forwardingTo url: String, in directory: String) throws {
@@ -24,18 +27,17 @@ final class BrowserHandoffPage {
         // O_EXCL | O_NOFOLLOW: never write through a file or link someone else put there.
         let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            let e = errno
+            let failure = FileBytes.posixError("cannot write \(path)", path: path)
             Interrupts.untrack(slot)
-            throw StarlineError(.storage, "cannot write \(path): \(String(cString: strerror(e)))",
-                                details: .object([("path", .string(path)), ("errno", .int(Int64(e)))]))
+            throw failure
         }
+        owned = true
         let written = Self.html(url).withUnsafeBytes { FileBytes.write(fd: fd, $0) }
-        let e = errno
+        let failure = written ? nil : FileBytes.posixError("cannot write \(path)", path: path)
         close(fd)
-        guard written else {
+        if let failure {
             remove()
-            throw StarlineError(.storage, "cannot write \(path): \(String(cString: strerror(e)))",
-                                details: .object([("path", .string(path)), ("errno", .int(Int64(e)))]))
+            throw failure
         }
     }
 
@@ -45,6 +47,8 @@ final class BrowserHandoffPage {
     }
 
     func remove() {
+        guard owned else { return }
+        owned = false
         unlink(path)
         Interrupts.untrack(slot)
     }

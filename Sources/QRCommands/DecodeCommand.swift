@@ -62,6 +62,12 @@ enum DecodeCommand: Command {
         var found: Bool
         var error: StarlineError?
         var unexpectedKinds: [String]
+
+        /// A file that could not be decoded: `{"file","error":{…}}`.
+        static func failed(_ file: String, _ failure: StarlineError) -> FileOutcome {
+            FileOutcome(records: [.object([("file", .string(file)), ("error", failure.json["error"] ?? .null)])], found: false,
+                        error: failure, unexpectedKinds: [])
+        }
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
@@ -149,9 +155,7 @@ enum DecodeCommand: Command {
                 ? try ImageLoader.load(bytes: try (stdin ?? .success([])).get(), name: "-", maxPixels: limits.maxPixels, reservation: reservation)
                 : try ImageLoader.load(path: file, maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes, reservation: reservation)
         } catch {
-            let failure = (error as? StarlineError) ?? StarlineError(.unreadableImage, "\(file): \(error)")
-            let errorJSON = failure.json["error"] ?? .null
-            return FileOutcome(records: [.object([("file", .string(file)), ("error", errorJSON)])], found: false, error: failure, unexpectedKinds: [])
+            return .failed(file, (error as? StarlineError) ?? StarlineError(.unreadableImage, "\(file): \(error)"))
         }
         let start = QRScanner.now()
         let result: ScanResult
@@ -165,9 +169,7 @@ enum DecodeCommand: Command {
                 if limits.imageTimeout == 0 { isolated.timedOut = true }
                 result = isolated
             } catch {
-                let failure = (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
-                return FileOutcome(records: [.object([("file", .string(file)), ("error", failure.json["error"] ?? .null)])], found: false,
-                                   error: failure, unexpectedKinds: [])
+                return .failed(file, (error as? StarlineError) ?? StarlineError(.internalError, "\(error)"))
             }
         } else {
             result = scanner.scan(image, deadline: start + limits.imageTimeout) { attempt in

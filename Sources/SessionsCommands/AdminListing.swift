@@ -62,9 +62,7 @@ struct AdminListing {
         }
         var seen = Set<String>()
         return try users.filter { user in
-            if case .failure(let reason) = RevokeInput.validate(id: user, user: nil) {
-                throw StarlineError(.usage, "--user \(user.prefix(60)): \(reason.description.replacingAll("id", with: "user id"))")
-            }
+            if let problem = RevokeInput.problem(user, "user id") { throw StarlineError(.usage, "--user \(user.prefix(60)): \(problem)") }
             return seen.insert(user).inserted
         }
     }

@@ -137,7 +137,8 @@ enum RevokeInput {
         init(_ text: String) { description = text }
     }
 
-    private static func problem(_ value: String, _ what: String) -> String? {
+    /// What is wrong with `value` as an id or user id (`what` names it in the message); nil when nothing is.
+    static func problem(_ value: String, _ what: String) -> String? {
         let bytes = value.utf8
         if bytes.isEmpty { return "empty \(what)" }
         if bytes.count > maxIdBytes { return "\(what) longer than \(maxIdBytes) characters" }

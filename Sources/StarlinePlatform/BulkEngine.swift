@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import StarlineCore
 
 /// What happened to one item of a bulk run (issue 11 item 3).
@@ -139,7 +136,7 @@ public enum BulkEngine {
                         if transient >= configuration.maxAttempts {
                             outcome = (nil, .failed, error)
                         } else {
-                            sleep(seconds: backoff(transient - 1, configuration))
+                            HTTPTransport.sleep(seconds: backoff(transient - 1, configuration))
                         }
                     }
                 }
@@ -161,16 +158,8 @@ public enum BulkEngine {
         StarlineError(cause.code, "not attempted: the run stopped (\(cause.message))")
     }
 
-    /// Exponential backoff with "equal jitter" (half fixed, half random), so that workers retrying together spread out.
+    /// The same exponential backoff with jitter as single requests (`RetryPolicy`), with the run's bounds.
     static func backoff(_ attempt: Int, _ configuration: BulkConfiguration) -> Double {
-        let full = min(configuration.maxBackoff, configuration.baseBackoff * Double(1 << min(attempt, 20)))
-        return max(0, full) * Double.random(in: 0.5...1.0)
-    }
-
-    static func sleep(seconds: Double) {
-        let nanoseconds = ReplyLimits.nanoseconds(seconds)
-        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        RetryPolicy(retries: 0, baseDelay: configuration.baseBackoff, maxDelay: configuration.maxBackoff).backoff(attempt)
     }
 }

@@ -154,14 +154,18 @@ public struct PlatformAPI: Sendable {
         if let limit { query.append(("limit", String(limit))) }
         if let cursor { query.append(("cursor", cursor)) }
         let json = try await call(route, "/api/admin/users" + (query.isEmpty ? "" : "?" + PlatformAPI.formEncode(query)), token: token)
-        let d = AnswerReader(json: json, route: route)
+        return try PlatformAPI.userPage(AnswerReader(json: json, route: route))
+    }
+
+    /// One page of `GET /api/admin/users`: the users and the cursor of the next page (nil on the last).
+    static func userPage(_ answer: AnswerReader) throws -> (users: [JSON], nextCursor: String?) {
         let next: String?
-        switch json["nextCursor"] {
+        switch answer.json["nextCursor"] {
         case nil, .null?: next = nil
         case .string(let text)? where !text.isEmpty: next = text
-        default: throw d.malformed("'nextCursor' is not a non-empty string or null")
+        default: throw answer.malformed("'nextCursor' is not a non-empty string or null")
         }
-        return (try d.array("users"), next)
+        return (try answer.array("users"), next)
     }
 
     public func adminSessions(token: String, user: String) async throws -> [JSON] {

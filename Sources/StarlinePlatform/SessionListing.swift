@@ -15,61 +15,25 @@ public struct SessionLister: Sendable {
 
     /// `GET /api/admin/users/{uid}/sessions`: the user's sessions.
     public func sessions(of user: String) -> BulkAttempt<[JSON]> {
-        let route = "GET /api/admin/users/{uid}/sessions"
-        let answer = get(route, "/api/admin/users/\(PlatformAPI.segment(user))/sessions")
-        return answer.map(route) { json in json["sessions"]?.arrayValue }
+        get("GET /api/admin/users/{uid}/sessions", "/api/admin/users/\(PlatformAPI.segment(user))/sessions") { try $0.array("sessions") }
     }
 
-    /// `GET /api/admin/users?limit=&cursor=`: one page of the user list and the cursor of the next.
+    /// `GET /api/admin/users?limit=&cursor=`: the ids on one page of the user list and the cursor of the next.
     public func users(limit: Int, cursor: String?) -> BulkAttempt<(users: [String], next: String?)> {
-        let route = "GET /api/admin/users"
         var path = "/api/admin/users?limit=\(limit)"
         if let cursor { path += "&cursor=" + PercentEncoding.encode(cursor) }
-        return get(route, path).map(route) { json in
-            guard let users = json["users"]?.arrayValue else { return nil }
-            let ids = users.compactMap { $0["id"]?.stringValue }
-            guard ids.count == users.count else { return nil }
-            return (ids, json["nextCursor"]?.stringValue)
+        return get("GET /api/admin/users", path) { answer in
+            let page = try PlatformAPI.userPage(answer)
+            let ids = page.users.compactMap { $0["id"]?.stringValue }
+            guard ids.count == page.users.count else { throw answer.malformed("a user without an 'id' string") }
+            return (ids, page.nextCursor)
         }
     }
 
-    struct Answer {
-        var outcome: Result<HTTPReply, StarlineError>
-
-        /// 2xx through `read` (nil: malformed); errors as the engine takes them (see `SessionRevoker.classify`).
-        func map<Value>(_ route: String, _ read: (JSON) -> Value?) -> BulkAttempt<Value> {
-            switch outcome {
-            case .failure(let error):
-                let transient = error.retryable && (error.code == .network || error.code == .timeout)
-                return transient ? .transient(error) : .failed(error)
-            case .success(let reply):
-                switch reply.status {
-                case 200...299:
-                    guard let json = try? reply.json(), let value = read(json) else {
-                        return .failed(StarlineError(.data, "unexpected answer from \(route) (HTTP \(reply.status))", details: .object([("route", .string(route))])))
-                    }
-                    return .done(value)
-                case 429:
-                    return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) })
-                default:
-                    let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
-                    if error.exitStatus == .sessionEnded || error.exitStatus == .forbidden { return .stopRun(error) }
-                    return RetryPolicy.isRetryable(status: reply.status) ? .transient(error) : .failed(error)
-                }
-            }
-        }
-    }
-
-    private func get(_ route: String, _ path: String) -> Answer {
+    private func get<Value>(_ route: String, _ path: String, _ read: (AnswerReader) throws -> Value) -> BulkAttempt<Value> {
         let request = HTTPRequestSpec(method: "GET", url: api.url(path), headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
-        do {
-            return Answer(outcome: .success(try transport.transfer(request, cancel: nil)))
-        } catch let error as StarlineError {
-            var e = error
-            e.details = PlatformAPI.adding([("route", .string(route))], to: e.details)
-            return Answer(outcome: .failure(e))
-        } catch {
-            return Answer(outcome: .failure(StarlineError(.internalError, "\(error)")))
+        return BulkRequest.attempt(BulkRequest.send(transport, request, route: route), route: route) { reply in
+            BulkRequest.success(api, reply, route: route, read)
         }
     }
 }

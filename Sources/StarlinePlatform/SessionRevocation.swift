@@ -42,48 +42,20 @@ public struct SessionRevoker: Sendable {
         } ?? ("DELETE /api/sessions/{id}", "/api/sessions/" + PlatformAPI.segment(target.id))
         let request = HTTPRequestSpec(method: "DELETE", url: api.url(path),
                                       headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
-        let outcome: Result<HTTPReply, StarlineError>
-        do {
-            outcome = .success(try transport.transfer(request, cancel: nil))
-        } catch let error as StarlineError {
-            outcome = .failure(error)
-        } catch {
-            outcome = .failure(StarlineError(.internalError, "\(error)"))
-        }
-        return Self.classify(outcome, route: route)
+        return classify(BulkRequest.send(transport, request, route: route), route: route)
     }
 
-    /// How the bulk engine should take an answer.
-    static func classify(_ outcome: Result<HTTPReply, StarlineError>, route: String) -> Answer {
-        let reply: HTTPReply
-        switch outcome {
-        case .failure(var error):
-            error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
-            let transient = error.retryable && (error.code == .network || error.code == .timeout)
-            return Answer(attempt: transient ? .transient(error) : .failed(error), wasCurrent: false)
-        case .success(let r): reply = r
-        }
-        switch reply.status {
-        case 200...299:
-            guard let json = try? reply.json(), let revoked = json["revoked"]?.boolValue else {
-                return Answer(attempt: .failed(StarlineError(.data, "unexpected answer from \(route) (HTTP \(reply.status)): no 'revoked'",
-                                                             details: .object([("route", .string(route))]))), wasCurrent: false)
+    /// How the bulk engine should take an answer: `{revoked, current}` on 2xx, 404 as "not found", the rest
+    /// by `BulkRequest`'s common rules.
+    func classify(_ outcome: Result<HTTPReply, StarlineError>, route: String) -> Answer {
+        var wasCurrent = false
+        let attempt: BulkAttempt<BulkItemStatus> = BulkRequest.attempt(outcome, route: route) { reply in
+            if reply.status == 404 { return .done(.notFound) }
+            return BulkRequest.success(api, reply, route: route) { answer in
+                wasCurrent = answer.json["current"]?.boolValue ?? false
+                return try answer.bool("revoked") ? .revoked : .alreadyRevoked
             }
-            return Answer(attempt: .done(revoked ? .revoked : .alreadyRevoked), wasCurrent: json["current"]?.boolValue ?? false)
-        case 404:
-            return Answer(attempt: .done(.notFound), wasCurrent: false)
-        case 429:
-            let retryAfter = reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) }
-            return Answer(attempt: .throttled(retryAfter: retryAfter), wasCurrent: false)
-        default:
-            let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
-            switch error.exitStatus {
-            // The caller's own session ended (S15), or the caller may not do this at all: no item can succeed.
-            case .sessionEnded, .forbidden: return Answer(attempt: .stopRun(error), wasCurrent: false)
-            default: break
-            }
-            if RetryPolicy.isRetryable(status: reply.status) { return Answer(attempt: .transient(error), wasCurrent: false) }
-            return Answer(attempt: .failed(error), wasCurrent: false)
         }
+        return Answer(attempt: attempt, wasCurrent: wasCurrent)
     }
 }

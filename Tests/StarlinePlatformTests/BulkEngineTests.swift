@@ -121,9 +121,11 @@ import Testing
 
     // MARK: Classification of answers
 
-    @Test func answersAreClassifiedAsTheRunNeeds() {
+    @Test func answersAreClassifiedAsTheRunNeeds() throws {
+        let revoker = SessionRevoker(api: PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", retries: 0),
+                                     transport: HTTPTransport(), token: "t", ownUser: nil)
         func classify(_ status: Int, _ body: String = "{}", headers: [String: String] = [:]) -> BulkAttempt<BulkItemStatus> {
-            SessionRevoker.classify(.success(HTTPReply(status: status, headers: headers, body: Array(body.utf8))), route: "DELETE /x").attempt
+            revoker.classify(.success(HTTPReply(status: status, headers: headers, body: Array(body.utf8))), route: "DELETE /x").attempt
         }
         guard case .done(.revoked) = classify(200, #"{"revoked":true}"#) else { Issue.record("200 revoked"); return }
         guard case .done(.alreadyRevoked) = classify(200, #"{"revoked":false}"#) else { Issue.record("200 already"); return }
@@ -138,9 +140,9 @@ import Testing
         }
         guard case .failed = classify(400, #"{"error":{"code":"INVALID_REQUEST","message":"x"}}"#) else { Issue.record("400"); return }
         guard case .failed = classify(200, "not json") else { Issue.record("malformed 200"); return }
-        let current = SessionRevoker.classify(.success(HTTPReply(status: 200, body: Array(#"{"revoked":true,"current":true}"#.utf8))), route: "x")
+        let current = revoker.classify(.success(HTTPReply(status: 200, body: Array(#"{"revoked":true,"current":true}"#.utf8))), route: "x")
         #expect(current.wasCurrent)
-        guard case .transient = SessionRevoker.classify(.failure(StarlineError(.network, "reset", retryable: true)), route: "x").attempt else {
+        guard case .transient = revoker.classify(.failure(StarlineError(.network, "reset", retryable: true)), route: "x").attempt else {
             Issue.record("network"); return
         }
     }

@@ -1,0 +1,49 @@
+import StarlineCore
+
+/// One blocking request of a bulk worker, and the rules by which the engine takes its answer — shared by
+/// every multi-item command (`SessionRevoker`, `SessionLister`): a transport error is transient when it is
+/// a network error or timeout; a 429 waits for its `Retry-After`; a 401, a 403 ending the session or a 403
+/// FORBIDDEN stops the run (no item can succeed); other retryable statuses are transient, the rest fail.
+enum BulkRequest {
+    /// The request on the calling thread (a reused keep-alive handle); errors carry the route.
+    static func send(_ transport: HTTPTransport, _ request: HTTPRequestSpec, route: String) -> Result<HTTPReply, StarlineError> {
+        do {
+            return .success(try transport.transfer(request, cancel: nil))
+        } catch var error as StarlineError {
+            error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
+            return .failure(error)
+        } catch {
+            return .failure(StarlineError(.internalError, "\(error)", details: .object([("route", .string(route))])))
+        }
+    }
+
+    /// `known` takes the answers the command gives a meaning of its own (its 2xx, a 404 that means "gone");
+    /// nil leaves an answer to the common rules.
+    static func attempt<Value>(_ outcome: Result<HTTPReply, StarlineError>, route: String,
+                               known: (HTTPReply) -> BulkAttempt<Value>?) -> BulkAttempt<Value> {
+        let reply: HTTPReply
+        switch outcome {
+        case .failure(let error):
+            return error.retryable && (error.code == .network || error.code == .timeout) ? .transient(error) : .failed(error)
+        case .success(let r): reply = r
+        }
+        if let attempt = known(reply) { return attempt }
+        if reply.status == 429 {
+            return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) })
+        }
+        let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
+        if error.exitStatus == .sessionEnded || error.exitStatus == .forbidden { return .stopRun(error) }
+        return RetryPolicy.isRetryable(status: reply.status) ? .transient(error) : .failed(error)
+    }
+
+    /// A 2xx answer read by `read` (a malformed one fails the item); nil for any other status.
+    static func success<Value>(_ api: PlatformAPI, _ reply: HTTPReply, route: String, _ read: (AnswerReader) throws -> Value) -> BulkAttempt<Value>? {
+        guard (200...299).contains(reply.status) else { return nil }
+        do {
+            let json = try api.expectSuccess(reply, route)
+            return .done(try read(AnswerReader(json: json, route: route)))
+        } catch {
+            return .failed((error as? StarlineError) ?? StarlineError(.internalError, "\(error)"))
+        }
+    }
+}
