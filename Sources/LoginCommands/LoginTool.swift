@@ -16,7 +16,7 @@ public enum LoginTool {
         files: PlatformToolSupport.files,
         seeAlso: ["sl-restore(1)", "sl-qr(1)", "sl-devserver(1)"])
 
-    public static func main() async -> Never { await ToolMain.main(tool) }
+    @MainActor public static func main() async -> Never { await ToolMain.main(tool) }
 }
 
 /// How the session of a login was obtained, as the result record says (`"mode"`).

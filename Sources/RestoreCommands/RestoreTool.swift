@@ -12,7 +12,7 @@ public enum RestoreTool {
         files: PlatformToolSupport.files,
         seeAlso: ["sl-login(1)", "sl-devserver(1)"])
 
-    public static func main() async -> Never { await ToolMain.main(tool) }
+    @MainActor public static func main() async -> Never { await ToolMain.main(tool) }
 }
 
 /// Restoring: the tool's one command.

@@ -45,10 +45,8 @@ enum ListCommand: AsyncCommand {
         let client = try PlatformToolSupport.client(options.platform, context, network: true)
         let now = context.io.now().seconds
         guard options.allUsers || !options.users.isEmpty else {
-            let sessions = try await client.sessions()
-            let stored = try client.store?.withState { try $0.usableCandidate() }
-            // The caller's own sessions: the user is the stored one (STARLINE_TOKEN: unknown without /api/me).
-            let user = client.session?.user["id"] ?? stored?.user["id"] ?? .null
+            let (owner, sessions) = try await client.sessionsWithUser()
+            let user = owner["id"] ?? .null
             for var session in sessions where options.filter.keeps(session, now: now) {
                 session.set("user", user)
                 context.output.emitLine(session)

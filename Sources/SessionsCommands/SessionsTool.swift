@@ -21,5 +21,5 @@ public enum SessionsTool {
         files: PlatformToolSupport.files,
         seeAlso: ["sl-login(1)", "sl-restore(1)", "sl-devserver(1)"])
 
-    public static func main() async -> Never { await ToolMain.main(tool) }
+    @MainActor public static func main() async -> Never { await ToolMain.main(tool) }
 }

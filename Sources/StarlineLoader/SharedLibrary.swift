@@ -18,10 +18,16 @@ public struct SharedLibrary {
         public let reason: String
     }
 
-    /// Opens the first soname that loads (`RTLD_NOW | RTLD_LOCAL`).
+    /// Opens the first soname that loads (`RTLD_LAZY | RTLD_LOCAL`).
+    ///
+    /// Lazy, as the dynamic loader binds a program's own libraries: dlopen(3) says RTLD_NOW means "all
+    /// undefined symbols in the shared object are resolved before dlopen() returns" — for libcurl that is
+    /// every function its ~30 dependencies import (LDAP, Kerberos, SSH, …), ~1,900 symbol lookups (~20% of
+    /// `sl-sessions list`'s instructions) that curl(1) itself never does for the parts a request does not
+    /// touch. What we call is resolved and checked one by one with `dlsym` (`function(_:as:)`, `missing`).
     public static func open(_ sonames: [String]) -> Result<SharedLibrary, LoadError> {
         for soname in sonames {
-            if let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) { return .success(SharedLibrary(name: soname, handle: handle)) }
+            if let handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL) { return .success(SharedLibrary(name: soname, handle: handle)) }
         }
         return .failure(LoadError(reason: dlerror().map { String(cString: $0) } ?? "unknown error"))
     }

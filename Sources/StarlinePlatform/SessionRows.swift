@@ -23,6 +23,8 @@ enum SessionRows {
         FROM candidates WHERE store_key = ?
         """
 
+    static let selectCandidateSessionId = "SELECT session_id FROM candidates WHERE store_key = ?"
+
     static let saveCandidate = """
         INSERT OR REPLACE INTO candidates
             (store_key, session_id, sealed_token, user_json, roles_json, expires_at, created_at, verified_at, updated_at)

@@ -65,6 +65,17 @@ public final class SessionState {
         }
     }
 
+    /// The session id of the stored candidate, or nil — the clear `session_id` column only: nothing is
+    /// decrypted, so neither the sealing key nor its custodian is consulted. It is what the S14 checks compare
+    /// ("is the stored session still the one this request used?"), which run after every request.
+    public func candidateSessionId() throws -> String? {
+        try checkValid()
+        try store.storageFaults.check(.read, "read the stored session")
+        guard let row = try sql({ try database.queryFirst(SessionRows.selectCandidateSessionId, [.text(keyId)]) }) else { return nil }
+        guard let sessionId = row.string("session_id") else { throw damaged(.candidate) }
+        return sessionId
+    }
+
     /// The candidate for a request, unless a revocation marker (S13) refuses it: a clear or logout whose delete
     /// failed left it behind, and no later run may use it. Throws NOT_LOGGED_IN then, naming the remedy.
     public func usableCandidate() throws -> StoredCandidate? {

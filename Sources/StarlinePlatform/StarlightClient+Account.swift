@@ -13,6 +13,13 @@ extension StarlightClient {
         return try await authenticated { try await platform.sessions(token: $0) }
     }
 
+    /// Device sessions of the account with the user they belong to: the stored session's user, or null for a
+    /// STARLINE_TOKEN session (unknown without asking `/api/me`).
+    public func sessionsWithUser() async throws -> (user: JSON, sessions: [JSON]) {
+        let platform = self.platform
+        return try await authenticatedAs { session in (session.user, try await platform.sessions(token: session.accessToken)) }
+    }
+
     /// Revokes one device session; when the server says it was the current one, the local session is cleared (S16).
     public func revokeSession(id: String) async throws -> (revoked: Bool, current: Bool) {
         let platform = self.platform

@@ -7,6 +7,12 @@ extension StarlightClient {
     /// starts: a different account by the time it answers is SESSION_CHANGED (S14); a 401 or an ending 403
     /// clears the session only if it is still the one this request used (S15).
     public func authenticated<T: Sendable>(_ operation: @Sendable (String) async throws -> T) async throws -> T {
+        try await authenticatedAs { try await operation($0.accessToken) }
+    }
+
+    /// `authenticated`, handing the operation the whole session it runs with (its user and roles too), so a
+    /// caller that reports them needs no second read of the store.
+    func authenticatedAs<T: Sendable>(_ operation: @Sendable (PlatformSession) async throws -> T) async throws -> T {
         let current: PlatformSession
         if let session { current = session } else if let memoryToken {
             current = PlatformSession(accessToken: memoryToken, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
@@ -17,7 +23,7 @@ extension StarlightClient {
         }
         let epochAtStart = epoch
         do {
-            let result = try await operation(current.accessToken)
+            let result = try await operation(current)
             try checkSameAccount(current, epochAtStart: epochAtStart)
             return result
         } catch let error as StarlineError where error.exitStatus == .sessionEnded {
@@ -46,7 +52,7 @@ extension StarlightClient {
     private func checkSameAccount(_ used: PlatformSession, epochAtStart: Int) throws {
         var stillSame = epoch == epochAtStart
         if stillSame, let store {
-            stillSame = (try? store.withState { try $0.candidate()?.sessionId }) == used.sessionId
+            stillSame = (try? store.withState { try $0.candidateSessionId() }) == used.sessionId
         }
         guard stillSame else {
             throw StarlineError(.sessionChanged, "the account changed while the request was in flight; its result was discarded (a write may still have reached the server)")

@@ -25,7 +25,7 @@ extension StarlightClient {
     public nonisolated func sameAccountCheck(_ credentials: RunCredentials) -> @Sendable () -> Bool {
         guard let store, !credentials.sessionId.isEmpty else { return { true } }
         let sessionId = credentials.sessionId
-        return { (try? store.withState { try $0.candidate()?.sessionId }) == sessionId }
+        return { (try? store.withState { try $0.candidateSessionId() }) == sessionId }
     }
 
     /// S15 for a bulk run: the run's session was rejected (401, or 403 restricted / app unavailable), so it is
