@@ -73,6 +73,10 @@ let package = Package(
         .target(name: "StarlineSQLite", dependencies: ["StarlineCore", "CSQLite"], linkerSettings: [staticArchive("sqlite3")]),
         .target(name: "StarlineCrypto", dependencies: ["StarlineCore", "CSodium"], linkerSettings: [staticArchive("sodium")]),
         .target(name: "StarlineLoader", dependencies: ["StarlineCore"]),
+        // The Secret Service keyring: libsecret and GLib loaded with dlopen (no link-time dependency, so a tool
+        // that links this pays for GLib only when it opens the keyring). No C module: the few functions are
+        // declared in Swift.
+        .target(name: "StarlineKeyring", dependencies: ["StarlineCore", "StarlineLoader", "StarlineCrypto"]),
 
         // Domain libraries: domain logic only, no command front-ends.
         .target(name: "StarlineQR", dependencies: ["StarlineCore", "StarlineLoader", "CQREncode", "CZBar", "CPNG", "CJPEG"],
@@ -99,6 +103,7 @@ let package = Package(
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
         .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "SessionsCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
+        .testTarget(name: "StarlineKeyringTests", dependencies: ["StarlineKeyring", "StarlineTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport"]),
     ] + tools.map { .executableTarget(name: $0.name, dependencies: [.target(name: $0.frontEnd)], linkerSettings: $0.linkerSettings) },
     swiftLanguageModes: [.v6]

@@ -145,6 +145,9 @@ public final class RunningTool: @unchecked Sendable {
     /// What it has written to stderr so far.
     public var stderrSoFar: String { String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self) }
 
+    /// What it has written to stdout so far.
+    public var stdoutSoFar: String { String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self) }
+
     public func signal(_ signal: Int32) { kill(pid, signal) }
 
     /// Waits up to `seconds` until its stderr so far satisfies `condition`; false when it never did.
