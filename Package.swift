@@ -50,7 +50,7 @@ let package = Package(
         // What other programs may reuse. Not the dev server (fixture passwords, libmicrohttpd, the OpenAPI
         // text) and no tool front-end.
         .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader",
-                                                "StarlineQR", "StarlineWorkspace", "StarlinePlatform"]),
+                                                "StarlineQR", "StarlineWorkspace", "StarlinePlatform", "StarlineKeyring"]),
     ] + tools.map { .executable(name: $0.name, targets: [$0.name]) },
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
@@ -84,7 +84,7 @@ let package = Package(
         // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
         .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CMicroHTTPD"]),
-        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "CCurl"]),
+        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "StarlineKeyring", "CCurl"]),
 
         // Tool front-ends: the command specs, typed options and run functions of each tool.
         .target(name: "QRCommands", dependencies: ["StarlineQR"]),

@@ -49,7 +49,7 @@ struct SignInOptions {
     static let pendingTTL = Option<Duration>.seconds("pending-ttl", help: "How long a pending login stays valid.", default: 600, range: 30...86400)
 
     static let specs: [OptionSpec] = [browser.spec, noBrowser.spec, device.spec, withToken.spec, redirectPort.spec, pendingTTL.spec,
-                                      StandardOptions.showSecrets.spec]
+                                      StandardOptions.showSecrets.spec] + CustodyOptions.specs
 
     /// The flow the flags ask for; nil when none does (the terminal decides, see `SignIn.flow`).
     var requestedFlow: SignInFlow?
@@ -58,6 +58,8 @@ struct SignInOptions {
     var redirectPort: UInt16
     var pendingTTL: Int64
     var showSecrets: Bool
+    /// `--keyring`/`--no-keyring`: nil keeps the store's recorded custodian.
+    var custodian: KeyCustodian?
     var platform: PlatformOptions
 
     init(_ arguments: ParsedArguments) throws {
@@ -73,6 +75,7 @@ struct SignInOptions {
         redirectPort = UInt16(try arguments[Self.redirectPort] ?? 0)
         pendingTTL = try arguments[Self.pendingTTL].components.seconds
         showSecrets = try arguments[StandardOptions.showSecrets]
+        custodian = try CustodyOptions.preferred(arguments)
         platform = try PlatformOptions(arguments)
     }
 }
@@ -99,7 +102,7 @@ enum SignInCommand: AsyncCommand {
 
     @MainActor
     static func run(_ options: SignInOptions, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context, network: true)
+        let client = try PlatformToolSupport.client(options.platform, context, network: true, custodian: options.custodian)
         await client.retryPendingRevocations()
         return try await SignIn.run(client, options, flow: try SignIn.flow(options, context), context)
     }
@@ -113,7 +116,7 @@ enum SwitchCommand: AsyncCommand {
 
     @MainActor
     static func run(_ options: SignInOptions, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context, network: true)
+        let client = try PlatformToolSupport.client(options.platform, context, network: true, custodian: options.custodian)
         // The mode is settled first: a switch that cannot log in (no terminal, no mode flag) must not log out either.
         let flow = try SignIn.flow(options, context)
         let result = await client.logout()

@@ -14,20 +14,22 @@ enum StartCommand: AsyncCommand {
     static let pendingTTL = Option<Duration>.seconds("pending-ttl", help: "How long the pending login stays valid.", default: 600, range: 30...86400)
     static let spec = CommandSpec("start", abstract: "Start a two-step login and print its URL",
                                   discussion: "Prints {\"url\",\"expiresAt\"}: open the URL anywhere, sign in, and pass the callback it redirects to (starline-APPID://auth/callback?…) to sl-login complete — as text, or as the JSON line of sl-qr decode --show-secrets. The pending login persists for --pending-ttl seconds, across processes and restarts.",
-                                  options: [pendingTTL.spec])
+                                  options: [pendingTTL.spec] + CustodyOptions.specs)
 
     struct Options {
         var pendingTTL: Int64
+        var custodian: KeyCustodian?
         var platform: PlatformOptions
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(pendingTTL: try arguments[pendingTTL].components.seconds, platform: try PlatformOptions(arguments))
+        Options(pendingTTL: try arguments[pendingTTL].components.seconds, custodian: try CustodyOptions.preferred(arguments),
+                platform: try PlatformOptions(arguments))
     }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context)
+        let client = try PlatformToolSupport.client(options.platform, context, custodian: options.custodian)
         let (url, pending) = try client.startLogin(ttl: options.pendingTTL)
         context.output.emit(.object([("url", .string(url)), ("expiresAt", .string(Timestamp.rfc3339String(pending.expiresAt)))]))
         context.output.notice("Open the URL, sign in, then run: sl-login complete CALLBACK (or pipe sl-qr decode --show-secrets into sl-login complete -)")
@@ -153,21 +155,25 @@ enum StatusCommand: PlatformCommand {
             context.output.emit(.object(fields))
             return .ok
         }
-        let snapshot = try store.withState { state in
-            (try state.candidate(), try state.pendingLogin(), try state.pendingRevocations(), try state.revocationMarker())
-        }
+        // Clear columns only: status works while the keyring is locked or the device key is missing.
+        let summary = try store.withState { try $0.summary() }
+        let now = context.io.now().seconds
         fields.append(("service", .string(store.key.service)))
-        fields.append(("storage", .object([("backend", .string("sqlite")), ("path", .string(store.databasePath)),
-                                           ("deviceKey", .string(store.deviceKeyPath)), ("machineId", .string(store.machineIdSource))])))
-        let candidate = snapshot.0
-        var sessionJSON = candidate.map { PlatformSession($0).json() } ?? .null
-        if let c = candidate { sessionJSON.set("expired", .bool(c.expiresAt <= context.io.now().seconds)) }
+        var storage: [(String, JSON)] = [("backend", .string("sqlite")), ("path", .string(store.databasePath))]
+        if summary.custody["custodian"]?.stringValue == KeyCustodian.file.rawValue {
+            storage += [("deviceKey", .string(store.deviceKeyPath)), ("machineId", .string(store.machineIdSource))]
+        }
+        storage.append(("custody", summary.custody))
+        fields.append(("storage", .object(storage)))
+        var sessionJSON = summary.candidate.map { PlatformSession($0).json() } ?? .null
+        if let c = summary.candidate { sessionJSON.set("expired", .bool(c.expiresAt <= now)) }
         fields.append(("session", sessionJSON))
-        fields.append(("pendingLogin", snapshot.1.map { .object([("mode", .string($0.mode.rawValue)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
-                                                                  ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))]) } ?? .null))
-        fields.append(("pendingRevocations", .array(snapshot.2.map { .object([("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
-                                                                             ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))]) })))
-        fields.append(("clearIncomplete", .bool(snapshot.3 != nil)))
+        let pending = summary.pendingLogin.flatMap { $0.expiresAt > now ? $0 : nil }
+        fields.append(("pendingLogin", pending.map { .object([("mode", .string($0.mode.rawValue)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+                                                              ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))]) } ?? .null))
+        fields.append(("pendingRevocations", .array(summary.pendingRevocations.map { .object([("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+                                                                                            ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))]) })))
+        fields.append(("clearIncomplete", .bool(summary.revocationMarker != nil)))
         context.output.emit(.object(fields))
         return .ok
     }

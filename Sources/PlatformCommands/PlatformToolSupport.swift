@@ -38,11 +38,12 @@ public enum PlatformToolSupport {
     public static let environment: [ToolSpec.Entry] = StandardOptions.environment + [
         .init("STARLINE_TOKEN", "A memory-only session for scripts: the token is used as is, nothing is read from or written to the session store."),
         .init("STARLINE_MACHINE_ID_FILE", "Read the machine id from this file instead of /etc/machine-id (tests)."),
+        .init("DBUS_SESSION_BUS_ADDRESS", "The D-Bus session bus of the desktop keyring, for a store whose key is in the keyring (sl-login --keyring); without it such a store cannot be opened (KEYRING_UNAVAILABLE, exit 10)."),
     ]
     public static let files: [ToolSpec.Entry] = [
         .init("$XDG_STATE_HOME/starline/sessions.db", "The session store (SQLite, 0600): candidate credentials sealed with XChaCha20-Poly1305, pending logins, pending revocations, keyed by API origin, App ID and service."),
         .init("$XDG_STATE_HOME/starline/sessions.db-wal", "The store's write-ahead log: rows may live here until SQLite checkpoints; back up or copy the directory as a whole."),
-        .init("$XDG_STATE_HOME/starline/device.key", "The device key (0600); the sealing key mixes in the machine id (/etc/machine-id, else /var/lib/dbus/machine-id), so a copied store does not open on another machine."),
+        .init("$XDG_STATE_HOME/starline/device.key", "The device key (0600) of the file custodian (the default); the sealing key mixes in the machine id (/etc/machine-id, else /var/lib/dbus/machine-id), so a copied store does not open on another machine. With sl-login --keyring the key is an item of the desktop keyring (schema cn.thestarline.Session) instead."),
         .init("$XDG_STATE_HOME/starline/host-id", "A generated machine id (0600), only on a machine without one; sl-login status names the source in use."),
         .init("$XDG_STATE_HOME/starline/sessions.db.revoked-DIGEST", "A sign-out whose delete failed: later runs refuse the stored session it names until sl-login clear succeeds."),
         .init("$XDG_STATE_HOME/starline/locks/", "Per-key lock files (flock): one serialises changes to the store, one lets concurrent restores share a verification."),
@@ -53,14 +54,16 @@ public enum PlatformToolSupport {
     /// that will talk to the server passes `network: true`, so libcurl (~9 ms to load) is loaded on a thread
     /// while the store is read (see `CurlLibrary.preload`).
     @MainActor
-    public static func client(_ options: PlatformOptions, _ context: CommandContext, network: Bool = false) throws -> StarlightClient {
-        let client = try makeClient(options, context)
+    /// `custodian`: the key custodian a sign-in asked for (nil: the store's recorded one).
+    public static func client(_ options: PlatformOptions, _ context: CommandContext, network: Bool = false,
+                              custodian: KeyCustodian? = nil) throws -> StarlightClient {
+        let client = try makeClient(options, context, custodian: custodian)
         if network { HTTPTransport.preloadLibrary() }
         return client
     }
 
     @MainActor
-    private static func makeClient(_ options: PlatformOptions, _ context: CommandContext) throws -> StarlightClient {
+    private static func makeClient(_ options: PlatformOptions, _ context: CommandContext, custodian: KeyCustodian?) throws -> StarlightClient {
         let configuration = StarlightClient.Configuration(api: options.api, appId: options.appId, timeout: Double(options.timeout))
         let client: StarlightClient
         if let token = context.environment["STARLINE_TOKEN"], !token.isEmpty {
@@ -70,7 +73,8 @@ public enum PlatformToolSupport {
             let key = StoreKey(api: options.api, appId: options.appId, service: options.service)
             // Storage faults (tests) are read here, in the tool layer, and passed in: the store never reads the environment for them.
             client = StarlightClient(configuration: configuration, store: try SessionStore(paths: context.paths, key: key, environment: context.environment,
-                                                                                           storageFaults: try StorageFaults(environment: context.environment)))
+                                                                                           storageFaults: try StorageFaults(environment: context.environment),
+                                                                                           preferredCustodian: custodian))
         }
         if let path = options.eventsPath { try attachEvents(client, path: path, output: context.output) }
         return client

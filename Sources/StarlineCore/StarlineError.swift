@@ -65,6 +65,10 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let noResult = ErrorCode("NO_RESULT", exit: .noResult)
     public static let storage = ErrorCode("STORAGE_ERROR", exit: .storage)
     public static let insecurePermissions = ErrorCode("INSECURE_PERMISSIONS", exit: .storage)
+    /// The keyring holding a key is locked (S3, S17): nothing was read, nothing changed, nobody was prompted.
+    public static let storageLocked = ErrorCode("STORAGE_LOCKED", exit: .storage)
+    /// No Secret Service can be reached (no D-Bus session, no keyring daemon, libsecret not installed).
+    public static let keyringUnavailable = ErrorCode("KEYRING_UNAVAILABLE", exit: .storage)
     public static let sessionChanged = ErrorCode("SESSION_CHANGED", exit: .sessionChanged)
     public static let data = ErrorCode("DATA_ERROR", exit: .data)
     public static let noSymbol = ErrorCode("NO_SYMBOL", exit: .data)

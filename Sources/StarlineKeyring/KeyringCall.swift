@@ -3,14 +3,7 @@ import Glibc
 #endif
 import StarlineCore
 
-extension ErrorCode {
-    /// No usable Secret Service: libsecret is not installed, there is no D-Bus session bus, nothing owns
-    /// `org.freedesktop.secrets`, or it did not answer in time. Local storage, so exit 10 (STORAGE).
-    public static let keyringUnavailable = ErrorCode("KEYRING_UNAVAILABLE", exit: .storage)
-    /// The keyring (or the item) is locked and we never prompt to unlock it (S3/S17: "locked" means
-    /// unreadable, exit 10, and it works again once the user unlocks it).
-    public static let storageLocked = ErrorCode("STORAGE_LOCKED", exit: .storage)
-}
+// KEYRING_UNAVAILABLE and STORAGE_LOCKED (exit 10) are in the table of StarlineCore/StarlineError.swift.
 
 /// One libsecret call with a bound: a `GCancellable` that a watchdog thread cancels when the deadline
 /// passes, so a wedged daemon (or a bus that accepts the connection and never answers) ends in an error.

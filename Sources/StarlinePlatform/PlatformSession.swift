@@ -54,9 +54,10 @@ public struct RestoreOutcome: Sendable {
 
     /// The store could not be read or written: the session is neither confirmed nor cleared (exit 10) — or a
     /// record in it is corrupt (an out-of-range time, CORRUPT_FILE: exit 12, reason `corruptRecord`), which is
-    /// left for `sl-login clear` to remove rather than guessed at.
+    /// left for `sl-login clear` to remove rather than guessed at. A locked keyring is reason `storageLocked`.
     public static func storageFailure(_ error: StarlineError) -> RestoreOutcome {
-        RestoreOutcome(state: .keptUnverified, reason: error.exitStatus == .data ? "corruptRecord" : "storageError", error: error)
+        let reason = error.exitStatus == .data ? "corruptRecord" : error.code == .storageLocked ? "storageLocked" : "storageError"
+        return RestoreOutcome(state: .keptUnverified, reason: reason, error: error)
     }
 
     public var exitStatus: ExitStatus {

@@ -1,5 +1,6 @@
 import StarlineCore
 import StarlineCrypto
+import StarlineSQLite
 
 /// The kinds of sealed record in the session store; the kind is part of each seal's additional data.
 enum SessionRecordKind: String {
@@ -40,17 +41,24 @@ enum SessionRecordKind: String {
     }
 }
 
-/// Seals and opens the secrets of one `withState` call (S3): XChaCha20-Poly1305 under the sealing key
-/// derived from `device.key` and the machine id, with the record kind, `StoreKey.id` and a per-record
-/// binding (session id or OAuth state) as additional data.
+/// Seals and opens the secrets of one `withState` call (S3): XChaCha20-Poly1305 under the key's sealing key,
+/// with the record kind, `StoreKey.id` and a per-record binding (session id or OAuth state) as additional data.
 ///
-/// The key is derived once, when first needed, and wiped with the sealer (`wipe()` at the end of the call):
-/// a `withState` that touches no secret reads neither the device key nor the machine id.
+/// The sealing key comes from the store key's custodian (`KeyCustody`): derived from `device.key` and the
+/// machine id, or read from the desktop keyring. It is fetched once, when first needed, and wiped with the
+/// sealer (`wipe()` at the end of the call): a `withState` that touches no secret reads neither the device
+/// key, the machine id nor the keyring. (A keyring key is also kept by the store for the rest of the process:
+/// each fetch is a D-Bus round trip.)
 final class RecordSealer {
     private let store: SessionStore
+    private let database: SQLiteDatabase
     private var sealingKey: SecretBytes?
+    private var custodyRecord: CustodyRecord?
 
-    init(store: SessionStore) { self.store = store }
+    init(store: SessionStore, database: SQLiteDatabase) {
+        self.store = store
+        self.database = database
+    }
 
     func wipe() { sealingKey = nil }
 
@@ -67,12 +75,31 @@ final class RecordSealer {
         do {
             plaintext = try XChaCha20Poly1305.open(sealed, additionalData: additionalData(kind, binding: binding), key: key)
         } catch {
+            let cause = try custody().custodian == .keyring
+                ? "the keyring's key does not open it (store copied, or signed in again elsewhere)"
+                : "machine id changed or store copied"
             throw StarlineError(
-                .storage, "\(kind.noun) cannot be decrypted on this machine (machine id changed or store copied)",
+                .storage, "\(kind.noun) cannot be decrypted on this machine (\(cause))",
                 details: .object([("record", .string(kind.rawValue)), ("path", .string(store.databasePath))]))
         }
         defer { Sodium.wipe(&plaintext) }
         return String(decoding: plaintext, as: UTF8.self)
+    }
+
+    /// This key's custody row (read once per call).
+    func custody() throws -> CustodyRecord {
+        if let custodyRecord { return custodyRecord }
+        let record = try CustodyRecord.read(database, keyId: store.key.id,
+                                            damaged: StarlineError(.storage, "the key custody record in \(store.databasePath) is damaged"))
+        custodyRecord = record
+        return record
+    }
+
+    /// Records `record` as this key's custody (in the enclosing transaction); the next seal or open uses it.
+    func setCustody(_ record: CustodyRecord) throws {
+        try record.write(database, keyId: store.key.id, now: SessionStore.now())
+        custodyRecord = record
+        sealingKey = nil
     }
 
     /// `starline-session-store/v1 \0 kind \0 StoreKey.id \0 binding`.
@@ -80,10 +107,20 @@ final class RecordSealer {
         Array("starline-session-store/v1\u{0}\(kind.rawValue)\u{0}\(store.key.id)\u{0}\(binding)".utf8)
     }
 
-    /// The sealing key. Sealing creates the device key on first use; opening never does — a sealed record
-    /// without its key is "locked", and a new key would not open it anyway.
+    /// The sealing key. Sealing creates it on first use (the device key, or a keyring item); opening never
+    /// does — a sealed record without its key is "locked", and a new key would not open it anyway.
     private func key(creating: Bool) throws -> SecretBytes {
         if let sealingKey { return sealingKey }
+        let derived: SecretBytes
+        switch try custody().custodian {
+        case .file: derived = try fileKey(creating: creating)
+        case .keyring: derived = try keyringKey(creating: creating)
+        }
+        sealingKey = derived
+        return derived
+    }
+
+    private func fileKey(creating: Bool) throws -> SecretBytes {
         let deviceKey: SecretBytes
         if creating {
             deviceKey = try DeviceKey.loadOrCreate(path: store.deviceKeyPath, lockPath: store.locksPath + "/device-key.lock")
@@ -98,8 +135,25 @@ final class RecordSealer {
         }
         let machine = try MachineIdentity.resolve(
             environment: store.environment, stateDirectory: store.statePath, lockPath: store.locksPath + "/host-id.lock")
-        let derived = DeviceKey.sealingKey(deviceKey: deviceKey, machineId: machine.bytes)
-        sealingKey = derived
-        return derived
+        return DeviceKey.sealingKey(deviceKey: deviceKey, machineId: machine.bytes)
+    }
+
+    private func keyringKey(creating: Bool) throws -> SecretBytes {
+        var record = try custody()
+        if let item = record.keyringItem {
+            if let cached = store.cachedKeyringKey(item: item) { return cached }
+            let key = try KeyringSealingKey.load(store, item: item)
+            store.cacheKeyringKey(item: item, key)
+            return key
+        }
+        guard creating else {
+            throw StarlineError(.storage, "the session store names the keyring as its key's custodian but no keyring item; run sl-login clear and sign in again",
+                                details: .object([("path", .string(store.databasePath))]))
+        }
+        let (item, key) = try KeyringSealingKey.create(store)
+        record.keyringItem = item
+        try setCustody(record)
+        store.cacheKeyringKey(item: item, key)
+        return key
     }
 }

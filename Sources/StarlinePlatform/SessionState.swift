@@ -4,9 +4,9 @@ import StarlineSQLite
 /// The state of one `StoreKey`, valid only inside `SessionStore.withState` (afterwards every method throws
 /// INTERNAL). Every change belongs to the enclosing transaction, except the revocation marker, a file.
 public final class SessionState {
-    private let store: SessionStore
-    private let database: SQLiteDatabase
-    private let sealer: RecordSealer
+    let store: SessionStore
+    let database: SQLiteDatabase
+    let sealer: RecordSealer
     private let marker: RevocationMarker
     private var isValid = true
     /// `clearRevocationMarker()` was called: the marker is removed once the transaction has committed.
@@ -19,7 +19,7 @@ public final class SessionState {
     init(store: SessionStore, database: SQLiteDatabase) throws {
         self.store = store
         self.database = database
-        sealer = RecordSealer(store: store)
+        sealer = RecordSealer(store: store, database: database)
         marker = RevocationMarker(path: store.revocationMarkerPath, directory: store.statePath)
         let row = try database.queryFirst("SELECT generation FROM generations WHERE store_key = ?", [.text(store.key.id)])
         generation = row?.int64("generation") ?? 0
@@ -30,7 +30,7 @@ public final class SessionState {
         sealer.wipe()
     }
 
-    private var keyId: String { store.key.id }
+    var keyId: String { store.key.id }
 
     // MARK: Generation
 
@@ -91,6 +91,7 @@ public final class SessionState {
     public func saveCandidate(_ c: StoredCandidate) throws {
         try checkValid()
         try store.storageFaults.check(.write, "write the stored session")
+        try adoptPreferredCustodian()
         let sealed = try sealer.seal(c.accessToken, .candidate, binding: c.sessionId)
         let values = SessionRows.candidateValues(c, keyId: keyId, sealedToken: sealed, updatedAt: SessionStore.now())
         try sql { try database.run(SessionRows.saveCandidate, values) }
@@ -130,6 +131,7 @@ public final class SessionState {
     public func savePendingLogin(_ p: PendingLogin) throws {
         try checkValid()
         try store.storageFaults.check(.write, "write the pending login")
+        try adoptPreferredCustodian()
         let sealed = try sealer.seal(SessionRows.pendingLoginSecrets(p), .pendingLogin, binding: p.state)
         try sql { try database.run(SessionRows.savePendingLogin, SessionRows.pendingLoginValues(p, keyId: keyId, sealedSecrets: sealed)) }
     }
@@ -236,24 +238,24 @@ public final class SessionState {
 
     // MARK: - Helpers
 
-    private func checkValid() throws(StarlineError) {
+    func checkValid() throws(StarlineError) {
         guard isValid else {
             throw StarlineError(.internalError, "SessionState used outside SessionStore.withState")
         }
     }
 
-    private func damaged(_ kind: SessionRecordKind) -> StarlineError {
+    func damaged(_ kind: SessionRecordKind) -> StarlineError {
         kind.damaged(in: store.databasePath)
     }
 
-    private func corrupt(_ kind: SessionRecordKind) -> SessionRows.Corrupt {
+    func corrupt(_ kind: SessionRecordKind) -> SessionRows.Corrupt {
         let path = store.databasePath
         return { column, value in kind.corrupt(column, value, in: path) }
     }
 
     /// Runs SQLite calls, converting their errors to STORAGE_ERROR: callers that catch inside a `withState`
     /// body see the suite's error, as they would outside.
-    private func sql<T>(_ body: () throws -> T) throws -> T {
+    func sql<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as SQLiteError {

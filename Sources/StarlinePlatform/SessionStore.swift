@@ -1,6 +1,7 @@
 import Glibc
 import StarlineCore
 import StarlineSQLite
+import StarlineCrypto
 
 /// The persistent session store: the CLI's analogue of the SDK's Keychain storage (S2, S3, S13, S17).
 ///
@@ -43,8 +44,15 @@ public final class SessionStore: @unchecked Sendable {
     /// TEST-ONLY faults, as given to `init` (see `StorageFaults`).
     public var storageFaults: StorageFaults { sqlite.faults }
 
+    /// The custodian a sign-in asked for (`sl-login --keyring`/`--no-keyring`, STARLINE_KEYRING, the config
+    /// key `keyring`): the next candidate or pending login saved moves the key's records to it. Nil keeps the
+    /// recorded one — every other tool, and a sign-in that did not choose.
+    public let preferredCustodian: KeyCustodian?
+
     let locksPath: String
     let environment: Environment
+    /// A keyring key fetched in this process, by item id: each fetch is a D-Bus round trip.
+    private let keyringKeys = Locked<[String: SecretBytes]>([:])
     /// The database, its files and migrations, and `withState`'s lock and transaction.
     let sqlite: SQLiteStore
 
@@ -57,8 +65,9 @@ public final class SessionStore: @unchecked Sendable {
     /// `storageFaults` are TEST-ONLY faults to inject; the tools parse them from `STARLINE_TEST_STORAGE_FAULT`
     /// (`StorageFaults(environment:)`) — the store itself never reads that variable.
     public init(paths: StarlinePaths, key: StoreKey, environment: Environment = .process,
-                storageFaults: StorageFaults = StorageFaults()) throws(StarlineError) {
+                storageFaults: StorageFaults = StorageFaults(), preferredCustodian: KeyCustodian? = nil) throws(StarlineError) {
         self.key = key
+        self.preferredCustodian = preferredCustodian
         self.environment = environment
         statePath = paths.state
         databasePath = statePath + "/sessions.db"
@@ -72,6 +81,10 @@ public final class SessionStore: @unchecked Sendable {
         sqlite = try SQLiteStore(path: databasePath, lockPath: lockPath, name: Self.name, migrations: SessionSchema.migrations,
                                  privateFiles: [deviceKeyPath], faults: storageFaults)
     }
+
+    func cachedKeyringKey(item: String) -> SecretBytes? { keyringKeys.withLock { $0[item] } }
+    func cacheKeyringKey(item: String, _ key: SecretBytes) { keyringKeys.withLock { $0[item] = key } }
+    func forgetKeyringKey(item: String) { keyringKeys.withLock { $0[item] = nil } }
 
     /// Where the machine id comes from: `/etc/machine-id`, `/var/lib/dbus/machine-id`, the
     /// `STARLINE_MACHINE_ID_FILE` override, or `<state>/host-id (generated)`. Creates nothing.
@@ -106,6 +119,20 @@ public final class SessionStore: @unchecked Sendable {
         }
         committed?.removeMarkerAfterCommit()
         return result
+    }
+
+    /// Deletes the keyring items this key no longer needs (the last sealed record is gone, or a change of
+    /// custodian or an earlier failed delete left one): see `SessionState.releaseUnusedKeyringItems`. Returns
+    /// the failure to report; nil when nothing was left to delete or everything was deleted. A store whose
+    /// custodian was always the file pays one small read.
+    public func releaseUnusedKeyringItems() -> StarlineError? {
+        do {
+            return try withState { try $0.releaseUnusedKeyringItems() }
+        } catch let error as StarlineError {
+            return error
+        } catch {
+            return StarlineError(.storage, "\(error)")
+        }
     }
 
     /// The second per-key lock (`locks/<digest>.verify.lock`), with which concurrent restores share one

@@ -226,6 +226,9 @@ extension StarlightClient {
         }
         publish(new)
         if replacedSession { await retryPendingRevocations() }
+        // A change of custodian leaves the old keyring item unused; a failure to delete it is kept as an
+        // orphan (sl-login status shows it, sl-login clear retries) and does not undo the login.
+        if let failure = store?.releaseUnusedKeyringItems() { onError?(failure) }
         return new
     }
 

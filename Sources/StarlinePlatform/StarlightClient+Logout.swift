@@ -22,11 +22,26 @@ extension StarlightClient {
             return await logoutMemorySession(token: token)
         }
         let record = recordLogout(store)
+        if let locked = record.lockedFailure {
+            // Locked means locked (S3, S17): the token could not be read, so it could not be revoked or kept for
+            // a later run; deleting it now would leave it working on the server with nobody able to revoke it.
+            _ = reportStorageError(locked)
+            return LogoutResult(hadSession: true, revoked: false, pendingRevocations: pendingRevocationCount(),
+                                error: StarlineError(locked.code, "\(locked.message). Nothing was logged out: run sl-login logout again once the keyring is unlocked, or sl-login clear to delete the local session without revoking it",
+                                                     details: locked.details))
+        }
         let deletion = deleteCandidate(store, after: record)
         // onError reports storage write/delete errors (S7); a read error is part of the returned result.
         for failure in [record.recordFailure, deletion.failure].compactMap({ $0 }) { _ = reportStorageError(failure) }
         let revocation = await revokeAfterLogout(store, record: record)
-        return Self.logoutResult(record, deletion, revocation)
+        var result = Self.logoutResult(record, deletion, revocation)
+        // S13 for the keyring: the key of a logged-out store is deleted with its last record; a failed delete
+        // is reported, never hidden (the item is kept as an orphan for sl-login clear to retry).
+        if let failure = store.releaseUnusedKeyringItems() {
+            _ = reportStorageError(failure)
+            if result.error == nil { result.error = failure }
+        }
+        return result
     }
 
     /// `switchAccount()`: the same as `logout()`; the host then starts a new `login(_:)` (S11).
@@ -50,6 +65,12 @@ extension StarlightClient {
         } catch {
             // S7: storage write/delete errors go to onError too, besides being thrown.
             let failure = Self.starline(error)
+            _ = reportStorageError(failure)
+            throw failure
+        }
+        // S13 for the keyring: the key goes with the last record; a locked keyring keeps it (an orphan that the
+        // next clear retries), and that is a STORAGE_ERROR, not a clean clear.
+        if let failure = store.releaseUnusedKeyringItems() {
             _ = reportStorageError(failure)
             throw failure
         }
@@ -77,13 +98,20 @@ extension StarlightClient {
         var record = LogoutRecord()
         do {
             try store.withState { state in
-                do { record.candidate = try state.candidate() } catch { record.readFailure = Self.starline(error) }
+                do { record.candidate = try state.candidate() } catch {
+                    let failure = Self.starline(error)
+                    if failure.code == .storageLocked || failure.code == .keyringUnavailable {
+                        record.lockedFailure = failure
+                        throw failure
+                    }
+                    record.readFailure = failure
+                }
                 try state.clearPendingLogin()
                 try state.bumpGeneration()
                 if let c = record.candidate { try state.addPendingRevocation(sessionId: c.sessionId, accessToken: c.accessToken) }
             }
         } catch {
-            record.recordFailure = Self.starline(error)
+            if record.lockedFailure == nil { record.recordFailure = Self.starline(error) }
         }
         return record
     }
@@ -161,6 +189,8 @@ private struct LogoutRecord {
     var readFailure: StarlineError?
     /// The transaction failed, so the token is not remembered for a later run.
     var recordFailure: StarlineError?
+    /// The keyring is locked or unreachable: nothing was changed, and the logout stops here.
+    var lockedFailure: StarlineError?
     /// Whether there was a session to end, also one that could not be read.
     var hadSession: Bool { candidate != nil || readFailure != nil }
 }

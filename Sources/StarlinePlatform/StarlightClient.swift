@@ -286,6 +286,9 @@ public final class StarlightClient {
         guard let store else { return }
         guard let pending = try? store.withState({ try $0.pendingRevocations() }), !pending.isEmpty else { return }
         let deadline = MonotonicClock.nanoseconds() + UInt64(min(max(0, budget), 86_400) * 1_000_000_000)
+        var revokedAny = false
+        // The last token revoked may leave the keyring key unused (a logged-out store).
+        defer { if revokedAny, let failure = store.releaseUnusedKeyringItems() { onError?(failure) } }
         for item in pending {
             let now = MonotonicClock.nanoseconds()
             guard now < deadline else { return }
@@ -295,6 +298,7 @@ public final class StarlightClient {
             do {
                 try await api.revoke(token: item.accessToken)
                 _ = try? store.withState { try $0.removePendingRevocation(id: item.id) }
+                revokedAny = true
             } catch {
                 let message = Self.starline(error).message
                 let attempts = item.attempts == .max ? item.attempts : item.attempts + 1

@@ -479,7 +479,7 @@ final class SessionStoreTests: Sendable {
         #expect(try AtomicFile.read(path) == garbage)
     }
 
-    @Test("a store written before migrations existed (its schema, user_version 1) opens unchanged with its records")
+    @Test("a store written before migrations existed (its schema, user_version 1) keeps its tables and records and gains the custody table (migration 2)")
     func storeFromBeforeMigrations() throws {
         let path = fixture.state + "/sessions.db"
         do {
@@ -488,23 +488,26 @@ final class SessionStoreTests: Sendable {
             try db.setUserVersion(1)
             try db.run("INSERT INTO generations (store_key, generation) VALUES (?, 5)", [.text(key.id)])
         }
-        let schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+        let schema = "SELECT type, name, sql FROM sqlite_master WHERE name != 'custody' ORDER BY name"
         let before = try SQLiteDatabase(path: path, readOnly: true).query(schema)
         #expect(try fixture.store().withState { $0.generation } == 5)
+        let custodian = try fixture.store().withState { try $0.custody().custodian }
+        #expect(custodian == .file, "no custody row: the file custodian, as before")
         let db = try SQLiteDatabase(path: path, readOnly: true)
         #expect(try db.query(schema) == before)
-        #expect(try db.userVersion == 1)
+        #expect(try db.query("SELECT name FROM sqlite_master WHERE name = 'custody'").count == 1)
+        #expect(try db.userVersion == 2)
     }
 
     @Test("a sessions.db with a newer schema is refused (STORAGE_ERROR, both versions named) and kept")
     func newerSchemaRefused() throws {
         let path = fixture.state + "/sessions.db"
-        try SQLiteDatabase(path: path).setUserVersion(2)
+        try SQLiteDatabase(path: path).setUserVersion(3)
         let before = try AtomicFile.read(path)
         let error = catchError { _ = try self.fixture.store() }
         #expect(error?.code == .storage)
         #expect(error?.exitStatus == .storage)
-        #expect(error?.message == "cannot open the session store: \(path) was written by a newer Starline (schema 2, this one knows 1)")
+        #expect(error?.message == "cannot open the session store: \(path) was written by a newer Starline (schema 3, this one knows 2)")
         #expect(try AtomicFile.read(path) == before)
     }
 
