@@ -12,6 +12,13 @@ public struct RekeyResult: Sendable, Equatable {
     public var attachmentsMoved: Int
     /// True when this call continued a rekey an earlier one had started.
     public var resumed: Bool
+
+    public init(epoch: UInt32, recordsMoved: Int, attachmentsMoved: Int, resumed: Bool) {
+        self.epoch = epoch
+        self.recordsMoved = recordsMoved
+        self.attachmentsMoved = attachmentsMoved
+        self.resumed = resumed
+    }
 }
 
 extension MemoryVault {
