@@ -36,6 +36,9 @@ public final class MemoryVault {
     /// The manifest as last read or written, with the counter it had.
     var manifest: VaultManifest?
     var manifestEpoch: UInt32 = 0
+    /// The highest counter this object has seen: the manifest never goes below it while the vault is open,
+    /// even when the cached manifest was dropped after a failed change.
+    var highestCounter: UInt64 = 0
 
     /// The cost of a new passphrase key when the caller gives none (libsodium's "interactive" level).
     public static let defaultLimits = Argon2id.Limits.interactive
@@ -104,6 +107,7 @@ public final class MemoryVault {
             let vault = MemoryVault(location: location, store: store, header: header, keys: keys, faults: faults, now: now)
             vault.manifest = manifest
             vault.manifestEpoch = 1
+            vault.highestCounter = 1
             return vault
         } catch {
             throw VaultErrors.classify(error, path: path)

@@ -57,6 +57,8 @@ extension MemoryVault {
     func write<T>(_ what: String, _ body: (VaultChange) throws -> T) throws -> T {
         var change: VaultChange?
         let result: T
+        // A body may take on keys (a rekey's new one) that only its commit makes real.
+        let (headerBefore, keysBefore) = (header, keys)
         do {
             result = try store.withTransaction { db in
                 try faults.storage.check(.write, what)
@@ -80,7 +82,7 @@ extension MemoryVault {
         } catch {
             // A failed change leaves no file behind; a simulated crash leaves what a killed process would.
             if let change, !VaultFaults.isCrash(error) { for file in change.placedFiles { unlink(file) } }
-            header = (try? Self.readHeader(store.database, location: location)) ?? header
+            (header, keys) = (headerBefore, keysBefore)
             manifest = nil
             throw VaultErrors.classify(error, path: path)
         }
@@ -88,6 +90,7 @@ extension MemoryVault {
         header = change.header
         manifest = change.manifest
         manifestEpoch = keys.write.epoch
+        highestCounter = change.manifest.counter
         try faults.crashIf(.afterCommit)
         for file in change.obsoleteFiles { unlink(file) }
         try raisePin()
@@ -106,9 +109,9 @@ extension MemoryVault {
             throw VaultErrors.corruptManifest(path, "it is missing or its columns are damaged")
         }
         let value = UInt64(counter)
-        if let manifest, value < manifest.counter {
+        if value < highestCounter {
             throw VaultProblem(.rollback, subject: "manifest",
-                               "the memory vault \(path) went back from counter \(manifest.counter) to \(value) while open").error(path: path)
+                               "the memory vault \(path) went back from counter \(highestCounter) to \(value) while open").error(path: path)
         }
         let current: VaultManifest
         if let manifest, manifest.counter == value, manifestEpoch == epoch32 {
@@ -121,6 +124,7 @@ extension MemoryVault {
         }
         manifest = current
         manifestEpoch = epoch32
+        highestCounter = value
         // Checked on every call, cached manifest or not: the header is re-read each time.
         guard Sodium.constantTimeEquals(current.headerChecksum, header.checksum) else {
             throw VaultProblem(.headerMismatch, subject: "header",

@@ -91,4 +91,17 @@ final class VaultRekeyTests: @unchecked Sendable {
         try next.rekey(passphrase: VaultFixture.secret("next"))
         #expect(try MemoryVault.open(at: fixture.location, passphrase: VaultFixture.secret("next")).verify().isClean)
     }
+
+    @Test("W2 a rekey whose first commit fails leaves no trace: no pending key in memory or on disk")
+    func testW2FailedRekeyStartLeavesNoTrace() throws {
+        let vault = try fixture.create()
+        let note = try vault.add(NoteDraft(body: "x"))
+        let broken = try fixture.open(faults: VaultFaults(storage: StorageFaults([.commit])))
+        #expect(starlineError { _ = try broken.rekey(passphrase: fixture.passphrase) }?.code == .storage)
+        #expect(!broken.isRekeyPending)
+        #expect(try broken.show(note.id).body == "x")
+        let reopened = try fixture.open()
+        #expect(!reopened.isRekeyPending)
+        #expect(try reopened.verify().isClean)
+    }
 }
