@@ -50,7 +50,7 @@ let package = Package(
         // What other programs may reuse. Not the dev server (fixture passwords, libmicrohttpd, the OpenAPI
         // text) and no tool front-end.
         .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader",
-                                                "StarlineQR", "StarlineWorkspace", "StarlinePlatform", "StarlineKeyring"]),
+                                                "StarlineQR", "StarlineWorkspace", "StarlineMemory", "StarlinePlatform", "StarlineKeyring"]),
     ] + tools.map { .executable(name: $0.name, targets: [$0.name]) },
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
@@ -83,6 +83,8 @@ let package = Package(
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
         // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
         .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),
+        // The encrypted memory vault (W2): notes, attachments, index, key policy. Local only: no networking.
+        .target(name: "StarlineMemory", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CMicroHTTPD"]),
         .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "StarlineKeyring", "CCurl"]),
 
@@ -104,6 +106,7 @@ let package = Package(
         .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "SessionsCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineKeyringTests", dependencies: ["StarlineKeyring", "StarlineTestSupport"]),
+        .testTarget(name: "StarlineMemoryTests", dependencies: ["StarlineMemory", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport"]),
     ] + tools.map { .executableTarget(name: $0.name, dependencies: [.target(name: $0.frontEnd)], linkerSettings: $0.linkerSettings) },
     swiftLanguageModes: [.v6]

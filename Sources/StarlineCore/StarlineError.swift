@@ -105,4 +105,20 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let unsupportedVersion = ErrorCode("UNSUPPORTED_VERSION", exit: .data)
     /// A `check` command that found problems (they are listed on stdout).
     public static let checkFailed = ErrorCode("CHECK_FAILED", exit: .data)
+
+    // MARK: The memory vault (sl-memory, W2)
+
+    /// Vault data that fails its checks: a damaged header (its checksum), a record or attachment that does not
+    /// authenticate, is truncated or has the wrong hash, a manifest that does not match the records. Details
+    /// name the part (`header`, `manifest`, a `record` id, an `attachment`). Never a wrong passphrase.
+    public static let vaultCorrupt = ErrorCode("VAULT_CORRUPT", exit: .data)
+    /// The vault's manifest counter is below the one last seen on this machine (the pin), or the vault is not
+    /// the one pinned: an older copy was restored. Refused until the rollback is accepted explicitly.
+    public static let rollbackDetected = ErrorCode("ROLLBACK_DETECTED", exit: .data)
+    /// No vault at the given place (`sl-memory init` makes one).
+    public static let vaultNotFound = ErrorCode("VAULT_NOT_FOUND", exit: .notFound)
+    /// `init` where a vault already exists: it is never overwritten.
+    public static let vaultExists = ErrorCode("VAULT_EXISTS", exit: .usage)
+    /// A data key (from the unlock agent) that is not this vault's, for instance after a rekey.
+    public static let wrongKey = ErrorCode("WRONG_KEY", exit: .locked)
 }
