@@ -37,12 +37,13 @@ final class AgeArmorWriter {
         pending += bytes
         let whole = pending.count / AgeArmor.bytesPerLine * AgeArmor.bytesPerLine
         guard whole > 0 else { return }
+        // Whole lines only: a multiple of 48 bytes encodes without padding, to a multiple of 64 characters.
+        let encoded = AgeBase64.encodePadded(pending[0..<whole])
         var text: [UInt8] = []
-        text.reserveCapacity(whole / 3 * 4 + whole / AgeArmor.bytesPerLine)
-        var offset = 0
-        while offset < whole {
-            text += AgeBase64.encodePadded(pending[offset..<(offset + AgeArmor.bytesPerLine)]) + [0x0A]
-            offset += AgeArmor.bytesPerLine
+        text.reserveCapacity(encoded.count + encoded.count / AgeArmor.columns)
+        for start in stride(from: 0, to: encoded.count, by: AgeArmor.columns) {
+            text += encoded[start..<(start + AgeArmor.columns)]
+            text.append(0x0A)
         }
         pending.removeFirst(whole)
         try output.write(text)
@@ -78,15 +79,22 @@ final class AgeArmorReader {
 
     var reader: AgeReader { AgeReader { [self] (buffer) throws(StarlineError) in try read(into: buffer) } }
 
+    /// Fills `buffer` with as many decoded lines as fit (48 bytes a line), so the reader above it is not
+    /// called once per line.
     private func read(into buffer: UnsafeMutableRawBufferPointer) throws(StarlineError) -> Int {
-        while offset == decoded.count {
-            if finished { return 0 }
-            try nextLine()
+        var filled = 0
+        while filled < buffer.count {
+            if offset == decoded.count {
+                if finished { break }
+                try nextLine()
+                continue
+            }
+            let n = Swift.min(buffer.count - filled, decoded.count - offset)
+            decoded.withUnsafeBytes { d in (buffer.baseAddress! + filled).copyMemory(from: d.baseAddress! + offset, byteCount: n) }
+            offset += n
+            filled += n
         }
-        let n = Swift.min(buffer.count, decoded.count - offset)
-        decoded.withUnsafeBytes { d in buffer.baseAddress!.copyMemory(from: d.baseAddress! + offset, byteCount: n) }
-        offset += n
-        return n
+        return filled
     }
 
     /// One line of the armor, without its LF or CRLF; a line longer than a data line can be is an error.

@@ -35,7 +35,8 @@ public enum Scrypt {
                 // "returns 0 on success, -1 if the computation didn't complete, usually because the
                 // operating system refused to allocate the amount of requested memory" (errno is set).
                 let savedErrno = errno
-                let mebibytes = (UInt64(128) * UInt64(r) << UInt64(logN)) >> 20
+                // 128·r·N bytes (in floating point: r may be large enough to overflow an integer product).
+                let mebibytes = Int(128 * Double(r) * Double(UInt64(1) << UInt64(logN)) / 1_048_576)
                 throw StarlineError(
                     savedErrno == ENOMEM ? .internalError : .data,
                     savedErrno == ENOMEM

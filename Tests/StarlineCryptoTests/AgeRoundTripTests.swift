@@ -1,4 +1,6 @@
+import Foundation
 import StarlineCore
+import StarlineTestSupport
 import Testing
 @testable import StarlineCrypto
 
@@ -106,6 +108,27 @@ struct AgeRoundTripTests {
         #expect(decrypted.largestWrite <= 65536)
         // The first chunk comes out after about two chunks of input (the chunk and the look-ahead), not all six.
         #expect(consumedAtFirstOutput > 0 && consumedAtFirstOutput < 3 * 65552)
+    }
+
+    @Test("file descriptor to file descriptor, both ways (8 MiB, armored)")
+    func fileDescriptors() throws {
+        let dir = TemporaryDirectory("age-fd")
+        let plaintext = pseudoRandomBytes(8 << 20, seed: 42)
+        #expect(FileManager.default.createFile(atPath: dir.file("plain"), contents: Data(plaintext)))
+        func open(_ name: String, _ flags: Int32) -> Int32 { Glibc.open(dir.file(name), flags | O_CLOEXEC, 0o600) }
+        let plainIn = open("plain", O_RDONLY), encryptedOut = open("file.age", O_WRONLY | O_CREAT | O_TRUNC)
+        try AgeEncryptor.encrypt(from: .fileDescriptor(plainIn, name: "plain"), to: .fileDescriptor(encryptedOut, name: "file.age"),
+                                 passphrase: secret("pw"), workFactor: fastWorkFactor, armored: true)
+        close(plainIn)
+        close(encryptedOut)
+        let encryptedIn = open("file.age", O_RDONLY), plainOut = open("decrypted", O_WRONLY | O_CREAT | O_TRUNC)
+        let report = try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .fileDescriptor(encryptedIn, name: "file.age"),
+                                                                         to: .fileDescriptor(plainOut, name: "decrypted"))
+        close(encryptedIn)
+        close(plainOut)
+        #expect(report.plaintextBytes == plaintext.count && report.armored)
+        #expect(FileManager.default.contents(atPath: dir.file("decrypted")) == Data(plaintext))
+        #expect(thrown { try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .fileDescriptor(-1, name: "bad"), to: .discarding) }?.code == .storage)
     }
 
     @Test("a wrong passphrase is AGE_WRONG_PASSPHRASE, exit 13; nothing is written")
