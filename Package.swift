@@ -107,6 +107,12 @@ let package = Package(
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineKeyringTests", dependencies: ["StarlineKeyring", "StarlineTestSupport"]),
         .testTarget(name: "StarlineMemoryTests", dependencies: ["StarlineMemory", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
+        // The age format (StarlineCrypto's AgeEncryptor/AgeDecryptor) against the C2SP test vectors and the age
+        // binary. The vectors are files, not resources: the tests find them by #filePath. CZlib inflates the
+        // vectors the testkit ships zlib-compressed.
+        .systemLibrary(name: "CZlib", path: "Tests/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .testTarget(name: "StarlineCryptoTests", dependencies: ["StarlineCrypto", "StarlineTestSupport", "CZlib"],
+                    exclude: ["age-testkit", "agepty.py"], linkerSettings: [staticArchive("z")]),
         .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport"]),
     ] + tools.map { .executableTarget(name: $0.name, dependencies: [.target(name: $0.frontEnd)], linkerSettings: $0.linkerSettings) },
     swiftLanguageModes: [.v6]
