@@ -68,6 +68,9 @@ let package = Package(
         // The async-signal-safe half of the signal handling (Interrupts.swift): C, part of every tool.
         .target(name: "CSignals"),
         .target(name: "StarlineCore", dependencies: ["CSignals"], linkerSettings: [.linkedLibrary("m")]),
+        // Process hardening and socket credentials for sl-memory's unlock agent: prctl is variadic, struct ucred
+        // and accept4 are GNU extensions; C, so only the tools that link StarlineMemory carry it.
+        .target(name: "CProcess"),
         // Split from Core so that a tool links SQLite, libsodium or the dlopen code only when it uses them
         // (every object file of a library target is linked into each tool that depends on it).
         .target(name: "StarlineSQLite", dependencies: ["StarlineCore", "CSQLite"], linkerSettings: [staticArchive("sqlite3")]),
@@ -84,7 +87,8 @@ let package = Package(
         // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
         .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),
         // The encrypted memory vault (W2): notes, attachments, index, key policy. Local only: no networking.
-        .target(name: "StarlineMemory", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto"]),
+        // CProcess: prctl, SO_PEERCRED, accept4 and POSIX_SPAWN_SETSID for the unlock agent (Swift cannot call them).
+        .target(name: "StarlineMemory", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CProcess"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CMicroHTTPD"]),
         .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "StarlineKeyring", "CCurl"]),
 
