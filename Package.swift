@@ -42,6 +42,8 @@ let tools: [Tool] = [
     Tool(name: "sl-login", frontEnd: "LoginCommands", linkerSettings: [staticLibstdcxx]),
     Tool(name: "sl-restore", frontEnd: "RestoreCommands", linkerSettings: [staticLibstdcxx]),
     Tool(name: "sl-sessions", frontEnd: "SessionsCommands", linkerSettings: [staticLibstdcxx]),
+    // Dynamically linked: unlock --keyring loads libsecret with dlopen (a static glibc cannot).
+    Tool(name: "sl-memory", frontEnd: "MemoryCommands", linkerSettings: [staticLibstdcxx]),
 ]
 
 let package = Package(
@@ -102,6 +104,8 @@ let package = Package(
         .target(name: "LoginCommands", dependencies: ["PlatformCommands", "StarlineQR"]),
         .target(name: "RestoreCommands", dependencies: ["PlatformCommands"]),
         .target(name: "SessionsCommands", dependencies: ["PlatformCommands"]),
+        // Local only: the vault, and the keyring for unlock --keyring — never the networking stack.
+        .target(name: "MemoryCommands", dependencies: ["StarlineMemory", "StarlineKeyring"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),

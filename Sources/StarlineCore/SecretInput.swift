@@ -67,7 +67,7 @@ public struct SecretInput {
     }
 
     /// One line from /dev/tty with echo off; echo is restored afterwards, and by a signal meanwhile.
-    static func prompt(_ prompt: String) throws -> String {
+    public static func prompt(_ prompt: String) throws -> String {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { throw StarlineError(.usage, "no terminal to ask for the secret: give it on stdin or with --password-fd N") }
         defer { close(fd) }

@@ -14,6 +14,17 @@ extension MemoryVault {
     @discardableResult
     public func attach(_ id: String, from input: Int32, name: String, inputName: String = "the input",
                        replace: Bool = false) throws -> MemoryNote {
+        let blobID = Sodium.randomBytes(16)
+        let fileKey = SecretBytes(count: SecretStream.keyBytes)
+        return try attach(id, name: name, replace: replace, blobID: blobID, fileKey: fileKey) {
+            try AttachmentFile.write(from: input, inputName: inputName, directory: location.attachmentsPath, blobID: blobID, key: fileKey)
+        }
+    }
+
+    /// `attach` with the file made by `produce` (an `AttachmentWriter` for `blobID` under `fileKey`, in the
+    /// attachments directory): the import streams decoded chunks into one of its own.
+    func attach(_ id: String, name: String, replace: Bool = false, blobID: [UInt8], fileKey: SecretBytes,
+                produce: () throws -> AttachmentWriter.Written) throws -> MemoryNote {
         guard !name.isEmpty, name.utf8.count <= Self.maxAttachmentNameBytes, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw StarlineError(.usage, "an attachment name must be 1 to \(Self.maxAttachmentNameBytes) bytes without control characters",
                                 details: .object([("name", .string(name))]))
@@ -23,10 +34,7 @@ extension MemoryVault {
         if !replace, target.attachments.contains(where: { $0.name == name }) { throw nameTaken(name, target.id) }
 
         try PrivateFiles.ensurePrivateDirectory(location.attachmentsPath)
-        let blobID = Sodium.randomBytes(16)
-        let fileKey = SecretBytes(count: SecretStream.keyBytes)
-        let written = try AttachmentFile.write(from: input, inputName: inputName, directory: location.attachmentsPath,
-                                               blobID: blobID, key: fileKey)
+        let written = try produce()
         var renamed = false
         do {
             try faults.crashIf(.afterAttachmentWrite)
@@ -58,6 +66,16 @@ extension MemoryVault {
     /// are not to be used). Returns what the note says about the attachment.
     @discardableResult
     public func getAttachment(_ id: String, name: String, to output: Int32) throws -> MemoryAttachment {
+        try getAttachment(id, name: name) { (chunk) throws(StarlineError) in
+            guard !chunk.withUnsafeBytes({ FileBytes.write(fd: output, $0) }) else { return }
+            let e = errno
+            throw StarlineError(.writeFailed, "cannot write attachment '\(name)': \(String(cString: strerror(e)))",
+                                details: .object([("attachment", .string(name)), ("errno", .int(Int64(e)))]))
+        }
+    }
+
+    /// `getAttachment`, handing each verified plaintext chunk to `sink` (the export encrypts them again).
+    func getAttachment(_ id: String, name: String, sink: ([UInt8]) throws(StarlineError) -> Void) throws -> MemoryAttachment {
         let (noteID, entry) = try read { db, manifest -> (String, AttachmentEntry) in
             let row = try resolveRow(db, id)
             let p = try payload(row, manifest: manifest)
@@ -68,7 +86,7 @@ extension MemoryVault {
             return (row.id, entry)
         }
         // Outside the read transaction: a file is never rewritten in place, so streaming needs no snapshot.
-        try AttachmentFile.read(location.blobPath(entry.blobName), entry: entry, noteID: noteID, to: output)
+        try AttachmentFile.read(location.blobPath(entry.blobName), entry: entry, noteID: noteID, sink: sink)
         return entry.info
     }
 

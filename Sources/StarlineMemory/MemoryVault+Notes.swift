@@ -6,11 +6,16 @@ public struct NoteDraft: Sendable, Equatable {
     public var title: String
     public var body: String
     public var tags: [String]
+    /// The note's times when it is imported; nil: now.
+    public var createdAt: Timestamp?
+    public var updatedAt: Timestamp?
 
-    public init(title: String = "", body: String, tags: [String] = []) {
+    public init(title: String = "", body: String, tags: [String] = [], createdAt: Timestamp? = nil, updatedAt: Timestamp? = nil) {
         self.title = title
         self.body = body
         self.tags = tags
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
     }
 }
 
@@ -28,7 +33,7 @@ extension MemoryVault {
         return try write("add a note to the memory vault") { change in
             try drafts.map { draft in
                 let id = NoteID.make()
-                let payload = NotePayload(createdAt: time, updatedAt: time, title: draft.title, body: draft.body,
+                let payload = NotePayload(createdAt: draft.createdAt ?? time, updatedAt: draft.updatedAt ?? draft.createdAt ?? time, title: draft.title, body: draft.body,
                                           tags: Self.normalizedTags(draft.tags), attachments: [])
                 try put(change, id: id, version: 1, payload)
                 return payload.note(id: id, version: 1)

@@ -15,6 +15,7 @@ import Testing
         "sl-devserver": ["--routes"],
         // No command of sl-sessions prints without a server yet; --version goes through the same streams.
         "sl-sessions": ["--version"],
+        "sl-memory": ["status"],
     ]
 
     @Test func everyToolHasACommandHere() {

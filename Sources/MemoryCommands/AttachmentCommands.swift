@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+import StarlineMemory
+
+/// A file to attach: its descriptor (closed with the value), the name it gets in the vault, and the path for
+/// messages. `-` is stdin, which needs --name.
+final class AttachmentInput {
+    let fd: Int32
+    let name: String
+    let path: String
+    private let owned: Bool
+
+    private init(fd: Int32, name: String, path: String, owned: Bool) {
+        self.fd = fd
+        self.name = name
+        self.path = path
+        self.owned = owned
+    }
+
+    deinit { if owned { close(fd) } }
+
+    static func open(_ path: String, name: String? = nil) throws -> AttachmentInput {
+        if path == "-" {
+            guard let name else { throw StarlineError(.usage, "an attachment read from stdin needs --name NAME") }
+            return AttachmentInput(fd: 0, name: name, path: "stdin", owned: false)
+        }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileBytes.posixError("cannot read the file to attach, \(path)", path: path) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            Glibc.close(fd)
+            throw StarlineError(.usage, "\(path) is not a regular file", details: .object([("path", .string(path))]))
+        }
+        let base = path.split(separator: "/").last.map(String.init) ?? path
+        return AttachmentInput(fd: fd, name: name ?? base, path: path, owned: true)
+    }
+}
+
+/// `sl-memory attach ID FILE|-`.
+enum AttachCommand: Command {
+    static let name = Option<String?>.string("name", "NAME", help: "The attachment's name in the vault (default: the file's name; required for -).")
+    static let replace = Option<Bool>.flag("replace", help: "Replace an attachment of the same name.")
+    static let spec = CommandSpec(
+        "attach", abstract: "Attach a file to a note (streamed and encrypted in chunks; any size)",
+        options: [name.spec, replace.spec],
+        arguments: [NoteRecord.idArgument, ArgumentSpec("FILE|-", help: "The file, or - for stdin (with --name).")],
+        examples: [Example("sl-memory attach 3f2a scan.pdf", "Attach a PDF."), Example("tar c notes/ | sl-memory attach 3f2a - --name notes.tar", "Attach a stream.")])
+    struct Options { var memory: MemoryOptions; var id: String; var file: String; var name: String?; var replace: Bool }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0], file: arguments.positionals[1],
+                name: try arguments[name], replace: try arguments[replace])
+    }
+    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+        let input = try AttachmentInput.open(options.file, name: options.name)
+        let vault = try VaultAccess.open(options.memory, context)
+        let note = try vault.attach(options.id, from: input.fd, name: input.name, inputName: input.path, replace: options.replace)
+        context.output.emit(NoteRecord.note(note))
+        return .ok
+    }
+}
+
+/// `sl-memory get ID NAME [-o FILE]`.
+enum GetCommand: Command {
+    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the attachment to FILE (replaced only once it is complete and verified) instead of stdout.",
+                                               completion: .file(extensions: []))
+    static let spec = CommandSpec(
+        "get", abstract: "Stream an attachment to stdout or a file, checking its size and BLAKE2b hash",
+        discussion: "On stdout the bytes are written as they are decrypted and verified chunk by chunk; a damaged file stops the stream with exit 12 (VAULT_CORRUPT naming the attachment). With -o the file appears only when the whole attachment verified; the record printed on stdout then describes it.",
+        options: [output.spec],
+        arguments: [NoteRecord.idArgument, ArgumentSpec("NAME", help: "The attachment's name.")])
+    struct Options { var memory: MemoryOptions; var id: String; var name: String; var output: String? }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0], name: arguments.positionals[1], output: try arguments[output])
+    }
+    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+        let vault = try VaultAccess.open(options.memory, context)
+        guard let path = options.output else {
+            guard let sink = context.io.stdout as? FileDescriptorSink else {
+                throw StarlineError(.usage, "get without -o needs stdout to be a file descriptor")
+            }
+            _ = try vault.getAttachment(options.id, name: options.name, to: sink.fd)
+            return .ok
+        }
+        let temporary = path + ".partial-\(getpid())"
+        let slot = Interrupts.track(temporary)
+        defer { Interrupts.untrack(slot) }
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileBytes.posixError("cannot create \(temporary)", path: temporary) }
+        var isOpen = true
+        do {
+            let attachment = try vault.getAttachment(options.id, name: options.name, to: fd)
+            guard fsync(fd) == 0 else { throw FileBytes.posixError("cannot write \(temporary)", path: temporary) }
+            close(fd)
+            isOpen = false
+            guard rename(temporary, path) == 0 else { throw FileBytes.posixError("cannot rename \(temporary) to \(path)", path: path) }
+            var record = NoteRecord.attachment(attachment)
+            record.set("file", .string(path))
+            context.output.emit(record)
+            return .ok
+        } catch {
+            if isOpen { close(fd) }
+            unlink(temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+import StarlineCrypto
+
+/// Where `sl-memory` reads the vault passphrase (W2, issue 12): `--passphrase-fd N`, `--passphrase-file FILE`
+/// (refused when group/world-readable, as ssh refuses a readable key), `STARLINE_MEMORY_PASSPHRASE`, or the
+/// terminal without echo. Never argv: any local user can read a process's arguments. One passphrase a line
+/// from a descriptor or file (`passwd` reads the current one, then the new one).
+struct PassphraseSource {
+    static let fd = Option<Int?>.integer("passphrase-fd", "N", help: "Read the passphrase from file descriptor N (one a line: passwd reads the current, then the new one).", range: 0...65535)
+    static let file = Option<String?>.string("passphrase-file", "FILE", help: "Read the passphrase from FILE, which must not be readable by group or others.", completion: .file(extensions: []))
+    static let environmentVariable = "STARLINE_MEMORY_PASSPHRASE"
+    static let specs: [OptionSpec] = [fd.spec, file.spec]
+
+    enum Origin { case descriptor(Int32), file(String), environment(String), terminal, none }
+    let origin: Origin
+    private var lines: [String]?
+    private var next = 0
+
+    /// What the options say; resolved against the environment and terminal when the command runs.
+    struct Given { var fd: Int?; var file: String? }
+
+    static func given(_ arguments: ParsedArguments) throws -> Given {
+        let fd = try arguments[Self.fd], file = try arguments[Self.file]
+        if fd != nil && file != nil { throw StarlineError(.usage, "--passphrase-fd and --passphrase-file cannot be used together") }
+        return Given(fd: fd, file: file)
+    }
+
+    init(_ given: Given, environment: Environment, stdinIsTerminal: Bool) {
+        let fd = given.fd, file = given.file
+        if let fd { origin = .descriptor(Int32(fd)) }
+        else if let file { origin = .file(file) }
+        else if let text = environment[Self.environmentVariable], !text.isEmpty { origin = .environment(text) }
+        else if stdinIsTerminal || Self.hasTerminal { origin = .terminal }
+        else { origin = .none }
+    }
+
+    /// True when the passphrase was given explicitly (fd, file, environment): it is then always checked, even
+    /// while an agent holds the key.
+    var isExplicit: Bool {
+        switch origin {
+        case .descriptor, .file, .environment: true
+        case .terminal, .none: false
+        }
+    }
+
+    var canPrompt: Bool { if case .terminal = origin { true } else { false } }
+
+    /// The next passphrase; `prompt` is shown on the terminal. `confirm`: a terminal asks twice (a new one).
+    mutating func read(_ prompt: String, confirm: Bool = false) throws -> SecretBytes {
+        let text: String
+        switch origin {
+        case .descriptor(let fd):
+            if lines == nil { lines = try SecretLines.split(try FileBytes.read(fd: fd, name: "the passphrase descriptor", maxBytes: 64 * 1024)) }
+            text = try nextLine()
+        case .file(let path):
+            if lines == nil {
+                try Self.checkPrivate(path)
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw FileBytes.posixError("cannot read the passphrase file \(path)", path: path) }
+                defer { close(fd) }
+                lines = try SecretLines.split(try FileBytes.read(fd: fd, name: "the passphrase file \(path)", maxBytes: 64 * 1024))
+            }
+            text = try nextLine()
+        case .environment(let value):
+            text = value
+        case .terminal:
+            text = try SecretInput.prompt(prompt)
+            if confirm, try SecretInput.prompt("Again: ") != text {
+                throw StarlineError(.usage, "the two passphrases differ")
+            }
+        case .none:
+            throw StarlineError(.locked, "no passphrase: give it with --passphrase-fd, --passphrase-file or STARLINE_MEMORY_PASSPHRASE, run on a terminal, or unlock the vault first (sl-memory unlock)")
+        }
+        guard !text.isEmpty else { throw StarlineError(.usage, "the passphrase is empty") }
+        return SecretBytes(copying: Array(text.utf8))
+    }
+
+    private mutating func nextLine() throws -> String {
+        guard let lines, next < lines.count, !lines[next].isEmpty else {
+            throw StarlineError(.usage, "no passphrase given: one passphrase a line is read (passwd: the current one, then the new one)")
+        }
+        defer { next += 1 }
+        return lines[next]
+    }
+
+    private static var hasTerminal: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        if fd < 0 { return false }
+        close(fd)
+        return true
+    }
+
+    /// A passphrase file others can read is refused (INSECURE_PERMISSIONS, exit 10), before it is read.
+    static func checkPrivate(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw FileBytes.posixError("cannot read the passphrase file \(path)", path: path) }
+        if info.st_mode & 0o077 != 0 {
+            throw StarlineError(.insecurePermissions, "the passphrase file \(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it",
+                                details: .object([("path", .string(path))]))
+        }
+    }
+}
+
+/// Lines of a secret input: LF or CRLF, at most 4 KiB each; not UTF-8 is a usage error.
+enum SecretLines {
+    static func split(_ bytes: [UInt8]) throws -> [String] {
+        try bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            var line = line
+            if line.last == 0x0D { line = line.dropLast() }
+            guard line.count <= SecretInput.maxLineBytes, let text = String(validating: line, as: UTF8.self) else {
+                throw StarlineError(.usage, "a passphrase line is longer than \(SecretInput.maxLineBytes) bytes or not UTF-8")
+            }
+            return text
+        }
+    }
+}

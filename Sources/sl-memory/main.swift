@@ -1,0 +1,3 @@
+import MemoryCommands
+
+MemoryTool.main()
