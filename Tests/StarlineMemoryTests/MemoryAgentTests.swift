@@ -33,6 +33,9 @@ final class MemoryAgentTests: @unchecked Sendable {
         let vaultFixture = try VaultFixture()
         let vault = try vaultFixture.create()
         let note = try vault.add(NoteDraft(title: "t", body: "agent-served"))
+        // The id that names the agent is readable before there is a key.
+        #expect(try MemoryVault.vaultID(at: vaultFixture.location) == vault.vaultID)
+        #expect(starlineError { _ = try MemoryVault.vaultID(at: VaultLocation(directory: self.fixture.dir + "/none", pinPath: self.fixture.dir + "/pin")) }?.code == .vaultNotFound)
         let server = try MemoryAgentServer(vaultID: vault.vaultID, key: vault.dataKey, ttl: nil, idle: nil, environment: fixture.environment)
         let thread = startThread { _ = server.run() }
         defer { server.stop(); thread.wait() }
