@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "SessionsCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineKeyringTests", dependencies: ["StarlineKeyring", "StarlineTestSupport"]),
-        .testTarget(name: "StarlineMemoryTests", dependencies: ["StarlineMemory", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
+        .testTarget(name: "StarlineMemoryTests", dependencies: ["StarlineMemory", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport", "CProcess"]),
         // The age format (StarlineCrypto's AgeEncryptor/AgeDecryptor) against the C2SP test vectors and the age
         // binary. The vectors are files, not resources: the tests find them by #filePath. CZlib inflates the
         // vectors the testkit ships zlib-compressed.

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 int starline_process_make_undumpable(void) {
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return errno;
@@ -13,6 +14,8 @@ int starline_process_make_undumpable(void) {
     if (setrlimit(RLIMIT_CORE, &none) != 0) return errno;
     return 0;
 }
+
+void starline_close_descriptors_from(int lowest) { closefrom(lowest); }
 
 int starline_process_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 

@@ -7,15 +7,16 @@ extension MemoryAgentServer {
     /// The hidden argument that turns sl-memory into its own unlock agent (`MemoryAgentLauncher`). Never typed.
     public static let detachedAgentArgument = "--internal-memory-agent-v1"
 
-    /// The detached agent's main (see `MemoryAgentLauncher` for what the front-end does): `arguments` are the
-    /// process's arguments after argv[0] — the hidden argument, then `MemoryAgentLauncher.agentArguments`.
-    /// `environment` only names the socket directory when `--socket-dir` is absent.
+    /// The detached agent's main, to be called first thing in the tool's `main` (see `MemoryAgentLauncher`
+    /// for what the front-end does). `arguments` are the process's arguments after argv[0]: the hidden
+    /// argument, then `MemoryAgentLauncher.agentArguments`. `environment` only names the socket directory
+    /// when `--socket-dir` is absent.
     ///
-    /// In order: the process is made undumpable and core-less before the key exists in it; the key is read
-    /// from stdin (at most `MemoryAgentLauncher.maxKeyBytes`, then stdin is closed); the socket is bound;
-    /// `ready` (or the error) is written on stdout, and stdout and stderr go to /dev/null; then it serves
-    /// until the end, and exits 0. SIGINT, SIGTERM and SIGHUP end it the same way (socket unlinked, key
-    /// zeroed), with 128 + the signal.
+    /// In order: descriptors from 3 up are closed; the process is made undumpable and core-less before the
+    /// key exists in it; the key is read from stdin (at most `MemoryAgentLauncher.maxKeyBytes`, then stdin is
+    /// closed); the socket is bound; `ready` (or the error) is written on stdout, and stdout and stderr go to
+    /// /dev/null; then it serves until the end, and exits 0. SIGINT, SIGTERM and SIGHUP end it the same way
+    /// (socket unlinked, key zeroed), with 128 + the signal.
     public static func runAsDetachedAgent(arguments: [String], environment: Environment) -> Never {
         exit(detachedMain(arguments: arguments, environment: environment))
     }
@@ -23,6 +24,10 @@ extension MemoryAgentServer {
     /// Everything the agent holds is local here, so it is released (the key zeroed, the socket unlinked)
     /// before `exit`.
     private static func detachedMain(arguments: [String], environment: Environment) -> Int32 {
+        // Whatever the caller left open goes: a pipe inherited from `x=$(sl-memory unlock)` or a CI step
+        // would otherwise stay open for the agent's whole life, and its reader would wait for EOF as long.
+        // Nothing of ours is open yet (this runs first thing in main); 0 and 1 are the launcher's sockets.
+        starline_close_descriptors_from(3)
         umask(0o077)
         _ = chdir("/")
         // Replies go out with MSG_NOSIGNAL; this covers the ready line, whose reader may be gone.

@@ -11,6 +11,9 @@
 /// RLIMIT_CORE, soft and hard). Returns 0, or the errno of the call that failed.
 int starline_process_make_undumpable(void);
 
+/// closefrom(lowest) (glibc 2.34): closes every descriptor from `lowest` up, whatever the process inherited.
+void starline_close_descriptors_from(int lowest);
+
 /// prctl(PR_GET_DUMPABLE): 1 (dumpable), 0 (not), or -1 with errno.
 int starline_process_dumpable(void);
 
