@@ -176,22 +176,6 @@ public final class MemoryVault {
         }
     }
 
-    /// The vault's id from its header, without a key (the header's clear fields and checksum are checked):
-    /// how the front-end finds the unlock agent or keyring item of this vault before it can open it.
-    public static func vaultID(at location: VaultLocation, faults: VaultFaults = VaultFaults()) throws -> String {
-        let path = location.databasePath
-        do {
-            guard exists(at: location) else { throw VaultErrors.notFound(location.directory, "\(path) does not exist") }
-            let store = try openStore(location, faults: faults)
-            return try store.database.transaction(.deferred) { () throws -> String in
-                try faults.storage.check(.read, "read the memory vault")
-                return try readHeader(store.database, location: location).vaultIDText
-            }
-        } catch {
-            throw VaultErrors.classify(error, path: path)
-        }
-    }
-
     static func openStore(_ location: VaultLocation, faults: VaultFaults) throws -> SQLiteStore {
         try SQLiteStore(path: location.databasePath, name: "the memory vault", migrations: VaultSchema.migrations, faults: faults.storage)
     }
