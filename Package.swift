@@ -107,7 +107,7 @@ let package = Package(
         // Local only: the vault, and the keyring for unlock --keyring — never the networking stack.
         .target(name: "MemoryCommands", dependencies: ["StarlineMemory", "StarlineKeyring"]),
 
-        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto"], path: "Tests/StarlineTestSupport"),
+        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "CProcess"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),

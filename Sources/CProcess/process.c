@@ -17,6 +17,10 @@ int starline_process_make_undumpable(void) {
 
 void starline_close_descriptors_from(int lowest) { closefrom(lowest); }
 
+int starline_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
 int starline_process_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 
 int starline_process_set_dumpable(int value) { return prctl(PR_SET_DUMPABLE, value, 0, 0, 0); }

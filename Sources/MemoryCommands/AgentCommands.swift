@@ -2,29 +2,10 @@ import StarlineCore
 import StarlineCrypto
 import StarlineMemory
 
-/// `--ttl` / `--idle`: 30s, 15m, 8h, 2d, or seconds; at most 30 days.
+/// `--ttl` / `--idle`: 30s, 15m, 8h, 2d, or seconds; at least a second, at most 30 days.
 enum AgentDuration {
     static func seconds(_ text: String, option: String) throws -> Int64 {
-        var digits = Substring(text)
-        var unit: Int64 = 1
-        if let last = text.last, !last.isNumber {
-            switch last {
-            case "s": unit = 1
-            case "m": unit = 60
-            case "h": unit = 3_600
-            case "d": unit = 86_400
-            default: throw invalid(text, option)
-            }
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(digits), count > 0 else { throw invalid(text, option) }
-        let total = count * unit
-        guard total <= 30 * 86_400 else { throw StarlineError(.usage, "--\(option) \(text) is more than 30 days", details: .object([("option", .string(option))])) }
-        return total
-    }
-
-    static func invalid(_ text: String, _ option: String) -> StarlineError {
-        StarlineError(.usage, "--\(option) '\(text)' is not a duration (30s, 15m, 8h, 2d, or seconds)", details: .object([("option", .string(option)), ("value", .string(text))]))
+        try DurationText.seconds(text, option: option, range: 1...(30 * 86_400), maximum: "30 days")
     }
 }
 

@@ -161,11 +161,7 @@ enum ImportCommand: Command {
         if let fd = options.shareCodeFD {
             text = try SecretLines.split(try FileBytes.read(fd: Int32(fd), name: "the share code descriptor", maxBytes: 4096)).first ?? ""
         } else if let path = options.shareCodeFile {
-            try PassphraseSource.checkPrivate(path)
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw FileBytes.posixError("cannot read the share code file \(path)", path: path) }
-            defer { close(fd) }
-            text = try SecretLines.split(try FileBytes.read(fd: fd, name: path, maxBytes: 4096)).first ?? ""
+            text = try SecretLines.readPrivateFile(path, what: "share code file").first ?? ""
         } else if let value = context.environment["STARLINE_MEMORY_SHARE_CODE"], !value.isEmpty {
             text = value
         } else {

@@ -68,7 +68,6 @@ enum MemoryKeyring {
     }
 
     private static func open(_ environment: Environment) throws(StarlineError) -> SecretServiceKeyring {
-        let bus = environment["DBUS_SESSION_BUS_ADDRESS"]
-        return try SecretServiceKeyring.open(environment: bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:], schemaName: schema)
+        try SecretServiceKeyring.open(busOf: environment, schemaName: schema)
     }
 }

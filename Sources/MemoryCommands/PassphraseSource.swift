@@ -57,11 +57,7 @@ struct PassphraseSource {
             text = try nextLine()
         case .file(let path):
             if lines == nil {
-                try Self.checkPrivate(path)
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw FileBytes.posixError("cannot read the passphrase file \(path)", path: path) }
-                defer { close(fd) }
-                lines = try SecretLines.split(try FileBytes.read(fd: fd, name: "the passphrase file \(path)", maxBytes: 64 * 1024))
+                lines = try SecretLines.readPrivateFile(path, what: "passphrase file")
             }
             text = try nextLine()
         case .environment(let value):
@@ -93,19 +89,26 @@ struct PassphraseSource {
         return true
     }
 
-    /// A passphrase file others can read is refused (INSECURE_PERMISSIONS, exit 10), before it is read.
-    static func checkPrivate(_ path: String) throws {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw FileBytes.posixError("cannot read the passphrase file \(path)", path: path) }
-        if info.st_mode & 0o077 != 0 {
-            throw StarlineError(.insecurePermissions, "the passphrase file \(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it",
-                                details: .object([("path", .string(path))]))
-        }
-    }
 }
 
 /// Lines of a secret input: LF or CRLF, at most 4 KiB each; not UTF-8 is a usage error.
 enum SecretLines {
+    /// The lines of a file only its owner may read, at most 64 KiB.
+    /// A file others can read is refused (INSECURE_PERMISSIONS, exit 10) before a byte of it is read — checked on
+    /// the descriptor opened, so a file swapped in between cannot slip through.
+    static func readPrivateFile(_ path: String, what: String) throws -> [String] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw FileBytes.posixError("cannot read the \(what) \(path)", path: path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileBytes.posixError("cannot read the \(what) \(path)", path: path) }
+        if info.st_mode & 0o077 != 0 {
+            throw StarlineError(.insecurePermissions, "the \(what) \(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it",
+                                details: .object([("path", .string(path))]))
+        }
+        return try split(try FileBytes.read(fd: fd, name: "the \(what) \(path)", maxBytes: 64 * 1024))
+    }
+
     static func split(_ bytes: [UInt8]) throws -> [String] {
         try bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
             var line = line

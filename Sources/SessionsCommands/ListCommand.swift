@@ -81,28 +81,6 @@ enum IdleDuration {
     static let maxSeconds: Int64 = 100 * 366 * 86_400
 
     static func seconds(_ text: String) throws -> Int64 {
-        var digits = Substring(text)
-        var unit: Int64 = 1
-        if let last = text.last, !last.isNumber {
-            switch last {
-            case "s": unit = 1
-            case "m": unit = 60
-            case "h": unit = 3_600
-            case "d": unit = 86_400
-            case "w": unit = 7 * 86_400
-            default: throw invalid(text)
-            }
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.count <= 12, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(digits) else { throw invalid(text) }
-        let (total, overflow) = count.multipliedReportingOverflow(by: unit)
-        guard !overflow, total <= maxSeconds else {
-            throw StarlineError(.usage, "--idle-for \(text) is more than 100 years", details: .object([("value", .string(text))]))
-        }
-        return total
-    }
-
-    static func invalid(_ text: String) -> StarlineError {
-        StarlineError(.usage, "--idle-for '\(text)' is not a duration (30d, 12h, 90m, 45s, 2w, or seconds)", details: .object([("value", .string(text))]))
+        try DurationText.seconds(text, option: "idle-for", range: 0...maxSeconds, maximum: "100 years")
     }
 }

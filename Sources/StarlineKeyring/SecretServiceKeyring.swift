@@ -51,6 +51,12 @@ public final class SecretServiceKeyring {
 
     deinit { library.objectUnref(service) }
 
+    /// `open(environment:)` with the one variable it reads taken from a tool's `Environment`.
+    public static func open(busOf environment: Environment, schemaName: String) throws(StarlineError) -> SecretServiceKeyring {
+        let bus = environment["DBUS_SESSION_BUS_ADDRESS"]
+        return try open(environment: bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:], schemaName: schemaName)
+    }
+
     /// Connects to the Secret Service on the session bus named by `environment["DBUS_SESSION_BUS_ADDRESS"]`.
     ///
     /// The variable is checked before GLib is loaded: without it GLib would try `$XDG_RUNTIME_DIR/bus` and

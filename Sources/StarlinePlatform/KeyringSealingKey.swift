@@ -70,9 +70,7 @@ enum KeyringSealingKey {
     }
 
     private static func keyring(_ store: SessionStore) throws(StarlineError) -> SecretServiceKeyring {
-        // The one variable libsecret's connection depends on (GLib reads the process's; open() checks they agree).
-        let bus = store.environment["DBUS_SESSION_BUS_ADDRESS"]
-        return try SecretServiceKeyring.open(environment: bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:], schemaName: schema)
+        try SecretServiceKeyring.open(busOf: store.environment, schemaName: schema)
     }
 
     private static func details(_ store: SessionStore, _ item: String) -> JSON {

@@ -130,9 +130,12 @@ final class ChildProcess: @unchecked Sendable {
     var text: String { collected.withLock { String(decoding: $0, as: UTF8.self) } }
 
     /// Waits for the process and its output to end.
+    /// Waits for the process and its output to end. The output is collected until EOF, but only for a few
+    /// seconds after the exit: a child spawned meanwhile by another test (a keyring daemon) may have inherited
+    /// the pipe's write end, and then EOF comes only when that child ends.
     func finish() -> String {
         process.waitUntilExit()
-        done.wait()
+        _ = done.wait(timeout: .now() + 5)
         return text
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import CProcess
 import StarlineCore
 
 /// A directory under the system temp dir, removed when released.
@@ -93,6 +94,10 @@ public enum Tools {
         posix_spawn_file_actions_addopen(&actions, 0, inPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Nothing else of the test process goes to the child: tests run in parallel, and a pipe another test
+        // has open (its write end) inherited by a long-lived child here (a keyring daemon) would keep that
+        // test's reader from ever seeing EOF.
+        _ = starline_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

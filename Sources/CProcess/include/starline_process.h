@@ -1,6 +1,7 @@
 #ifndef STARLINE_PROCESS_H
 #define STARLINE_PROCESS_H
 
+#include <spawn.h>
 #include <sys/types.h>
 
 /// Process and socket calls Swift cannot make directly: prctl(2) is variadic (Swift imports no C variadic
@@ -25,6 +26,10 @@ int starline_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /// accept4(fd, NULL, NULL, SOCK_CLOEXEC): the connection is never inherited by a process spawned meanwhile.
 int starline_accept_cloexec(int fd);
+
+/// posix_spawn_file_actions_addclosefrom_np(actions, lowest) (glibc 2.34): the child starts with no descriptor
+/// from `lowest` up. Returns 0 or an errno.
+int starline_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
 /// The POSIX_SPAWN_SETSID flag of posix_spawnattr_setflags (glibc 2.26).
 short starline_posix_spawn_setsid_flag(void);
