@@ -49,13 +49,16 @@ import Testing
         let decode = try Tools.spawn("sl-qr", ["decode", "--image-timeout", "60000", path], home: home.path)
         var helper: Int32?
         let deadline = Date().addingTimeInterval(10)
+        // A child is the helper once it has exec'd: between posix_spawn's clone and its exec, /proc/PID/cmdline
+        // is still sl-qr's own (seen on a loaded machine).
         while helper == nil, Date() < deadline {
             let children = (try? String(contentsOfFile: "/proc/\(decode.pid)/task/\(decode.pid)/children", encoding: .utf8)) ?? ""
-            helper = children.split(separator: " ").compactMap { Int32($0) }.first
+            helper = children.split(separator: " ").compactMap { Int32($0) }.first { pid in
+                (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.contains("--internal-scan-helper") == true
+            }
             if helper == nil { usleep(50_000) }
         }
-        let child = try #require(helper, "sl-qr started a helper for a 16-megapixel image")
-        #expect((try? String(contentsOfFile: "/proc/\(child)/cmdline", encoding: .utf8))?.contains("--internal-scan-helper") == true)
+        let child = try #require(helper, "sl-qr started a helper (--internal-scan-helper) for a 16-megapixel image")
         decode.signal(SIGKILL)
         _ = decode.wait()
         var gone = false
