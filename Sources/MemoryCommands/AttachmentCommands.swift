@@ -83,26 +83,10 @@ enum GetCommand: Command {
             _ = try vault.getAttachment(options.id, name: options.name, to: sink.fd)
             return .ok
         }
-        let temporary = path + ".partial-\(getpid())"
-        let slot = Interrupts.track(temporary)
-        defer { Interrupts.untrack(slot) }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot create \(temporary)", path: temporary) }
-        var isOpen = true
-        do {
-            let attachment = try vault.getAttachment(options.id, name: options.name, to: fd)
-            guard fsync(fd) == 0 else { throw FileBytes.posixError("cannot write \(temporary)", path: temporary) }
-            close(fd)
-            isOpen = false
-            guard rename(temporary, path) == 0 else { throw FileBytes.posixError("cannot rename \(temporary) to \(path)", path: path) }
-            var record = NoteRecord.attachment(attachment)
-            record.set("file", .string(path))
-            context.output.emit(record)
-            return .ok
-        } catch {
-            if isOpen { close(fd) }
-            unlink(temporary)
-            throw error
-        }
+        let attachment = try CompletedFile.write(to: path) { fd in try vault.getAttachment(options.id, name: options.name, to: fd) }
+        var record = NoteRecord.attachment(attachment)
+        record.set("file", .string(path))
+        context.output.emit(record)
+        return .ok
     }
 }

@@ -57,47 +57,34 @@ enum ExportCommand: Command {
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
         let code = ShareCode.generate()
-        let temporary = options.output + ".partial-\(getpid())"
-        let slot = Interrupts.track(temporary)
-        defer { Interrupts.untrack(slot) }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot create \(temporary)", path: temporary) }
-        var isOpen = true
-        defer { if isOpen { close(fd) } }
-        do {
-            let encryptor = try AgeEncryptor(passphrase: SecretBytes(copying: Array(code.utf8)), workFactor: AgeEncryptor.defaultWorkFactor,
-                                              armored: options.armor, output: .fileDescriptor(fd, name: temporary))
+        let passphrase = SecretBytes(copying: Array(code.utf8))
+        let summary = try CompletedFile.write(to: options.output, check: { partial, summary in
+            guard options.verify else { return }
+            let checked = try ImportCommand.read(partial, AgeDecryptor(passphrase: passphrase), into: nil)
+            guard checked == summary else {
+                throw StarlineError(.data, "the written export does not hold what was exported (\(checked.notes) of \(summary.notes) notes)")
+            }
+        }) { fd in
+            let encryptor = try AgeEncryptor(passphrase: passphrase, workFactor: AgeEncryptor.defaultWorkFactor,
+                                              armored: options.armor, output: .fileDescriptor(fd, name: options.output))
             let summary = try MemoryExportPackage.write(vault, exportedAt: context.io.now()) { try encryptor.write($0) }
             try encryptor.finish()
-            guard fsync(fd) == 0 else { throw FileBytes.posixError("cannot write \(temporary)", path: temporary) }
-            close(fd)
-            isOpen = false
-            if options.verify {
-                let decryptor = AgeDecryptor(passphrase: SecretBytes(copying: Array(code.utf8)))
-                let checked = try ImportCommand.read(temporary, decryptor, into: nil)
-                guard checked == summary else {
-                    throw StarlineError(.data, "the written export does not hold what was exported (\(checked.notes) of \(summary.notes) notes)")
-                }
-            }
-            guard rename(temporary, options.output) == 0 else { throw FileBytes.posixError("cannot rename \(temporary) to \(options.output)", path: options.output) }
-            // What a person must act on goes to stderr, TTY or not (DESIGN section 3) — or where they said.
-            if let fd = options.shareCodeFD {
-                guard Array((code + "\n").utf8).withUnsafeBytes({ FileBytes.write(fd: Int32(fd), $0) }) else {
-                    throw FileBytes.posixError("cannot write the share code to descriptor \(fd)", path: "fd \(fd)")
-                }
-            } else {
-                try? context.io.stderr.write("Share code: \(code)\nOpen the export with: age -d \(options.output)\n")
-            }
-            var result: [(String, JSON)] = [("file", .string(options.output)), ("notes", .int(summary.notes)), ("attachments", .int(summary.attachments)),
-                                            ("format", .string("age")), ("workFactor", .int(AgeEncryptor.defaultWorkFactor)), ("armored", .bool(options.armor)),
-                                            ("verified", .bool(options.verify))]
-            if options.showSecrets { result.append(("shareCode", .string(code))) }
-            context.output.emit(.object(result))
-            return .ok
-        } catch {
-            unlink(temporary)
-            throw error
+            return summary
         }
+        // What a person must act on goes to stderr, TTY or not (DESIGN section 3) — or where they said.
+        if let fd = options.shareCodeFD {
+            guard Array((code + "\n").utf8).withUnsafeBytes({ FileBytes.write(fd: Int32(fd), $0) }) else {
+                throw FileBytes.posixError("cannot write the share code to descriptor \(fd)", path: "fd \(fd)")
+            }
+        } else {
+            try? context.io.stderr.write("Share code: \(code)\nOpen the export with: age -d \(options.output)\n")
+        }
+        var result: [(String, JSON)] = [("file", .string(options.output)), ("notes", .int(summary.notes)), ("attachments", .int(summary.attachments)),
+                                        ("format", .string("age")), ("workFactor", .int(AgeEncryptor.defaultWorkFactor)), ("armored", .bool(options.armor)),
+                                        ("verified", .bool(options.verify))]
+        if options.showSecrets { result.append(("shareCode", .string(code))) }
+        context.output.emit(.object(result))
+        return .ok
     }
 }
 

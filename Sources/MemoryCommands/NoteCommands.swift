@@ -9,15 +9,21 @@ enum NoteRecord {
     }
 
     static func summary(_ n: MemoryNoteSummary) -> JSON {
-        .object([("id", .string(n.id)), ("version", .int(Int64(n.version))), ("createdAt", .string(n.createdAt.rfc3339)),
-                 ("updatedAt", .string(n.updatedAt.rfc3339)), ("title", .string(n.title)), ("tags", .array(n.tags.map(JSON.string))),
-                 ("attachments", .array(n.attachments.map(attachment)))])
+        record(n.id, n.version, n.createdAt, n.updatedAt, n.title, body: nil, n.tags, n.attachments)
     }
 
     static func note(_ n: MemoryNote) -> JSON {
-        .object([("id", .string(n.id)), ("version", .int(Int64(n.version))), ("createdAt", .string(n.createdAt.rfc3339)),
-                 ("updatedAt", .string(n.updatedAt.rfc3339)), ("title", .string(n.title)), ("body", .string(n.body)),
-                 ("tags", .array(n.tags.map(JSON.string))), ("attachments", .array(n.attachments.map(attachment)))])
+        record(n.id, n.version, n.createdAt, n.updatedAt, n.title, body: n.body, n.tags, n.attachments)
+    }
+
+    /// One field order for both: the body (a `show`, not a `list`) after the title.
+    private static func record(_ id: String, _ version: Int, _ createdAt: Timestamp, _ updatedAt: Timestamp, _ title: String,
+                               body: String?, _ tags: [String], _ attachments: [MemoryAttachment]) -> JSON {
+        var fields: [(String, JSON)] = [("id", .string(id)), ("version", .int(Int64(version))), ("createdAt", .string(createdAt.rfc3339)),
+                                        ("updatedAt", .string(updatedAt.rfc3339)), ("title", .string(title))]
+        if let body { fields.append(("body", .string(body))) }
+        fields += [("tags", .array(tags.map(JSON.string))), ("attachments", .array(attachments.map(attachment)))]
+        return .object(fields)
     }
 
     /// A list: one JSON array, or one line per record with --jsonl.
@@ -26,6 +32,17 @@ enum NoteRecord {
     }
 
     static let idArgument = ArgumentSpec("ID", help: "A note id or a unique prefix of one.")
+
+    /// The options of a command that takes only a note id (`show`, `rm`).
+    struct Target {
+        var memory: MemoryOptions
+        var id: String
+
+        init(_ arguments: ParsedArguments) throws {
+            memory = try MemoryOptions(arguments)
+            id = arguments.positionals[0]
+        }
+    }
     static let tag = Option<[String]>.strings("tag", short: "t", "TAG", help: "A tag (repeatable).")
     static let title = Option<String?>.string("title", "TEXT", help: "The note's title.")
 
@@ -110,11 +127,8 @@ enum ListCommand: Command {
 /// `sl-memory show ID`.
 enum ShowCommand: Command {
     static let spec = CommandSpec("show", abstract: "Print one note with its text", arguments: [NoteRecord.idArgument])
-    struct Options { var memory: MemoryOptions; var id: String }
-    static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0])
-    }
-    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+    static func options(_ arguments: ParsedArguments) throws -> NoteRecord.Target { try NoteRecord.Target(arguments) }
+    static func run(_ options: NoteRecord.Target, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
         context.output.emit(NoteRecord.note(try vault.show(options.id)))
         return .ok
@@ -149,11 +163,8 @@ enum EditCommand: Command {
 /// `sl-memory rm ID`.
 enum RemoveCommand: Command {
     static let spec = CommandSpec("rm", abstract: "Remove a note and its attachments", arguments: [NoteRecord.idArgument])
-    struct Options { var memory: MemoryOptions; var id: String }
-    static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0])
-    }
-    static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+    static func options(_ arguments: ParsedArguments) throws -> NoteRecord.Target { try NoteRecord.Target(arguments) }
+    static func run(_ options: NoteRecord.Target, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
         context.output.emit(.object([("removed", .string(try vault.remove(options.id)))]))
         return .ok
