@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// `/__dev/*`: fault injection, account and app switches, bulk users and sessions (DevBulkRoutes),
+/// `/__dev/*`: fault injection, account and app switches, bulk users, sessions and messages (DevBulkRoutes),
 /// SMS codes, rate limit, counters, revocation counts, reset.
 /// Every route needs the `X-Dev-Token` printed at start.
 enum DevControlRoutes {
@@ -15,6 +15,7 @@ enum DevControlRoutes {
             Route("POST", "/__dev/sessions/{id}/expire", .dev, expire),
             Route("POST", "/__dev/users", .dev, createUsers),
             Route("POST", "/__dev/users/{uid}/sessions", .dev, createSessions),
+            Route("POST", "/__dev/conversations/{id}/messages", .dev, createMessages),
             Route("GET", "/__dev/revocations", .dev, revocations),
             Route("GET", "/__dev/sms/{phone}", .dev, sms),
             Route("POST", "/__dev/rate-limit", .dev, rateLimit),

@@ -756,10 +756,24 @@ paths:
       tags: [chat]
       operationId: listMessages
       summary: Messages of a conversation, ascending `seq`
+      description: |
+        A page of messages, or with `clientId` the caller's own message sent with
+        that `clientId` (0 or 1 items): how a client settles a send whose answer
+        it never got (found → it was stored; empty → send it again with the same
+        `clientId`). `clientId` cannot be combined with `before` or `after` (400).
+        Reading marks nothing read: only `POST /chat/v1/conversations/{id}/read`
+        moves the read mark that `unread` counts from.
       security:
         - bearer: []
       parameters:
         - $ref: '#/components/parameters/ConversationId'
+        - name: clientId
+          in: query
+          required: false
+          description: The caller's own message with this `clientId` (as in `PUT …/messages/{clientId}`); not with `before`/`after`.
+          schema:
+            type: string
+            pattern: '^[A-Za-z0-9._-]{1,128}$'
         - name: before
           in: query
           required: false
@@ -777,7 +791,7 @@ paths:
         - $ref: '#/components/parameters/Limit'
       responses:
         '200':
-          description: Messages in ascending `seq`.
+          description: Messages in ascending `seq` (with `clientId`, at most one).
           content:
             application/json:
               schema:
@@ -842,11 +856,69 @@ paths:
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
           $ref: '#/components/responses/RateLimited'
+  /chat/v1/conversations/{id}/read:
+    post:
+      tags: [chat]
+      operationId: markRead
+      summary: Move the caller's read mark up to a message
+      description: |
+        Sets the caller's read mark of the conversation to the `seq` of message
+        `upTo` if that is later than the mark; an earlier or equal one leaves it
+        (the mark only moves forward, so a late request from another device
+        cannot undo a newer read). `unread` here and in `GET
+        /chat/v1/conversations` counts the other members' messages after the
+        mark. When the mark moved, a `read` event (schema `ReadMark`) is
+        published to the caller only — the caller's other devices learn of it
+        through `GET /chat/v1/sync`; other members get nothing.
+      security:
+        - bearer: []
+      parameters:
+        - $ref: '#/components/parameters/ConversationId'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ReadRequest'
+      responses:
+        '200':
+          description: The read mark after the request.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ReadMark'
+        '400':
+          description: '`INVALID_JSON`, or `INVALID_REQUEST` (`upTo` missing, or not the id of a message in this conversation).'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/ForbiddenChat'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '429':
+          $ref: '#/components/responses/RateLimited'
   /chat/v1/sync:
     get:
       tags: [chat]
       operationId: sync
       summary: Long-poll for events after a cursor
+      description: |
+        The caller's events after `since`, oldest first, at most `limit`. Without
+        `since`: from the oldest event the server still keeps. A page of fewer
+        than `limit` events is everything up to now, and its `cursor` may lie
+        past events of other users (so a quiet client's cursor does not go
+        stale); a full page may have more behind it — call again with its
+        `cursor` (with `timeout=0` to page without waiting). Each event carries
+        its payload under the key named by its `type` (schema `Event`); clients
+        ignore types they do not know. A cursor older than the events kept
+        (`sl-devserver --event-retention N`) → 410 `CURSOR_EXPIRED`, also when
+        the events were dropped while the request waited.
       security:
         - bearer: []
       parameters:
@@ -856,6 +928,15 @@ paths:
           description: Opaque cursor from a previous response; omitted on the first call.
           schema:
             type: string
+        - name: limit
+          in: query
+          required: false
+          description: Most events in one answer.
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 1000
+            default: 100
         - name: timeout
           in: query
           required: false
@@ -880,6 +961,7 @@ paths:
                       $ref: '#/components/schemas/Event'
                   cursor:
                     type: string
+                    description: Pass as `since` next time.
         '400':
           $ref: '#/components/responses/SyncBadRequest'
         '401':
@@ -1375,6 +1457,50 @@ paths:
           $ref: '#/components/responses/PayloadTooLarge'
         '429':
           $ref: '#/components/responses/RateLimited'
+  /__dev/conversations/{id}/messages:
+    post:
+      tags: [dev]
+      operationId: devCreateMessages
+      summary: Create N messages from one member (dev only; bulk tests, benchmarks)
+      description: |
+        Creates `count` messages from `sender` (a member) with texts
+        "`text` 1" … "`text` N" (`text` defaults to `message`), distinct
+        `clientId`s, consecutive `seq`s, and for each the `message` event to
+        every member that `PUT …/messages/{clientId}` would publish, so `GET
+        /chat/v1/sync` pages through them; only the newest `--event-retention`
+        events are kept, as with PUTs. One transaction: on any error nothing is
+        created. Long polls are woken once, at the end.
+      security:
+        - devToken: []
+      parameters:
+        - $ref: '#/components/parameters/ConversationId'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/DevMessagesRequest'
+      responses:
+        '201':
+          description: How many were created and the `seq` range they got.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DevMessagesResult'
+        '400':
+          description: '`INVALID_JSON`, or `INVALID_REQUEST` (`count` out of 1..1000000, `sender` missing or not a member, `text` empty or too long).'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Error'
+        '401':
+          $ref: '#/components/responses/DevUnauthorized'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '429':
+          $ref: '#/components/responses/RateLimited'
   /__dev/sms/{phone}:
     get:
       tags: [dev]
@@ -1637,7 +1763,7 @@ components:
           schema:
             $ref: '#/components/schemas/Error'
     SyncBadRequest:
-      description: '`INVALID_CURSOR` (unknown or malformed `since`) or `INVALID_REQUEST` (e.g. `timeout` out of 0..30).'
+      description: '`INVALID_CURSOR` (unknown or malformed `since`) or `INVALID_REQUEST` (`timeout` out of 0..30, `limit` out of 1..1000).'
       content:
         application/json:
           schema:
@@ -2001,6 +2127,7 @@ components:
         unread:
           type: integer
           minimum: 0
+          description: Other members' messages after the caller's read mark (moved only by `POST /chat/v1/conversations/{id}/read`).
     Friend:
       type: object
       additionalProperties: true
@@ -2035,23 +2162,60 @@ components:
       type: object
       additionalProperties: true
       required: [seq, type, cursor]
-      description: One sync event; carries the object named by `type`.
+      description: |
+        One sync event. Its payload is under the key named by `type`, and is the
+        whole object, so a client can upsert it without another request:
+        - `message` — a new message (schema `Message`, with `conversationId`
+          and `seq`), to every member of its conversation, the sender too;
+        - `friend` — a new friend (schema `Friend`, with the `conversationId`
+          of the direct conversation), to both people of a redeemed link;
+        - `moment` — a new moment (schema `Moment`), to its author and the
+          author's friends;
+        - `read` — the caller's read mark moved (schema `ReadMark`), to the
+          reader only.
+        Clients ignore event types they do not know.
       properties:
         seq:
           type: integer
           minimum: 0
+          description: Position in the caller's event stream, strictly increasing (not contiguous per user).
         type:
           type: string
-          enum: [message, friend, moment]
+          enum: [message, friend, moment, read]
         cursor:
           type: string
-          description: Cursor just after this event.
+          description: Cursor just after this event (resume here to get the events after it).
         message:
           $ref: '#/components/schemas/Message'
         friend:
           $ref: '#/components/schemas/Friend'
         moment:
           $ref: '#/components/schemas/Moment'
+        read:
+          $ref: '#/components/schemas/ReadMark'
+    ReadRequest:
+      type: object
+      additionalProperties: true
+      required: [upTo]
+      properties:
+        upTo:
+          type: string
+          description: Id of a message in the conversation; everything up to and including it is read.
+    ReadMark:
+      type: object
+      additionalProperties: true
+      required: [conversationId, lastReadSeq, unread]
+      properties:
+        conversationId:
+          type: string
+        lastReadSeq:
+          type: integer
+          minimum: 0
+          description: '`seq` of the last message read (0: none).'
+        unread:
+          type: integer
+          minimum: 0
+          description: Other members' messages after `lastReadSeq`.
     FriendLink:
       type: object
       additionalProperties: true
@@ -2387,6 +2551,36 @@ components:
           maximum: 100000
         appId:
           type: string
+    DevMessagesRequest:
+      type: object
+      additionalProperties: true
+      required: [count, sender]
+      properties:
+        count:
+          type: integer
+          minimum: 1
+          maximum: 1000000
+        sender:
+          type: string
+          description: User id of a member of the conversation.
+        text:
+          type: string
+          minLength: 1
+          maxLength: 3900
+          default: message
+          description: Prefix of the texts; message i is "`text` i".
+    DevMessagesResult:
+      type: object
+      additionalProperties: true
+      required: [created, firstSeq, lastSeq]
+      properties:
+        created:
+          type: integer
+        firstSeq:
+          type: integer
+          description: '`seq` of the first message created; the others follow it one by one.'
+        lastSeq:
+          type: integer
     AdminUser:
       allOf:
         - $ref: '#/components/schemas/User'

@@ -65,6 +65,9 @@ enum Limits {
     static let maxBulkUsers = 10_000
     static let maxSessionsPerUser = 100
     static let maxBulkSessions = 100_000
+    /// `POST /__dev/conversations/{id}/messages`: messages per call (a benchmark's million fits; the
+    /// answer is three numbers, the cost is the in-memory database and the time under the lock).
+    static let maxBulkMessages = 1_000_000
     /// `GET /api/admin/users` page size.
     static let defaultUserPage = 100
     static let maxUserPage = 1000

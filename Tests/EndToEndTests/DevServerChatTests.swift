@@ -56,6 +56,90 @@ import Testing
         #expect(try server.request("GET", "/chat/v1/conversations/nope/messages", token: alice.token).status == 404)
     }
 
+    func unread(_ server: DevServerProcess, _ token: String, _ conversation: String) throws -> Int64? {
+        let list = try server.request("GET", "/chat/v1/conversations", token: token).json()["conversations"]?.arrayValue ?? []
+        let entry = list.first(where: { (item: JSON) in item["id"]?.stringValue == conversation })
+        return entry?["unread"]?.intValue
+    }
+
+    func markRead(_ server: DevServerProcess, _ token: String, _ conversation: String, _ upTo: String) throws -> HTTPResult {
+        try server.request("POST", "/chat/v1/conversations/\(conversation)/read", token: token, body: .json(.object([("upTo", .string(upTo))])))
+    }
+
+    @Test func readingMessagesMarksNothingRead() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice")
+        #expect(try unread(server, alice.token, "c_alice_bob") == 1)
+        #expect(try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages", token: alice.token).status == 200)
+        #expect(try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages?after=0&limit=1", token: alice.token).status == 200)
+        #expect(try unread(server, alice.token, "c_alice_bob") == 1)
+    }
+
+    @Test func theReadMarkMovesForwardOnly() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice"), bob = try server.login("bob")
+        let seeded = try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages", token: alice.token).json()["messages"]?.arrayValue ?? []
+        let m1 = try send(server, bob.token, "c_alice_bob", "r1", "one").json(), m2 = try send(server, bob.token, "c_alice_bob", "r2", "two").json()
+        #expect(try unread(server, alice.token, "c_alice_bob") == 3)
+        let start = try #require(try server.request("GET", "/chat/v1/sync", token: alice.token).json()["cursor"]?.stringValue)
+
+        let read = try markRead(server, alice.token, "c_alice_bob", try #require(m1["id"]?.stringValue))
+        #expect(read.status == 200)
+        #expect(try read.json() == .object([("conversationId", .string("c_alice_bob")), ("lastReadSeq", m1["seq"] ?? .null), ("unread", .int(1))]))
+        #expect(try unread(server, alice.token, "c_alice_bob") == 1)
+        #expect(try unread(server, bob.token, "c_alice_bob") == 1, "bob's own mark is his")
+
+        // Alice's other devices hear of it; bob does not.
+        let events = try server.request("GET", "/chat/v1/sync?since=\(start)", token: alice.token).json()
+        #expect(events["events"]?.arrayValue?.map { $0["type"]?.stringValue } == ["read"])
+        let mark = try read.json()
+        #expect(events["events"]?.arrayValue?.first?["read"] == mark)
+        let after = try #require(events["cursor"]?.stringValue)
+        let bobEvents = try server.request("GET", "/chat/v1/sync", token: bob.token).json()["events"]?.arrayValue ?? []
+        #expect(!bobEvents.contains { $0["type"]?.stringValue == "read" })
+
+        // An older message leaves the mark, and publishes nothing.
+        let back = try markRead(server, alice.token, "c_alice_bob", try #require(seeded.first?["id"]?.stringValue))
+        #expect(back.status == 200)
+        #expect(try back.json() == read.json(), "the mark stayed at m1")
+        #expect(try server.request("GET", "/chat/v1/sync?since=\(after)", token: alice.token).json()["events"] == .array([]))
+        #expect(try markRead(server, alice.token, "c_alice_bob", try #require(m2["id"]?.stringValue)).json()["unread"]?.intValue == 0)
+        #expect(try unread(server, alice.token, "c_alice_bob") == 0)
+    }
+
+    @Test func readRefusesUnknownConversationsNonMembersAndForeignMessages() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice"), carol = try server.login("carol")
+        let team = try #require(try server.request("GET", "/chat/v1/conversations/c_team/messages", token: alice.token).json()["messages"]?.arrayValue?.first?["id"]?.stringValue)
+        let direct = try #require(try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages", token: alice.token).json()["messages"]?.arrayValue?.first?["id"]?.stringValue)
+        #expect(try markRead(server, alice.token, "nope", direct).status == 404)
+        #expect(try markRead(server, carol.token, "c_alice_bob", direct).status == 404)
+        let foreign = try markRead(server, alice.token, "c_alice_bob", team)
+        #expect(foreign.status == 400 && foreign.errorCode == "INVALID_REQUEST")
+        #expect(try markRead(server, alice.token, "c_alice_bob", "msg_unknown").errorCode == "INVALID_REQUEST")
+        #expect(try server.request("POST", "/chat/v1/conversations/c_alice_bob/read", token: alice.token, body: .json(.object([]))).errorCode == "INVALID_REQUEST")
+        #expect(try unread(server, alice.token, "c_alice_bob") == 1)
+    }
+
+    @Test func aSendIsSettledByLookingUpItsClientId() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice"), bob = try server.login("bob"), carol = try server.login("carol")
+        let lookup = { (token: String, query: String) in try server.request("GET", "/chat/v1/conversations/c_team/messages?\(query)", token: token) }
+        let sent = try send(server, bob.token, "c_team", "settle-1", "did this arrive?").json()
+        let found = try lookup(bob.token, "clientId=settle-1").json()["messages"]?.arrayValue ?? []
+        #expect(found == [sent])
+        #expect(try lookup(alice.token, "clientId=settle-1").json()["messages"] == .array([]), "only the caller's own messages")
+        let hers = try send(server, alice.token, "c_team", "settle-1", "mine").json()
+        #expect(try lookup(alice.token, "clientId=settle-1").json()["messages"] == .array([hers]))
+        #expect(try lookup(bob.token, "clientId=settle-1&limit=5").json()["messages"] == .array([sent]))
+        #expect(try lookup(bob.token, "clientId=never-sent").json()["messages"] == .array([]))
+        for query in ["clientId=settle-1&before=100", "clientId=settle-1&after=0", "clientId=bad%20id", "clientId="] {
+            let bad = try lookup(bob.token, query)
+            #expect(bad.status == 400 && bad.errorCode == "INVALID_REQUEST", "\(query): \(bad.status)")
+        }
+        #expect(try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages?clientId=settle-1", token: carol.token).status == 404)
+    }
+
     @Test func syncLongPollIsWokenByASend() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice"), bob = try server.login("bob")
