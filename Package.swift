@@ -44,6 +44,7 @@ let tools: [Tool] = [
     Tool(name: "sl-sessions", frontEnd: "SessionsCommands", linkerSettings: [staticLibstdcxx]),
     // Dynamically linked: unlock --keyring loads libsecret with dlopen (a static glibc cannot).
     Tool(name: "sl-memory", frontEnd: "MemoryCommands", linkerSettings: [staticLibstdcxx]),
+    Tool(name: "sl-chat", frontEnd: "ChatCommands", linkerSettings: [staticLibstdcxx]),
 ]
 
 let package = Package(
@@ -52,7 +53,7 @@ let package = Package(
         // What other programs may reuse. Not the dev server (fixture passwords, libmicrohttpd, the OpenAPI
         // text) and no tool front-end.
         .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader",
-                                                "StarlineQR", "StarlineWorkspace", "StarlineMemory", "StarlinePlatform", "StarlineKeyring"]),
+                                                "StarlineQR", "StarlineWorkspace", "StarlineMemory", "StarlinePlatform", "StarlineKeyring", "StarlineChat"]),
     ] + tools.map { .executable(name: $0.name, targets: [$0.name]) },
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
@@ -93,6 +94,8 @@ let package = Package(
         .target(name: "StarlineMemory", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CProcess"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CMicroHTTPD"]),
         .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "StarlineKeyring", "CCurl"]),
+        // The chat client (W4–W8): the chat routes, the cache and the durable outbox in chat.db, sync and tail.
+        .target(name: "StarlineChat", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlinePlatform"]),
 
         // Tool front-ends: the command specs, typed options and run functions of each tool.
         .target(name: "QRCommands", dependencies: ["StarlineQR"]),
@@ -106,6 +109,7 @@ let package = Package(
         .target(name: "SessionsCommands", dependencies: ["PlatformCommands"]),
         // Local only: the vault, and the keyring for unlock --keyring — never the networking stack.
         .target(name: "MemoryCommands", dependencies: ["StarlineMemory", "StarlineKeyring"]),
+        .target(name: "ChatCommands", dependencies: ["PlatformCommands", "StarlineChat"]),
 
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "CProcess"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),

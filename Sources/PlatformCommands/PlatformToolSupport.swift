@@ -22,8 +22,13 @@ public struct PlatformOptions: Sendable {
     public var eventsPath: String?
 
     public init(_ arguments: ParsedArguments) throws {
+        try self.init(arguments, appId: try arguments[Self.appId])
+    }
+
+    /// For a tool bound to one app, without `--app-id` (sl-chat always uses `workbench`, DESIGN W4).
+    public init(_ arguments: ParsedArguments, appId: String) throws {
         api = try arguments[StandardOptions.apiBase]
-        appId = try arguments[Self.appId]
+        self.appId = appId
         service = try arguments[Self.service]
         timeout = try arguments[Self.timeout]
         eventsPath = try arguments[Self.events]

@@ -121,4 +121,12 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let vaultExists = ErrorCode("VAULT_EXISTS", exit: .usage)
     /// A data key (from the unlock agent) that is not this vault's, for instance after a rekey.
     public static let wrongKey = ErrorCode("WRONG_KEY", exit: .locked)
+
+    // MARK: Chat (sl-chat, W4–W8)
+
+    /// `--client-id KEY` given again with another text or conversation: a key names one message only.
+    public static let clientIdConflict = ErrorCode("CLIENT_ID_CONFLICT", exit: .usage)
+    /// Another process is reading with this named cursor (`tail --cursor NAME`): one consumer at a time, so
+    /// no event is delivered twice.
+    public static let cursorInUse = ErrorCode("CURSOR_IN_USE", exit: .storage)
 }

@@ -209,11 +209,12 @@ final class TransferState {
 }
 
 /// Set from a task-cancellation handler (any thread), read by the transfer's progress callback.
-final class CancelFlag: Sendable {
+package final class CancelFlag: Sendable {
     private let value = Locked(false)
 
-    func cancel() { value.withLock { $0 = true } }
-    var isCancelled: Bool { value.withLock { $0 } }
+    package init() {}
+    package func cancel() { value.withLock { $0 = true } }
+    package var isCancelled: Bool { value.withLock { $0 } }
 }
 
 // The callbacks are free functions: libcurl calls them through C function pointers, on the thread running

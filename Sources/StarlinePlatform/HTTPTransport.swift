@@ -61,7 +61,7 @@ public final class HTTPTransport: HTTPExchange {
     }
 
     /// One blocking transfer on the calling thread.
-    func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
+    package func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         let curl = try CurlLibrary.shared.get()
         let transfer = try CurlTransfer(request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
                                         loopback: isLoopback(request.url))

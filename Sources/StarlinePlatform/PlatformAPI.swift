@@ -264,7 +264,7 @@ public struct PlatformAPI: Sendable {
         value == "." || value == ".." ? String(repeating: "%2E", count: value.count) : PercentEncoding.encode(value)
     }
 
-    static func adding(_ members: [(String, JSON)], to details: JSON?) -> JSON {
+    package static func adding(_ members: [(String, JSON)], to details: JSON?) -> JSON {
         var result = details ?? .object([])
         if case .object = result {} else { result = .object([("value", result)]) }
         for (key, value) in members where result[key] == nil { result.set(key, value) }

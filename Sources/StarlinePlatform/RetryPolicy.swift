@@ -54,7 +54,7 @@ public struct RetryPolicy: Sendable, Equatable {
         return backoff(attempt)
     }
 
-    func backoff(_ attempt: Int) -> Double {
+    package func backoff(_ attempt: Int) -> Double {
         let full = max(0, min(maxDelay, baseDelay * Double(1 << min(attempt, 20))))
         return full * Double.random(in: 0.5...1.0)  // "equal jitter": spread retries of many clients
     }

@@ -8,6 +8,13 @@ extension StarlightClient {
         public var sessionId: String
         public var user: JSON
         public var roles: [String]
+
+        public init(token: String, sessionId: String, user: JSON, roles: [String]) {
+            self.token = token
+            self.sessionId = sessionId
+            self.user = user
+            self.roles = roles
+        }
     }
 
     /// The current session, as `authenticated` would use it; NOT_LOGGED_IN without one.

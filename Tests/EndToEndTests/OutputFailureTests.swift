@@ -16,6 +16,8 @@ import Testing
         // No command of sl-sessions prints without a server yet; --version goes through the same streams.
         "sl-sessions": ["--version"],
         "sl-memory": ["status"],
+        // Every sl-chat command needs a stored session; --version goes through the same streams.
+        "sl-chat": ["--version"],
     ]
 
     @Test func everyToolHasACommandHere() {

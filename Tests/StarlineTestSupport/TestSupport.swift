@@ -165,6 +165,16 @@ public final class RunningTool: @unchecked Sendable {
         return false
     }
 
+    /// Waits up to `seconds` until its stdout so far satisfies `condition`; false when it never did.
+    public func waitForStdout(seconds: Double = 20, _ condition: (String) -> Bool) -> Bool {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        while MonotonicClock.nanoseconds() < deadline {
+            if condition(stdoutSoFar) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
     /// Waits for it to end (once; later calls return the same result).
     public func wait() -> ToolRun {
         if let result { return result }

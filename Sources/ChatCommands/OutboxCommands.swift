@@ -1,0 +1,136 @@
+import StarlineCore
+import StarlinePlatform
+import StarlineChat
+import PlatformCommands
+
+/// `sl-chat outbox list`: the entries, oldest first.
+enum OutboxListCommand: AsyncCommand {
+    static let state = Option<[String]>.strings("state", "STATE", help: "Only entries in STATE (pending, sending, sent, failed, unknown); repeatable.")
+    static let spec = CommandSpec(
+        "list", abstract: "List outbox entries, one JSON line each (oldest first)",
+        discussion: "Local: reads the outbox only. Each record is {\"type\":\"outbox\",\"kind\",\"clientId\",\"conversationId\",\"text\",\"state\",\"attempts\",\"createdAt\",\"updatedAt\",\"message\"|\"moment\",\"error\"}.",
+        options: [state.spec],
+        examples: [Example("sl-chat outbox list --state failed", "What the server refused.")],
+        exitStatuses: [(.ok, "listed"), (.usage, "an unknown state")])
+
+    struct Options { var states: [OutboxState]?; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        let names = try arguments[state]
+        let states = try names.map { name -> OutboxState in
+            guard let s = OutboxState(rawValue: name) else {
+                throw StarlineError(.usage, "unknown state '\(name)': expected one of \(OutboxState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return s
+        }
+        return Options(states: states.isEmpty ? nil : states, chat: try ChatOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context, network: false)
+        for entry in try session.store.outbox(account: session.account, states: options.states) { context.output.emitLine(entry.json) }
+        return .ok
+    }
+}
+
+/// `sl-chat outbox flush`: sends every entry not sent yet — the cron job.
+enum OutboxFlushCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "flush", abstract: "Send every queued entry (pending, unknown, or left sending by a process that died)",
+        discussion: "Entries go out one at a time in the order they were queued, each claimed first so a concurrent flush or send never sends one twice; one result line each, then a {\"summary\":{…}} line. Unknown entries are settled by looking up their echo before they are sent again with the same clientId.",
+        options: DeliveryOptions.specs,
+        examples: [Example("*/5 * * * * sl-chat outbox flush >> ~/chat-flush.log 2>&1", "A crontab line that keeps the outbox moving.")],
+        exitStatuses: [(.ok, "everything is sent"), (.partial, "some entries failed or are still queued"), (.sessionEnded, "the server ended the session"),
+                       (.sessionChanged, "the account changed during the run")])
+
+    struct Options { var delivery: DeliveryOptions; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(delivery: try DeliveryOptions(arguments), chat: try ChatOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context)
+        let open = try session.store.outbox(account: session.account, states: [.pending, .unknown, .sending])
+        let jobs = open.map { OutboxDelivery.Job(kind: $0.kind, clientId: $0.clientId) }
+        let run = OutboxRun(session: session, context: context)
+        let outcome = run.deliver(jobs, options.delivery)
+        run.summary(outcome)
+        return try OutboxRun.status(outcome)
+    }
+}
+
+/// `sl-chat outbox retry ID…`: failed entries back to pending (same clientId).
+enum OutboxRetryCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "retry", abstract: "Queue failed entries again (with the same clientId)",
+        discussion: "Moves failed entries back to pending and prints them; sl-chat outbox flush (or this command with --flush) sends them.",
+        options: [flush.spec] + DeliveryOptions.specs,
+        arguments: [ArgumentSpec("CLIENT_ID", help: "The entries' client ids.", variadic: true)],
+        exitStatuses: [(.ok, "queued again (and sent, with --flush)"), (.notFound, "an id is not in the outbox"), (.partial, "--flush: some were not sent")])
+    static let flush = Option<Bool>.flag("flush", help: "Send them now.")
+
+    struct Options { var ids: [String]; var flush: Bool; var delivery: DeliveryOptions; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(ids: arguments.positionals, flush: try arguments[flush], delivery: try DeliveryOptions(arguments), chat: try ChatOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context, network: options.flush)
+        let results = try session.store.requeue(options.ids, account: session.account, now: context.io.now().seconds)
+        var missing: [String] = []
+        var jobs: [OutboxDelivery.Job] = []
+        for r in results {
+            guard let entry = r.entry else { missing.append(r.clientId); continue }
+            if entry.state == .pending { jobs.append(OutboxDelivery.Job(kind: entry.kind, clientId: entry.clientId)) }
+            if !options.flush || entry.state != .pending {
+                var record = entry.json
+                if let reason = r.reason { record.set("note", .string(reason)) }
+                context.output.emitLine(record)
+            }
+        }
+        if options.flush {
+            let run = OutboxRun(session: session, context: context)
+            let outcome = run.deliver(jobs, options.delivery)
+            run.summary(outcome)
+            if missing.isEmpty { return try OutboxRun.status(outcome) }
+            _ = try? OutboxRun.status(outcome)
+        }
+        if !missing.isEmpty { throw StarlineError(.notFound, "not in the outbox: \(missing.joined(separator: ", "))") }
+        return .ok
+    }
+}
+
+/// `sl-chat outbox drop ID…`: removes entries (not one a live process is sending).
+enum OutboxDropCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "drop", abstract: "Remove entries from the outbox",
+        discussion: "Prints each removed entry. An entry being sent by a running process is not removed (exit 8); a sent entry can be removed (the message stays on the server).",
+        arguments: [ArgumentSpec("CLIENT_ID", help: "The entries' client ids.", variadic: true)],
+        exitStatuses: [(.ok, "removed"), (.notFound, "an id is not in the outbox"), (.partial, "an entry is being sent now")])
+
+    struct Options { var ids: [String]; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options { Options(ids: arguments.positionals, chat: try ChatOptions(arguments)) }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context, network: false)
+        var missing: [String] = [], busy: [String] = []
+        for r in try session.store.drop(options.ids, account: session.account) {
+            if let entry = r.dropped {
+                var record = entry.json
+                record.set("dropped", .bool(true))
+                context.output.emitLine(record)
+            } else if r.reason?.hasPrefix("process") == true {
+                busy.append(r.clientId)
+                context.output.notice("sl-chat: \(r.clientId): \(r.reason ?? "")")
+            } else {
+                missing.append(r.clientId)
+            }
+        }
+        if !busy.isEmpty { throw StarlineError(.partial, "being sent now, not removed: \(busy.joined(separator: ", "))") }
+        if !missing.isEmpty { throw StarlineError(.notFound, "not in the outbox: \(missing.joined(separator: ", "))") }
+        return .ok
+    }
+}

@@ -1,0 +1,151 @@
+import StarlineCore
+import StarlinePlatform
+import StarlineChat
+import PlatformCommands
+
+/// The conversation list, from the server or the cache (`source`, `freshAsOf` on every record).
+@MainActor
+enum ConversationList {
+    static func load(_ session: ChatSession, _ read: ReadOptions, now: Int64) throws -> (conversations: [JSON], source: ReadSource) {
+        let cached = try session.store.conversations(account: session.account)
+        if read.isFresh(cached.fetchedAt, now: now) {
+            guard cached.fetchedAt != nil else {
+                throw StarlineError(.noResult, "nothing is cached for \(session.account.userId) at \(session.account.chatBase) yet; run sl-chat conversations (or sync) once online")
+            }
+            return (cached.conversations, ReadSource(.cache, freshAsOf: cached.fetchedAt))
+        }
+        let conversations = try session.guarded { try session.api.conversations() }
+        try session.store.storeConversations(conversations, account: session.account, now: now)
+        return (conversations, ReadSource(.server, freshAsOf: now))
+    }
+}
+
+/// `sl-chat conversations`: one JSON line per conversation.
+enum ConversationsCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "conversations", abstract: "List conversations, one JSON line each",
+        discussion: "Each record is the server's conversation ({\"id\",\"kind\",\"title\",\"members\",\"lastMessage\",\"unread\"}) with \"source\" (server or cache) and \"freshAsOf\". Served from the cache when it was refreshed within --max-age, or with --offline.",
+        options: ReadOptions.specs,
+        examples: [Example("sl-chat conversations | jq -r 'select(.unread > 0) | .title'", "Titles of the conversations with unread messages.")],
+        exitStatuses: [(.ok, "listed"), (.noResult, "--offline and nothing cached yet"), (.notLoggedIn, "no session stored"),
+                       (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached")])
+
+    struct Options { var chat: ChatOptions; var read: ReadOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), read: try ReadOptions(arguments)) }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context, network: !options.read.offline)
+        let (conversations, source) = try ConversationList.load(session, options.read, now: context.io.now().seconds)
+        for c in conversations { context.output.emitLine(source.annotate(c)) }
+        return .ok
+    }
+}
+
+/// `sl-chat unread`: counts and previews; reads nothing as read.
+enum UnreadCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "unread", abstract: "Unread counts and previews, one JSON line per conversation with unread messages",
+        discussion: "Prints {\"conversationId\",\"title\",\"unread\",\"lastMessage\",\"source\",\"freshAsOf\"} for each conversation with unread messages. Never marks anything read (sl-chat read does).",
+        options: ReadOptions.specs,
+        examples: [Example("sl-chat unread | jq -s 'map(.unread) | add'", "The total number of unread messages.")],
+        exitStatuses: [(.ok, "listed (also when nothing is unread)"), (.noResult, "--offline and nothing cached yet")])
+
+    struct Options { var chat: ChatOptions; var read: ReadOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), read: try ReadOptions(arguments)) }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context, network: !options.read.offline)
+        let (conversations, source) = try ConversationList.load(session, options.read, now: context.io.now().seconds)
+        for c in conversations {
+            guard let unread = c["unread"]?.intValue, unread > 0 else { continue }
+            context.output.emitLine(source.annotate(.object([
+                ("conversationId", c["id"] ?? .null), ("title", c["title"] ?? .null), ("unread", .int(unread)), ("lastMessage", c["lastMessage"] ?? .null),
+            ])))
+        }
+        return .ok
+    }
+}
+
+/// `sl-chat history CONV`: a page of messages, oldest first.
+enum HistoryCommand: AsyncCommand {
+    static let limit = Option<Int>.integer("limit", short: "n", "N", help: "Messages in the page.", default: 50, range: 1...200)
+    static let before = Option<Int?>.integer("before", "SEQ", help: "The newest messages older than SEQ (page backwards).", range: 0...Int.max)
+    static let after = Option<Int?>.integer("after", "SEQ", help: "The oldest messages newer than SEQ (page forwards).", range: 0...Int.max)
+
+    static let spec = CommandSpec(
+        "history", abstract: "A page of a conversation's messages, oldest first, one JSON line each",
+        discussion: "Without --before/--after: the newest --limit messages. Page backwards with --before (the seq of the oldest message shown), forwards with --after (the seq of the newest). Each record is the server's message ({\"id\",\"clientId\",\"conversationId\",\"senderId\",\"text\",\"createdAt\",\"seq\"}) with \"source\" and \"freshAsOf\"; the cache answers when it holds the whole page and was synced within --max-age, or with --offline.",
+        options: [limit.spec, before.spec, after.spec] + ReadOptions.specs,
+        arguments: [ArgumentSpec("CONV", help: "The conversation id.")],
+        examples: [Example("sl-chat history c_team --limit 20", "The last 20 messages."),
+                   Example("sl-chat history c_team --before 120", "The page before message 120.")],
+        exitStatuses: [(.ok, "printed"), (.notFound, "no such conversation"), (.noResult, "--offline and the page is not cached")])
+
+    struct Options { var conversation: String; var page: HistoryPage; var chat: ChatOptions; var read: ReadOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(conversation: arguments.positionals[0],
+                page: HistoryPage(before: try arguments[before].map(Int64.init), after: try arguments[after].map(Int64.init), limit: try arguments[limit]),
+                chat: try ChatOptions(arguments), read: try ReadOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context, network: !options.read.offline)
+        let now = context.io.now().seconds
+        let synced = try session.store.syncState(account: session.account).syncedAt
+        if options.read.isFresh(synced, now: now),
+           let cached = try session.store.cachedHistory(options.page, account: session.account, conversation: options.conversation) {
+            let source = ReadSource(.cache, freshAsOf: synced)
+            for m in cached { context.output.emitLine(source.annotate(m.json)) }
+            return .ok
+        }
+        if options.read.offline {
+            throw StarlineError(.noResult, "this page of \(options.conversation) is not in the cache (run sl-chat sync or history once online)")
+        }
+        let page = options.page
+        let messages = try session.guarded {
+            try session.api.messages(conversation: options.conversation, before: page.before, after: page.after, limit: page.limit)
+        }
+        // W8: the answer is for the conversation asked for, or it is not stored.
+        guard messages.allSatisfy({ $0.conversationId == options.conversation }) else {
+            throw ChatAPIError.wrongConversation(options.conversation)
+        }
+        try session.store.storeHistory(messages, page: page, account: session.account, conversation: options.conversation, now: now)
+        let source = ReadSource(.server, freshAsOf: now)
+        for m in messages { context.output.emitLine(source.annotate(m.json)) }
+        return .ok
+    }
+}
+
+enum ChatAPIError {
+    static func wrongConversation(_ conversation: String) -> StarlineError {
+        StarlineError(.data, "the server answered with messages of another conversation than \(conversation); nothing was stored")
+    }
+}
+
+/// `sl-chat read CONV --up-to ID`: moves the read mark (never back).
+enum ReadCommand: AsyncCommand {
+    static let upTo = Option<String?>.string("up-to", "ID", help: "The id of the last message read.")
+    static let spec = CommandSpec(
+        "read", abstract: "Mark a conversation read up to a message",
+        discussion: "Moves the read mark of CONV forward to the message ID (a mark never moves back) and prints {\"conversationId\",\"lastReadSeq\",\"unread\"}.",
+        options: [upTo.spec], arguments: [ArgumentSpec("CONV", help: "The conversation id.")],
+        examples: [Example("sl-chat read c_team --up-to \"$(sl-chat history c_team -n 1 | jq -r .id)\"", "Mark everything read up to the newest message.")],
+        exitStatuses: [(.ok, "marked"), (.notFound, "no such conversation"), (.usage, "no --up-to, or a message that is not in CONV")])
+
+    struct Options { var conversation: String; var upTo: String; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        guard let id = try arguments[upTo], !id.isEmpty else { throw StarlineError(.usage, "read needs --up-to ID (the last message read)") }
+        return Options(conversation: arguments.positionals[0], upTo: id, chat: try ChatOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context)
+        let answer = try session.guarded { try session.api.markRead(conversation: options.conversation, upTo: options.upTo) }
+        context.output.emit(answer)
+        return .ok
+    }
+}

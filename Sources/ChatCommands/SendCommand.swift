@@ -1,0 +1,122 @@
+import StarlineCore
+import StarlinePlatform
+import StarlineChat
+import PlatformCommands
+
+/// What `send` and `moments post` share: texts from the argument, stdin, or stdin line by line; the
+/// clientId minted and stored before the first attempt (or the caller's, `--client-id`); then delivered,
+/// unless `--queue`.
+struct OutboxSubmission {
+    static let lines = Option<Bool>.flag("lines", help: "Read stdin line by line: one message (and one result line) per non-empty line.")
+    static let clientId = Option<String?>.string("client-id", "KEY", help: "Use KEY as the clientId (idempotency key): the same KEY with the same text is the same message, with other text an error (exit 2). With --lines, line N gets KEY.N.")
+    static let queue = Option<Bool>.flag("queue", help: "Only store it in the outbox (state pending) and exit 0; sl-chat outbox flush sends it.")
+    static var specs: [OptionSpec] { [lines.spec, clientId.spec, queue.spec] + DeliveryOptions.specs }
+    static let maxTextBytes = 64 * 1024
+
+    var lines: Bool
+    var clientId: String?
+    var queue: Bool
+    var delivery: DeliveryOptions
+
+    init(_ arguments: ParsedArguments) throws {
+        lines = try arguments[Self.lines]
+        clientId = try arguments[Self.clientId]
+        queue = try arguments[Self.queue]
+        delivery = try DeliveryOptions(arguments)
+    }
+
+    /// The texts to send, with their input line numbers (nil for a single text).
+    func texts(argument: String?, _ context: CommandContext) throws -> [(line: Int?, text: String)] {
+        if lines {
+            guard argument == nil || argument == "-" else { throw StarlineError(.usage, "--lines reads stdin; give no TEXT (or -)") }
+            let input = try context.readStandardInput(maxBytes: 64 << 20)
+            var out: [(Int?, String)] = []
+            for (index, raw) in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+                var bytes = Array(raw)
+                if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+                guard !bytes.isEmpty else { continue }
+                out.append((index + 1, try Self.text(bytes, line: index + 1)))
+            }
+            return out
+        }
+        guard let argument else { throw StarlineError(.usage, "give the TEXT to send, - to read it from stdin, or --lines") }
+        if argument == "-" {
+            var bytes = try context.readStandardInput(maxBytes: Self.maxTextBytes + 2)
+            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            guard !bytes.isEmpty else { throw StarlineError(.usage, "stdin is empty: nothing to send") }
+            return [(nil, try Self.text(bytes, line: nil))]
+        }
+        guard !argument.isEmpty else { throw StarlineError(.usage, "the text is empty: nothing to send") }
+        return [(nil, try Self.text(Array(argument.utf8), line: nil))]
+    }
+
+    static func text(_ bytes: [UInt8], line: Int?) throws -> String {
+        let at = line.map { " (line \($0))" } ?? ""
+        guard bytes.count <= maxTextBytes else { throw StarlineError(.usage, "the text\(at) is longer than \(maxTextBytes) bytes") }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw StarlineError(.usage, "the text\(at) is not UTF-8") }
+        return text
+    }
+
+    /// Stores every text in the outbox (each before any is sent), then delivers them unless `--queue`.
+    @MainActor
+    func submit(_ kind: OutboxKind, conversation: String, texts: [(line: Int?, text: String)], session: ChatSession,
+                _ context: CommandContext) throws -> ExitStatus {
+        let now = context.io.now().seconds
+        var jobs: [OutboxDelivery.Job] = []
+        var entries: [(Int?, OutboxEntry)] = []
+        for (line, text) in texts {
+            let key = clientId.map { key in line.map { "\(key).\($0)" } ?? key }
+            let (entry, _) = try session.store.enqueue(kind, account: session.account, conversation: conversation, text: text, clientId: key, now: now)
+            entries.append((line, entry))
+            jobs.append(OutboxDelivery.Job(kind: kind, clientId: entry.clientId, line: line))
+        }
+        let run = OutboxRun(session: session, context: context)
+        if queue {
+            for (line, entry) in entries {
+                var record = entry.json
+                if let line { record.set("line", .int(line)) }
+                context.output.emitLine(record)
+            }
+            return .ok
+        }
+        let outcome = run.deliver(jobs, delivery)
+        if lines {
+            run.summary(outcome)
+            return try OutboxRun.status(outcome)
+        }
+        return try OutboxRun.singleStatus(outcome)
+    }
+}
+
+/// `sl-chat send CONV TEXT|-`: a message through the durable outbox.
+enum SendCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "send", abstract: "Send a message (through the durable outbox: never lost, never sent twice)",
+        discussion: "The message is stored in the outbox with its clientId before the first attempt, then sent; it prints the outbox entry ({\"type\":\"outbox\",\"clientId\",\"state\",\"attempts\",\"message\",…}) once it is settled. Network errors, 5xx and 429 are retried with backoff (a Retry-After pauses every send of the run); a refusal (4xx) leaves it failed with the server's code. A send whose answer was lost is unknown until its echo is looked up by clientId — it is never sent blind. What is not sent yet stays queued for sl-chat outbox flush.",
+        options: OutboxSubmission.specs,
+        arguments: [ArgumentSpec("CONV", help: "The conversation id."), ArgumentSpec("TEXT|-", help: "The text, or - to read it from stdin.", optional: true)],
+        examples: [
+            Example("sl-chat send c_team 'deploy finished'", "Send one message and wait until it is sent."),
+            Example("sl-tasks list --due-within 1d --jsonl | jq -r .title | sl-chat send c_team --lines", "One message per task due today."),
+            Example("sl-chat send c_team --queue --client-id report-$(date +%F) \"$(cat report.txt)\"", "Queue today's report once, whatever reruns."),
+        ],
+        exitStatuses: [(.ok, "sent (or queued with --queue)"), (.usage, "bad input, or --client-id reused with other text"),
+                       (.transient, "not sent yet: it stays in the outbox"), (.partial, "--lines: some were not sent"),
+                       (.sessionEnded, "the server ended the session"), (.sessionChanged, "the account changed during the send"),
+                       (.notFound, "no such conversation (the entry is failed)")])
+
+    struct Options { var conversation: String; var text: String?; var submission: OutboxSubmission; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(conversation: arguments.positionals[0], text: arguments.positionals.count > 1 ? arguments.positionals[1] : nil,
+                submission: try OutboxSubmission(arguments), chat: try ChatOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        guard !options.conversation.isEmpty else { throw StarlineError(.usage, "the conversation id is empty") }
+        let texts = try options.submission.texts(argument: options.text, context)
+        let session = try await ChatSession.open(options.chat, context, network: !options.submission.queue)
+        return try options.submission.submit(.message, conversation: options.conversation, texts: texts, session: session, context)
+    }
+}

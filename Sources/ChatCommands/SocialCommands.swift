@@ -1,0 +1,158 @@
+import StarlineCore
+import StarlinePlatform
+import StarlineChat
+import PlatformCommands
+
+/// `sl-chat friends`.
+enum FriendsCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "friends", abstract: "List friends, one JSON line each",
+        discussion: "Each record is the server's friend ({\"id\",\"name\",…,\"conversationId\"}) with \"source\" and \"freshAsOf\".",
+        options: [ReadOptions.offline.spec],
+        exitStatuses: [(.ok, "listed"), (.noResult, "--offline and nothing cached")])
+
+    struct Options { var chat: ChatOptions; var offline: Bool }
+    static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), offline: try arguments[ReadOptions.offline]) }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context, network: !options.offline)
+        let now = context.io.now().seconds
+        if options.offline {
+            let source = ReadSource(.cache, freshAsOf: nil)
+            for f in try session.store.friends(account: session.account) { context.output.emitLine(source.annotate(f)) }
+            return .ok
+        }
+        let friends = try session.guarded { try session.api.friends() }
+        try session.store.storeFriends(friends, account: session.account)
+        let source = ReadSource(.server, freshAsOf: now)
+        for f in friends { context.output.emitLine(source.annotate(f)) }
+        return .ok
+    }
+}
+
+/// `sl-chat friend-link create`: a code and its URL (pipe the URL into `sl-qr encode`).
+enum FriendLinkCreateCommand: AsyncCommand {
+    static let ttl = Option<Int64?>.converted(.value("ttl", "DURATION", help: "How long the link works (1h, 7d; at most 30d). Default: the server's (7 days)."),
+                                             { try DurationText.seconds($0, option: "ttl", range: 1...(30 * 86_400), maximum: "30 days") })
+    static let spec = CommandSpec(
+        "create", abstract: "Create a single-use friend link",
+        discussion: "Prints {\"code\",\"url\",\"expiresAt\"}. The URL is {chat base}/f/{code}: encode it as a QR code with sl-qr encode.",
+        options: [ttl.spec],
+        examples: [Example("sl-chat friend-link create | jq -r .url | sl-qr encode -o invite.png -", "A friend-link QR code.")],
+        exitStatuses: [(.ok, "created")])
+
+    struct Options { var ttl: Int64?; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options { Options(ttl: try arguments[ttl], chat: try ChatOptions(arguments)) }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context)
+        let link = try session.guarded { try session.api.createFriendLink(ttlSeconds: options.ttl) }
+        // The server's URL must be a friend link of this chat service, or it is not passed on.
+        guard let url = link["url"]?.stringValue, let code = link["code"]?.stringValue,
+              (try? FriendLink.make(url, chatBase: options.chat.chat))?.code == code else {
+            throw StarlineError(.data, "the server's friend link is not a link of \(options.chat)/f/CODE; it was not printed")
+        }
+        context.output.emit(link)
+        return .ok
+    }
+}
+
+/// `sl-chat friend-link redeem URL|CODE|-`.
+enum FriendLinkRedeemCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "redeem", abstract: "Redeem a friend link (a URL, a bare code, or the JSON line sl-qr decode prints)",
+        discussion: "Accepts {chat base}/f/CODE (or the default chat service's), a bare CODE, or - to read one from stdin: the URL, the code, or a JSON line of sl-qr decode (kind friendLink). Anything else is refused before any request (INVALID_FRIEND_LINK, exit 2). Prints {\"friend\",\"conversationId\"}.",
+        arguments: [ArgumentSpec("URL|CODE|-", help: "The friend link.")],
+        examples: [Example("sl-qr decode invite.png | sl-chat friend-link redeem -", "Redeem the link in a QR image.")],
+        exitStatuses: [(.ok, "redeemed"), (.usage, "not a friend link"), (.data, "the link was used already or expired"), (.notFound, "no such link")])
+
+    struct Options { var input: String; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options { Options(input: arguments.positionals[0], chat: try ChatOptions(arguments)) }
+
+    /// The link's code, from whatever form it came in; INVALID_FRIEND_LINK for anything else.
+    static func code(_ input: String, chatBase: BaseURL) throws -> String {
+        let trimmed = input.trimmingWhitespace()
+        if trimmed.hasPrefix("{") {
+            guard let json = try? JSON.parse(trimmed) else { throw StarlineError(.invalidFriendLink, "the input is not a JSON object, a friend-link URL or a code") }
+            if let kind = json["kind"]?.stringValue, kind != "friendLink" {
+                throw StarlineError(.invalidFriendLink, "the scanned symbol is a \(kind), not a friend link", details: .object([("kind", .string(kind))]))
+            }
+            guard let text = json["url"]?.stringValue ?? json["text"]?.stringValue ?? json["code"]?.stringValue else {
+                throw StarlineError(.invalidFriendLink, "the JSON line has no url, text or code")
+            }
+            return try FriendLink.make(text, chatBase: chatBase).code
+        }
+        return try FriendLink.make(trimmed, chatBase: chatBase).code
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        var input = options.input
+        if input == "-" {
+            let bytes = try context.readStandardInput(maxBytes: 64 * 1024)
+            let lines = String(decoding: bytes, as: UTF8.self).splitAtScalar("\n").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
+            guard lines.count == 1 else {
+                throw StarlineError(.invalidFriendLink, lines.isEmpty ? "stdin is empty: no friend link" : "stdin has \(lines.count) lines; redeem one friend link at a time")
+            }
+            input = lines[0]
+        }
+        let code = try code(input, chatBase: options.chat.chat)
+        let session = try await ChatSession.open(options.chat, context)
+        let answer = try session.guarded { try session.api.redeemFriendLink(code: code) }
+        if let friend = answer["friend"], friend["id"]?.stringValue != nil { try? session.store.addFriends([friend], account: session.account) }
+        context.output.emit(answer)
+        return .ok
+    }
+}
+
+/// `sl-chat moments list`.
+enum MomentsListCommand: AsyncCommand {
+    static let before = Option<String?>.string("before", "ID", help: "Moments older than the moment ID.")
+    static let limit = Option<Int>.integer("limit", short: "n", "N", help: "Moments in the page.", default: 50, range: 1...200)
+    static let spec = CommandSpec(
+        "list", abstract: "The moments feed (yours and your friends'), newest first",
+        discussion: "One JSON line per moment ({\"id\",\"clientId\",\"authorId\",\"text\",\"createdAt\"}) with \"source\" and \"freshAsOf\".",
+        options: [before.spec, limit.spec],
+        exitStatuses: [(.ok, "listed")])
+
+    struct Options { var before: String?; var limit: Int; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(before: try arguments[before], limit: try arguments[limit], chat: try ChatOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let session = try await ChatSession.open(options.chat, context)
+        let moments = try session.guarded { try session.api.moments(before: options.before, limit: options.limit) }
+        let now = context.io.now().seconds
+        try session.store.storeMoments(moments, account: session.account, now: now)
+        let source = ReadSource(.server, freshAsOf: now)
+        for m in moments { context.output.emitLine(source.annotate(m)) }
+        return .ok
+    }
+}
+
+/// `sl-chat moments post TEXT|-`: through the same outbox as messages (idempotent by clientId).
+enum MomentsPostCommand: AsyncCommand {
+    static let spec = CommandSpec(
+        "post", abstract: "Post a moment (through the durable outbox)",
+        discussion: "Like sl-chat send: stored with its clientId before the first attempt, then sent; --queue only stores it. Prints the outbox entry (kind moment).",
+        options: OutboxSubmission.specs,
+        arguments: [ArgumentSpec("TEXT|-", help: "The text, or - to read it from stdin.", optional: true)],
+        examples: [Example("sl-chat moments post 'shipped 1.0'", "Post a moment.")],
+        exitStatuses: [(.ok, "posted (or queued)"), (.transient, "not sent yet: it stays in the outbox"), (.usage, "--client-id reused with other text")])
+
+    struct Options { var text: String?; var submission: OutboxSubmission; var chat: ChatOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(text: arguments.positionals.first, submission: try OutboxSubmission(arguments), chat: try ChatOptions(arguments))
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let texts = try options.submission.texts(argument: options.text, context)
+        let session = try await ChatSession.open(options.chat, context, network: !options.submission.queue)
+        return try options.submission.submit(.moment, conversation: "", texts: texts, session: session, context)
+    }
+}

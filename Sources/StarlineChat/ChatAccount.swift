@@ -1,0 +1,89 @@
+import StarlineCore
+
+/// Whose chat this is: the chat service (its base URL) and the signed-in user. Every cached row and outbox
+/// entry is keyed by it, so a switch of account (another `sl-login`) never shows or sends one account's
+/// messages as another's (S14, W8).
+public struct ChatAccount: Sendable, Equatable {
+    public let chatBase: BaseURL
+    public let userId: String
+
+    public init(chatBase: BaseURL, userId: String) {
+        self.chatBase = chatBase
+        self.userId = userId
+    }
+
+    /// The `account` column: the base URL (no trailing slash) and the user id, which contains no "|"…
+    /// or, if a server ever sends one, still cannot collide: the base URL never contains "|" (W4 refuses it).
+    public var key: String { chatBase.description + "|" + userId }
+}
+
+/// A chat message as the server describes it (DESIGN §4): `{id, clientId, conversationId, senderId, text,
+/// createdAt, seq}`. Output adds fields, never renames them (docs/formats.md, "Chat records").
+public struct ChatMessage: Sendable, Equatable {
+    public var id: String
+    public var clientId: String?
+    public var conversationId: String
+    public var senderId: String?
+    public var text: String
+    public var createdAt: String?
+    public var seq: Int64
+
+    public init(id: String, clientId: String?, conversationId: String, senderId: String?, text: String, createdAt: String?, seq: Int64) {
+        self.id = id
+        self.clientId = clientId
+        self.conversationId = conversationId
+        self.senderId = senderId
+        self.text = text
+        self.createdAt = createdAt
+        self.seq = seq
+    }
+
+    /// Reads a message object of an answer; DATA_ERROR naming the route when a required field is missing.
+    public init(json: JSON, route: String) throws {
+        func required(_ key: String) throws -> String {
+            guard let value = json[key]?.stringValue, !value.isEmpty else {
+                throw StarlineError(.data, "unexpected answer from \(route): message '\(key)' is missing or not a string",
+                                    details: .object([("route", .string(route))]))
+            }
+            return value
+        }
+        guard let seq = json["seq"]?.intValue, seq >= 0 else {
+            throw StarlineError(.data, "unexpected answer from \(route): message 'seq' is missing or not a non-negative integer",
+                                details: .object([("route", .string(route))]))
+        }
+        guard let text = json["text"]?.stringValue else {
+            throw StarlineError(.data, "unexpected answer from \(route): message 'text' is missing or not a string",
+                                details: .object([("route", .string(route))]))
+        }
+        self.init(id: try required("id"), clientId: json["clientId"]?.stringValue, conversationId: try required("conversationId"),
+                  senderId: json["senderId"]?.stringValue, text: text, createdAt: json["createdAt"]?.stringValue, seq: seq)
+    }
+
+    public var json: JSON {
+        .object([
+            ("id", .string(id)), ("clientId", .optional(clientId)), ("conversationId", .string(conversationId)),
+            ("senderId", .optional(senderId)), ("text", .string(text)), ("createdAt", .optional(createdAt)), ("seq", .int(seq)),
+        ])
+    }
+}
+
+/// Where a read's answer came from (issue 14 item 2): the server now, or the cache as of `freshAsOf`.
+public struct ReadSource: Sendable {
+    public enum Origin: String, Sendable { case cache, server }
+    public var origin: Origin
+    /// Epoch seconds: when the data was last fetched from the server.
+    public var freshAsOf: Int64?
+
+    public init(_ origin: Origin, freshAsOf: Int64?) {
+        self.origin = origin
+        self.freshAsOf = freshAsOf
+    }
+
+    /// Adds `source` and `freshAsOf` to a record.
+    public func annotate(_ record: JSON) -> JSON {
+        var out = record
+        out.set("source", .string(origin.rawValue))
+        out.set("freshAsOf", freshAsOf.map { .string(Timestamp.rfc3339String($0)) } ?? .null)
+        return out
+    }
+}

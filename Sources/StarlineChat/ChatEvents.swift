@@ -1,0 +1,107 @@
+import StarlineCore
+import StarlineSQLite
+
+/// The events of `GET /v1/sync` (`{"seq","type","cursor", <type>: payload}`) as the cache takes them: a
+/// message is upserted by server id (merging the echo of our own send by clientId), a friend or a moment
+/// upserted; other types are passed on untouched. One function, so `sync` and `tail` store alike.
+public enum ChatEvents {
+    /// The message an event carries, if it is a message event.
+    public static func message(of event: JSON) -> ChatMessage? {
+        guard event["type"]?.stringValue == "message", let payload = event["message"] else { return nil }
+        return try? ChatMessage(json: payload, route: "GET /v1/sync")
+    }
+
+    /// The conversation an event belongs to (message events only).
+    public static func conversation(of event: JSON) -> String? {
+        event["type"]?.stringValue == "message" ? event["message"]?["conversationId"]?.stringValue : nil
+    }
+
+    /// Stores the events of one page. Call inside a transaction.
+    static func store(_ events: [JSON], account: ChatAccount, _ db: SQLiteDatabase, now: Int64) throws {
+        var messages: [ChatMessage] = [], friends: [JSON] = [], moments: [JSON] = []
+        for event in events {
+            switch event["type"]?.stringValue {
+            case "message":
+                if let m = message(of: event) { messages.append(m) }
+            case "friend":
+                if let f = event["friend"], f["id"]?.stringValue != nil { friends.append(f) }
+            case "moment":
+                if let m = event["moment"], m["id"]?.stringValue != nil { moments.append(m) }
+            default: break
+            }
+        }
+        try ChatStore.storeMessages(messages, account: account, db, now: now)
+        if !friends.isEmpty { try ChatStore.storeFriends(friends, account: account, replacing: false, db) }
+        if !moments.isEmpty { try ChatStore.storeMoments(moments, account: account, db, now: now) }
+    }
+
+    /// The explicit record of a gap (issue 14 item 4): events after `cursor` are gone from the server.
+    public static func gap(after cursor: String?, serverCode: String, now: Int64) -> JSON {
+        .object([("type", .string("gap")), ("after", .optional(cursor)), ("reason", .string(serverCode)),
+                 ("detectedAt", .string(Timestamp.rfc3339String(now))),
+                 ("message", .string("the server no longer has the events after this cursor; the messages are backfilled from history"))])
+    }
+
+    /// A message read from history to fill a gap, shaped as a message event.
+    public static func backfilled(_ message: ChatMessage) -> JSON {
+        .object([("type", .string("message")), ("backfill", .bool(true)), ("seq", .null), ("cursor", .null), ("message", message.json)])
+    }
+}
+
+/// `sync`: pulls every event after the cache's cursor into the cache, page by page, each page and the
+/// cursor after it committed in one transaction (a kill between pages loses nothing and repeats nothing).
+public struct ChatSync: Sendable {
+    public let api: ChatAPI
+    public let store: ChatStore
+    public let account: ChatAccount
+    let sameAccount: @Sendable () -> Bool
+
+    public init(api: ChatAPI, store: ChatStore, account: ChatAccount, sameAccount: @escaping @Sendable () -> Bool) {
+        self.api = api
+        self.store = store
+        self.account = account
+        self.sameAccount = sameAccount
+    }
+
+    public struct Report: Sendable {
+        public var events = 0
+        public var messages = 0
+        public var pages = 0
+        public var cursor: String?
+        public var gaps: [JSON] = []
+    }
+
+    public func run(pageSize: Int = 1000) throws -> Report {
+        var report = Report()
+        var cursor = try store.syncState(account: account).cursor
+        while true {
+            let answer = try api.sync(since: cursor, limit: pageSize, timeout: 0)
+            guard sameAccount() else { throw OutboxDelivery.accountChanged() }
+            let now = Timestamp.now().seconds
+            switch answer {
+            case .expired(let code):
+                guard cursor != nil else { throw ChatAPI.malformed("GET /v1/sync", "the server refused a sync from the start (\(code))") }
+                report.gaps.append(ChatEvents.gap(after: cursor, serverCode: code, now: now))
+                try store.transaction { db in
+                    try ChatStore.forgetCoverage(account: account, db)
+                    try ChatStore.setSyncState(account: account, cursor: nil, syncedAt: now, db)
+                }
+                cursor = nil
+            case .events(let events, let next):
+                if !events.isEmpty && next == cursor {
+                    throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events")
+                }
+                try store.transaction { db in
+                    try ChatEvents.store(events, account: account, db, now: now)
+                    try ChatStore.setSyncState(account: account, cursor: next, syncedAt: now, db)
+                }
+                report.pages += 1
+                report.events += events.count
+                report.messages += events.reduce(0) { $0 + ($1["type"]?.stringValue == "message" ? 1 : 0) }
+                cursor = next
+                report.cursor = next
+                if events.isEmpty { return report }
+            }
+        }
+    }
+}

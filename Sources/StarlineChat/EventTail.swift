@@ -1,0 +1,205 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+import StarlineSQLite
+import StarlineCrypto
+import StarlinePlatform
+
+/// `tail`: the event stream as JSON Lines, optionally for one conversation, optionally following it, and
+/// with `--cursor NAME` a named consumer whose position lives in the chat store (issue 14 item 4).
+///
+/// Delivery is at least once and, with the cursor, never twice: a page is handed to `deliver` (which
+/// prints and flushes it), and only then are the cursor and the per-conversation positions committed. A
+/// consumer killed between the two sees that page again; one killed before sees it for the first time.
+/// One process per named cursor (an flock, CURSOR_IN_USE otherwise), so two never both deliver an event.
+///
+/// When the server has dropped the events after the cursor, `tail` delivers an explicit `gap` record, then
+/// the messages after each conversation's position from history (`backfill: true`), then the retained
+/// events from the start — message events at or below a position are not repeated.
+public final class EventTail {
+    public enum Start: String, Sendable, CaseIterable { case start, now }
+
+    public let api: ChatAPI
+    public let store: ChatStore
+    public let account: ChatAccount
+    public let name: String?
+    public let conversation: String?
+    let sameAccount: @Sendable () -> Bool
+    private var lock: FileLock?
+    private var cursor: String?
+    private var positions: [String: Int64] = [:]
+    private var delivered = 0
+
+    public init(api: ChatAPI, store: ChatStore, account: ChatAccount, name: String?, conversation: String?,
+                sameAccount: @escaping @Sendable () -> Bool) {
+        self.api = api
+        self.store = store
+        self.account = account
+        self.name = name
+        self.conversation = conversation
+        self.sameAccount = sameAccount
+    }
+
+    /// Named cursors: 1–64 characters from A-Z a-z 0-9 . _ -
+    public static func isValidName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count) && OutboxEntry.isValidClientId(name)
+    }
+
+    /// Runs until the stream is drained (or, following, until killed). `deliver` prints and flushes a page;
+    /// `notice` reports reconnects on stderr.
+    public func run(follow: Bool, from start: Start, pollSeconds: Int = 25,
+                    deliver: ([JSON]) throws -> Void, notice: (String) -> Void) throws {
+        let isNew = try open()
+        if isNew && start == .now { try skipToHead() }
+        var failures = 0
+        while true {
+            let answer: SyncAnswer
+            do {
+                answer = try api.sync(since: cursor, limit: 1000, timeout: follow ? pollSeconds : 0)
+                failures = 0
+            } catch let error as StarlineError where follow && error.exitStatus == .transient {
+                failures += 1
+                let wait = RetryPolicy(retries: 0, baseDelay: 0.5, maxDelay: 30).backoff(min(failures - 1, 16))
+                notice("sl-chat tail: \(error.message); reconnecting in \(format1(wait)) s")
+                Self.sleep(wait)
+                continue
+            }
+            guard sameAccount() else { throw OutboxDelivery.accountChanged() }
+            switch answer {
+            case .expired(let code):
+                guard cursor != nil else { throw ChatAPI.malformed("GET /v1/sync", "the server refused a sync from the start (\(code))") }
+                try deliver([ChatEvents.gap(after: cursor, serverCode: code, now: Timestamp.now().seconds)])
+                try backfill(deliver: deliver)
+                cursor = nil
+                try commit([], cursor: nil)
+            case .events(let events, let next):
+                if !events.isEmpty && next == cursor { throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events") }
+                let fresh = events.filter(isNew(_:))
+                if !fresh.isEmpty { try deliver(fresh) }
+                try commit(events, cursor: next)
+                cursor = next
+                if events.isEmpty && !follow { return }
+            }
+        }
+    }
+
+    /// True for an event this consumer has not delivered and that passes the conversation filter.
+    private func isNew(_ event: JSON) -> Bool {
+        let conv = ChatEvents.conversation(of: event)
+        if let conversation, conv != conversation { return false }
+        if let conv, let seq = ChatEvents.message(of: event)?.seq, let at = positions[conv], seq <= at { return false }
+        return true
+    }
+
+    /// Loads (or creates) the consumer; true when it is new. Takes the named cursor's lock.
+    private func open() throws -> Bool {
+        guard let name else { return true }
+        let lock = try FileLock(path: try Self.lockPath(store: store, account: account, name: name))
+        guard try lock.tryLock() else {
+            throw StarlineError(.cursorInUse, "another sl-chat tail is reading with the cursor '\(name)'; one consumer per cursor at a time",
+                                details: .object([("cursor", .string(name))]))
+        }
+        self.lock = lock
+        let key = SQLiteValue.text(account.key)
+        let row = try store.reading { try $0.queryFirst("SELECT * FROM consumers WHERE account = ? AND name = ?", [key, .text(name)]) }
+        guard let row else { return true }
+        let filter = row.string("conversation_filter")
+        guard filter == conversation else {
+            throw StarlineError(.usage, "the cursor '\(name)' follows \(filter.map { "conversation \($0)" } ?? "every conversation"); use another cursor name for \(conversation.map { "conversation \($0)" } ?? "every conversation")")
+        }
+        cursor = row.string("cursor")
+        delivered = row.int("delivered") ?? 0
+        for p in try store.reading({ try $0.query("SELECT conversation_id, seq FROM consumer_positions WHERE account = ? AND name = ?", [key, .text(name)]) }) {
+            if let c = p.string("conversation_id"), let s = p.int64("seq") { positions[c] = s }
+        }
+        return false
+    }
+
+    /// `--from now`: moves a new consumer to the end of the stream without delivering anything.
+    private func skipToHead() throws {
+        while true {
+            switch try api.sync(since: cursor, limit: 1000, timeout: 0) {
+            case .expired: cursor = nil
+            case .events(let events, let next):
+                for event in events { if let m = ChatEvents.message(of: event) { positions[m.conversationId] = max(positions[m.conversationId] ?? 0, m.seq) } }
+                try commit(events, cursor: next, advanceOnly: true)
+                if events.isEmpty || next == cursor { return }
+                cursor = next
+            }
+        }
+    }
+
+    /// The messages after each conversation's position, from history, delivered page by page.
+    private func backfill(deliver: ([JSON]) throws -> Void) throws {
+        let conversations = try conversation.map { [$0] } ?? api.conversations().compactMap { $0["id"]?.stringValue }
+        for conv in conversations {
+            while true {
+                let page = try api.messages(conversation: conv, after: positions[conv] ?? 0, limit: 200)
+                guard sameAccount() else { throw OutboxDelivery.accountChanged() }
+                if page.isEmpty { break }
+                try deliver(page.map(ChatEvents.backfilled))
+                let events = page.map { m -> JSON in .object([("type", .string("message")), ("message", m.json)]) }
+                try commit(events, cursor: cursor)
+                if page.count < 200 { break }
+            }
+        }
+    }
+
+    /// Records what was delivered: positions, cursor and the cache, in one transaction.
+    private func commit(_ events: [JSON], cursor next: String?, advanceOnly: Bool = false) throws {
+        let now = Timestamp.now().seconds
+        var moved: [String: Int64] = [:]
+        for event in events {
+            guard let m = ChatEvents.message(of: event) else { continue }
+            if let conversation, m.conversationId != conversation { continue }
+            if m.seq > (positions[m.conversationId] ?? 0) || advanceOnly { moved[m.conversationId] = max(moved[m.conversationId] ?? 0, m.seq) }
+        }
+        if !advanceOnly { delivered += events.filter(isNew(_:)).count }
+        for (c, s) in moved { positions[c] = max(positions[c] ?? 0, s) }
+        try store.transaction { db in
+            try ChatEvents.store(events, account: account, db, now: now)
+            guard let name else { return }
+            let key = SQLiteValue.text(account.key)
+            try db.run("""
+                INSERT INTO consumers (account, name, cursor, conversation_filter, delivered, updated_at) VALUES (?,?,?,?,?,?)
+                ON CONFLICT (account, name) DO UPDATE SET cursor = excluded.cursor, delivered = excluded.delivered, updated_at = excluded.updated_at
+                """, [key, .text(name), next.map(SQLiteValue.text) ?? .null, conversation.map(SQLiteValue.text) ?? .null,
+                      .integer(Int64(delivered)), .integer(now)])
+            for (c, _) in moved {
+                try db.run("""
+                    INSERT INTO consumer_positions (account, name, conversation_id, seq) VALUES (?,?,?,?)
+                    ON CONFLICT (account, name, conversation_id) DO UPDATE SET seq = max(seq, excluded.seq)
+                    """, [key, .text(name), .text(c), .integer(positions[c] ?? 0)])
+            }
+        }
+    }
+
+    /// One lock file per account and cursor name, in the state directory's lock directory.
+    static func lockPath(store: ChatStore, account: ChatAccount, name: String) throws -> String {
+        let directory = SQLiteStoreDirectory.of(store.path) + "/locks"
+        try PrivateFiles.ensurePrivateDirectory(directory)
+        let digest = Base64.encodeURL(Array(SHA256.hash(Array((account.key + "\n" + name).utf8)).prefix(16)))
+        return directory + "/chat-cursor-" + digest
+    }
+
+    static func sleep(_ seconds: Double) {
+        let ns = UInt64(max(0, min(seconds, 3600)) * 1e9)
+        var request = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+}
+
+/// One decimal: "0.5", "12.0".
+func format1(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
+}
+
+enum SQLiteStoreDirectory {
+    static func of(_ path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+    }
+}

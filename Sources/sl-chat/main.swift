@@ -1,0 +1,3 @@
+import ChatCommands
+
+await ChatTool.main()
