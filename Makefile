@@ -74,6 +74,7 @@ bench: build
 	bench/sessions-bulk $(BENCH_PREFIX)/bin
 	bench/tasks $(BENCH_PREFIX)/bin
 	bench/memory $(BENCH_PREFIX)/bin
+	bench/chat $(BENCH_PREFIX)/bin
 
 # Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).
 bench-tasks: build

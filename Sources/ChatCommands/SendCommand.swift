@@ -63,14 +63,12 @@ struct OutboxSubmission {
     func submit(_ kind: OutboxKind, conversation: String, texts: [(line: Int?, text: String)], session: ChatSession,
                 _ context: CommandContext) throws -> ExitStatus {
         let now = context.io.now().seconds
-        var jobs: [OutboxDelivery.Job] = []
-        var entries: [(Int?, OutboxEntry)] = []
-        for (line, text) in texts {
-            let key = clientId.map { key in line.map { "\(key).\($0)" } ?? key }
-            let (entry, _) = try session.store.enqueue(kind, account: session.account, conversation: conversation, text: text, clientId: key, now: now)
-            entries.append((line, entry))
-            jobs.append(OutboxDelivery.Job(kind: kind, clientId: entry.clientId, line: line))
+        let submissions = texts.map { line, text in
+            ChatStore.Submission(conversation: conversation, text: text, clientId: clientId.map { key in line.map { "\(key).\($0)" } ?? key })
         }
+        let stored = try session.store.enqueue(kind, submissions, account: session.account, now: now)
+        let entries = zip(texts.map(\.line), stored).map { ($0, $1) }
+        let jobs = entries.map { line, entry in OutboxDelivery.Job(kind: kind, clientId: entry.clientId, line: line) }
         let run = OutboxRun(session: session, context: context)
         if queue {
             for (line, entry) in entries {

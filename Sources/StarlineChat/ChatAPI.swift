@@ -165,10 +165,8 @@ public struct ChatAPI: Sendable {
         StarlineError(.data, "unexpected answer from \(route): \(what)", details: .object([("route", .string(route))]))
     }
 
-    /// One path segment, percent-encoded; "." and ".." too, so an id cannot climb the path.
-    static func segment(_ value: String) -> String {
-        value == "." || value == ".." ? String(repeating: "%2E", count: value.count) : PercentEncoding.encode(value)
-    }
+    /// One path segment, percent-encoded ("." and ".." too, so an id cannot climb the path).
+    static func segment(_ value: String) -> String { PlatformAPI.segment(value) }
 }
 
 /// One answer of `GET /v1/sync`.

@@ -91,7 +91,8 @@ public struct ChatSync: Sendable {
                 if !events.isEmpty && next == cursor {
                     throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events")
                 }
-                try store.transaction { db in
+                // Not durable: the cursor commits with its events, so a page lost in a power cut is fetched again.
+                try store.transaction(durable: false) { db in
                     try ChatEvents.store(events, account: account, db, now: now)
                     try ChatStore.setSyncState(account: account, cursor: next, syncedAt: now, db)
                 }

@@ -9,33 +9,54 @@ extension ChatStore {
     /// A new clientId: 16 random bytes, URL-safe (the server accepts A-Z a-z 0-9 . _ -).
     public static func mintClientId() -> String { "cl_" + Base64.encodeURL(Sodium.randomBytes(16)) }
 
-    /// Stores an entry before the first attempt. With a caller's `clientId` that exists already: the same
-    /// entry again when the text (and conversation) match, CLIENT_ID_CONFLICT (exit 2) when they do not.
-    public func enqueue(_ kind: OutboxKind, account: ChatAccount, conversation: String, text: String, clientId: String?,
-                        now: Int64) throws -> (entry: OutboxEntry, created: Bool) {
-        let id = clientId ?? Self.mintClientId()
-        guard OutboxEntry.isValidClientId(id) else {
-            throw StarlineError(.usage, "--client-id must be 1 to 128 characters from A-Z a-z 0-9 . _ -")
+    /// What to store: one text, with the caller's clientId or nil to mint one.
+    public struct Submission: Sendable {
+        public var conversation: String
+        public var text: String
+        public var clientId: String?
+
+        public init(conversation: String, text: String, clientId: String?) {
+            self.conversation = conversation
+            self.text = text
+            self.clientId = clientId
+        }
+    }
+
+    /// Stores entries before the first attempt — all of them in one durable transaction, so a crash right
+    /// after leaves every one of them queued. With a caller's `clientId` that exists already: the same
+    /// entry again when the text (and conversation) match, CLIENT_ID_CONFLICT (exit 2, nothing stored)
+    /// when they do not.
+    public func enqueue(_ kind: OutboxKind, _ submissions: [Submission], account: ChatAccount, now: Int64) throws -> [OutboxEntry] {
+        let ids = submissions.map { $0.clientId ?? Self.mintClientId() }
+        for id in ids where !OutboxEntry.isValidClientId(id) {
+            throw StarlineError(.usage, "--client-id must be 1 to 128 characters from A-Z a-z 0-9 . _ - (got \(id.utf8.count) bytes)")
         }
         return try transaction { db in
             let key = SQLiteValue.text(account.key)
-            if let row = try db.queryFirst("SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?", [key, .text(kind.rawValue), .text(id)]) {
-                let existing = try OutboxEntry(row: row)
-                guard existing.text == text, existing.conversationId == conversation else {
-                    throw StarlineError(.clientIdConflict, "client id \(id) was already used for another \(kind.rawValue)\(existing.conversationId == conversation ? "" : " in conversation \(existing.conversationId)"); a client id names one \(kind.rawValue)",
-                                        details: .object([("clientId", .string(id)), ("state", .string(existing.state.rawValue))]))
-                }
-                return (existing, false)
-            }
-            let seq = (try db.queryFirst("SELECT max(seq) AS s FROM outbox WHERE account = ?", [key])?.int64("s") ?? 0) + 1
-            try db.run("""
+            let select = try db.prepare("SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?")
+            let insert = try db.prepare("""
                 INSERT INTO outbox (account, kind, client_id, conversation_id, text, state, attempts, created_at, updated_at, seq)
                 VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
-                """, [key, .text(kind.rawValue), .text(id), .text(conversation), .text(text), .integer(now), .integer(now), .integer(seq)])
-            guard let row = try db.queryFirst("SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?", [key, .text(kind.rawValue), .text(id)]) else {
-                throw StarlineError(.internalError, "the outbox entry vanished")
+                """)
+            var seq = (try db.queryFirst("SELECT max(seq) AS s FROM outbox WHERE account = ?", [key])?.int64("s") ?? 0)
+            var entries: [OutboxEntry] = []
+            for (submission, id) in zip(submissions, ids) {
+                let params: [SQLiteValue] = [key, .text(kind.rawValue), .text(id)]
+                if let row = try select.query(params).first {
+                    let existing = try OutboxEntry(row: row)
+                    guard existing.text == submission.text, existing.conversationId == submission.conversation else {
+                        throw StarlineError(.clientIdConflict, "client id \(id) was already used for another \(kind.rawValue)\(existing.conversationId == submission.conversation ? "" : " in conversation \(existing.conversationId)"); a client id names one \(kind.rawValue)",
+                                            details: .object([("clientId", .string(id)), ("state", .string(existing.state.rawValue))]))
+                    }
+                    entries.append(existing)
+                    continue
+                }
+                seq += 1
+                try insert.run(params + [.text(submission.conversation), .text(submission.text), .integer(now), .integer(now), .integer(seq)])
+                guard let row = try select.query(params).first else { throw StarlineError(.internalError, "the outbox entry vanished") }
+                entries.append(try OutboxEntry(row: row))
             }
-            return (try OutboxEntry(row: row), true)
+            return entries
         }
     }
 
@@ -49,8 +70,11 @@ extension ChatStore {
 
     /// Takes an entry for `owner`: `pending` and `unknown` ones, and `sending` ones whose process is gone.
     /// nil when it is sent, failed, being sent by a live process, or not there.
+    ///
+    /// Not durable (no fsync): a claim lost in a power cut leaves the entry pending, and sending it again is
+    /// safe — the server keeps one message per clientId.
     public func claim(_ kind: OutboxKind, clientId: String, account: ChatAccount, owner: ProcessIdentity, now: Int64) throws -> Claim? {
-        try transaction { db in
+        try transaction(durable: false) { db in
             let key = SQLiteValue.text(account.key)
             guard let row = try db.queryFirst("SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?",
                                               [key, .text(kind.rawValue), .text(clientId)]) else { return nil }
@@ -83,10 +107,12 @@ extension ChatStore {
 
     /// Settles an entry this process claimed, adding `attempts`. Returns the entry as stored — unchanged
     /// when another process settled it meanwhile (an echo seen by `sync`), never overwriting a `sent`.
+    /// Not durable: a settlement lost in a power cut leaves the entry `sending` by a process that is gone,
+    /// which the next flush settles by looking up its echo.
     @discardableResult
     public func settle(_ entry: OutboxEntry, account: ChatAccount, owner: ProcessIdentity, _ settlement: Settlement, attempts: Int,
                        now: Int64) throws -> OutboxEntry {
-        try transaction { db in
+        try transaction(durable: false) { db in
             let key = SQLiteValue.text(account.key)
             let select = "SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?"
             let params: [SQLiteValue] = [key, .text(entry.kind.rawValue), .text(entry.clientId)]

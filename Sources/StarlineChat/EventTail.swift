@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import StarlineCore
 import StarlineSQLite
 import StarlineCrypto
@@ -62,7 +59,7 @@ public final class EventTail {
                 failures += 1
                 let wait = RetryPolicy(retries: 0, baseDelay: 0.5, maxDelay: 30).backoff(min(failures - 1, 16))
                 notice("sl-chat tail: \(error.message); reconnecting in \(format1(wait)) s")
-                Self.sleep(wait)
+                HTTPTransport.sleep(seconds: wait)
                 continue
             }
             guard sameAccount() else { throw OutboxDelivery.accountChanged() }
@@ -157,7 +154,8 @@ public final class EventTail {
         }
         if !advanceOnly { delivered += events.filter(isNew(_:)).count }
         for (c, s) in moved { positions[c] = max(positions[c] ?? 0, s) }
-        try store.transaction { db in
+        // Not durable: a commit lost in a power cut means the page is delivered again (at least once).
+        try store.transaction(durable: false) { db in
             try ChatEvents.store(events, account: account, db, now: now)
             guard let name else { return }
             let key = SQLiteValue.text(account.key)
@@ -177,17 +175,10 @@ public final class EventTail {
 
     /// One lock file per account and cursor name, in the state directory's lock directory.
     static func lockPath(store: ChatStore, account: ChatAccount, name: String) throws -> String {
-        let directory = SQLiteStoreDirectory.of(store.path) + "/locks"
+        let directory = SQLiteStore.directory(of: store.path) + "/locks"
         try PrivateFiles.ensurePrivateDirectory(directory)
         let digest = Base64.encodeURL(Array(SHA256.hash(Array((account.key + "\n" + name).utf8)).prefix(16)))
         return directory + "/chat-cursor-" + digest
-    }
-
-    static func sleep(_ seconds: Double) {
-        let ns = UInt64(max(0, min(seconds, 3600)) * 1e9)
-        var request = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 }
 
@@ -195,11 +186,4 @@ public final class EventTail {
 func format1(_ value: Double) -> String {
     let tenths = Int((value * 10).rounded())
     return "\(tenths / 10).\(tenths % 10)"
-}
-
-enum SQLiteStoreDirectory {
-    static func of(_ path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
-    }
 }

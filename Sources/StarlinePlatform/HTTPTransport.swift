@@ -110,7 +110,7 @@ public final class HTTPTransport: HTTPExchange {
     }
 
     /// Sleeps the calling thread, resuming after signals.
-    static func sleep(seconds: Double) {
+    package static func sleep(seconds: Double) {
         let nanoseconds = ReplyLimits.nanoseconds(seconds)  // never negative, NaN or beyond a day
         var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
         var remaining = timespec()

@@ -260,7 +260,7 @@ public struct PlatformAPI: Sendable {
     }
 
     /// One path segment, percent-encoded; "." and ".." are encoded too so they cannot climb the path.
-    static func segment(_ value: String) -> String {
+    package static func segment(_ value: String) -> String {
         value == "." || value == ".." ? String(repeating: "%2E", count: value.count) : PercentEncoding.encode(value)
     }
 

@@ -156,7 +156,7 @@ public final class SQLiteStore: @unchecked Sendable {
     private static let active = Locked<Set<ActiveTransaction>>([])
 
     /// The directory part of `path` ("." for a bare file name, "/" for a file in the root).
-    static func directory(of path: String) -> String {
+    public static func directory(of path: String) -> String {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
         if slash == path.utf8.startIndex { return "/" }
         return String(path[..<slash])

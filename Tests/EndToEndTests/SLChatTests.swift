@@ -146,7 +146,7 @@ import Testing
 
     // MARK: Identity (S14, S15, W4, W8)
 
-    @Test func s14AnAccountSwitchDuringASendIsSessionChangedAndNothingIsTheNewAccounts() throws {
+    @Test func s14W8AnAccountSwitchDuringASendIsSessionChangedAndNothingIsTheNewAccounts() throws {
         let h = try harness()
         try fault(h, [("route", .string(Self.putFault)), ("delayMs", .int(2500)), ("count", .int(1))])
         let sending = try h.spawn("sl-chat", ["send", "c_team", "from alice"])
@@ -207,6 +207,13 @@ import Testing
         let history = try chat(h, ["history", "c_team", "--limit", "200", "--offline"])
         #expect(history.status == 0, "\(history.stderrText)")
         #expect(try history.jsonLines().map { $0["id"] } == page.map { $0["id"] })
+        // Paging both ways from the cache.
+        if page.count >= 2, let second = page[1]["seq"]?.intValue, let first = page[0]["seq"]?.intValue {
+            let older = try chat(h, ["history", "c_team", "--before", String(second), "--offline"]).jsonLines()
+            #expect(older.map { $0["seq"] } == [.int(first)])
+            let newer = try chat(h, ["history", "c_team", "--after", String(first), "--limit", "1", "--offline"]).jsonLines()
+            #expect(newer.map { $0["seq"] } == [.int(second)])
+        }
         let unread = try chat(h, ["unread", "--offline"])
         let unreadLines = try unread.jsonLines()
         #expect(unread.status == 0 && unreadLines.allSatisfy { $0["source"]?.stringValue == "cache" })
@@ -226,6 +233,38 @@ import Testing
         #expect(try marked.json()["unread"]?.intValue == 0)
         #expect(try unread() == nil, "nothing unread is listed")
         #expect(try chat(h, ["read", "c_team"]).status == 2, "--up-to is required")
+    }
+
+    @Test func aFreshCacheAnswersWithoutARequestAndSaysSo() throws {
+        let h = try harness()
+        #expect(try chat(h, ["sync"]).status == 0)
+        #expect(try chat(h, ["history", "c_team"]).status == 0)  // fetched once: the cache now covers the newest page
+        let requests = try h.counter("GET /chat/v1/conversations/{id}/messages")
+        let cached = try chat(h, ["history", "c_team", "--max-age", "1h"])
+        let cachedPage = try cached.jsonLines()
+        #expect(cached.status == 0 && !cachedPage.isEmpty)
+        #expect(cachedPage.allSatisfy { $0["source"]?.stringValue == "cache" && $0["freshAsOf"]?.stringValue != nil })
+        #expect(try h.counter("GET /chat/v1/conversations/{id}/messages") == requests, "served from the cache")
+        let live = try chat(h, ["history", "c_team", "--max-age", "0"])
+        #expect(try live.jsonLines().allSatisfy { $0["source"]?.stringValue == "server" })
+    }
+
+    @Test func tailFollowReconnectsAfterAServerRestart() throws {
+        let db = TemporaryDirectory("chat-db")
+        let port = try Self.freePort()
+        var server = try DevServerProcess(["--port", String(port), "--db", db.file("dev.db")])
+        let h = try harness(server: server)
+        try bobSends(h, ["before"])
+        let following = try h.spawn("sl-chat", ["tail", "c_team", "--follow", "--cursor", "f"])
+        defer { following.signal(SIGTERM); _ = following.wait() }
+        #expect(following.waitForStdout { $0.contains("\"before\"") })
+        server.stop()
+        #expect(following.waitForStderr { $0.contains("reconnecting") }, "it noticed and retries")
+        server = try DevServerProcess(["--port", String(port), "--db", db.file("dev.db")])
+        let h2 = try SessionToolsHarness(server: server, home: h.home)
+        try bobSends(h2, ["after"])
+        #expect(following.waitForStdout(seconds: 40) { $0.contains("\"after\"") }, "\(following.stderrSoFar)")
+        #expect(following.stdoutSoFar.components(separatedBy: "\"before\"").count == 2, "nothing delivered twice")
     }
 
     @Test func syncCommitsTheCursorWithTheEventsAndMergesTheEchoOfAQueuedSend() throws {
@@ -303,7 +342,7 @@ import Testing
 
     // MARK: Friends and moments
 
-    @Test func friendLinkRoundTripThroughAQRCode() throws {
+    @Test func w6FriendLinkRoundTripThroughAQRCode() throws {
         let h = try harness()
         let link = try chat(h, ["friend-link", "create"])
         #expect(link.status == 0, "\(link.stderrText)")
@@ -325,7 +364,7 @@ import Testing
 
     @Test(arguments: ["https://chat.thestarline.cn.evil.example/f/abcdefgh1234", "http://127.0.0.1:1/chat/f/abcdefgh1234",
                       "short", #"{"kind":"url","text":"https://example.com"}"#, "https://chat.thestarline.cn/f/abcdefgh1234?x=1"])
-    func friendLinkRedeemRefusesAnythingElseBeforeAnyRequest(_ input: String) throws {
+    func w6FriendLinkRedeemRefusesAnythingElseBeforeAnyRequest(_ input: String) throws {
         let h = try harness()
         let run = try chat(h, ["friend-link", "redeem", input])
         #expect(run.status == 2, "\(input): \(run.stderrText)")
@@ -333,7 +372,7 @@ import Testing
         #expect(try h.counter("POST /chat/v1/friend-links/{code}/redeem") == 0)
     }
 
-    @Test func momentsArePostedThroughTheOutboxIdempotently() throws {
+    @Test func w7MomentsUseTheChatIdentityAndArePostedThroughTheOutboxIdempotently() throws {
         let h = try harness()
         let first = try chat(h, ["moments", "post", "shipped", "--client-id", "m-1"])
         #expect(first.status == 0, "\(first.stderrText)")
