@@ -44,18 +44,19 @@ extension MemoryVault {
         recordFingerprint(of: before, checkedAt: checkedAt)
     }
 
-    /// The manifest's MAC recomputed over the rows, and the pin. Returns the problems (empty: all good);
-    /// a manifest that does not open at all throws.
+    /// The rows against the manifest, and the pin. Returns the problems (empty: all good); a manifest that
+    /// does not open at all throws.
+    ///
+    /// Opening the manifest already checked its MAC over its own list, so the rows' entries are compared
+    /// with that list directly: equal lists are what equal MACs meant, and comparing them costs hashing
+    /// each entry once, where recomputing the MAC sorted and encoded every entry twice (measured: 143 M of
+    /// the 258 M instructions of `show` on 10,001 notes).
     func checkManifestAndPin() throws -> [VaultProblem] {
         attested = nil
         return try readChecked { db, manifest in
             var problems: [VaultProblem] = []
             let rows = try rowEntries(db)
-            let macKeys = keys.keys(epoch: manifestEpoch) ?? keys.write
-            let expected = VaultManifest.mac(manifest.entries.values, counter: manifest.counter, keys: macKeys)
-            if !Sodium.constantTimeEquals(expected, VaultManifest.mac(rows.values, counter: manifest.counter, keys: macKeys)) {
-                problems += manifest.differences(from: rows, path: path)
-            }
+            if rows != manifest.entries { problems += manifest.differences(from: rows, path: path) }
             if let problem = RollbackPin.problem(try RollbackPin.read(location.pinPath), vaultID: vaultID, counter: manifest.counter, path: path) {
                 problems.append(problem)
             }
