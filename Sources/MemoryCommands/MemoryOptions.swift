@@ -74,23 +74,25 @@ struct VaultAccess {
         if passphrase.isExplicit {
             return (try MemoryVault.open(at: location, with: .passphrase(try passphrase.read("Passphrase: ")), faults: faults), .passphrase)
         }
-        let vaultID = try MemoryVault.vaultID(at: location, faults: faults)
+        // One database open for the id the agent is asked by and for the unlock itself.
+        let locked = try MemoryVault.locked(at: location, faults: faults)
+        let vaultID = locked.vaultID
         if let key = try MemoryAgentClient.fetchKey(vaultID: vaultID, environment: environment) {
             do {
-                return (try MemoryVault.open(at: location, with: .dataKey(key), faults: faults), .agent)
+                return (try locked.open(with: .dataKey(key)), .agent)
             } catch let error as StarlineError where error.code == .wrongKey {
                 // A rekey since the unlock: the agent's key is stale. Stop it; the passphrase decides below.
                 _ = try? MemoryAgentClient.stop(vaultID: vaultID, environment: environment)
             }
         }
         if let key = try MemoryKeyring.lookup(vaultID: vaultID, environment: environment) {
-            return (try MemoryVault.open(at: location, with: .dataKey(key), faults: faults), .keyring)
+            return (try locked.open(with: .dataKey(key)), .keyring)
         }
         guard passphrase.canPrompt else {
             throw StarlineError(.locked, "the memory vault is locked: run sl-memory unlock, or give the passphrase with --passphrase-fd, --passphrase-file or STARLINE_MEMORY_PASSPHRASE",
                                 details: .object([("vault", .string(location.directory))]))
         }
-        return (try MemoryVault.open(at: location, with: .passphrase(try passphrase.read("Passphrase for \(location.directory): ")), faults: faults), .passphrase)
+        return (try locked.open(with: .passphrase(try passphrase.read("Passphrase for \(location.directory): "))), .passphrase)
     }
 
     /// The key of a running agent or the keyring (`unlock --keyring`), without a passphrase; nil when neither has it.

@@ -76,9 +76,9 @@ extension MemoryVault {
 
     /// `getAttachment`, handing each verified plaintext chunk to `sink` (the export encrypts them again).
     func getAttachment(_ id: String, name: String, sink: ([UInt8]) throws(StarlineError) -> Void) throws -> MemoryAttachment {
-        let (noteID, entry) = try read { db, manifest -> (String, AttachmentEntry) in
+        let (noteID, entry) = try read { db, check -> (String, AttachmentEntry) in
             let row = try resolveRow(db, id)
-            let p = try payload(row, manifest: manifest)
+            let p = try payload(row, checkedBy: check)
             guard let entry = p.attachments.first(where: { $0.name == name }) else {
                 throw StarlineError(.notFound, "note \(row.id) has no attachment named '\(name)'",
                                     details: .object([("id", .string(row.id)), ("attachment", .string(name))]))

@@ -43,10 +43,10 @@ extension MemoryVault {
 
     /// Every note without its body, oldest first. Decrypts every record.
     public func list() throws -> [MemoryNoteSummary] {
-        try read { db, manifest in
+        try read { db, check in
             try db.query("SELECT \(Self.rowColumns) FROM records").map { row in
                 let r = try decodeRow(row)
-                return try payload(r, manifest: manifest).summary(id: r.id, version: r.version)
+                return try payload(r, checkedBy: check).summary(id: r.id, version: r.version)
             }
             .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         }
@@ -54,9 +54,9 @@ extension MemoryVault {
 
     /// The note whose id is `id` or starts with it.
     public func show(_ id: String) throws -> MemoryNote {
-        try read { db, manifest in
+        try read { db, check in
             let row = try resolveRow(db, id)
-            return try payload(row, manifest: manifest).note(id: row.id, version: row.version)
+            return try payload(row, checkedBy: check).note(id: row.id, version: row.version)
         }
     }
 
@@ -99,7 +99,7 @@ extension MemoryVault {
         guard !words.isEmpty else {
             throw StarlineError(.usage, "the search query has no words", details: .object([("query", .string(query))]))
         }
-        return try read { db, manifest in
+        return try read { db, check in
             var candidates: Set<String>?
             // Rarest-first would read fewer rows; the index is small enough that the order does not matter.
             for word in words.sorted() {
@@ -114,7 +114,7 @@ extension MemoryVault {
             for id in candidates ?? [] {
                 // A token row without its record (the index is not authenticated) matches nothing.
                 guard let row = try loadRow(db, id) else { continue }
-                let p = try payload(row, manifest: manifest)
+                let p = try payload(row, checkedBy: check)
                 // The decrypted note decides: a forged index row cannot make a note match.
                 guard words.isSubset(of: SearchIndex.words(of: p)) else { continue }
                 found.append(p.summary(id: row.id, version: row.version))

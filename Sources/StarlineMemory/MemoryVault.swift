@@ -17,7 +17,8 @@ public enum VaultCredential: Sendable {
 /// unwraps the data key (WRONG_PASSPHRASE / WRONG_KEY, exit 13), opens the manifest and recomputes its MAC
 /// over every record row (a deleted, added, older or swapped record is VAULT_CORRUPT naming it), and
 /// compares its counter with the pin outside the vault (lower: ROLLBACK_DETECTED, exit 12). A vault that
-/// cannot be read is an error, never an empty vault.
+/// cannot be read is an error, never an empty vault. The O(records) part is skipped when the database
+/// files are provably untouched since such a check passed (`VaultFingerprint`, `openCheck`).
 ///
 /// Every change is one SQLite transaction under the vault's `flock` (`SQLiteStore`) that also rewrites
 /// the manifest with the counter + 1; attachment files are written and synced before it and renamed into
@@ -39,6 +40,20 @@ public final class MemoryVault {
     /// The highest counter this object has seen: the manifest never goes below it while the vault is open,
     /// even when the cached manifest was dropped after a failed change.
     var highestCounter: UInt64 = 0
+    /// The fingerprint the database files matched when opened: while they still do, reads trust every row
+    /// as the last full check found it (`RowCheck.fingerprint`). Dropped as soon as they no longer match.
+    var attested: VaultFingerprint?
+
+    /// How opening checked the records against the manifest.
+    public enum OpenCheck: Sendable, Equatable {
+        /// The manifest's MAC recomputed over every row: O(records).
+        case full
+        /// The fingerprint of the database files, unchanged since a full check passed on them: O(1).
+        case fingerprint
+    }
+
+    /// How this vault's open checked its records (`create` and `acceptRollback`: `.full`).
+    public internal(set) var openCheck: OpenCheck = .full
 
     /// The cost of a new passphrase key when the caller gives none (libsodium's "interactive" level).
     public static let defaultLimits = Argon2id.Limits.interactive
@@ -50,7 +65,7 @@ public final class MemoryVault {
     /// The vault's id (hex), as the pin records it.
     public var vaultID: String { header.vaultIDText }
     /// The manifest counter last read or written: +1 with every change.
-    public var counter: UInt64 { manifest?.counter ?? 0 }
+    public var counter: UInt64 { manifest?.counter ?? attested?.counter ?? 0 }
     /// True while a rekey has started and not finished (`rekey` resumes it).
     public var isRekeyPending: Bool { header.pending != nil }
     /// The Argon2id cost of the passphrase key.
@@ -114,12 +129,17 @@ public final class MemoryVault {
         }
     }
 
-    /// Opens and unlocks the vault, checking header, manifest, every record's id and version, and the pin.
+    /// Opens and unlocks the vault, checking header, manifest, every record's id and version (or the
+    /// fingerprint of the files they were last checked in), and the pin.
     public static func open(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults = VaultFaults(),
                             now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws -> MemoryVault {
-        let vault = try unlock(at: location, with: credential, faults: faults, now: now)
+        try locked(at: location, faults: faults).open(with: credential, now: now)
+    }
+
+    /// The checks of `open` on an unlocked vault.
+    static func checkedOpen(_ vault: MemoryVault) throws -> MemoryVault {
         do {
-            if let problem = try vault.checkManifestAndPin().first { throw problem.error(path: vault.path) }
+            if try !vault.openThroughFingerprint() { try vault.fullOpenCheck() }
             try vault.raisePin()
         } catch {
             throw VaultErrors.classify(error, path: vault.path)
@@ -153,27 +173,7 @@ public final class MemoryVault {
     /// Unlocks without the manifest and pin checks (`open` and `verify` add them).
     static func unlock(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults,
                        now: @escaping @Sendable () -> Timestamp) throws -> MemoryVault {
-        let path = location.databasePath
-        do {
-            guard exists(at: location) else {
-                let pinned = (try? RollbackPin.read(location.pinPath)) ?? nil
-                throw VaultErrors.notFound(location.directory, pinned.map { "\(path) is missing, but a vault was last seen here at counter \($0.counter)" }
-                    ?? "\(path) does not exist")
-            }
-            let store = try openStore(location, faults: faults)
-            let header = try store.database.transaction(.deferred) { () throws -> VaultHeader in
-                try faults.storage.check(.read, "read the memory vault")
-                return try readHeader(store.database, location: location)
-            }
-            let keys: KeyRing
-            switch credential {
-            case .passphrase(let passphrase): keys = try KeyWrapping.unlock(header, passphrase: passphrase, path: path).0
-            case .dataKey(let key): keys = try KeyWrapping.unlock(header, dataKey: key, path: path)
-            }
-            return MemoryVault(location: location, store: store, header: header, keys: keys, faults: faults, now: now)
-        } catch {
-            throw VaultErrors.classify(error, path: path)
-        }
+        try locked(at: location, faults: faults).unlock(with: credential, now: now)
     }
 
     static func openStore(_ location: VaultLocation, faults: VaultFaults) throws -> SQLiteStore {

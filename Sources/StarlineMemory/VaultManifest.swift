@@ -55,10 +55,15 @@ struct VaultManifest: Equatable {
     }
 
     static func mac(_ entries: some Sequence<ManifestEntry>, counter: UInt64, keys: EpochKeys) -> [UInt8] {
-        var w = ByteWriter()
+        mac(canonical: canonical(entries), counter: counter, keys: keys)
+    }
+
+    /// The MAC of entries already in the canonical encoding.
+    static func mac(canonical: [UInt8], counter: UInt64, keys: EpochKeys) -> [UInt8] {
+        var w = ByteWriter(capacity: canonical.count + 48)
         w.raw(Array("starline-memory/v1 manifest-mac\u{0}".utf8))
         w.u64(counter)
-        w.raw(canonical(entries))
+        w.raw(canonical)
         return GenericHash.deriveSecret(w.bytes, key: keys.manifestMACKey).copyBytes()
     }
 
@@ -75,15 +80,12 @@ struct VaultManifest: Equatable {
         w.u8(Self.payloadVersion)
         w.u64(counter)
         w.raw(headerChecksum)
-        w.raw(Self.mac(entries.values, counter: counter, keys: keys))
+        // The list is stored in the canonical encoding the MAC covers: encoded once, and `open` can check
+        // the MAC over the stored bytes.
+        let list = Self.canonical(entries.values)
+        w.raw(Self.mac(canonical: list, counter: counter, keys: keys))
         w.u32(UInt32(entries.count))
-        for e in entries.values.sorted(by: { $0.id < $1.id }) {
-            w.string(e.id)
-            w.u64(UInt64(e.version))
-            w.u32(e.epoch)
-            w.u32(UInt32(e.blobs.count))
-            for b in e.blobs { w.raw(b) }
-        }
+        w.raw(list)
         return XChaCha20Poly1305.seal(w.bytes, additionalData: Self.additionalData(vaultID: vaultID, counter: counter), key: keys.manifestKey)
     }
 
@@ -105,6 +107,7 @@ struct VaultManifest: Equatable {
             var entries: [String: ManifestEntry] = [:]
             let n = try r.count(minimumItemBytes: 4 + 36 + 16)
             entries.reserveCapacity(n)
+            let listStart = r.offset
             for _ in 0..<n {
                 let id = try r.string(limit: 64), version = try r.u64(), epoch = try r.u32()
                 var blobs: [[UInt8]] = []
@@ -112,9 +115,13 @@ struct VaultManifest: Equatable {
                 guard version <= UInt64(Int.max) else { throw ByteReader.Malformed() }
                 entries[id] = ManifestEntry(id: id, version: Int(version), epoch: epoch, blobs: blobs)
             }
+            let list = Array(plain[listStart..<r.offset])
             try r.expectEnd()
             let manifest = VaultManifest(counter: counter, headerChecksum: headerChecksum, entries: entries)
-            guard Sodium.constantTimeEquals(mac, Self.mac(entries.values, counter: counter, keys: keys)) else {
+            // `sealed` writes the list in the canonical encoding (sorted by id, blob ids sorted), so the MAC is
+            // checked over the bytes as they are — sorting 10,000 ids again cost a third of a full open. A
+            // list not in that order, which `sealed` never writes, fails as a MAC that does not match.
+            guard Sodium.constantTimeEquals(mac, Self.mac(canonical: list, counter: counter, keys: keys)) else {
                 throw VaultErrors.corruptManifest(path, "its MAC does not match its records")
             }
             return (manifest, mac)

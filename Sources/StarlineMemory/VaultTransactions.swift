@@ -38,12 +38,30 @@ extension MemoryVault {
 
     /// Runs `body` on one read snapshot (a DEFERRED transaction, no flock), after re-reading the header and
     /// the manifest, which must be consistent with each other and not older than what this object saw.
-    func read<T>(_ body: (SQLiteDatabase, VaultManifest) throws -> T) throws -> T {
+    /// While the database files still match the fingerprint of the open, the manifest is not even read:
+    /// `body` gets `.fingerprint`, and the files are looked at again after it — changed meanwhile, and it
+    /// runs again against the manifest (read bodies only read, so running one twice is harmless).
+    func read<T>(_ body: (SQLiteDatabase, RowCheck) throws -> T) throws -> T {
+        try snapshot { db in
+            if try isStillAttested(db) {
+                let result: Result<T, Error> = Result { try body(db, .fingerprint) }
+                if VaultFiles.of(location) == attested?.files { return try result.get() }
+                attested = nil
+            }
+            return try body(db, .manifest(try refresh(db)))
+        }
+    }
+
+    /// `read` that always checks against the manifest (the full check of opening).
+    func readChecked<T>(_ body: (SQLiteDatabase, VaultManifest) throws -> T) throws -> T {
+        try snapshot { db in try body(db, try refresh(db)) }
+    }
+
+    private func snapshot<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
         do {
             return try store.database.transaction(.deferred) { () throws -> T in
                 try faults.storage.check(.read, "read the memory vault")
-                let manifest = try refresh(store.database)
-                return try body(store.database, manifest)
+                return try body(store.database)
             }
         } catch {
             throw VaultErrors.classify(error, path: path)
@@ -57,6 +75,8 @@ extension MemoryVault {
     func write<T>(_ what: String, _ body: (VaultChange) throws -> T) throws -> T {
         var change: VaultChange?
         let result: T
+        // A change reads the whole manifest, which it rewrites, and its commit changes the files.
+        attested = nil
         // A body may take on keys (a rekey's new one) that only its commit makes real.
         let (headerBefore, keysBefore) = (header, keys)
         do {
@@ -180,7 +200,15 @@ extension MemoryVault {
     /// The row's payload, after checking the row against the manifest (a record restored from an older
     /// copy or added behind its back is refused, naming it) and opening it under its epoch's key.
     func payload(_ row: RecordRow, manifest: VaultManifest) throws -> NotePayload {
-        if let problem = manifest.difference(id: row.id, row: row.entry) { throw problem.error(path: path) }
+        try payload(row, checkedBy: .manifest(manifest))
+    }
+
+    /// `payload`, with the row checked as `check` says: against the manifest, or not at all when the
+    /// fingerprint vouches for every row.
+    func payload(_ row: RecordRow, checkedBy check: RowCheck) throws -> NotePayload {
+        if case .manifest(let manifest) = check, let problem = manifest.difference(id: row.id, row: row.entry) {
+            throw problem.error(path: path)
+        }
         guard let k = keys.keys(epoch: row.epoch) else {
             throw VaultErrors.corruptRecord(row.id, path, "it is sealed under key epoch \(row.epoch), which is not a key of this vault")
         }
@@ -222,26 +250,6 @@ extension MemoryVault {
         try change.db.run("DELETE FROM search_tokens WHERE record_id = ?", [.text(id)])
         change.manifest.entries[id] = nil
         change.changed = true
-    }
-
-    // MARK: - Checks on open
-
-    /// The manifest's MAC recomputed over the rows, and the pin. Returns the problems (empty: all good);
-    /// a manifest that does not open at all throws.
-    func checkManifestAndPin() throws -> [VaultProblem] {
-        try read { db, manifest in
-            var problems: [VaultProblem] = []
-            let rows = try rowEntries(db)
-            let macKeys = keys.keys(epoch: manifestEpoch) ?? keys.write
-            let expected = VaultManifest.mac(manifest.entries.values, counter: manifest.counter, keys: macKeys)
-            if !Sodium.constantTimeEquals(expected, VaultManifest.mac(rows.values, counter: manifest.counter, keys: macKeys)) {
-                problems += manifest.differences(from: rows, path: path)
-            }
-            if let problem = RollbackPin.problem(try RollbackPin.read(location.pinPath), vaultID: vaultID, counter: manifest.counter, path: path) {
-                problems.append(problem)
-            }
-            return problems
-        }
     }
 
     // MARK: - Leftover files

@@ -20,9 +20,13 @@ extension MemoryVault {
     /// every attachment file end to end (size, every chunk, BLAKE2b), and the search index against every
     /// record's words. Problems are collected, not thrown; only a vault that cannot be read at all (a
     /// damaged header, a manifest that does not open) throws. Holds the vault's lock, so no change runs
-    /// meanwhile, and removes files killed writers left.
+    /// meanwhile, and removes files killed writers left. Never takes the fingerprint's word for anything;
+    /// a clean run writes one, as a passing open does.
     public func verify() throws -> VaultVerification {
         var result = VaultVerification(problems: [], records: 0, attachments: 0, counter: 0, removedLeftovers: 0)
+        attested = nil
+        let checkedAt = VaultFiles.coarseNow()
+        let before = VaultFiles.of(location)
         do {
             try store.withTransaction { db in
                 try faults.storage.check(.read, "read the memory vault")
@@ -75,6 +79,7 @@ extension MemoryVault {
         } catch {
             throw VaultErrors.classify(error, path: path)
         }
+        if result.isClean { recordFingerprint(of: before, checkedAt: checkedAt) }
         return result
     }
 

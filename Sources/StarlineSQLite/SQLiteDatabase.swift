@@ -26,6 +26,11 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// link, refused.
     public static let cantOpenSymlink: Int32 = SQLITE_CANTOPEN | (6 << 8)
 
+    /// Installed once, before the process's first connection (a `static let` runs once, thread-safely):
+    /// SQLite's no-op fchown of the -wal and -shm files under root only when the owner differs, so that
+    /// opening a database does not move its WAL's ctime (see `starline_fchown_if_needed` in CSQLite).
+    private static let quietFchown: Int32 = starline_sqlite3_install_quiet_fchown()
+
     public enum TransactionKind: String, Sendable {
         case deferred = "DEFERRED"
         case immediate = "IMMEDIATE"
@@ -65,6 +70,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
             Glibc.close(fd)
         }
 
+        _ = Self.quietFchown
         var connection: OpaquePointer?
         // Not SQLITE_OPEN_NOFOLLOW ("the database filename is not allowed to contain a symbolic link", 3.31): it
         // refuses links in the directories too, which are the user's to choose, and with it 8 threads creating

@@ -177,6 +177,33 @@ import Testing
         #expect(try h.ok(["list"]).arrayValue?.count == 1)
     }
 
+    @Test("issue 12: an unchanged vault leaves a 0600 pin.fingerprint beside the pin; a record rolled back behind it (mtime put back with touch -d) is still exit 12 naming it")
+    func openFingerprint() throws {
+        let h = Home()
+        try h.initialize()
+        let id = try #require(try h.ok(["add", "version", "one"])["id"]?.stringValue)
+        let db = h.vault + "/vault.db"
+        let old = try Tools.shell("sqlite3 '\(db)' \"SELECT hex(sealed) FROM records WHERE id = '\(id)'\"").stdoutText
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try h.ok(["edit", id, "--body", "version two"])
+        let fingerprint = h.home.path + "/starline/state/memory/pin.fingerprint"
+        // The first open after a change checks in full and leaves the fingerprint once the change is a clock tick old.
+        for _ in 0..<100 where permissionBits(fingerprint) == nil {
+            usleep(20_000)
+            try h.ok(["show", id])
+        }
+        #expect(permissionBits(fingerprint) == 0o600)
+        #expect(try h.ok(["show", id])["body"]?.stringValue == "version two")
+
+        let mtime = try Tools.shell("stat -c %y '\(db)'").stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let tamper = "UPDATE records SET version = 1, sealed = X'\(old)' WHERE id = '\(id)'"
+        #expect(try Tools.shell("sqlite3 '\(db)' \"\(tamper)\" && touch -d '\(mtime)' '\(db)'*").status == 0)
+        let shown = try h.run(["show", id])
+        #expect(shown.status == 12)
+        #expect(shown.errorCode == "VAULT_CORRUPT")
+        #expect(try shown.error()["error"]?["details"]?["record"]?.stringValue == id)
+    }
+
     @Test("W3 export is an age file that age -d opens with the share code; import checks it whole, adds its notes and attachments; wrong code 13, damaged 12 with nothing added")
     func w3ExportImport() throws {
         let h = Home()
