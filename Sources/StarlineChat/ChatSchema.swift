@@ -19,7 +19,6 @@ enum ChatSchema {
                 PRIMARY KEY (account, id)
             ) WITHOUT ROWID;
             CREATE INDEX messages_by_seq ON messages (account, conversation_id, seq);
-            CREATE INDEX messages_by_client_id ON messages (account, conversation_id, client_id);
             -- covered_from: the lowest seq from which the cache holds every message of the conversation
             -- (0: from its first message; NULL: unknown). Reset by a gap in the event stream.
             CREATE TABLE conversations (

@@ -304,15 +304,14 @@ import Testing
         #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "log"])) == [])
         let following = try h.spawn("sl-chat", ["tail", "c_team", "--cursor", "log", "--follow"])
         defer { following.signal(SIGTERM); _ = following.wait() }
-        var busy: ToolRun?
-        for _ in 0..<50 {
-            let run = try chat(h, ["tail", "c_team", "--cursor", "log"])
-            if run.status == 10 { busy = run; break }
-            usleep(100_000)
-        }
-        #expect(busy?.errorCode == "CURSOR_IN_USE")
         try bobSends(h, ["m5"])
-        #expect(following.waitForStdout { $0.contains("\"m5\"") })
+        // Once it printed m5 it holds the cursor and is following: a second consumer is refused at once.
+        #expect(following.waitForStdout { $0.contains("\"m5\"") }, "follower: \(following.stderrSoFar)")
+        let busy = try chat(h, ["tail", "c_team", "--cursor", "log"])
+        #expect(busy.status == 10 && busy.errorCode == "CURSOR_IN_USE", "\(busy.stderrText)")
+        try bobSends(h, ["m6"])
+        #expect(following.waitForStdout { $0.contains("\"m6\"") }, "the follower goes on")
+        #expect(following.stdoutSoFar.components(separatedBy: "\"m4\"").count == 1, "nothing the cursor had delivered is repeated")
     }
 
     @Test func tailConsumerKilledBetweenPrintAndCommitSeesThePageAgain() throws {
