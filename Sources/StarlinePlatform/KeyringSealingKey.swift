@@ -24,7 +24,7 @@ enum KeyringSealingKey {
     /// The key in item `item`. STORAGE_LOCKED (exit 10) while the keyring is locked — never a prompt —;
     /// STORAGE_ERROR when the item is missing; KEYRING_UNAVAILABLE without a reachable Secret Service.
     static func load(_ store: SessionStore, item: String) throws(StarlineError) -> SecretBytes {
-        switch try keyring(store).lookup(attributes: attributes(store.key, item: item)) {
+        switch try SecretServiceKeyring.read(busOf: store.environment, schemaName: schema, attributes: attributes(store.key, item: item)) {
         case .found(let secret):
             guard secret.count == XChaCha20Poly1305.keyBytes else {
                 throw StarlineError(.storage, "the keyring item of this session store holds \(secret.count) bytes, not a \(XChaCha20Poly1305.keyBytes)-byte key; run sl-login clear and sign in again",
@@ -59,7 +59,7 @@ enum KeyringSealingKey {
     /// Whether item `item` can be read now, for `sl-login status` (no secret leaves this function).
     static func state(_ store: SessionStore, item: String) -> String {
         do {
-            switch try keyring(store).lookup(attributes: attributes(store.key, item: item)) {
+            switch try SecretServiceKeyring.read(busOf: store.environment, schemaName: schema, attributes: attributes(store.key, item: item)) {
             case .found: return "unlocked"
             case .locked: return "locked"
             case .absent: return "missing"

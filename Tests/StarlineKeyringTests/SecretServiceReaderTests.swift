@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import StarlineCore
+import StarlineCrypto
+@testable import StarlineKeyring
+import StarlineTestSupport
+import Testing
+
+/// The direct D-Bus read path against the same private gnome-keyring (in the serialized suite: the lock
+/// tests there and here must not overlap).
+extension SecretServiceKeyringTests {
+    func direct(_ keyring: TestKeyring, _ attributes: [String: String], schema: String = "org.starline.Secret",
+                timeout: Duration = .seconds(10)) throws -> KeyringLookup? {
+        switch try SecretServiceReader.lookup(busOf: Environment(keyring.environment), schemaName: schema, attributes: attributes, timeout: timeout) {
+        case .answered(let result): return result
+        case .useLibsecret(let reason):
+            Issue.record("gnome-keyring should be read directly: \(reason)")
+            return nil
+        }
+    }
+
+    @Test("S2 the direct reader returns the bytes libsecret stored, absent for other attributes or another schema")
+    func s2DirectReaderFindsWhatLibsecretStored() throws {
+        let testKeyring = try SharedKeyring.unlocked()
+        let keyring = try SecretServiceKeyring.open(environment: testKeyring.environment)
+        let attributes = uniqueAttributes("direct")
+        let secret = SecretBytes(count: 32)
+        try keyring.store(secret: secret, label: "direct read", attributes: attributes)
+        #expect(try direct(testKeyring, attributes).flatMap(secretBytes) == secret.copyBytes())
+        #expect(secretBytes(try SecretServiceKeyring.read(busOf: Environment(testKeyring.environment), schemaName: "org.starline.Secret",
+                                                          attributes: attributes)) == secret.copyBytes())
+        var other = attributes
+        other["run"] = UUID().uuidString
+        #expect(try direct(testKeyring, other).map(isAbsent) == true)
+        #expect(try direct(testKeyring, attributes, schema: "org.starline.Other").map(isAbsent) == true)
+        #expect(try keyring.delete(attributes: attributes) == .deleted(1))
+        #expect(try direct(testKeyring, attributes).map(isAbsent) == true)
+    }
+
+    @Test("S17 the direct reader says locked without prompting or unlocking, and reads again once unlocked")
+    func s17DirectReaderNeverUnlocks() throws {
+        let testKeyring = try SharedKeyring.unlocked()
+        let keyring = try SecretServiceKeyring.open(environment: testKeyring.environment)
+        let attributes = uniqueAttributes("direct-locked")
+        let secret = SecretBytes(count: 32)
+        try keyring.store(secret: secret, label: "direct locked", attributes: attributes)
+        try testKeyring.lock()
+        let prompts = testKeyring.promptCount
+        #expect(try direct(testKeyring, attributes).map(isLocked) == true)
+        #expect(testKeyring.promptCount == prompts, "no prompt")
+        #expect(try testKeyring.isLocked(), "nothing unlocked it")
+        try testKeyring.unlock()
+        #expect(try direct(testKeyring, attributes).flatMap(secretBytes) == secret.copyBytes())
+        #expect(try keyring.delete(attributes: attributes) == .deleted(1))
+    }
+
+    @Test("a wedged daemon (SIGSTOP) ends the direct read with a retryable KEYRING_UNAVAILABLE, not a hang")
+    func directReaderIsBounded() throws {
+        let testKeyring = try SharedKeyring.unlocked()
+        let pid = try #require(testKeyring.daemonPID)
+        kill(pid, SIGSTOP)
+        let error = thrown { _ = try direct(testKeyring, uniqueAttributes("wedged-direct"), timeout: .seconds(1)) }
+        kill(pid, SIGCONT)
+        #expect(error?.code == .keyringUnavailable)
+        #expect(error?.retryable == true)
+    }
+
+    @Test("a bus address that names no socket, or a socket nobody listens on, is KEYRING_UNAVAILABLE")
+    func directReaderWithoutABus() throws {
+        for address in ["tcp:host=127.0.0.1,port=1", "unix:path=/nonexistent/bus", ""] {
+            let error = thrown { _ = try SecretServiceReader.lookup(busOf: Environment(["DBUS_SESSION_BUS_ADDRESS": address]), schemaName: "s", attributes: ["a": "b"]) }
+            #expect(error?.code == .keyringUnavailable, "\(address)")
+            #expect(error?.exitStatus == .storage)
+        }
+    }
+}
+
+/// The wire format, in-process: what the reader writes reads back, and hostile bytes are DATA_ERROR.
+@Suite struct DBusWireTests {
+    @Test func aMethodCallRoundTrips() throws {
+        let call = DBusMessage.call(serial: 7, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets",
+                                    interface: "org.freedesktop.Secret.Service", member: "SearchItems", signature: "a{ss}aosv",
+                                    body: [.array(elementSignature: "{ss}", [.dictEntry(.string("k"), .string("v")), .dictEntry(.string("xdg:schema"), .string("s"))]),
+                                           .array(elementSignature: "o", [.objectPath("/a"), .objectPath("/b/c")]), .string("plain"),
+                                           .variant(signature: "ay", .bytes([1, 2, 3]))])
+        let decoded = try DBusMessage.decode(try call.encoded())
+        #expect(decoded.serial == 7 && decoded.member == "SearchItems" && decoded.path == "/org/freedesktop/secrets")
+        #expect(decoded.signature == "a{ss}aosv")
+        #expect(decoded.body == call.body)
+    }
+
+    @Test func theSocketAddressComesFromThePathOrAbstractEntry() throws {
+        #expect(DBusConnection.socketAddress("unix:path=/tmp/dbus-x,guid=abc") != nil)
+        #expect(DBusConnection.socketAddress("tcp:host=a;unix:abstract=/tmp/dbus-y") != nil)
+        #expect(DBusConnection.socketAddress("tcp:host=a,port=1") == nil)
+        #expect(DBusConnection.socketAddress("unix:path=" + String(repeating: "a", count: 200)) == nil, "longer than sun_path")
+    }
+
+    @Test(arguments: [
+        ("truncated", Array([UInt8(ascii: "l"), 2, 0, 1, 0, 0, 0, 0])),
+        ("bad byte order", Array([UInt8(ascii: "x"), 2, 0, 1] + [UInt8](repeating: 0, count: 12))),
+        ("an array longer than the message", Array([UInt8(ascii: "l"), 2, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0xFF, 0xFF, 0, 0])),
+    ])
+    func hostileMessagesAreDataErrors(_ name: String, _ bytes: [UInt8]) {
+        #expect(throws: StarlineError.self, "\(name)") { _ = try DBusMessage.decode(bytes) }
+    }
+
+    @Test func deeplyNestedOrOverlongValuesAreRefused() throws {
+        let deep = String(repeating: "a", count: 40) + "y"
+        #expect(throws: StarlineError.self) { _ = try DBusSignature.split(deep) }
+        // A string whose length runs past the end.
+        var reader = try DBusReader([UInt8(ascii: "l"), 0, 0, 0, 0xFF, 0xFF, 0xFF, 0x7F])
+        reader.offset = 4
+        #expect(throws: StarlineError.self) { _ = try reader.read("s") }
+        // An ay that claims more than D-Bus allows.
+        var huge = try DBusReader([UInt8(ascii: "l"), 0, 0, 0, 0, 0, 0, 0x10])
+        huge.offset = 4
+        #expect(throws: StarlineError.self) { _ = try huge.read("ay") }
+    }
+}
