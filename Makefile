@@ -34,9 +34,11 @@ test: bootstrap
 	fi
 	swift test --skip-build
 
-# Man pages and completions, rendered from each tool's command spec (committed; a test checks they are current).
+# Man pages and completions, rendered from each tool's command spec, and the README's requirement index
+# (committed; tests check they are current).
 generated: bootstrap
 	scripts/embed-openapi
+	scripts/requirement-index
 	swift build
 	@set -e; for t in $(TOOLS); do \
 		$(DEBUG_BIN)/$$t --generate man > man/man1/$$t.1; \
