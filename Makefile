@@ -83,6 +83,7 @@ bench: build
 	bench/tasks $(BENCH_PREFIX)/bin
 	bench/memory $(BENCH_PREFIX)/bin
 	bench/chat $(BENCH_PREFIX)/bin
+	bench/keyring $(BENCH_PREFIX)/bin
 
 # Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).
 bench-tasks: build
