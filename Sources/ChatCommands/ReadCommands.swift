@@ -6,6 +6,16 @@ import PlatformCommands
 /// The conversation list, from the server or the cache (`source`, `freshAsOf` on every record).
 @MainActor
 enum ConversationList {
+    /// What `conversations` and `unread` take: the chat options and the read options.
+    struct Options { var chat: ChatOptions; var read: ReadOptions }
+    nonisolated static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), read: try ReadOptions(arguments)) }
+
+    /// The list for `options`, opening the session (without the network for --offline).
+    static func load(_ options: Options, _ context: CommandContext) async throws -> (conversations: [JSON], source: ReadSource) {
+        let session = try await ChatSession.open(options.chat, context, network: !options.read.offline)
+        return try load(session, options.read, now: context.io.now().seconds)
+    }
+
     static func load(_ session: ChatSession, _ read: ReadOptions, now: Int64) throws -> (conversations: [JSON], source: ReadSource) {
         let cached = try session.store.conversations(account: session.account)
         if read.isFresh(cached.fetchedAt, now: now) {
@@ -30,13 +40,12 @@ enum ConversationsCommand: AsyncCommand {
         exitStatuses: [(.ok, "listed"), (.noResult, "--offline and nothing cached yet"), (.notLoggedIn, "no session stored"),
                        (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached")])
 
-    struct Options { var chat: ChatOptions; var read: ReadOptions }
-    static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), read: try ReadOptions(arguments)) }
+    typealias Options = ConversationList.Options
+    static func options(_ arguments: ParsedArguments) throws -> Options { try ConversationList.options(arguments) }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
-        let session = try await ChatSession.open(options.chat, context, network: !options.read.offline)
-        let (conversations, source) = try ConversationList.load(session, options.read, now: context.io.now().seconds)
+        let (conversations, source) = try await ConversationList.load(options, context)
         for c in conversations { context.output.emitLine(source.annotate(c)) }
         return .ok
     }
@@ -51,13 +60,12 @@ enum UnreadCommand: AsyncCommand {
         examples: [Example("sl-chat unread | jq -s 'map(.unread) | add'", "The total number of unread messages.")],
         exitStatuses: [(.ok, "listed (also when nothing is unread)"), (.noResult, "--offline and nothing cached yet")])
 
-    struct Options { var chat: ChatOptions; var read: ReadOptions }
-    static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), read: try ReadOptions(arguments)) }
+    typealias Options = ConversationList.Options
+    static func options(_ arguments: ParsedArguments) throws -> Options { try ConversationList.options(arguments) }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
-        let session = try await ChatSession.open(options.chat, context, network: !options.read.offline)
-        let (conversations, source) = try ConversationList.load(session, options.read, now: context.io.now().seconds)
+        let (conversations, source) = try await ConversationList.load(options, context)
         for c in conversations {
             guard let unread = c["unread"]?.intValue, unread > 0 else { continue }
             context.output.emitLine(source.annotate(.object([
