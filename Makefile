@@ -8,7 +8,11 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
+<<<<<<< HEAD
 .PHONY: all build bootstrap test generated install demo bench bench-tasks torture clean
+=======
+.PHONY: all build bootstrap test generated install uninstall deb package-check demo bench bench-tasks clean
+>>>>>>> packaging
 
 all: build
 
@@ -60,6 +64,29 @@ install: build
 		install -m 0644 completions/zsh/_$$t $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$t; \
 		install -m 0644 completions/fish/$$t.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$t.fish; \
 	done
+
+# Removes exactly the files `make install` puts there, for the tools scripts/tools lists (same DESTDIR and
+# PREFIX); nothing else. The directories stay: they may hold other packages' files.
+uninstall:
+	@set -e; for t in $(TOOLS); do \
+		for f in bin/$$t share/man/man1/$$t.1 share/bash-completion/completions/$$t \
+			share/zsh/site-functions/_$$t share/fish/vendor_completions.d/$$t.fish; do \
+			if [ -e "$(DESTDIR)$(PREFIX)/$$f" ] || [ -L "$(DESTDIR)$(PREFIX)/$$f" ]; then \
+				rm -f "$(DESTDIR)$(PREFIX)/$$f" && echo "removed $(DESTDIR)$(PREFIX)/$$f"; \
+			fi; \
+		done; \
+	done
+
+# .build/starline_<version>_<arch>.deb: the release binaries, man pages and completions under /usr (scripts/deb).
+deb: build
+	@scripts/bootstrap --package
+	@MAKE="$(MAKE)" scripts/deb > /dev/null
+
+# Installs the .deb into a throwaway Debian 12 chroot with apt, runs every tool, purges it and checks nothing
+# is left; and checks make install + make uninstall in a temporary DESTDIR. Needs root and, the first time,
+# the network (debootstrap, the package's dependencies). Not part of `make test`: it needs a release build.
+package-check: deb
+	@MAKE="$(MAKE)" scripts/package-check
 
 demo: build
 	@scripts/demo $(RELEASE_BIN)
