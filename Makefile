@@ -8,11 +8,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
-<<<<<<< HEAD
-.PHONY: all build bootstrap test generated install demo bench bench-tasks torture clean
-=======
-.PHONY: all build bootstrap test generated install uninstall deb package-check demo bench bench-tasks clean
->>>>>>> packaging
+.PHONY: all build bootstrap test generated install uninstall deb package-check demo torture bench bench-tasks clean
 
 all: build
 
