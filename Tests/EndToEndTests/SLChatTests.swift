@@ -314,6 +314,17 @@ import Testing
         #expect(following.stdoutSoFar.components(separatedBy: "\"m4\"").count == 1, "nothing the cursor had delivered is repeated")
     }
 
+    @Test func aNewCursorFromNowStartsAtTheEndOfTheStream() throws {
+        let h = try harness()
+        try bobSends(h, ["old1", "old2"])
+        #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "fresh", "--from", "now"])) == [])
+        try bobSends(h, ["new1"])
+        #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "fresh", "--from", "now"])) == ["new1"], "--from only places a new cursor")
+        #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "other"])) == ["old1", "old2", "new1"], "a new cursor starts at the start by default")
+        let mismatch = try chat(h, ["tail", "c_alice_bob", "--cursor", "fresh"])
+        #expect(mismatch.status == 2, "a cursor follows the conversation it was made for: \(mismatch.stderrText)")
+    }
+
     @Test func tailConsumerKilledBetweenPrintAndCommitSeesThePageAgain() throws {
         let h = try harness()
         try bobSends(h, ["k1", "k2"])
