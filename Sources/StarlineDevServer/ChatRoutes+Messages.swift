@@ -135,5 +135,12 @@ extension ChatRoutes {
         if let oldest = try c.db.queryFirst("SELECT min(seq) AS s FROM events")?.int64("s"), since < oldest - 1 {
             throw APIError(410, "CURSOR_EXPIRED", "events after this cursor were dropped (the server keeps the newest \(c.server.configuration.eventRetention)); read the history again and sync without 'since'")
         }
+        // A cursor beyond every sequence number this server ever issued (sqlite_sequence survives pruning) was
+        // issued by a state that is gone — a reset, or a restart without --db: what the client saw is not
+        // here, and an empty answer would let it wait silently until the numbers catch up.
+        let issued = try c.db.queryFirst("SELECT seq FROM sqlite_sequence WHERE name = 'events'")?.int64("seq") ?? 0
+        if since > issued {
+            throw APIError(410, "CURSOR_EXPIRED", "this cursor is ahead of every event this server has issued (it was reset or restarted without --db); read the history again and sync without 'since'")
+        }
     }
 }

@@ -918,7 +918,9 @@ paths:
         its payload under the key named by its `type` (schema `Event`); clients
         ignore types they do not know. A cursor older than the events kept
         (`sl-devserver --event-retention N`) → 410 `CURSOR_EXPIRED`, also when
-        the events were dropped while the request waited.
+        the events were dropped while the request waited, and for a cursor
+        beyond every event the server has issued (it was reset, or restarted
+        without `--db`).
       security:
         - bearer: []
       parameters:
@@ -969,7 +971,7 @@ paths:
         '403':
           $ref: '#/components/responses/ForbiddenChat'
         '410':
-          description: '`CURSOR_EXPIRED` — events after `since` were dropped (`sl-devserver --event-retention N` keeps the newest N, default 100000); the client reports a gap, reads the history again and syncs without `since`.'
+          description: '`CURSOR_EXPIRED` — events after `since` were dropped (`sl-devserver --event-retention N` keeps the newest N, default 100000), or `since` is beyond every event this server issued (a reset, a restart without `--db`); the client reports a gap, reads the history again and syncs without `since`.'
           content:
             application/json:
               schema:
