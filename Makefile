@@ -8,7 +8,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
-.PHONY: all build bootstrap test generated install uninstall deb package-check demo torture bench bench-tasks clean
+.PHONY: all build bootstrap test generated install uninstall deb package-check demo torture fuzz bench bench-tasks clean
 
 all: build
 
@@ -113,6 +113,11 @@ bench-tasks: build
 	@scripts/bootstrap --bench
 	$(MAKE) install PREFIX=$(BENCH_PREFIX) > /dev/null
 	bench/tasks $(BENCH_PREFIX)/bin
+
+# libFuzzer targets with the address sanitizer (fuzz/Package.swift, a package of its own): each runs for
+# FUZZ_SECONDS (default 60) from its seed corpus in fuzz/corpus/; findings fail the target (scripts/fuzz).
+fuzz: bootstrap
+	scripts/fuzz
 
 clean:
 	swift package clean

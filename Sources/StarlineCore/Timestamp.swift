@@ -45,10 +45,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     // MARK: RFC 3339
 
     /// `2026-11-30T08:00:00Z`: the one output form of every time (DESIGN section 3).
+    /// A time outside `supportedRange` prints as the nearest one inside it (0001-01-01T00:00:00Z or
+    /// 9999-12-31T23:59:59Z), never wrapped and never a trap.
     public var rfc3339: String {
-        var t = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&t, &parts)
+        let parts = utcParts
         var out = [UInt8]()
         out.reserveCapacity(20)
         Timestamp.appendDigits(&out, Int(parts.tm_year) + 1900, 4)
@@ -68,9 +68,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Taskwarrior's date form, `20261130T080000Z` (UTC).
     public var taskwarrior: String {
-        var t = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&t, &parts)
+        let parts = utcParts
         var out = [UInt8]()
         Timestamp.appendDigits(&out, Int(parts.tm_year) + 1900, 4)
         Timestamp.appendDigits(&out, Int(parts.tm_mon) + 1, 2)
@@ -81,6 +79,16 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         Timestamp.appendDigits(&out, Int(parts.tm_sec), 2)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The UTC calendar fields, of `seconds` clamped to `supportedRange`: outside it a year has more than four
+    /// digits or a sign (or `gmtime_r` fails), which the fixed-width forms cannot print — a time from a damaged
+    /// record or a hand-made file reads, so it must print too (found by fuzz-vault).
+    private var utcParts: tm {
+        var t = time_t(min(max(seconds, Timestamp.supportedRange.lowerBound), Timestamp.supportedRange.upperBound))
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        return parts
     }
 
     private static func appendDigits(_ out: inout [UInt8], _ value: Int, _ width: Int) {

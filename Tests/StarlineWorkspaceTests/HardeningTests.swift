@@ -61,6 +61,19 @@ import Testing
         #expect(TimeSpan(parsing: "999999999w")?.added(to: Timestamp(seconds: 0)) == nil)
     }
 
+    @Test("A time outside years 0001–9999 prints as the nearest one inside, never wrapped or trapping (fuzz-vault)")
+    func timestampsOutsideTheRangePrintClamped() {
+        for seconds in [Int64.min, -62_167_219_201, Timestamp.supportedRange.lowerBound - 1] {
+            #expect(Timestamp(seconds: seconds).rfc3339 == "0001-01-01T00:00:00Z")
+            #expect(Timestamp(seconds: seconds).taskwarrior == "00010101T000000Z")
+        }
+        for seconds in [Int64.max, 253_402_300_800, 320_000_000_000] {
+            #expect(Timestamp(seconds: seconds).rfc3339 == "9999-12-31T23:59:59Z")
+            #expect(Timestamp(seconds: seconds).taskwarrior == "99991231T235959Z")
+        }
+        #expect(Timestamp(seconds: Timestamp.supportedRange.lowerBound).rfc3339 == "0001-01-01T00:00:00Z")
+    }
+
     @Test("visits at INT64_MAX: recent add of the same page is DATA_ERROR, the file untouched")
     func visitsOverflow() throws {
         for visits in ["9223372036854775807", "12345678901234567891"] {
