@@ -104,11 +104,29 @@ public final class SQLiteDatabase: @unchecked Sendable {
             // A directory path or non-database file fails here, at the first real read. The pragma answers
             // the mode in effect: a file system without shared memory (some network mounts) stays in
             // another one, and then `transaction(durable: false)` must not relax syncing (see there).
-            isWAL = try query("PRAGMA journal_mode=WAL").first?.string(0)?.lowercased() == "wal"
+            isWAL = try switchToWAL(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         }
         try execute("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL")
         if smallWAL && isWAL {
             truncateLargeWAL()
+        }
+    }
+
+    /// `PRAGMA journal_mode=WAL`, retried while another connection holds the lock it needs. sqlite3_busy_handler:
+    /// "If SQLite determines that invoking the busy handler could result in a deadlock, it will go ahead and
+    /// return SQLITE_BUSY to the application instead of invoking the busy handler" — which the switch does
+    /// when several connections open a new database at once (8 threads creating one store: 2 runs in 5).
+    /// Retried every millisecond up to the busy timeout, as the handler would have waited; the answer is the
+    /// mode in effect.
+    private func switchToWAL(busyTimeoutMilliseconds: Int32) throws(SQLiteError) -> Bool {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(max(0, busyTimeoutMilliseconds)) * 1_000_000
+        while true {
+            do {
+                return try query("PRAGMA journal_mode=WAL").first?.string(0)?.lowercased() == "wal"
+            } catch where error.isBusy && MonotonicClock.nanoseconds() < deadline {
+                var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+                nanosleep(&pause, nil)
+            }
         }
     }
 
