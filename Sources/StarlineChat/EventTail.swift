@@ -69,12 +69,12 @@ public final class EventTail {
                 try deliver([ChatEvents.gap(after: cursor, serverCode: code, now: Timestamp.now().seconds)])
                 try backfill(deliver: deliver)
                 cursor = nil
-                try commit([], cursor: nil)
+                try commit([], cursor: nil, delivered: 0)
             case .events(let events, let next):
                 if !events.isEmpty && next == cursor { throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events") }
                 let fresh = events.filter(isNew(_:))
                 if !fresh.isEmpty { try deliver(fresh) }
-                try commit(events, cursor: next)
+                try commit(events, cursor: next, delivered: fresh.count)
                 cursor = next
                 if events.isEmpty && !follow { return }
             }
@@ -120,7 +120,7 @@ public final class EventTail {
             case .expired: cursor = nil
             case .events(let events, let next):
                 for event in events { if let m = ChatEvents.message(of: event) { positions[m.conversationId] = max(positions[m.conversationId] ?? 0, m.seq) } }
-                try commit(events, cursor: next, advanceOnly: true)
+                try commit(events, cursor: next, delivered: 0, advanceOnly: true)
                 if events.isEmpty || next == cursor { return }
                 cursor = next
             }
@@ -137,14 +137,15 @@ public final class EventTail {
                 if page.isEmpty { break }
                 try deliver(page.map(ChatEvents.backfilled))
                 let events = page.map { m -> JSON in .object([("type", .string("message")), ("message", m.json)]) }
-                try commit(events, cursor: cursor)
+                try commit(events, cursor: cursor, delivered: page.count)
                 if page.count < 200 { break }
             }
         }
     }
 
-    /// Records what was delivered: positions, cursor and the cache, in one transaction.
-    private func commit(_ events: [JSON], cursor next: String?, advanceOnly: Bool = false) throws {
+    /// Records what was delivered (`count` of `events` were handed to `deliver`): positions, cursor and the
+    /// cache, in one transaction.
+    private func commit(_ events: [JSON], cursor next: String?, delivered count: Int, advanceOnly: Bool = false) throws {
         let now = Timestamp.now().seconds
         var moved: [String: Int64] = [:]
         for event in events {
@@ -152,7 +153,7 @@ public final class EventTail {
             if let conversation, m.conversationId != conversation { continue }
             if m.seq > (positions[m.conversationId] ?? 0) || advanceOnly { moved[m.conversationId] = max(moved[m.conversationId] ?? 0, m.seq) }
         }
-        if !advanceOnly { delivered += events.filter(isNew(_:)).count }
+        delivered += count
         for (c, s) in moved { positions[c] = max(positions[c] ?? 0, s) }
         // Not durable: a commit lost in a power cut means the page is delivered again (at least once).
         try store.transaction(durable: false) { db in

@@ -164,8 +164,9 @@ public final class OutboxDelivery: Sendable {
         let job = result.item
         let now = Timestamp.now().seconds
         guard let claim = job.claim else {
+            // Tried and not claimed: another process has it (or settled it). Never tried: the run stopped first.
             let current = try? store.outboxEntry(job.clientId, account: account)
-            return Result(job: job, entry: current ?? nil, busy: true, attempts: 0, error: result.error)
+            return Result(job: job, entry: current ?? nil, busy: job.state.withLock { $0.tried }, attempts: 0, error: result.error)
         }
         let settlement: ChatStore.Settlement
         switch result.value {

@@ -68,8 +68,10 @@ struct DBusReader {
         case UInt8(ascii: "b"): return .boolean(try uint32() != 0)
         case UInt8(ascii: "n"), UInt8(ascii: "q"):
             align(2)
-            _ = try take(2)
-            return .uint32(0)
+            let b = try take(2)
+            let v = UInt16(b[b.startIndex]) | UInt16(b[b.startIndex + 1]) << 8  // little-endian
+            let value = bigEndian ? v.byteSwapped : v
+            return t.first == UInt8(ascii: "n") ? .int32(Int32(Int16(bitPattern: value))) : .uint32(UInt32(value))
         case UInt8(ascii: "i"): return .int32(Int32(bitPattern: try uint32()))
         case UInt8(ascii: "u"), UInt8(ascii: "h"): return .uint32(try uint32())
         case UInt8(ascii: "x"): return .int64(Int64(bitPattern: try uint64()))
