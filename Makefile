@@ -8,7 +8,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
-.PHONY: all build bootstrap test generated install uninstall deb package-check demo torture fuzz bench bench-tasks clean
+.PHONY: all build bootstrap test generated install uninstall deb package-check fresh-check demo torture fuzz bench bench-tasks clean
 
 all: build
 
@@ -83,6 +83,13 @@ deb: build
 # the network (debootstrap, the package's dependencies). Not part of `make test`: it needs a release build.
 package-check: deb
 	@MAKE="$(MAKE)" scripts/package-check
+
+# The README's two commands (make demo, then make test) in a throwaway Debian 12 chroot that has only the Swift
+# toolchain (and make): a clean clone of HEAD, every other package installed by scripts/bootstrap, everything
+# built from nothing. Root and the network; 20–30 minutes. Not part of `make test`.
+fresh-check:
+	@scripts/bootstrap --package
+	@scripts/fresh-debian-check
 
 demo: build
 	@scripts/demo $(RELEASE_BIN)
