@@ -48,6 +48,10 @@ chroot_mount() {
     mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
   fi
   cp /etc/resolv.conf "$root/etc/resolv.conf"
+  # debootstrap writes no /etc/hosts; an installed Debian (and any container image) has one naming localhost,
+  # which programs expect (chromedriver reaches the browser's DevTools as ws://localhost:…).
+  [ -e "$root/etc/hosts" ] ||
+    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' > "$root/etc/hosts"
 }
 
 # Unmounts everything below $root, deepest first, then removes it (never across a mount that would not go).

@@ -39,7 +39,7 @@ enum FriendLinkCreateCommand: AsyncCommand {
         "create", abstract: "Create a single-use friend link",
         discussion: "Prints {\"code\",\"url\",\"expiresAt\"}. The URL is {chat base}/f/{code}: encode it as a QR code with sl-qr encode.",
         options: [ttl.spec],
-        examples: [Example("sl-chat friend-link create | jq -r .url | sl-qr encode -o invite.png -", "A friend-link QR code.")],
+        examples: [Example("sl-chat friend-link create | jq -j .url | sl-qr encode -o invite.png -", "A friend-link QR code.")],
         exitStatuses: [(.ok, "created")])
 
     struct Options { var ttl: Int64?; var chat: ChatOptions }

@@ -58,13 +58,13 @@ enum ExportCommand: Command {
         let vault = try VaultAccess.open(options.memory, context)
         let code = ShareCode.generate()
         let passphrase = SecretBytes(copying: Array(code.utf8))
-        let summary = try CompletedFile.write(to: options.output, check: { partial, summary in
-            guard options.verify else { return }
+        let verify: ((String, MemoryExportPackage.Summary) throws -> Void)? = !options.verify ? nil : { partial, summary in
             let checked = try ImportCommand.read(partial, AgeDecryptor(passphrase: passphrase), into: nil)
             guard checked == summary else {
                 throw StarlineError(.data, "the written export does not hold what was exported (\(checked.notes) of \(summary.notes) notes)")
             }
-        }) { fd in
+        }
+        let summary = try CompletedFile.write(to: options.output, check: verify) { fd in
             let encryptor = try AgeEncryptor(passphrase: passphrase, workFactor: AgeEncryptor.defaultWorkFactor,
                                               armored: options.armor, output: .fileDescriptor(fd, name: options.output))
             let summary = try MemoryExportPackage.write(vault, exportedAt: context.io.now()) { try encryptor.write($0) }
@@ -152,7 +152,7 @@ enum ImportCommand: Command {
         } else if let value = context.environment["STARLINE_MEMORY_SHARE_CODE"], !value.isEmpty {
             text = value
         } else {
-            text = try SecretInput.prompt("Share code: ")
+            text = try SecretInput.prompt("Share code: ", otherwise: "with --share-code-fd N, --share-code-file PATH or STARLINE_MEMORY_SHARE_CODE")
         }
         guard !text.isEmpty else { throw StarlineError(.usage, "the share code is empty") }
         return text

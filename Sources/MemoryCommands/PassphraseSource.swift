@@ -46,6 +46,8 @@ struct PassphraseSource {
         }
     }
 
+    static let otherWays = "with --passphrase-fd N, --passphrase-file PATH or STARLINE_MEMORY_PASSPHRASE"
+
     var canPrompt: Bool { if case .terminal = origin { true } else { false } }
 
     /// The next passphrase; `prompt` is shown on the terminal. `confirm`: a terminal asks twice (a new one).
@@ -63,8 +65,8 @@ struct PassphraseSource {
         case .environment(let value):
             text = value
         case .terminal:
-            text = try SecretInput.prompt(prompt)
-            if confirm, try SecretInput.prompt("Again: ") != text {
+            text = try SecretInput.prompt(prompt, otherwise: Self.otherWays)
+            if confirm, try SecretInput.prompt("Again: ", otherwise: Self.otherWays) != text {
                 throw StarlineError(.usage, "the two passphrases differ")
             }
         case .none:

@@ -36,11 +36,11 @@ enum QRImageWriter {
         return (matrix, rendered)
     }
 
-    /// Renders one payload into `path` (atomically) and returns the record that describes it.
+    /// Renders one payload into `path` (atomically, or in place for a device or FIFO: `OutputTarget`) and returns the record that describes it.
     static func writeFile(payload: [UInt8], _ options: EncodeOptions, format: QRFormat, to path: String,
                           extraFields: [(String, JSON)]) throws -> [(String, JSON)] {
         let (matrix, rendered) = try render(payload: payload, options, format: format, prettyMatrix: false)
-        try AtomicFile.write(rendered, to: path, mode: 0o666, sync: false, applyUmask: true)
+        try OutputTarget.write(rendered, to: path, mode: 0o666, sync: false, applyUmask: true)
         return [("file", .string(path)), ("format", .string(format.rawValue)), ("version", .int(matrix.version)),
                 ("level", .string(options.level.rawValue)), ("modules", .int(matrix.size)), ("payloadBytes", .int(payload.count))]
             + (format == .png || format == .svg ? [("pixels", .int((matrix.size + 2 * options.margin) * options.moduleSize))] : [])

@@ -67,10 +67,13 @@ struct AdminListing {
         }
     }
 
+    static let maximumUsers = 10_000_000
+
     /// Every user, page by page (`GET /api/admin/users`), with the engine's retry and throttle rules per page.
     func allUsers(_ lister: SessionLister, _ engine: BulkConfiguration) throws -> [String] {
         var users: [String] = []
         var cursor: String?
+        var cursorsSeen = Set<String>()
         var single = engine
         single.parallel = 1
         repeat {
@@ -83,9 +86,15 @@ struct AdminListing {
             if let error = summary.stopError ?? pageError.withLock({ $0 }) { throw error }
             guard let value = page.withLock({ $0 }) else { throw StarlineError(.internalError, "no page of users") }
             users += value.users
-            guard value.next != cursor else { throw StarlineError(.data, "the user list repeats its cursor; stopped paging") }
+            // A server that hands back a cursor it gave before would page forever; the last page has none.
+            if let next = value.next, !cursorsSeen.insert(next).inserted {
+                throw StarlineError(.data, "the user list repeats its cursor; stopped paging")
+            }
+            guard users.count <= Self.maximumUsers else {
+                throw StarlineError(.data, "the user list goes on past \(Self.maximumUsers) users; stopped paging")
+            }
             cursor = value.next
-        } while cursor != nil && users.count <= 10_000_000
+        } while cursor != nil
         return users
     }
 }

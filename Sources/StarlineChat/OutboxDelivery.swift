@@ -49,7 +49,7 @@ public final class OutboxDelivery: Sendable {
         public var job: Job
         /// The entry as stored after the run (nil: it was dropped meanwhile).
         public var entry: OutboxEntry?
-        /// Not sent by this run: another process had it, or it was settled already.
+        /// Not sent by this run because another process is sending it (an entry settled already is not busy).
         public var busy: Bool
         public var attempts: Int
         public var error: StarlineError?
@@ -164,9 +164,11 @@ public final class OutboxDelivery: Sendable {
         let job = result.item
         let now = Timestamp.now().seconds
         guard let claim = job.claim else {
-            // Tried and not claimed: another process has it (or settled it). Never tried: the run stopped first.
-            let current = try? store.outboxEntry(job.clientId, account: account)
-            return Result(job: job, entry: current ?? nil, busy: job.state.withLock { $0.tried }, attempts: 0, error: result.error)
+            // Tried and not claimed: another process has it, or it was settled (sent, failed, dropped) already —
+            // only the first is busy. Never tried: the run stopped first.
+            let current = (try? store.outboxEntry(job.clientId, account: account)) ?? nil
+            let open = current.map { $0.state != .sent && $0.state != .failed } ?? false
+            return Result(job: job, entry: current, busy: open && job.state.withLock { $0.tried }, attempts: 0, error: result.error)
         }
         let settlement: ChatStore.Settlement
         switch result.value {

@@ -16,7 +16,10 @@ public enum AtomicFile {
     /// apply, unless `applyUmask`). Throws `STORAGE_ERROR` "cannot write <path>: <reason>" with details `{path, errno}`; on
     /// failure before the rename the target is untouched and the temporary file is removed.
     ///
-    /// Symbolic links are not followed: a link at `path` is replaced by a regular file.
+    /// Symbolic links are not followed: a link at `path` is replaced by a regular file. Anything else that is not
+    /// a regular file (a device, a FIFO, a socket, a directory) is refused, `STORAGE_ERROR` "… is not a regular
+    /// file": renaming over `/dev/null` as root would replace the device for the whole machine. Output a user
+    /// names goes through `OutputTarget`, which writes such paths in place.
     ///
     /// State (sessions, keys, the workspace) keeps the defaults. Output a user asked for with `-o FILE` is
     /// written with `sync: false, applyUmask: true`: still never seen half-written (temp file + rename), but
@@ -29,6 +32,7 @@ public enum AtomicFile {
         guard !name.isEmpty, name != ".", name != ".." else {
             throw storageError("cannot write", path, EISDIR)
         }
+        try refuseNonRegular(path)
 
         // A hidden name in the same directory (rename only works within one file system), unique per
         // process and attempt, with O_EXCL so we never write through someone else's file or symlink.
@@ -119,6 +123,17 @@ public enum AtomicFile {
             if n == 0 { return result }
             result.append(contentsOf: chunk[0..<n])
         }
+    }
+
+    /// Throws unless `path` is absent, a regular file or a symbolic link (which is replaced, not followed).
+    static func refuseNonRegular(_ path: String) throws(StarlineError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }  // absent (or unreadable: open or rename will say why)
+        let type = info.st_mode & S_IFMT
+        guard type != S_IFREG, type != S_IFLNK else { return }
+        if type == S_IFDIR { throw storageError("cannot write", path, EISDIR) }
+        throw StarlineError(.storage, "cannot write \(path): it is not a regular file (a device, FIFO or socket) and is not replaced",
+                            details: .object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode)))]))
     }
 
     /// The directory part (never empty: "." for a bare name, "/" for the root) and the last component.

@@ -67,9 +67,10 @@ public struct SecretInput {
     }
 
     /// One line from /dev/tty with echo off; echo is restored afterwards, and by a signal meanwhile.
-    public static func prompt(_ prompt: String) throws -> String {
+    /// `otherwise` names the command's other ways to give the secret, for the error when there is no terminal.
+    public static func prompt(_ prompt: String, otherwise: String = "on stdin or with --password-fd N") throws -> String {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw StarlineError(.usage, "no terminal to ask for the secret: give it on stdin or with --password-fd N") }
+        guard fd >= 0 else { throw StarlineError(.usage, "no terminal to ask for the secret: give it \(otherwise)") }
         defer { close(fd) }
         var saved = termios()
         guard tcgetattr(fd, &saved) == 0 else { throw StarlineError(.usage, "cannot read the terminal's settings: \(String(cString: strerror(errno)))") }

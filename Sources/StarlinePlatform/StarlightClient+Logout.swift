@@ -147,12 +147,12 @@ extension StarlightClient {
             revokedDirectly = (try? await platform.revoke(token: c.accessToken)) != nil
         }
         // The user asked for this logout: every remembered token gets its full attempts, not the best-effort budget.
-        await retryPendingRevocations(budget: configuration.timeout * Double(max(1, pendingRevocationCount())) * 3, retries: 2)
+        let lastFailure = await retryPendingRevocations(budget: configuration.timeout * Double(max(1, pendingRevocationCount())) * 3, retries: 2)
         let left = pendingRevocationCount()
         let revokedThis = revokedDirectly || record.candidate.map { c in
             !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? true)
         } ?? false
-        return LogoutRevocation(revokedThis: revokedThis, left: left)
+        return LogoutRevocation(revokedThis: revokedThis, left: left, lastFailure: lastFailure)
     }
 
     /// Step 4, the result: the first storage failure decides the message, and never reads as a clean logout.
@@ -175,8 +175,12 @@ extension StarlightClient {
                                 error: StarlineError(.storage, "logged out locally, but the server revocation failed and the token could not be remembered for a later run (\(recordFailure.message))"))
         }
         if left > 0 {
+            // The code says what stopped the revocation (a refused connection, a 503, a 429); anything else still
+            // reads as transient, since the next run retries it.
+            let cause = revocation.lastFailure.flatMap { $0.exitStatus == .transient ? $0 : nil }
+            let because = cause.map { " (\($0.message))" } ?? ""
             return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: left,
-                                error: StarlineError(.network, "logged out locally; the server revocation is pending (\(left) token\(left == 1 ? "" : "s")) and will be retried by the next sl-restore or sl-login run", retryable: true))
+                                error: StarlineError(cause?.code ?? .network, "logged out locally; the server revocation is pending (\(left) token\(left == 1 ? "" : "s"))\(because) and will be retried by the next sl-restore or sl-login run", retryable: true))
         }
         return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: 0)
     }
@@ -207,4 +211,6 @@ private struct LogoutRevocation {
     var revokedThis: Bool
     /// Tokens still waiting to be revoked, this one's included.
     var left: Int
+    /// Why the last revocation attempt failed.
+    var lastFailure: StarlineError?
 }

@@ -282,16 +282,19 @@ public final class StarlightClient {
     public static let bestEffortBudget: Double = 2
 
     /// `sl-login logout`, asked explicitly, passes a budget that lets every token have its full attempts.
-    public func retryPendingRevocations(budget: Double = StarlightClient.bestEffortBudget, retries: Int = 0) async {
-        guard let store else { return }
-        guard let pending = try? store.withState({ try $0.pendingRevocations() }), !pending.isEmpty else { return }
+    /// Returns the last revocation that failed (nil: none failed, or there was nothing to do).
+    @discardableResult
+    public func retryPendingRevocations(budget: Double = StarlightClient.bestEffortBudget, retries: Int = 0) async -> StarlineError? {
+        guard let store else { return nil }
+        guard let pending = try? store.withState({ try $0.pendingRevocations() }), !pending.isEmpty else { return nil }
+        var lastFailure: StarlineError?
         let deadline = MonotonicClock.nanoseconds() + UInt64(min(max(0, budget), 86_400) * 1_000_000_000)
         var revokedAny = false
         // The last token revoked may leave the keyring key unused (a logged-out store).
         defer { if revokedAny, let failure = store.releaseUnusedKeyringItems() { onError?(failure) } }
         for item in pending {
             let now = MonotonicClock.nanoseconds()
-            guard now < deadline else { return }
+            guard now < deadline else { return lastFailure }
             let remaining = min(Double(deadline - now) / 1_000_000_000, configuration.timeout)
             let api = PlatformAPI(base: configuration.api, appId: configuration.appId,
                                   transport: injectedTransport ?? HTTPTransport(timeout: max(0.05, remaining)), retries: retries)
@@ -300,11 +303,13 @@ public final class StarlightClient {
                 _ = try? store.withState { try $0.removePendingRevocation(id: item.id) }
                 revokedAny = true
             } catch {
-                let message = Self.starline(error).message
+                let failure = Self.starline(error)
+                lastFailure = failure
                 let attempts = item.attempts == .max ? item.attempts : item.attempts + 1
-                _ = try? store.withState { try $0.updatePendingRevocation(id: item.id, attempts: attempts, lastError: message) }
+                _ = try? store.withState { try $0.updatePendingRevocation(id: item.id, attempts: attempts, lastError: failure.message) }
             }
         }
+        return lastFailure
     }
 
     public func pendingRevocationCount() -> Int {

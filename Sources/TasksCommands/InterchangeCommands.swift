@@ -39,7 +39,7 @@ enum ExportCommand: Command {
             bench.output.write(text)
             return .ok
         }
-        try AtomicFile.write(Array(text.utf8), to: file, mode: 0o600)
+        try OutputTarget.write(Array(text.utf8), to: file, mode: 0o600, sync: true, applyUmask: false)
         let n = WorkspaceExport.contents(of: ws, as: options.format)
         bench.output.emit(.object([("file", .string(file)), ("format", .string(options.format.rawValue)),
                                    ("tasks", .int(n.tasks)), ("websites", .int(n.websites)), ("recents", .int(n.recents))]))

@@ -43,6 +43,7 @@ import Testing
         let again = try chat(h, ["send", "c_team", "deploy done", "--client-id", "deploy-42"])
         let againId = try again.json()["message"]?["id"], firstId = try first.json()["message"]?["id"]
         #expect(again.status == 0 && againId == firstId)
+        #expect(try again.json()["busy"] == nil, "a settled entry is not one another process is sending")
         let other = try chat(h, ["send", "c_team", "something else", "--client-id", "deploy-42"])
         #expect(other.status == 2)
         #expect(other.errorCode == "CLIENT_ID_CONFLICT")

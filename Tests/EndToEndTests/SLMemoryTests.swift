@@ -306,6 +306,23 @@ import Testing
         #expect(try other.ok(["search", "second"]).arrayValue?.first?["title"]?.stringValue == "Two")
     }
 
+    /// With no terminal to prompt on (setsid: no controlling terminal) and no share code given, import says how
+    /// to give one with the options it has, not another command's --password-fd.
+    @Test func w3ImportWithoutTerminalNamesTheShareCodeOptions() throws {
+        let h = Home()
+        try h.initialize()
+        try h.ok(["add", "--title", "One", "first note"])
+        let path = h.home.file("out.age")
+        let export = try Tools.shell("env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(h.passphrase)' '\(Tools.path("sl-memory"))' export -o '\(path)' --share-code-fd 3 3>/dev/null")
+        #expect(export.status == 0, "\(export.stderrText)")
+        let other = Home()
+        try other.initialize()
+        let run = try Tools.shell("env -u STARLINE_MEMORY_SHARE_CODE HOME='\(other.home.path)' STARLINE_HOME='\(other.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(other.passphrase)' setsid -w '\(Tools.path("sl-memory"))' import '\(path)' < /dev/null")
+        #expect(run.status == 2, "\(run.stderrText)")
+        let message = try #require(try run.error()["error"]?["message"]?.stringValue)
+        #expect(message.contains("--share-code-fd") && message.contains("STARLINE_MEMORY_SHARE_CODE") && !message.contains("--password-fd"), "\(message)")
+    }
+
     @Test("W2 search over 10,000 notes (added with --lines in one transaction) finds exactly the notes holding every word")
     func w2SearchTenThousandNotes() throws {
         let h = Home()

@@ -296,6 +296,7 @@ import StarlineSQLite
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("POST /oauth/revoke")), ("reset", .bool(true))]))
         let out = try h.run("sl-login", ["logout"])
         #expect(out.status == 7)
+        #expect(out.errorCode == "NETWORK_ERROR", "a reset connection: \(out.stderrText)")
         #expect(try out.json()["revoked"] == .bool(false))
         #expect(try h.restore().state == "absent")  // the local clear happened anyway
         let status = try h.status()
@@ -305,6 +306,17 @@ import StarlineSQLite
         _ = try h.restore()  // any later run retries
         #expect(try h.server.request("GET", "/api/me", token: a.token).errorCode == "SESSION_REVOKED")
         #expect((try h.status())["pendingRevocations"]?.arrayValue?.count == 0)
+    }
+
+    @Test("S12 a logout whose revocation the server refuses with 503 is pending, and says SERVER_ERROR, not a network error")
+    func s12LogoutPendingAfterServerError() throws {
+        let h = try harness()
+        try h.storeLogin("bob")
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("POST /oauth/revoke")), ("status", .int(503))]))
+        let out = try h.run("sl-login", ["logout"])
+        #expect(out.status == 7)
+        #expect(out.errorCode == "SERVER_ERROR", "\(out.stderrText)")
+        #expect(try h.status()["pendingRevocations"]?.arrayValue?.count == 1)
     }
 
     @Test("S13 a failed delete is STORAGE_ERROR, the old candidate is refused afterwards, and clear retries")

@@ -299,6 +299,16 @@ import Testing
         #expect(try h.run("sl-sessions", ["list", "--all-users", "--user", "bob"]).status == 2)
     }
 
+    /// The devserver's own few users fit on one page, whose answer has no cursor: that is the end of the list,
+    /// not a repeated cursor (a first page without `next` once failed with DATA_ERROR, exit 12).
+    @Test func listAllUsersOnASinglePage() throws {
+        let h = try harness()
+        let run = try h.run("sl-sessions", ["list", "--all-users", "--jsonl"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        let users = Set(try run.jsonLines().compactMap { $0["user"]?.stringValue })
+        #expect(users.isSuperset(of: ["alice", "bob"]), "\(users)")
+    }
+
     /// 10,000 sessions of many users, listed and revoked in one pipeline with 503s and resets injected
     /// mid-run: every session revoked, and each one requested exactly once (the server counts per session).
     @Test func tenThousandSessionsAreRevokedExactlyOnce() throws {
