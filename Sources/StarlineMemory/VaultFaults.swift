@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StarlineCore
 
 /// TEST-ONLY fault injection for the vault, like `StorageFaults` for the other stores: a value given to
@@ -27,6 +30,9 @@ public struct VaultFaults: Sendable, Equatable {
     public var storage: StorageFaults
     public var crash: CrashPoint?
     public var rekeyCrashAfter: Int?
+    /// In-process tests only: the open check, once its snapshot began, creates `<gate>.reached` and waits
+    /// (10 s at most) for `<gate>.go` — a window in which the test commits from another vault object.
+    public var openCheckGate: String?
 
     public init(storage: StorageFaults = StorageFaults(), crash: CrashPoint? = nil, rekeyCrashAfter: Int? = nil) {
         self.storage = storage
@@ -47,6 +53,13 @@ public struct VaultFaults: Sendable, Equatable {
             throw StarlineError(.usage, "\(Self.crashVariable): unknown crash point '\(text)' (known: \(CrashPoint.allCases.map(\.rawValue).joined(separator: ", ")), rekey-after:N)",
                                 details: .object([("variable", .string(Self.crashVariable))]))
         }
+    }
+
+    /// Waits at the open-check gate, when one is set.
+    func waitAtOpenCheckGate() {
+        guard let gate = openCheckGate else { return }
+        _ = try? AtomicFile.write([], to: gate + ".reached", sync: false)
+        for _ in 0..<1_000 where access(gate + ".go", F_OK) != 0 { usleep(10_000) }
     }
 
     /// Throws the simulated crash when `point` is the configured one.

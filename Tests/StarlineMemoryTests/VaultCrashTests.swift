@@ -14,6 +14,38 @@ final class VaultCrashTests: @unchecked Sendable {
 
     func faulty(_ faults: VaultFaults) throws -> MemoryVault { try fixture.open(faults: faults) }
 
+    /// `make torture` saw ROLLBACK_DETECTED for 1 of 676 concurrent `sl-memory add`s: an open read the pin after
+    /// its snapshot began, and a commit in between had raised the pin above the counter the snapshot holds.
+    /// Here the open check is held (a test gate) after its snapshot began while another vault object commits.
+    @Test("W2 an open whose snapshot predates a commit and its pin raise is not a rollback")
+    func testW2OpenDuringACommitIsNotARollback() throws {
+        let writer = try fixture.create()
+        _ = try writer.add(NoteDraft(title: "first", body: "x"))
+        let gate = fixture.dir + "/gate"
+        let opened = Locked<Result<UInt64, StarlineError>?>(nil)
+        let opener = Thread { [fixture] in
+            var faults = VaultFaults()
+            faults.openCheckGate = gate
+            let result: Result<UInt64, StarlineError>
+            do { result = .success(try fixture.open(faults: faults).counter) } catch {
+                result = .failure((error as? StarlineError) ?? StarlineError(.internalError, "\(error)"))
+            }
+            opened.withLock { $0 = result }
+        }
+        opener.start()
+        var reached = false
+        for _ in 0..<1_000 where !reached { reached = access(gate + ".reached", F_OK) == 0; if !reached { usleep(10_000) } }
+        #expect(reached, "the open check reached its gate")
+        let before = writer.counter
+        _ = try writer.add(NoteDraft(title: "second", body: "y"))
+        #expect(writer.counter == before + 1)
+        #expect(FileManager.default.createFile(atPath: gate + ".go", contents: Data()))
+        var result: Result<UInt64, StarlineError>?
+        for _ in 0..<1_000 where result == nil { result = opened.withLock { $0 }; if result == nil { usleep(10_000) } }
+        #expect(try result?.get() == before, "the open saw its snapshot's counter and no rollback")
+        #expect(try fixture.open().counter == before + 1)
+    }
+
     @Test("W2 a commit that fails changes nothing: add, edit, remove and attach keep the old content")
     func testW2FailedCommitKeepsOldContent() throws {
         let vault = try fixture.create()
