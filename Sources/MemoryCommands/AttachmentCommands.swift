@@ -63,7 +63,7 @@ enum AttachCommand: Command {
 
 /// `sl-memory get ID NAME [-o FILE]`.
 enum GetCommand: Command {
-    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the attachment to FILE (replaced only once it is complete and verified) instead of stdout.",
+    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the attachment to FILE (a regular file is replaced only once it is complete and verified; a device or FIFO is written in place) instead of stdout.",
                                                completion: .file(extensions: []))
     static let spec = CommandSpec(
         "get", abstract: "Stream an attachment to stdout or a file, checking its size and BLAKE2b hash",

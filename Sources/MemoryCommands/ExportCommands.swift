@@ -38,7 +38,7 @@ enum ShareCode {
 
 /// `sl-memory export -o FILE`.
 enum ExportCommand: Command {
-    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the export to FILE (it appears only when complete).", completion: .file(extensions: ["age"]))
+    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the export to FILE (a regular file appears only when complete; a device or FIFO is written in place, without --verify).", completion: .file(extensions: ["age"]))
     static let armor = Option<Bool>.flag("armor", short: "a", help: "ASCII-armored age file (PEM-like text) instead of binary.")
     static let shareCodeFD = Option<Int?>.integer("share-code-fd", "N", help: "Write the share code (and a newline) to file descriptor N instead of stderr.", range: 0...65535)
     static let verify = Option<Bool>.flag("verify", help: "Open the written file again with the share code and check the whole package before reporting success.")

@@ -4,7 +4,7 @@ import StarlineWorkspace
 /// `sl-tasks export`: the workspace as JSON, Taskwarrior JSON or Netscape bookmark HTML (`WorkspaceExport`).
 enum ExportCommand: Command {
     static let format = Option<InterchangeFormat>.format(help: "What to write.", default: .json)
-    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write to FILE (atomically, mode 0600) and print a summary instead.", completion: .file(extensions: ["json", "html"]))
+    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write to FILE (a regular file atomically, mode 0600; a device or FIFO in place) and print a summary instead.", completion: .file(extensions: ["json", "html"]))
 
     static let spec = CommandSpec(
         "export", abstract: "Write the workspace as JSON, Taskwarrior JSON or Netscape bookmark HTML",

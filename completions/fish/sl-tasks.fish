@@ -52,6 +52,6 @@ complete -c sl-tasks -n '__fish_seen_subcommand_from recent; and __fish_seen_sub
 complete -c sl-tasks -n '__fish_seen_subcommand_from recent; and __fish_seen_subcommand_from add' -l keep -x -d 'Keep at most N recent pages; the oldest are dropped.'
 complete -c sl-tasks -n '__fish_seen_subcommand_from recent; and __fish_seen_subcommand_from list' -l since -x -d 'Only visits at or after WHEN.'
 complete -c sl-tasks -n '__fish_seen_subcommand_from export' -s f -l format -x -a 'json taskwarrior netscape' -d 'What to write.'
-complete -c sl-tasks -n '__fish_seen_subcommand_from export' -s o -l output -r -F -d 'Write to FILE (atomically, mode 0600) and print a summary instead.'
+complete -c sl-tasks -n '__fish_seen_subcommand_from export' -s o -l output -r -F -d 'Write to FILE (a regular file atomically, mode 0600; a device or FIFO in place) and print a summary instead.'
 complete -c sl-tasks -n '__fish_seen_subcommand_from import' -s f -l format -x -a 'json taskwarrior netscape' -d 'The file\'s format (default: detected).'
 complete -c sl-tasks -n '__fish_seen_subcommand_from import' -F
