@@ -20,13 +20,7 @@ enum CompletedFile {
             guard check == nil else {
                 throw StarlineError(.usage, "\(path) is not a regular file, so what is written there cannot be read back to verify it")
             }
-            let fd = try OutputTarget.openStream(stream, mode: 0o600)
-            var isOpen = true
-            defer { if isOpen { close(fd) } }
-            let result = try body(fd)
-            isOpen = false
-            guard close(fd) == 0 else { throw FileBytes.posixError("cannot write \(path)", path: path) }
-            return result
+            return try OutputTarget.writeInPlace(stream, mode: 0o600, body)
         }
         let temporary = file + ".partial-\(getpid())"
         let slot = Interrupts.track(temporary)

@@ -167,8 +167,8 @@ public final class OutboxDelivery: Sendable {
             // Tried and not claimed: another process has it, or it was settled (sent, failed, dropped) already —
             // only the first is busy. Never tried: the run stopped first.
             let current = (try? store.outboxEntry(job.clientId, account: account)) ?? nil
-            let open = current.map { $0.state != .sent && $0.state != .failed } ?? false
-            return Result(job: job, entry: current, busy: open && job.state.withLock { $0.tried }, attempts: 0, error: result.error)
+            let busy = current?.state.isOpen == true && job.state.withLock { $0.tried }
+            return Result(job: job, entry: current, busy: busy, attempts: 0, error: result.error)
         }
         let settlement: ChatStore.Settlement
         switch result.value {

@@ -70,27 +70,28 @@ public enum OutputTarget: Equatable, Sendable {
 
     /// Writes `bytes` to the user's output `path`: atomically for a regular file (`AtomicFile.write` with these
     /// settings), in place otherwise (created with `mode` less the umask when a dangling link names it).
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t, sync: Bool, applyUmask: Bool) throws(StarlineError) {
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t, sync: Bool, applyUmask: Bool) throws {
         switch try resolve(path) {
         case .replace(let file):
             try AtomicFile.write(bytes, to: file, mode: mode, sync: sync, applyUmask: applyUmask)
         case .stream(let file):
-            let fd = try openStream(file, mode: mode)
-            let written = bytes.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
-            let writeError = errno
-            // On Linux the descriptor is released even when close fails; a failure means the data may be lost.
-            let closed = close(fd) == 0
-            if !written { throw storageError("cannot write", path, writeError) }
-            if !closed { throw storageError("cannot write", path, errno) }
+            try writeInPlace(file, mode: mode) { fd in
+                guard bytes.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw storageError("cannot write", path, errno) }
+            }
         }
     }
 
-    /// Opens a `.stream` target for writing (O_TRUNC: a shell's `>`; no effect on a device or FIFO).
-    public static func openStream(_ path: String, mode: mode_t) throws(StarlineError) -> Int32 {
-        while true {
-            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
-            if errno != EINTR { throw storageError("cannot write", path, errno) }
-        }
+    /// Opens a `.stream` target for writing (O_TRUNC: a shell's `>`; no effect on a device or FIFO; `mode` less
+    /// the umask for a file a dangling link names), runs `body` on the descriptor and closes it. A failed close
+    /// is an error: the data may not have been written.
+    public static func writeInPlace<T>(_ path: String, mode: mode_t, _ body: (Int32) throws -> T) throws -> T {
+        var fd: Int32
+        repeat { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw storageError("cannot write", path, errno) }
+        let result: T
+        do { result = try body(fd) } catch { close(fd); throw error }
+        // On Linux the descriptor is released even when close fails, so it is never retried.
+        guard close(fd) == 0 else { throw storageError("cannot write", path, errno) }
+        return result
     }
 }

@@ -38,6 +38,13 @@ struct DBusReader {
         return bytes[offset..<(offset + count)]
     }
 
+    mutating func uint16() throws(StarlineError) -> UInt16 {
+        align(2)
+        let b = try take(2)
+        let v = b.reversed().reduce(UInt16(0)) { $0 << 8 | UInt16($1) }  // little-endian
+        return bigEndian ? v.byteSwapped : v
+    }
+
     mutating func uint32() throws(StarlineError) -> UInt32 {
         align(4)
         let b = try take(4)
@@ -66,12 +73,8 @@ struct DBusReader {
         switch t.first {
         case UInt8(ascii: "y"): return .byte(try take(1).first!)
         case UInt8(ascii: "b"): return .boolean(try uint32() != 0)
-        case UInt8(ascii: "n"), UInt8(ascii: "q"):
-            align(2)
-            let b = try take(2)
-            let v = UInt16(b[b.startIndex]) | UInt16(b[b.startIndex + 1]) << 8  // little-endian
-            let value = bigEndian ? v.byteSwapped : v
-            return t.first == UInt8(ascii: "n") ? .int32(Int32(Int16(bitPattern: value))) : .uint32(UInt32(value))
+        case UInt8(ascii: "n"): return .int32(Int32(Int16(bitPattern: try uint16())))
+        case UInt8(ascii: "q"): return .uint32(UInt32(try uint16()))
         case UInt8(ascii: "i"): return .int32(Int32(bitPattern: try uint32()))
         case UInt8(ascii: "u"), UInt8(ascii: "h"): return .uint32(try uint32())
         case UInt8(ascii: "x"): return .int64(Int64(bitPattern: try uint64()))

@@ -105,6 +105,17 @@ extension SecretServiceKeyringTests {
         #expect(throws: StarlineError.self, "\(name)") { _ = try DBusMessage.decode(bytes) }
     }
 
+    @Test func sixteenBitValuesDecodeInEitherByteOrder() throws {
+        var little = try DBusReader([UInt8(ascii: "l"), 0, 0, 0, 0xFE, 0xFF, 0x34, 0x12])
+        little.offset = 4
+        #expect(try little.read("n") == .int32(-2))
+        #expect(try little.read("q") == .uint32(0x1234))
+        var big = try DBusReader([UInt8(ascii: "B"), 0, 0, 0, 0xFF, 0xFE, 0x12, 0x34])
+        big.offset = 4
+        #expect(try big.read("n") == .int32(-2))
+        #expect(try big.read("q") == .uint32(0x1234))
+    }
+
     @Test func deeplyNestedOrOverlongValuesAreRefused() throws {
         let deep = String(repeating: "a", count: 40) + "y"
         #expect(throws: StarlineError.self) { _ = try DBusSignature.split(deep) }
