@@ -56,9 +56,15 @@ struct AdminListing {
     func namedUsers() throws -> [String] {
         var users = options.users
         if users == ["-"] {
-            let text = String(decoding: try context.readStandardInput(maxBytes: RevokeInput.maxInputBytes), as: UTF8.self)
-            // At the scalar: "\r\n" is one Character, so a Character split would not see its line break.
-            users = text.splitAtScalar("\n").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            // Read as bytes at LF (CRLF is one Character), a line at a time, each line bounded.
+            users = []
+            let reader = LineReader(context.io.stdin, name: "standard input", maxLineBytes: RevokeInput.maxLineBytes)
+            while let line = try reader.next() {
+                guard let bytes = line.bytes else { throw StarlineError(.usage, "line \(line.number) of the user list is longer than \(RevokeInput.maxLineBytes) bytes") }
+                let user = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+                if !user.isEmpty, !user.hasPrefix("#") { users.append(user) }
+                guard users.count <= Self.maximumUsers else { throw StarlineError(.usage, "more than \(Self.maximumUsers) users on stdin") }
+            }
         }
         var seen = Set<String>()
         return try users.filter { user in

@@ -10,29 +10,32 @@ enum RevokeCSV {
         return fields.contains { $0.lowercased() == "id" }
     }
 
-    static func read(_ lines: [RevokeInput.Line], into found: inout RevokeInput.Collected) throws {
-        var rows = lines.filter { !RevokeInput.isBlank($0.bytes) }[...]
-        guard let header = rows.popFirst() else { return }
-        guard let names = fields(header.bytes)?.map({ $0.lowercased() }), let idColumn = names.firstIndex(of: "id") else {
-            throw StarlineError(.data, "line \(header.number): CSV input needs a header row with an id column (id,user)",
-                                details: .object([("line", .int(header.number))]))
+    /// The header row: where the id and user columns are.
+    struct Header {
+        let columns: Int
+        let id: Int
+        let user: Int?
+
+        init(line: Int, _ bytes: ArraySlice<UInt8>) throws {
+            guard let names = RevokeCSV.fields(bytes)?.map({ $0.lowercased() }), let id = names.firstIndex(of: "id") else {
+                throw StarlineError(.data, "line \(line): CSV input needs a header row with an id column (id,user)",
+                                    details: .object([("line", .int(line))]))
+            }
+            columns = names.count
+            self.id = id
+            user = names.firstIndex { ["user", "userid", "user_id"].contains($0) }
         }
-        let userColumn = names.firstIndex { ["user", "userid", "user_id"].contains($0) }
-        for row in rows {
-            guard row.bytes.count <= RevokeInput.maxLineBytes else {
-                found.bad(row.number, row.bytes, "the line is longer than \(RevokeInput.maxLineBytes) bytes")
-                continue
+
+        /// One data row.
+        func row(_ line: Int, _ bytes: ArraySlice<UInt8>, found: RevokeInput.Collected, into events: inout [RevokeInputEvent]) {
+            guard let values = RevokeCSV.fields(bytes) else {
+                return found.bad(line, bytes, "unbalanced quotes, or not UTF-8", into: &events)
             }
-            guard let values = fields(row.bytes) else {
-                found.bad(row.number, row.bytes, "unbalanced quotes, or not UTF-8")
-                continue
+            guard values.count == columns else {
+                return found.bad(line, bytes, "\(values.count) fields where the header has \(columns)", into: &events)
             }
-            guard values.count == names.count else {
-                found.bad(row.number, row.bytes, "\(values.count) fields where the header has \(names.count)")
-                continue
-            }
-            let user = userColumn.map { values[$0].trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
-            found.add(row.number, values[idColumn].trimmingWhitespace(), user, row.bytes)
+            let userValue = self.user.map { values[$0].trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
+            found.add(line, values[id].trimmingWhitespace(), userValue, bytes, into: &events)
         }
     }
 

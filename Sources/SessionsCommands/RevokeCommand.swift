@@ -16,12 +16,16 @@ enum RevokeCommand: AsyncCommand {
     static let reason = Option<String?>.string("reason", "TEXT", help: "Why: recorded in the journal with the caller and the time.")
     static let dryRun = Option<Bool>.flag("dry-run", help: "Print the resolved plan as JSON Lines (what revoke - reads) and revoke nothing.")
     static let verify = Option<Bool>.flag("verify", help: "List again afterwards and report any revoked session that is still there.")
+    static let outageTimeout = Option<Duration>.seconds("outage-timeout", help: "When requests fail across workers (5xx, resets, refused or timed-out connections), the server is down for everyone: every worker waits and one probe tests it; after this many seconds of waiting in all, unfinished items are skipped (exit 7, resumable).", default: 300, range: 0...86_400)
+    static let shard = Option<BulkShard?>.converted(.value("shard", "K/N", help: "Keep only shard K of N (0-based) of the items, by a stable hash of user and id: one process per shard, each with its own journal.")) { try BulkShard(parsing: $0) }
+    static let shardFromEnv = Option<Bool>.flag("shard-from-env", help: "Take the shard K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); with --shards N.")
+    static let shards = Option<Int?>.integer("shards", "N", help: "The number of shards, with --shard-from-env.", range: 1...BulkShard.maxCount)
 
     static let spec = CommandSpec(
         "revoke", abstract: "Revoke device sessions: by id, --others, --user UID --all, or a list on stdin",
         discussion: "IDs come from the arguments or, with -, from stdin: plain lines, JSON Lines objects with \"id\" and an optional \"user\" (what sl-sessions list --jsonl prints), a JSON array, or CSV with an id,user header. Every item gets one JSON line: {\"line\",\"id\",\"user\",\"status\":\"revoked|alreadyRevoked|notFound|failed|skipped\",\"attempts\",\"error\"}; then one {\"summary\":{…}} line. A malformed input line is reported on its own line and the run goes on.\n\nRequests run in parallel through one rate limiter: a 429's Retry-After pauses every worker and the concurrency backs off while throttled. Network errors and 5xx are retried with backoff and jitter. The caller's own session, when listed, is revoked last, and then the local session is cleared (S16).\n\nExit 0 only when every item was revoked or already revoked; 8 when some were not; 5 when the caller is not allowed (not an admin: the run stops, the login is kept); 4 when the caller's own session ends mid-run (the run stops, the local session is cleared, S15); 11 when the stored account changed mid-run.",
         options: [user.spec, others.spec, all.spec, parallel.spec, rate.spec, maxAttempts.spec, failFast.spec, journal.spec, resume.spec,
-                  reason.spec, dryRun.spec, verify.spec],
+                  reason.spec, dryRun.spec, verify.spec, outageTimeout.spec, shard.spec, shardFromEnv.spec, shards.spec],
         arguments: [ArgumentSpec("ID|-", help: "Session ids, or - to read them from stdin.", optional: true, variadic: true)],
         examples: [
             Example("sl-sessions revoke --others", "Sign out every other device."),
@@ -45,16 +49,21 @@ enum RevokeCommand: AsyncCommand {
         var reason: String?
         var dryRun: Bool
         var verify: Bool
+        var shard: BulkShard?
         var platform: PlatformOptions
+
+        /// Where the items come from, as the journal's header records it.
+        var source: String { others ? "others" : all ? "all" : ids == ["-"] ? "stdin" : "arguments" }
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let options = Options(
             ids: arguments.positionals, user: try arguments[user], others: try arguments[others], all: try arguments[all],
             engine: BulkConfiguration(parallel: try arguments[parallel], requestsPerSecond: try arguments[rate].map(Double.init),
-                                      maxAttempts: try arguments[maxAttempts], failFast: try arguments[failFast]),
+                                      maxAttempts: try arguments[maxAttempts], failFast: try arguments[failFast],
+                                      outageTimeout: Double(try arguments[outageTimeout].components.seconds)),
             journal: try arguments[journal], resume: try arguments[resume], reason: try arguments[reason], dryRun: try arguments[dryRun],
-            verify: try arguments[verify], platform: try PlatformOptions(arguments))
+            verify: try arguments[verify], shard: try shard(arguments), platform: try PlatformOptions(arguments))
         let selectors = [options.others, options.all, !options.ids.isEmpty].filter { $0 }.count
         if selectors != 1 {
             throw StarlineError(.usage, selectors == 0 ? "name the sessions to revoke: IDs, - (stdin), --others, or --user UID --all"
@@ -67,13 +76,24 @@ enum RevokeCommand: AsyncCommand {
         return options
     }
 
+    static func shard(_ arguments: ParsedArguments) throws -> BulkShard? {
+        let given = try arguments[shard], fromEnv = try arguments[shardFromEnv], count = try arguments[shards]
+        if fromEnv {
+            guard given == nil else { throw StarlineError(.usage, "--shard K/N and --shard-from-env are two ways to say one thing: pick one") }
+            guard let count else { throw StarlineError(.usage, "--shard-from-env needs --shards N (the job's completions)") }
+            return try BulkShard(environment: arguments.environment["JOB_COMPLETION_INDEX"], count: count)
+        }
+        if count != nil { throw StarlineError(.usage, "--shards N goes with --shard-from-env (--shard K/N names the count itself)") }
+        return given
+    }
+
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let client = try PlatformToolSupport.client(options.platform, context, network: !options.dryRun || options.others || options.all)
         let credentials = try client.runCredentials()
-        let plan = try await RevokePlan.build(options, context, client: client, credentials: credentials)
-        if options.dryRun { return try plan.printDryRun(context.output) }
-        let run = try RevokeRun(options, plan: plan, credentials: credentials, client: client, context: context)
-        return try await run.execute()
+        let source = try await RevokeSource.build(options, context, client: client, credentials: credentials)
+        if options.dryRun { return try source.printDryRun(context.output, shard: options.shard) }
+        let run = try RevokeRun(options, source: source, credentials: credentials, client: client, context: context)
+        return try run.execute()
     }
 }

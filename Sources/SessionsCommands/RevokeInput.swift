@@ -19,69 +19,25 @@ struct MalformedInput: Sendable, Equatable {
 /// The items of `sl-sessions revoke -`, whatever form they come in: a JSON array (first byte `[`), JSON Lines
 /// (first line starts with `{` — what `list --jsonl` prints, extra fields ignored), CSV with a header row
 /// naming an `id` column (and optionally `user`), or plain lines (one id each; blank lines and `#` comments
-/// skipped). Parsed from the bytes (CRLF is one Character in Swift; bytes are not), in one pass, bounded.
+/// skipped). Parsed from the bytes (CRLF is one Character in Swift; bytes are not), as they arrive
+/// (`RevokeInputStream`), each line or element bounded; the input as a whole has no size limit.
 enum RevokeInput {
     enum Format: String, Sendable { case lines, jsonl, json, csv }
 
-    /// 256 MiB: `list --all-users --jsonl` prints ~200 bytes a session, so this is about the item limit.
-    static let maxInputBytes = 256 << 20
-    static let maxItems = 1_000_000
     static let maxLineBytes = 64 << 10
     static let maxIdBytes = 128
 
+    /// Everything in `bytes` at once (tests; the tool streams).
     static func parse(_ bytes: [UInt8], defaultUser: String?) throws -> (format: Format, items: [RevokeItem], malformed: [MalformedInput]) {
-        guard bytes.count <= maxInputBytes else {
-            throw StarlineError(.data, "the input is larger than \(maxInputBytes >> 20) MiB; split it (the journal makes runs resumable)",
-                                details: .object([("limit", .int(maxInputBytes))]))
-        }
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-        let lines = splitLines(body)
-        guard let first = lines.first(where: { !isBlank($0.bytes) }) else { return (.lines, [], []) }
-        let format: Format
-        if let start = first.bytes.first(where: { !isSpace($0) }), start == UInt8(ascii: "[") {
-            format = .json
-        } else if first.bytes.first(where: { !isSpace($0) }) == UInt8(ascii: "{") {
-            format = .jsonl
-        } else if first.bytes.contains(UInt8(ascii: ",")) || RevokeCSV.isHeader(first.bytes) {
-            format = .csv
-        } else {
-            format = .lines
-        }
-        var found = Collected(defaultUser: defaultUser)
-        switch format {
-        case .json:
-            let document: JSON
-            do { document = try JSON.parse(Array(body)) } catch let error as StarlineError {
-                throw StarlineError(.data, "the input starts like a JSON array but is not one: \(error.message)")
-            }
-            guard let elements = document.arrayValue else { throw StarlineError(.data, "the input is JSON but not an array") }
-            for (index, element) in elements.enumerated() {
-                let text = ArraySlice(element.serialized().utf8)
-                if let id = element.stringValue { found.add(index + 1, id, nil, text) } else { found.addObject(index + 1, element, text) }
-            }
-        case .jsonl:
-            for line in lines where !isBlank(line.bytes) {
-                guard line.bytes.count <= maxLineBytes, let object = try? JSON.parse(Array(line.bytes)) else {
-                    found.bad(line.number, line.bytes, line.bytes.count > maxLineBytes ? "the line is longer than \(maxLineBytes) bytes" : "not a JSON object")
-                    continue
-                }
-                found.addObject(line.number, object, line.bytes)
-            }
-        case .csv:
-            try RevokeCSV.read(lines, into: &found)
-        case .lines:
-            for line in lines {
-                let trimmed = trim(line.bytes)
-                if trimmed.isEmpty || trimmed.first == UInt8(ascii: "#") { continue }
-                found.add(line.number, line.bytes.count > maxLineBytes ? nil : String(validating: trimmed, as: UTF8.self), nil, line.bytes)
+        let stream = RevokeInputStream(LineReader(bytes: bytes, name: "standard input", maxLineBytes: maxLineBytes), defaultUser: defaultUser)
+        var items: [RevokeItem] = [], malformed: [MalformedInput] = []
+        while let event = try stream.next() {
+            switch event {
+            case .item(let item): items.append(item)
+            case .malformed(let bad): malformed.append(bad)
             }
         }
-        guard found.items.count <= maxItems else {
-            throw StarlineError(.data, "more than \(maxItems) items; split the input (the journal makes runs resumable)",
-                                details: .object([("limit", .int(maxItems))]))
-        }
-        return (format, found.items, found.malformed)
+        return (stream.format ?? .lines, items, malformed)
     }
 
     static func fromArguments(_ ids: [String], defaultUser: String?) -> (items: [RevokeItem], malformed: [MalformedInput]) {
@@ -95,30 +51,45 @@ enum RevokeInput {
         return (items, malformed)
     }
 
-    /// What the reading found so far.
+    /// Turns what was read into events, with the default user for items that name none.
     struct Collected {
         let defaultUser: String?
-        var items: [RevokeItem] = []
-        var malformed: [MalformedInput] = []
 
         init(defaultUser: String?) { self.defaultUser = defaultUser }
 
-        mutating func add(_ line: Int, _ id: String?, _ user: String?, _ text: ArraySlice<UInt8>) {
+        func add(_ line: Int, _ id: String?, _ user: String?, _ text: ArraySlice<UInt8>, into events: inout [RevokeInputEvent]) {
             switch RevokeInput.validate(id: id, user: user ?? defaultUser) {
-            case .success(let item): items.append(RevokeItem(line: line, id: item.id, user: item.user))
-            case .failure(let reason): bad(line, text, reason.description)
+            case .success(let item): events.append(.item(RevokeItem(line: line, id: item.id, user: item.user)))
+            case .failure(let reason): bad(line, text, reason.description, into: &events)
             }
         }
 
-        mutating func bad(_ line: Int, _ text: ArraySlice<UInt8>, _ reason: String) {
-            malformed.append(MalformedInput(line: line, text: RevokeInput.excerpt(text), reason: reason))
+        func bad(_ line: Int, _ text: ArraySlice<UInt8>, _ reason: String, into events: inout [RevokeInputEvent]) {
+            events.append(.malformed(MalformedInput(line: line, text: RevokeInput.excerpt(text), reason: reason)))
         }
 
-        mutating func addObject(_ line: Int, _ object: JSON, _ text: ArraySlice<UInt8>) {
-            guard case .object = object else { return bad(line, text, "not a JSON object or a string") }
-            guard let id = object["id"]?.stringValue else { return bad(line, text, "no \"id\" string") }
-            if let user = object["user"], user != .null, user.stringValue == nil { return bad(line, text, "\"user\" is not a string") }
-            add(line, id, object["user"]?.stringValue, text)
+        func addObject(_ line: Int, _ object: JSON, _ text: ArraySlice<UInt8>, into events: inout [RevokeInputEvent]) {
+            guard case .object = object else { return bad(line, text, "not a JSON object or a string", into: &events) }
+            guard let id = object["id"] else { return bad(line, text, "no \"id\"", into: &events) }
+            guard let idText = id.stringValue else {
+                return bad(line, text, "\"id\" is not a string (it is \(RevokeInput.kind(id))): session ids are strings", into: &events)
+            }
+            if let user = object["user"], user != .null, user.stringValue == nil {
+                return bad(line, text, "\"user\" is not a string (it is \(RevokeInput.kind(user)))", into: &events)
+            }
+            add(line, idText, object["user"]?.stringValue, text, into: &events)
+        }
+    }
+
+    /// "a number", "an object"…: what a JSON value is, for a message about the wrong kind.
+    static func kind(_ value: JSON) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        default: "a number"
         }
     }
 
@@ -154,26 +125,6 @@ enum RevokeInput {
 
     // MARK: Bytes
 
-    struct Line {
-        var number: Int
-        var bytes: ArraySlice<UInt8>
-    }
-
-    /// Lines at LF, with a CR before it dropped.
-    static func splitLines(_ bytes: ArraySlice<UInt8>) -> [Line] {
-        var lines: [Line] = []
-        var start = bytes.startIndex
-        var number = 1
-        for index in bytes.indices where bytes[index] == 0x0A {
-            lines.append(Line(number: number, bytes: dropCR(bytes[start..<index])))
-            start = index + 1
-            number += 1
-        }
-        if start < bytes.endIndex { lines.append(Line(number: number, bytes: dropCR(bytes[start...]))) }
-        return lines
-    }
-
-    private static func dropCR(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> { line.last == 0x0D ? line.dropLast() : line }
     static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
     static func isBlank(_ line: ArraySlice<UInt8>) -> Bool { line.allSatisfy(isSpace) }
 

@@ -1,126 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StarlineCore
 import StarlinePlatform
 import PlatformCommands
 
-/// One `sl-sessions revoke` run: the journal, the bulk engine, one result line per item, the summary.
+/// One `sl-sessions revoke` run, the front end's half: the journal (checked, its header matched on
+/// `--resume`), the result lines and summary, the outage notices, the signal clean-up; the orchestration is
+/// `BulkRevocation`'s.
 @MainActor
 final class RevokeRun {
     let options: RevokeCommand.Options
-    let plan: RevokePlan
+    let source: RevokeSource
     let credentials: StarlightClient.RunCredentials
     let client: StarlightClient
     let context: CommandContext
+    let index: BulkItemIndex
     let journal: BulkJournal?
+    let reason: String?
     let started = MonotonicClock.nanoseconds()
 
-    init(_ options: RevokeCommand.Options, plan: RevokePlan, credentials: StarlightClient.RunCredentials, client: StarlightClient,
+    init(_ options: RevokeCommand.Options, source: RevokeSource, credentials: StarlightClient.RunCredentials, client: StarlightClient,
          context: CommandContext) throws {
         self.options = options
-        self.plan = plan
+        self.source = source
         self.credentials = credentials
         self.client = client
         self.context = context
+        let index = try BulkItemIndex()
+        self.index = index
+        let api = options.platform.api.description
+        let caller = credentials.user["id"]?.stringValue
+        var reason = options.reason
         journal = try options.journal.map { path in
-            try BulkJournal(path: path, resume: options.resume, run: .object([
-                ("tool", .string("sl-sessions \(StarlineVersion.current)")), ("command", .string("revoke")),
-                ("startedAt", .string(Timestamp.rfc3339String(Timestamp.now().seconds))),
-                ("caller", .object([("user", credentials.user["id"] ?? .null), ("sessionId", .string(credentials.sessionId))])),
-                ("api", .string(options.platform.api.description)), ("reason", .optional(options.reason)),
-                ("items", .int(plan.entries.count)), ("resume", .bool(options.resume)),
-            ]))
+            try BulkJournal(path: path, resume: options.resume, run: {
+                .object([
+                    ("tool", .string("sl-sessions \(StarlineVersion.current)")), ("command", .string("revoke")),
+                    ("startedAt", .string(Timestamp.rfc3339String(Timestamp.now().seconds))),
+                    ("caller", .object([("user", .optional(caller)), ("sessionId", .string(credentials.sessionId))])),
+                    ("api", .string(api)), ("reason", .optional(reason)),
+                    ("input", .object([("source", .string(options.source)), ("user", .optional(options.user)),
+                                       ("items", source.total.map { .int($0) } ?? .null)])),
+                    ("shard", .optional(options.shard?.description)), ("resume", .bool(options.resume)),
+                ])
+            }, checkHeader: { header in
+                reason = try Self.matchHeader(header, path: path, api: api, caller: caller, shard: options.shard, reason: options.reason)
+            }, finished: { id, user, status in
+                try index.finished(id: id, user: user, status: status)
+            })
         }
+        self.reason = reason
     }
 
-    func execute() async throws -> ExitStatus {
+    /// `--resume` continues the run its journal's header describes: the same API, caller and shard; the
+    /// header's reason is kept (a different `--reason` is refused). Returns the reason of the run.
+    nonisolated static func matchHeader(_ header: JSON, path: String, api: String, caller: String?, shard: BulkShard?,
+                                        reason: String?) throws -> String? {
+        func refuse(_ what: String, _ theirs: String?, _ ours: String?) -> StarlineError {
+            StarlineError(.journalMismatch, "the journal \(path) records a run \(what) \(theirs.map { "'\($0)'" } ?? "(none)"), not \(ours.map { "'\($0)'" } ?? "(none)"): --resume continues that run only; name a new journal for this one",
+                          details: .object([("path", .string(path)), ("journal", .optional(theirs)), ("this", .optional(ours))]))
+        }
+        let theirAPI = header["api"]?.stringValue
+        if theirAPI != api { throw refuse("against", theirAPI, api) }
+        let theirCaller = header["caller"]?["user"]?.stringValue
+        if theirCaller != caller { throw refuse("by user", theirCaller, caller) }
+        let theirShard = header["shard"]?.stringValue
+        if theirShard != shard?.description { throw refuse("of shard", theirShard, shard?.description) }
+        let theirReason = header["reason"]?.stringValue
+        if let reason, reason != theirReason { throw refuse("for the reason", theirReason, reason) }
+        return theirReason
+    }
+
+    func execute() throws -> ExitStatus {
         let output = context.output
-        let report = ResultReporter(output: output, journal: journal, total: plan.entries.count + plan.malformed.count + plan.duplicates.count)
-        for bad in plan.malformed {
-            report.write(line: bad.line, id: nil, user: nil, status: .failed, attempts: 0,
-                         error: StarlineError(.data, "line \(bad.line): \(bad.reason)", details: .object([("text", .string(bad.text))])))
-        }
-        for duplicate in plan.duplicates {
-            report.write(line: duplicate.line, id: duplicate.target.id, user: duplicate.target.user, status: .skipped, attempts: 0,
-                         error: StarlineError(.usage, "the same session as line \(duplicate.firstLine)"), counts: false)
-        }
-
-        // Items an earlier run finished (the journal says so) are not requested again.
-        var pending: [RevokePlan.Entry] = []
-        var fromJournal = 0
-        for entry in plan.entries {
-            if let earlier = journal?.finished[BulkJournal.key(id: entry.target.id, user: entry.target.user)],
-               let status = earlier["status"]?.stringValue.flatMap(BulkItemStatus.init) {
-                fromJournal += 1
-                report.write(line: entry.line, id: entry.target.id, user: entry.target.user, status: status, attempts: 0, error: nil,
-                             journaled: false, extra: [("fromJournal", .bool(true))])
-            } else {
-                pending.append(entry)
-            }
-        }
-        if fromJournal > 0 { output.notice("sl-sessions: \(fromJournal) item\(fromJournal == 1 ? "" : "s") already finished in \(options.journal ?? "the journal"); not requested again") }
-
-        // The caller's own session goes last: once it is revoked, no other request could succeed.
-        let isOwn: (RevokePlan.Entry) -> Bool = { [credentials] entry in
-            !credentials.sessionId.isEmpty && entry.target.id == credentials.sessionId
-                && (entry.target.user == nil || entry.target.user == credentials.user["id"]?.stringValue)
-        }
-        let own = pending.filter(isOwn)
-        pending.removeAll(where: isOwn)
-
+        let reporter = ResultReporter(output: output, journal: journal, total: source.total)
         let transport = HTTPTransport(timeout: Double(options.platform.timeout), maxConnections: options.engine.parallel)
-        let revoker = SessionRevoker(api: client.platform, transport: transport, token: credentials.token,
-                                     ownUser: credentials.user["id"]?.stringValue)
+        let revoker = SessionRevoker(api: client.platform, transport: transport, token: credentials.token, ownUser: credentials.user["id"]?.stringValue)
+        let lister = SessionLister(api: client.platform, transport: transport, token: credentials.token)
         let sameAccount = AccountWatch(check: client.sameAccountCheck(credentials))
-        let currentRevoked = Locked(false)
-        let attempt: @Sendable (RevokePlan.Entry) -> BulkAttempt<BulkItemStatus> = { entry in
-            // S14: nothing is attributed to another account. Checked at most once a second, not per request.
-            guard sameAccount.stillSame() else {
-                return .stopRun(StarlineError(.sessionChanged, "the stored account changed during the run; it stopped (nothing after the change was done for the new account)"))
-            }
-            let answer = revoker.revoke(entry.target)
-            if answer.wasCurrent { currentRevoked.withLock { $0 = true } }
-            return answer.attempt
+        let revocation = BulkRevocation(
+            configuration: options.engine, revoker: revoker, lister: lister, credentials: credentials, index: index, shard: options.shard,
+            sameAccount: { sameAccount.stillSame() }, onOutage: { reporter.outage($0) }, report: { reporter.write($0) })
+        // SIGINT/SIGTERM/SIGHUP: what finished is reported, the requests in flight get their answers (≤ 1.5 s
+        // of the 2 s clean-up budget), then the summary says the run was interrupted.
+        let started = self.started
+        let shard = options.shard
+        let registration = Interrupts.onInterrupt {
+            let outcome = revocation.interrupt(signal: Interrupts.pendingSignal ?? SIGTERM, grace: 1.5)
+            reporter.finish(outcome, elapsed: MonotonicClock.nanoseconds() - started, shard: shard)
         }
-        let finished: @Sendable (BulkItemResult<RevokePlan.Entry, BulkItemStatus>) -> StarlineError? = { result in
-            report.write(line: result.item.line, id: result.item.target.id, user: result.item.target.user, status: result.status,
-                         attempts: result.attempts, error: result.error)
-        }
-        var summary = BulkEngine.run(pending, options.engine, attempt: attempt, finished: finished)
-        if summary.stopError == nil, !own.isEmpty {
-            var single = options.engine
-            single.parallel = 1
-            let last = BulkEngine.run(own, single, attempt: attempt, finished: finished)
-            summary.stopError = last.stopError
-            summary.requests += last.requests
-            summary.throttledMilliseconds += last.throttledMilliseconds
-        } else if !own.isEmpty {
-            for entry in own {
-                report.write(line: entry.line, id: entry.target.id, user: entry.target.user, status: .skipped, attempts: 0,
-                             error: BulkEngine.notAttempted(summary.stopError!))
-            }
-        }
-        if let failure = report.failure ?? journal?.sync() { summary.stopError = summary.stopError ?? failure }
+        let source = self.source
+        let outcome = revocation.execute(next: { try source.next() }, verify: options.verify)
+        if outcome.summary.stopError?.code == .interrupted { Interrupts.waitForExit() }
+        registration.cancel()
 
-        var stopError = summary.stopError
+        var stopError = outcome.summary.stopError
+        if let failure = reporter.failure ?? journal?.sync() { stopError = stopError ?? failure }
         if let error = stopError, error.exitStatus == .sessionEnded {
             stopError = client.runSessionEnded(credentials, reason: error)
         }
-        if currentRevoked.withLock({ $0 }) {
+        if revocation.revokedTheCurrentSession {
             // S16: the server says our own session is gone; the local one goes too.
             try? client.clearSession()
         }
-        var stillPresent: [RevocationTarget] = []
-        if options.verify, stopError == nil { stillPresent = try await RevokeVerification.stillPresent(report.revokedTargets(), client: client, credentials: credentials) }
-        report.finish(summary: summary, fromJournal: fromJournal, elapsed: MonotonicClock.nanoseconds() - started,
-                      verified: options.verify && stopError == nil ? stillPresent : nil)
+        var final = outcome
+        final.summary.stopError = stopError
+        reporter.finish(final, elapsed: MonotonicClock.nanoseconds() - started, shard: options.shard)
 
         if let stopError { throw stopError }
-        let counts = report.counts
-        let bad = (counts[.failed] ?? 0) + (counts[.notFound] ?? 0) + stillPresent.count
+        let counts = reporter.counts
+        let stillPresent = outcome.stillPresent?.count ?? 0
+        let bad = (counts[.failed] ?? 0) + (counts[.notFound] ?? 0) + stillPresent
         if bad > 0 {
-            throw StarlineError(.partial, "\(bad) of \(plan.entries.count + plan.malformed.count) items were not revoked"
-                                + (stillPresent.isEmpty ? "" : " (\(stillPresent.count) still listed after revoking)"),
-                                details: .object([("failed", .int(counts[.failed] ?? 0)), ("notFound", .int(counts[.notFound] ?? 0)),
-                                                  ("stillPresent", .int(stillPresent.count))]))
+            var message = "\(bad) of \(reporter.itemCount) items were not revoked"
+            if stillPresent > 0 { message += " (\(stillPresent) still listed after revoking)" }
+            if outcome.notFoundWithoutUser > 0 {
+                message += "; \(outcome.notFoundWithoutUser) not found among your own sessions: pass --user UID to revoke another user's"
+            }
+            throw StarlineError(.partial, message, details: .object([
+                ("failed", .int(counts[.failed] ?? 0)), ("notFound", .int(counts[.notFound] ?? 0)), ("stillPresent", .int(stillPresent)),
+                ("notFoundWithoutUser", .int(outcome.notFoundWithoutUser)),
+            ]))
         }
         return .ok
     }

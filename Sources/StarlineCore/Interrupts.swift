@@ -21,6 +21,7 @@ public enum Interrupts {
         var watching = false
         var nextId = 0
         var actions: [(id: Int, run: @Sendable () -> Void)] = []
+        var signal: Int32?
     }
 
     private static let state = Locked(State())
@@ -55,6 +56,15 @@ public enum Interrupts {
         state.withLock { $0.actions.removeAll { $0.id == id } }
     }
 
+    /// The signal being handled, while the clean-ups run (they may report it: a summary's `"signal"`).
+    public static var pendingSignal: Int32? { state.withLock { $0.signal } }
+
+    /// For a command's own thread once it sees its run was interrupted: the clean-ups own the rest of the
+    /// process's life (they print, then end it with 128 + N), so this thread waits for that and does nothing.
+    public static func waitForExit() -> Never {
+        while true { sleep(3600) }
+    }
+
     /// The first registration starts the thread that waits for the handler's byte.
     private static func startWatcherIfNeeded() {
         let readFD: Int32? = state.withLock { state in
@@ -69,6 +79,7 @@ public enum Interrupts {
             while read(readFD, &byte, 1) != 1 {
                 if errno != EINTR { return }
             }
+            state.withLock { $0.signal = Int32(byte) }
             runCleanUps()
             starline_signals_finish(Int32(byte))
         }

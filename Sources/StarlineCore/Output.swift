@@ -1,6 +1,8 @@
 /// Where a command's results and messages go: data on stdout, status and errors on stderr (gh style).
 ///
-/// Writes to stdout are buffered and, like C stdio, a failure is sticky: the first one is kept
+/// Each record is written out as soon as it is complete (line-buffered, as stdio is on a terminal, but for
+/// pipes and files too): a JSON Lines stream reaches `tee`, `jq` or a file as its items finish, and a run
+/// stopped by a signal leaves every line it printed. Like C stdio, a failure is sticky: the first one is kept
 /// (`failure`), later output is dropped, and the tool's runner turns it into `WRITE_FAILED` (exit 10) when
 /// the command ends — a full disk is never reported as success. Commands that produce a long stream call
 /// `check()` to stop early. Messages to stderr are best-effort: there is nowhere left to report their failure.
@@ -29,11 +31,13 @@ public final class Output: @unchecked Sendable {
     /// One JSON document (or one JSON Lines record in `--jsonl` mode).
     public func emit(_ value: JSON) {
         write(value.serialized(mode == .pretty ? .pretty : .compact) + "\n")
+        flush()
     }
 
     /// One record of a stream: always a compact line.
     public func emitLine(_ value: JSON) {
         write(value.serialized(.compact) + "\n")
+        flush()
     }
 
     public func write(_ text: String) {

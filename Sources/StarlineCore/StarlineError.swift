@@ -129,4 +129,11 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// Another process is reading with this named cursor (`tail --cursor NAME`): one consumer at a time, so
     /// no event is delivered twice.
     public static let cursorInUse = ErrorCode("CURSOR_IN_USE", exit: .storage)
+
+    // MARK: Bulk runs (sl-sessions revoke --journal)
+
+    /// Another run holds the journal's lock: one run appends to a journal at a time.
+    public static let journalInUse = ErrorCode("JOURNAL_IN_USE", exit: .storage)
+    /// `--resume` of a journal whose run header names another API, caller, shard or reason.
+    public static let journalMismatch = ErrorCode("JOURNAL_MISMATCH", exit: .usage)
 }

@@ -25,8 +25,9 @@ public enum BulkAttempt<Value: Sendable>: Sendable {
 public struct BulkConfiguration: Sendable {
     public var parallel: Int
     public var requestsPerSecond: Double?
-    /// Attempts per item for transient failures; 429s do not count (the server asked us to wait, we waited),
-    /// but at most `maxThrottledAttempts` of them are made.
+    /// Attempts per item for transient failures that are the item's own; 429s do not count (the server asked
+    /// us to wait, we waited), but at most `maxThrottledAttempts` of them are made; requests made while the
+    /// server is down for everyone (`outageTimeout`) do not count either.
     public var maxAttempts: Int
     public var maxThrottledAttempts: Int
     /// Stop the run at the first failed item.
@@ -34,9 +35,15 @@ public struct BulkConfiguration: Sendable {
     /// Backoff between transient attempts: base × 2^n with jitter, at most `maxBackoff` seconds.
     public var baseBackoff: Double
     public var maxBackoff: Double
+    /// Seconds in all the run waits for a server that is down for everyone (`OutageWatch`) before it stops
+    /// with the unfinished items `skipped`; nil: no outage handling, every failure is its item's.
+    public var outageTimeout: Double?
+    /// The clock of the engine's own waits (a test's virtual clock).
+    public var clock: BulkClock
 
     public init(parallel: Int = 8, requestsPerSecond: Double? = nil, maxAttempts: Int = 5, maxThrottledAttempts: Int = 50,
-                failFast: Bool = false, baseBackoff: Double = 0.2, maxBackoff: Double = 10) {
+                failFast: Bool = false, baseBackoff: Double = 0.2, maxBackoff: Double = 10, outageTimeout: Double? = nil,
+                clock: BulkClock = .system) {
         self.parallel = max(1, parallel)
         self.requestsPerSecond = requestsPerSecond
         self.maxAttempts = max(1, maxAttempts)
@@ -44,6 +51,8 @@ public struct BulkConfiguration: Sendable {
         self.failFast = failFast
         self.baseBackoff = baseBackoff
         self.maxBackoff = maxBackoff
+        self.outageTimeout = outageTimeout
+        self.clock = clock
     }
 }
 
@@ -64,94 +73,32 @@ extension BulkItemResult where Value == BulkItemStatus {
     public var status: BulkItemStatus { value ?? failure ?? .failed }
 }
 
-/// Runs `attempt` over every item on `parallel` threads through one `RateGate`, and reports each item's end
-/// exactly once through `finished` (called under one lock, in the order items end: the journal and stdout
-/// see the same sequence; an error it returns stops the run). Blocking threads, not tasks: each request is a blocking libcurl transfer on a
-/// reused keep-alive handle.
+/// Runs items through `BulkRun` in one call (the chat outbox, admin listings).
 public enum BulkEngine {
     public struct Summary: Sendable {
         /// The error that stopped the run, if one did; the items not attempted then were reported `skipped`.
         public var stopError: StarlineError?
         public var throttledMilliseconds: Int
         public var requests: Int
+        /// Time the run waited for a server that was down for everyone.
+        public var outageMilliseconds: Int = 0
+        /// Requests made while it was down (probes and requests in flight when it went down): charged to no item.
+        public var outageRequests: Int = 0
     }
 
     public static func run<Item: Sendable, Value: Sendable>(_ items: [Item], _ configuration: BulkConfiguration,
                                                             attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
                                                             finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?) -> Summary {
-        let gate = RateGate(maxConcurrency: configuration.parallel, requestsPerSecond: configuration.requestsPerSecond)
-        let shared = Locked(RunState())
-        let stop: @Sendable (StarlineError) -> Void = { error in
-            shared.withLock { s in if s.stopError == nil { s.stopError = error } }
-            gate.stop()
-        }
-        // `finished` failing (the journal cannot be written) stops the run: nothing may be done unrecorded.
-        let report: @Sendable (BulkItemResult<Item, Value>) -> Void = { result in
-            let failure = shared.withLock { _ -> StarlineError? in finished(result) }
-            if let failure { stop(failure) }
-        }
-        let stoppedError: @Sendable () -> StarlineError = {
-            shared.withLock { $0.stopError } ?? StarlineError(.internalError, "the run stopped")
-        }
-
-        WorkerThreads.run(count: min(configuration.parallel, max(1, items.count))) { _ in
-            while true {
-                let index: Int? = shared.withLock { s in
-                    guard s.next < items.count else { return nil }
-                    defer { s.next += 1 }
-                    return s.next
-                }
-                guard let index else { return }
-                let item = items[index]
-                var attempts = 0, transient = 0, throttled = 0
-                var outcome: (value: Value?, failure: BulkItemStatus?, error: StarlineError?)?
-                while outcome == nil {
-                    guard gate.acquire() else {
-                        outcome = (nil, .skipped, notAttempted(stoppedError()))
-                        break
-                    }
-                    attempts += 1
-                    shared.withLock { $0.requests += 1 }
-                    switch attempt(item) {
-                    case .done(let value):
-                        gate.release(.answered)
-                        outcome = (value, nil, nil)
-                    case .failed(let error):
-                        gate.release(.answered)
-                        outcome = (nil, .failed, error)
-                        if configuration.failFast { stop(StarlineError(.partial, "--fail-fast: item \(index + 1) failed: \(error.message)")) }
-                    case .stopRun(let error):
-                        gate.release(.answered)
-                        stop(error)
-                        outcome = (nil, .failed, error)
-                    case .throttled(let retryAfter):
-                        throttled += 1
-                        gate.release(.throttled(retryAfter: retryAfter, fallback: backoff(throttled - 1, configuration)))
-                        if throttled >= configuration.maxThrottledAttempts {
-                            outcome = (nil, .failed, StarlineError(.rateLimited, "still throttled (429) after \(throttled) attempts"))
-                        }
-                    case .transient(let error):
-                        transient += 1
-                        gate.release(.noAnswer)
-                        if transient >= configuration.maxAttempts {
-                            outcome = (nil, .failed, error)
-                        } else {
-                            HTTPTransport.sleep(seconds: backoff(transient - 1, configuration))
-                        }
-                    }
-                }
-                let (value, failure, error) = outcome!
-                report(BulkItemResult(index: index, item: item, value: value, failure: failure, attempts: attempts, error: error))
+        let next = Locked(0)
+        let source: @Sendable () -> Item? = {
+            next.withLock { n in
+                guard n < items.count else { return nil }
+                defer { n += 1 }
+                return items[n]
             }
         }
-        let final = shared.withLock { $0 }
-        return Summary(stopError: final.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests)
-    }
-
-    struct RunState {
-        var next = 0
-        var stopError: StarlineError?
-        var requests = 0
+        return BulkRun<Item, Value>(configuration).run(source: source, workers: min(configuration.parallel, max(1, items.count)),
+                                                       attempt: attempt, finished: finished)
     }
 
     public static func notAttempted(_ cause: StarlineError) -> StarlineError {

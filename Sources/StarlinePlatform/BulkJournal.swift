@@ -3,67 +3,125 @@ import Glibc
 #endif
 import StarlineCore
 
-/// `--journal FILE` (issue 11 item 3): the crash-safe record of a bulk run and its audit trail.
+/// `--journal FILE`: the crash-safe record of a bulk run and its audit trail.
 ///
-/// JSON Lines, appended: a `{"run":{…}}` record when a run starts (who ran it, when, why, with what), then one
-/// record per finished item, written with a single write(2) *before* its result line is printed. A write to a
-/// regular file is not interrupted by `kill -9` part-way (the signal is taken when the call returns), so
-/// after a crash the journal holds exactly the items whose results were printed; a torn last line (power
-/// loss) is ignored. `--resume` reads it back: items with a final status are not requested again.
-/// The file is locked (flock) for the run: two runs never append to one journal at once.
+/// JSON Lines, appended: a `{"run":{…}}` header when a run starts (who ran it, against which API, when, why,
+/// with what input), then one record per finished item, written with a single write(2) *before* its result
+/// line is printed. A write to a regular file is not interrupted by `kill -9` part-way (the signal is taken
+/// when the call returns), so after a crash the journal holds exactly the items whose results were printed;
+/// a torn last line (power loss) is ignored. `--resume` reads it back as a stream (any size, bounded memory):
+/// items with a final status are handed to the caller, which does not request them again.
+///
+/// A journal decides what is skipped, so it must be ours: a regular file (not a FIFO, a device or a link),
+/// owned by the caller's uid and writable by nobody else — a journal planted in a shared directory could
+/// otherwise mark sessions "revoked" that never were. The file is locked (flock) for the run: two runs never
+/// append to one journal at once (`JOURNAL_IN_USE`).
 public final class BulkJournal: @unchecked Sendable {
-    // @unchecked: `record` is only called under the bulk engine's lock; the rest is set in init.
+    // @unchecked: `record` is only called under the reporter's lock; the rest is set in init.
     public let path: String
     private let fd: Int32
-    /// Items already finished in earlier runs (key: `BulkJournal.key`), with their records.
-    public private(set) var finished: [String: JSON] = [:]
     /// Runs recorded before this one.
-    public private(set) var earlierRuns = 0
+    public let earlierRuns: Int
+    /// The first run's header (`{"run":{…}}`'s object), which a resumed run must match.
+    public let header: JSON?
+    public static let maxRecordBytes = 64 << 10
 
-    public static func key(id: String, user: String?) -> String { (user ?? "") + "\u{1F}" + id }
-
-    /// Opens (creating 0600) and locks the journal; a journal that already has records needs `resume`.
-    public init(path: String, resume: Bool, run: JSON) throws {
-        self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot open the journal \(path)", path: path) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let e = errno
-            close(fd)
-            if e == EWOULDBLOCK {
-                throw StarlineError(.locked, "the journal \(path) is in use by another run", details: .object([("path", .string(path))]))
+    /// Opens (creating 0600), checks and locks the journal; a journal that already has records needs `resume`.
+    /// `checkHeader` sees the first run's header (throw to refuse the journal); `finished` gets every item record
+    /// with a final status, in file order; `run` is the header written for this run.
+    public init(path: String, resume: Bool, run: () -> JSON, checkHeader: (JSON) throws -> Void,
+                finished: (_ id: String, _ user: String?, _ status: BulkItemStatus) throws -> Void) throws {
+        let fd = try Self.openPrivate(path)
+        // Everything is read into locals and stored at the end: a throw before that closes the descriptor here,
+        // and `deinit` (which runs only for a fully initialised object) never closes it a second time.
+        var header: JSON?
+        var earlierRuns = 0
+        do {
+            let reader = LineReader(fd: fd, name: path, maxLineBytes: Self.maxRecordBytes)
+            while let line = try reader.next() {
+                if line.number == 1, !resume {
+                    throw StarlineError(.usage, "the journal \(path) already records a run: pass --resume to continue it, or name a new journal",
+                                        details: .object([("path", .string(path))]))
+                }
+                // A torn line (the very end after a power cut) or a foreign one is skipped, never trusted.
+                guard let bytes = line.bytes, let record = try? JSON.parse(bytes) else { continue }
+                if let run = record["run"] {
+                    if header == nil {
+                        header = run
+                        try checkHeader(run)
+                    }
+                    earlierRuns += 1
+                    continue
+                }
+                guard let item = Self.item(record), item.status.isFinal else { continue }
+                try finished(item.id, item.user, item.status)
             }
-            throw FileBytes.posixError("cannot lock the journal \(path)", path: path)
-        }
-        let existing: [UInt8]
-        do { existing = try FileBytes.read(fd: fd, name: path) } catch { close(fd); throw error }
-        if !existing.isEmpty && !resume {
+            if let failure = Self.append(fd, path, .object([("run", run())])) { throw failure }
+        } catch {
             close(fd)
-            throw StarlineError(.usage, "the journal \(path) already records a run: pass --resume to continue it, or name a new journal",
-                                details: .object([("path", .string(path))]))
+            throw error
         }
-        for line in existing.split(separator: 0x0A) {
-            // A torn line (the very end after a power cut) or a foreign one is skipped, never trusted.
-            guard let record = try? JSON.parse(Array(line)) else { continue }
-            if record["run"] != nil { earlierRuns += 1; continue }
-            guard let id = record["id"]?.stringValue, let status = record["status"]?.stringValue.flatMap(BulkItemStatus.init),
-                  status.isFinal else { continue }
-            finished[Self.key(id: id, user: record["user"]?.stringValue)] = record
+        self.path = path
+        self.fd = fd
+        self.header = header
+        self.earlierRuns = earlierRuns
+    }
+
+    /// Opens and locks `path` if it is a regular file of ours that no one else can write; closed on failure.
+    static func openPrivate(_ path: String) throws -> Int32 {
+        // O_NONBLOCK: opening a FIFO or a device must not wait; the checks below refuse them. Cleared after.
+        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        guard fd >= 0 else {
+            let e = errno
+            if e == ELOOP, PrivateFiles.isSymbolicLink(path) { throw untrusted(path, "is a symbolic link") }
+            if e == ENXIO { throw untrusted(path, "is not a regular file") }
+            throw FileBytes.posixError("cannot open the journal \(path)", path: path)
         }
-        if let failure = append(.object([("run", run)])) { close(fd); throw failure }
+        var info = stat()
+        var problem: StarlineError?
+        if fstat(fd, &info) != 0 {
+            problem = FileBytes.posixError("cannot examine the journal \(path)", path: path)
+        } else if (info.st_mode & S_IFMT) != S_IFREG {
+            problem = untrusted(path, "is not a regular file")
+        } else if info.st_uid != geteuid() {
+            problem = untrusted(path, "belongs to uid \(info.st_uid), not to you (uid \(geteuid()))")
+        } else if info.st_mode & 0o022 != 0 {
+            problem = untrusted(path, "is writable by group or others (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod go-w \(path)")
+        } else if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            problem = errno == EWOULDBLOCK
+                ? StarlineError(.journalInUse, "the journal \(path) is in use by another run", details: .object([("path", .string(path))]))
+                : FileBytes.posixError("cannot lock the journal \(path)", path: path)
+        }
+        if let problem {
+            close(fd)
+            throw problem
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return fd
     }
 
     deinit { close(fd) }
 
+    /// An item record's id, user and status; nil for anything else (a header, a foreign line).
+    public static func item(_ record: JSON) -> (id: String, user: String?, status: BulkItemStatus)? {
+        guard let id = record["id"]?.stringValue, let status = record["status"]?.stringValue.flatMap(BulkItemStatus.init) else { return nil }
+        return (id, record["user"]?.stringValue, status)
+    }
+
+    static func untrusted(_ path: String, _ problem: String) -> StarlineError {
+        StarlineError(.insecurePermissions, "the journal \(path) \(problem): a journal decides which items are skipped, so only a private regular file of yours is used",
+                      details: .object([("path", .string(path))]))
+    }
+
     /// Appends one record; nil when it was written whole.
-    public func record(_ record: JSON) -> StarlineError? { append(record) }
+    public func record(_ record: JSON) -> StarlineError? { Self.append(fd, path, record) }
 
     /// Flushes the journal to disk (the end of a run): kill -9 never loses a record, a power cut after this neither.
     public func sync() -> StarlineError? {
         fdatasync(fd) == 0 ? nil : FileBytes.posixError("cannot sync the journal \(path)", path: path)
     }
 
-    private func append(_ record: JSON) -> StarlineError? {
+    private static func append(_ fd: Int32, _ path: String, _ record: JSON) -> StarlineError? {
         let line = Array((record.serialized() + "\n").utf8)
         let ok = line.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
         return ok ? nil : FileBytes.posixError("cannot write the journal \(path)", path: path)

@@ -18,6 +18,11 @@ public struct SessionLister: Sendable {
         get("GET /api/admin/users/{uid}/sessions", "/api/admin/users/\(PlatformAPI.segment(user))/sessions") { try $0.array("sessions") }
     }
 
+    /// `GET /api/sessions`: the caller's own sessions.
+    public func ownSessions() -> BulkAttempt<[JSON]> {
+        get("GET /api/sessions", "/api/sessions") { try $0.array("sessions") }
+    }
+
     /// `GET /api/admin/users?limit=&cursor=`: the ids on one page of the user list and the cursor of the next.
     public func users(limit: Int, cursor: String?) -> BulkAttempt<(users: [String], next: String?)> {
         var path = "/api/admin/users?limit=\(limit)"

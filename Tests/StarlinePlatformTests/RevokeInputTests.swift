@@ -1,6 +1,7 @@
 import Foundation
 import StarlineCore
 @testable import SessionsCommands
+import StarlinePlatform
 import Testing
 
 /// Issue 11 item 2: what `sl-sessions revoke -` reads, in each format, with the line of every bad row.
@@ -66,8 +67,10 @@ import Testing
         let long = String(repeating: "x", count: RevokeInput.maxLineBytes + 1)
         let r = try parse("a\n\(long)\nb\n")
         #expect(r.items.map(\.id) == ["a", "b"] && r.malformed.map(\.line) == [2])
-        let huge = [UInt8](repeating: 0x61, count: RevokeInput.maxInputBytes + 1)
-        #expect(throws: StarlineError.self) { _ = try RevokeInput.parse(huge, defaultUser: nil) }
+        // A line of any length is dropped as it streams by, never held: the input as a whole has no limit.
+        let huge = [UInt8](repeating: 0x61, count: 8 << 20) + Array("\nses_after".utf8)
+        let streamed = try RevokeInput.parse(huge, defaultUser: nil)
+        #expect(streamed.items.map(\.id) == ["ses_after"] && streamed.malformed.map(\.line) == [1])
     }
 
     @Test func twoHundredThousandLines() throws {
@@ -76,10 +79,33 @@ import Testing
         #expect(r.items.count == 200_000 && r.items.last == RevokeItem(line: 200_000, id: "ses_200000"))
     }
 
-    @Test func duplicatesPointAtTheirFirstLine() {
-        let items = [RevokeItem(line: 1, id: "a"), RevokeItem(line: 2, id: "b"), RevokeItem(line: 3, id: "a"), RevokeItem(line: 4, id: "a", user: "bob")]
-        let plan = RevokePlan.deduplicated(items, malformed: [])
-        #expect(plan.entries.map(\.line) == [1, 2, 4])
-        #expect(plan.duplicates.map { [$0.line, $0.firstLine] } == [[3, 1]])
+    /// Duplicates are found by the ids themselves (an on-disk index, not a hash), each pointing at its first line.
+    @Test func duplicatesPointAtTheirFirstLine() throws {
+        let index = try BulkItemIndex()
+        try index.finished(id: "c", user: nil, status: .revoked)
+        let seen = try [(1, "a", nil), (2, "b", nil), (3, "a", nil), (4, "a", "bob"), (5, "c", nil), (6, "c", nil)].map { (line: Int, id: String, user: String?) in
+            try index.see(id: id, user: user, line: line)
+        }
+        #expect(seen == [.first(finished: nil), .first(finished: nil), .duplicate(firstLine: 1), .first(finished: nil),
+                         .first(finished: .revoked), .duplicate(firstLine: 5)])
+        #expect(try index.distinctItems == 4)
+    }
+
+    /// A JSON array is read element by element as it arrives: commas and brackets inside strings and nested
+    /// values do not split it, and a document that is not one array stops with DATA after the elements before.
+    @Test func aJSONArrayStreamsElementByElement() throws {
+        let r = try parse(#"[ "a" , {"id":"b","note":"x,]","user":"carol","x":[1,{"y":"]"}]}, "c\"d" ]"# + "\n")
+        #expect(r.items.map(\.id) == ["a", "b"] && r.malformed.map(\.line) == [3])
+        let stream = RevokeInputStream(LineReader(bytes: Array(#"["a","b"] x"#.utf8), name: "stdin", maxLineBytes: 100), defaultUser: nil)
+        #expect(try stream.next() == .item(RevokeItem(line: 1, id: "a")))
+        #expect(try stream.next() == .item(RevokeItem(line: 2, id: "b")))
+        #expect(throws: StarlineError.self) { _ = try stream.next() }
+    }
+
+    /// GAM habit: a JSON line whose id is a number gets an error that says so.
+    @Test func anIdThatIsNotAStringIsNamed() throws {
+        let r = try parse(#"{"id":12345}"# + "\n" + #"{"id":"ok"}"# + "\n")
+        #expect(r.items.map(\.id) == ["ok"])
+        #expect(r.malformed.first?.reason.contains("is not a string (it is a number)") == true)
     }
 }

@@ -1,0 +1,184 @@
+import StarlineCore
+
+/// One bulk run: `attempt` over every item a source yields, on blocking worker
+/// threads through one `RateGate` and, when `outageTimeout` is set, one `OutageWatch`; each item's end is
+/// reported exactly once through `finished` (called under one lock, in the order items end: the journal and
+/// stdout see the same sequence; an error it returns stops the run). Blocking threads, not tasks: each
+/// request is a blocking libcurl transfer on a reused keep-alive handle.
+///
+/// Items are pulled from the source one at a time as workers free up, so a source that reads a pipe
+/// streams: the first request goes out while the producer is still writing. `stop` ends the run from any
+/// thread (a signal's clean-up); `drain` then waits for the requests in flight and closes the reports, so
+/// a late answer is never printed after the run's summary.
+public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
+    public let configuration: BulkConfiguration
+    let gate: RateGate
+    let outage: OutageWatch?
+
+    private struct State {
+        var next = 0
+        var stopError: StarlineError?
+        var requests = 0
+        var outageRequests = 0
+        var inFlight: [Int: Item] = [:]
+        /// Set by `drain`: no more items are taken (otherwise a stopped run goes on reading its source and
+        /// reports every item `skipped`, so each one is accounted for).
+        var abandoned = false
+        var reportsClosed = false
+    }
+
+    private let state = Locked(State())
+    /// Held while a worker asks the source for the next item (which may block on a pipe).
+    private let sourceLock = Locked(())
+
+    public init(_ configuration: BulkConfiguration, onOutage: @escaping @Sendable (OutageWatch.Event) -> Void = { _ in }) {
+        self.configuration = configuration
+        gate = RateGate(maxConcurrency: configuration.parallel, requestsPerSecond: configuration.requestsPerSecond)
+        outage = configuration.outageTimeout.map { OutageWatch(timeout: $0, clock: configuration.clock, onEvent: onOutage) }
+    }
+
+    /// Stops the run: no new request is sent; the items waiting and the rest of the source are reported `skipped`.
+    /// `abandon` (a signal): the rest of the source is not read either.
+    public func stop(_ error: StarlineError, abandon: Bool = false) {
+        state.withLock { s in
+            if s.stopError == nil { s.stopError = error }
+            if abandon { s.abandoned = true }
+        }
+        gate.stop()
+        outage?.stop(error)
+    }
+
+    public var stopError: StarlineError? { state.withLock { $0.stopError } }
+
+    /// After `stop`: waits up to `seconds` for the requests in flight to end (their results are reported as
+    /// usual), then closes the reports and returns the items still in flight — the caller reports those itself
+    /// (their requests may have reached the server). Nothing is reported through `finished` after this.
+    public func drain(seconds: Double) -> [(index: Int, item: Item)] {
+        let deadline = MonotonicClock.nanoseconds() + ReplyLimits.nanoseconds(seconds)
+        state.withLock { $0.abandoned = true }
+        _ = state.await(deadline: deadline) { s in s.inFlight.isEmpty ? true : nil }
+        return state.withLockNotifying { s in
+            s.reportsClosed = true
+            return s.inFlight.sorted { $0.key < $1.key }.map { (index: $0.key, item: $0.value) }
+        }
+    }
+
+    /// Runs until the source is exhausted (or the run stops) and every taken item has been reported.
+    public func run(source: @escaping @Sendable () -> Item?, workers: Int? = nil,
+                    attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
+                    finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?) -> BulkEngine.Summary {
+        WorkerThreads.run(count: max(1, workers ?? configuration.parallel)) { _ in
+            while let (index, item) = take(source) {
+                let result = work(index, item, attempt)
+                // `finished` failing (the journal cannot be written) stops the run: nothing may be done unrecorded.
+                let failure: StarlineError? = state.withLockNotifying { s in
+                    s.inFlight[index] = nil
+                    return s.reportsClosed ? nil : finished(result)
+                }
+                if let failure { stop(failure) }
+            }
+        }
+        let final = state.withLock { $0 }
+        if final.stopError == nil, let gaveUp = outage?.gaveUpError { stop(gaveUp) }
+        return BulkEngine.Summary(stopError: stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests,
+                                  outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: final.outageRequests)
+    }
+
+    /// The next item, unless the run was abandoned; registered as in flight under the same lock as its report.
+    private func take(_ source: @Sendable () -> Item?) -> (Int, Item)? {
+        sourceLock.withLock { _ in
+            guard !state.withLock({ $0.abandoned }), let item = source() else { return nil }
+            return state.withLock { s in
+                defer { s.next += 1 }
+                s.inFlight[s.next] = item
+                return (s.next, item)
+            }
+        }
+    }
+
+    /// One item's attempts until it is done, failed, or the run stops.
+    private func work(_ index: Int, _ item: Item, _ attempt: @Sendable (Item) -> BulkAttempt<Value>) -> BulkItemResult<Item, Value> {
+        var requests = 0, free = 0, throttled = 0
+        /// Streaks of the transient failures charged to this item (`OutageWatch.Charge`); -1 without a watch.
+        var charges: [Int] = []
+        let stoppedError: () -> StarlineError = { [self] in stopError ?? StarlineError(.internalError, "the run stopped") }
+        func skipped(_ cause: StarlineError) -> BulkItemResult<Item, Value> {
+            BulkItemResult(index: index, item: item, value: nil, failure: .skipped, attempts: requests - free - refunded(),
+                           error: BulkEngine.notAttempted(cause))
+        }
+        func refunded() -> Int {
+            guard let outage else { return 0 }
+            return charges.filter { $0 >= 0 && outage.isOutage(streak: $0) }.count
+        }
+        func end(_ value: Value?, _ failure: BulkItemStatus?, _ error: StarlineError?) -> BulkItemResult<Item, Value> {
+            BulkItemResult(index: index, item: item, value: value, failure: failure, attempts: requests - free - refunded(), error: error)
+        }
+
+        while true {
+            var probing = false
+            if let outage {
+                switch outage.admit() {
+                case .go: break
+                case .probe: probing = true
+                case .stop(let cause):
+                    // The outage budget ran out: the whole run stops, every waiting item is skipped.
+                    if let cause, stopError == nil { stop(cause) }
+                    return skipped(cause ?? stoppedError())
+                }
+            }
+            guard gate.acquire() else {
+                if probing { outage?.answered(probe: true) }
+                return skipped(stoppedError())
+            }
+            requests += 1
+            state.withLock { $0.requests += 1 }
+            switch attempt(item) {
+            case .done(let value):
+                gate.release(.answered)
+                outage?.answered(probe: probing)
+                return end(value, nil, nil)
+            case .failed(let error):
+                gate.release(.answered)
+                outage?.answered(probe: probing)
+                if configuration.failFast { stop(StarlineError(.partial, "--fail-fast: item \(index + 1) failed: \(error.message)")) }
+                return end(nil, .failed, error)
+            case .stopRun(let error):
+                gate.release(.answered)
+                outage?.answered(probe: probing)
+                stop(error)
+                return end(nil, .failed, error)
+            case .throttled(let retryAfter):
+                throttled += 1
+                outage?.answered(probe: probing)
+                gate.release(.throttled(retryAfter: retryAfter, fallback: BulkEngine.backoff(throttled - 1, configuration)))
+                if throttled >= configuration.maxThrottledAttempts {
+                    return end(nil, .failed, StarlineError(.rateLimited, "still throttled (429) after \(throttled) attempts"))
+                }
+            case .transient(let error):
+                gate.release(.noAnswer)
+                let charge = outage?.transientFailure(item: index, probe: probing, error: error) ?? .charged(streak: -1)
+                guard case .charged(let streak) = charge else {
+                    // Not the item's: the server is down for everyone; `admit` waits for it.
+                    free += 1
+                    state.withLock { $0.outageRequests += 1 }
+                    continue
+                }
+                charges.append(streak)
+                let own = charges.count - refunded()
+                if own >= configuration.maxAttempts { return end(nil, .failed, error) }
+                pause(BulkEngine.backoff(own - 1, configuration))
+            }
+        }
+    }
+
+    /// A backoff that a `stop` cuts short: a stopped run reports its waiting items at once.
+    private func pause(_ seconds: Double) {
+        let clock = configuration.clock
+        let end = clock.now() &+ ReplyLimits.nanoseconds(seconds)
+        while stopError == nil {
+            let now = clock.now()
+            guard now < end else { return }
+            clock.sleep(min(end - now, 50_000_000))
+        }
+    }
+}

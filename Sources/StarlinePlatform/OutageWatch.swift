@@ -1,0 +1,215 @@
+import StarlineCore
+
+/// Whether the server is down for everyone, as a bulk run sees it: an outage is the run's
+/// problem, not the item's.
+///
+/// Transient failures (no answer, a 5xx) of at least `threshold` requests in a row, across at least two
+/// items, with no answer in between, make the server *suspect*: every worker holds its next request and one
+/// probe goes out — the request of an item that is waiting anyway, so the probe tests exactly the route the
+/// run needs (an outage of one route is an outage for this run). A probe that gets any answer ends the
+/// suspicion and nothing is refunded (the failures were the items' own: one bad item among good ones). A probe
+/// that fails confirms the outage: the run is *down*, the failures of the streak that led to it are refunded to
+/// their items (`isOutage(streak:)`), and probes go on alone with backoff (jitter, capped at `maxProbeInterval`)
+/// until one is answered. Requests that fail while the server is suspect or down are never charged.
+///
+/// Past `timeout` seconds of waiting in all (every outage of the run together) the watch stops: the engine
+/// reports the items it did not finish `skipped`, with the last failure as the cause (exit 7, resumable).
+public final class OutageWatch: Sendable {
+    public enum Phase: Sendable, Equatable { case up, suspect, down }
+
+    /// What the engine should do before an item's next request.
+    public enum Admission: Sendable {
+        case go
+        /// This worker sends the probe: its answer is reported with `probeAnswered` / `transientFailure(probe: true)`.
+        case probe
+        /// The run is stopped, or waited out its outage budget (the error says which).
+        case stop(StarlineError?)
+    }
+
+    /// What a transient failure cost its item.
+    public enum Charge: Sendable, Equatable {
+        /// Counted against the item's attempts; refunded later if `isOutage(streak:)` becomes true.
+        case charged(streak: Int)
+        /// Made while the server was suspect or down: not the item's.
+        case free
+    }
+
+    public struct Event: Sendable {
+        public enum Kind: Sendable { case suspect, down, waiting, up }
+        public var kind: Kind
+        /// Seconds waited for the server in this outage (for `up`: how long it lasted).
+        public var waited: Double
+        /// Seconds of waiting in all before the run gives up.
+        public var budget: Double
+        public var lastError: StarlineError?
+    }
+
+    public let threshold: Int
+    public let timeout: Double
+    public let baseProbeInterval: Double
+    public let maxProbeInterval: Double
+    let clock: BulkClock
+    let onEvent: @Sendable (Event) -> Void
+
+    private struct State {
+        var phase = Phase.up
+        var streak = 0
+        var streakId = 0
+        var streakFirstItem: Int?
+        var streakItems = 0
+        var outageStreaks: Set<Int> = []
+        var probing = false
+        var probes = 0
+        var nextProbeAt: UInt64 = 0
+        var since: UInt64 = 0
+        var waitedBefore: UInt64 = 0
+        var lastNotice: UInt64 = 0
+        var lastError: StarlineError?
+        var stopped: StarlineError??
+    }
+
+    private let state = Locked(State())
+
+    public init(threshold: Int = 3, timeout: Double = 300, baseProbeInterval: Double = 0.05, maxProbeInterval: Double = 0.5,
+                clock: BulkClock = .system, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+        self.threshold = max(2, threshold)
+        self.timeout = timeout.isFinite ? max(0, timeout) : 300
+        self.baseProbeInterval = baseProbeInterval
+        self.maxProbeInterval = maxProbeInterval
+        self.clock = clock
+        self.onEvent = onEvent
+    }
+
+    public var phase: Phase { state.withLock { $0.phase } }
+
+    /// Seconds the run has waited for the server so far (outages over and the current one).
+    public var waitedSeconds: Double {
+        let now = clock.now()
+        return state.withLock { s in Double(s.waitedBefore + (s.phase == .up ? 0 : now &- s.since)) / 1e9 }
+    }
+
+    /// Waits while the server is suspect or down; returns when this worker may send, must probe, or must stop.
+    public func admit() -> Admission {
+        while true {
+            let now = clock.now()
+            enum Step { case done(Admission), wait(UInt64), event(Event, UInt64) }
+            let step: Step = state.withLock { s in
+                if let stopped = s.stopped { return .done(.stop(stopped)) }
+                if s.phase == .up { return .done(.go) }
+                let waited = s.waitedBefore + (now &- s.since)
+                if Double(waited) / 1e9 > timeout {
+                    let error = Self.gaveUp(after: Double(waited) / 1e9, last: s.lastError)
+                    s.stopped = .some(error)
+                    return .done(.stop(error))
+                }
+                if !s.probing, now >= s.nextProbeAt {
+                    s.probing = true
+                    return .done(.probe)
+                }
+                let slice: UInt64 = 20_000_000
+                let wake = s.probing ? now + slice : min(s.nextProbeAt, now + slice)
+                if s.phase == .down, now &- s.lastNotice >= 10_000_000_000 {
+                    s.lastNotice = now
+                    return .event(Event(kind: .waiting, waited: Double(now &- s.since) / 1e9, budget: timeout, lastError: s.lastError), wake)
+                }
+                return .wait(wake)
+            }
+            switch step {
+            case .done(let admission): return admission
+            case .wait(let wake): clock.sleep(wake > now ? wake - now : 0)
+            case .event(let event, let wake):
+                onEvent(event)
+                clock.sleep(wake > now ? wake - now : 0)
+            }
+        }
+    }
+
+    /// An answer (any status the run can act on: a success, a 4xx, a 429): the server is up.
+    public func answered(probe: Bool = false) {
+        let now = clock.now()
+        let event: Event? = state.withLock { s in
+            if probe { s.probing = false }
+            s.streak = 0
+            s.streakId += 1
+            s.streakFirstItem = nil
+            s.streakItems = 0
+            guard s.phase != .up else { return nil }
+            let wasDown = s.phase == .down
+            let lasted = now &- s.since
+            s.waitedBefore += lasted
+            s.phase = .up
+            s.probes = 0
+            return wasDown ? Event(kind: .up, waited: Double(lasted) / 1e9, budget: timeout, lastError: s.lastError) : nil
+        }
+        if let event { onEvent(event) }
+    }
+
+    /// A request of `item` that got no answer, or a 5xx.
+    public func transientFailure(item: Int, probe: Bool, error: StarlineError) -> Charge {
+        let now = clock.now()
+        var event: Event?
+        let charge: Charge = state.withLock { s in
+            s.lastError = error
+            if probe {
+                s.probing = false
+                if s.phase == .suspect {
+                    // Confirmed: the streak that raised the suspicion was the outage, not its items.
+                    s.phase = .down
+                    s.outageStreaks.insert(s.streakId)
+                    s.lastNotice = now
+                    event = Event(kind: .down, waited: Double(now &- s.since) / 1e9, budget: timeout, lastError: error)
+                }
+                s.probes += 1
+                s.nextProbeAt = now + ReplyLimits.nanoseconds(probeInterval(s.probes))
+                return .free
+            }
+            guard s.phase == .up else { return .free }
+            s.streak += 1
+            if s.streakFirstItem == nil {
+                s.streakFirstItem = item
+                s.streakItems = 1
+            } else if s.streakItems == 1, s.streakFirstItem != item {
+                s.streakItems = 2
+            }
+            let streak = s.streakId
+            if s.streak >= threshold, s.streakItems >= 2 {
+                s.phase = .suspect
+                s.since = now
+                s.probes = 0
+                s.nextProbeAt = now
+                event = Event(kind: .suspect, waited: 0, budget: timeout, lastError: error)
+            }
+            return .charged(streak: streak)
+        }
+        if let event { onEvent(event) }
+        return charge
+    }
+
+    /// True once the streak a failure was charged in turned out to be an outage: the charge is refunded.
+    public func isOutage(streak: Int) -> Bool { state.withLock { $0.outageStreaks.contains(streak) } }
+
+    /// Ends every wait: `admit` answers `.stop(error)` from now on.
+    public func stop(_ error: StarlineError?) {
+        state.withLock { s in if s.stopped == nil { s.stopped = .some(error) } }
+    }
+
+    /// The error that stopped the run because the server stayed down, if it did.
+    public var gaveUpError: StarlineError? {
+        state.withLock { s in
+            guard case .some(.some(let error)) = s.stopped, error.details?["outage"] != nil else { return nil }
+            return error
+        }
+    }
+
+    /// Backoff of the n-th failed probe (1-based): base × 2^(n-1), at most `maxProbeInterval`, with equal jitter.
+    func probeInterval(_ n: Int) -> Double {
+        RetryPolicy(retries: 0, baseDelay: baseProbeInterval, maxDelay: maxProbeInterval).backoff(max(0, n - 1))
+    }
+
+    static func gaveUp(after seconds: Double, last: StarlineError?) -> StarlineError {
+        let code: ErrorCode = last?.code == .server || last?.code == .timeout ? last!.code : .network
+        let cause = last.map { ": \($0.message)" } ?? ""
+        return StarlineError(code, "the server did not answer for \(Int(seconds.rounded())) s (--outage-timeout)\(cause); the items not finished were skipped: --resume finishes them",
+                             details: .object([("outage", .bool(true)), ("waitedSeconds", .int(Int(seconds.rounded())))]))
+    }
+}
