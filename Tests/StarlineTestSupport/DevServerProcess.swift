@@ -1,6 +1,9 @@
 import Foundation
 import StarlineCore
 import StarlineCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An HTTP exchange made with curl (a real client over loopback, one process per request).
 public struct HTTPResult: Sendable {
@@ -24,10 +27,11 @@ public final class DevServerProcess: @unchecked Sendable {
     private let process: Process
     private let scratch = TemporaryDirectory("devserver")
 
-    public init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// `port` 0 picks a free one; a fixed one restarts a server where its clients expect it.
+    public init(_ arguments: [String] = [], environment: [String: String] = [:], port: Int = 0) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.path("sl-devserver"))
-        process.arguments = ["--port", "0"] + arguments
+        process.arguments = ["--port", String(port)] + arguments
         var env = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "STARLINE_HOME": scratch.path + "/starline"]
         for (k, v) in environment { env[k] = v }
         process.environment = env
@@ -60,6 +64,17 @@ public final class DevServerProcess: @unchecked Sendable {
         }
         return process.terminationStatus
     }
+
+    /// SIGKILL, as a crash or a pulled plug ends it; waits for it to be gone.
+    public func kill() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// The port it listens on.
+    public var port: Int { Int(baseURL.split(separator: ":").last ?? "0") ?? 0 }
 
     deinit { stop() }
 

@@ -1,0 +1,238 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// Bulk revocation at fleet scale, the built sl-sessions against a real sl-devserver: outages (fault bursts, a
+/// server killed and restarted), signals, journals that are not ours, streaming input, shards.
+@Suite struct BulkRevocationFleetTests {
+    static let deleteRoute = "DELETE /api/admin/users/*/sessions/*"
+    static let deleteCounter = "DELETE /api/admin/users/{uid}/sessions/{id}"
+
+    func harness(_ server: DevServerProcess? = nil) throws -> SessionToolsHarness {
+        let h = try SessionToolsHarness(server: try server ?? DevServerProcess())
+        try h.storeLogin("alice")
+        return h
+    }
+
+    func createSessions(_ server: DevServerProcess, user: String = "carol", count: Int) throws -> [String] {
+        let reply = try server.dev("POST", "/__dev/users/\(user)/sessions", .object([("count", .int(count))]))
+        return try reply.json()["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    func remaining(_ server: DevServerProcess, user: String = "carol") throws -> Set<String> {
+        let admin = try server.login("alice")
+        let sessions = try server.request("GET", "/api/admin/users/\(user)/sessions", token: admin.token).json()["sessions"]?.arrayValue ?? []
+        return Set(sessions.compactMap { $0["id"]?.stringValue })
+    }
+
+    func summary(_ run: ToolRun) throws -> JSON? { try run.jsonLines().last?["summary"] }
+    func results(_ run: ToolRun) throws -> [JSON] { try run.jsonLines().filter { $0["summary"] == nil && $0["verify"] == nil } }
+
+    func journalRecords(_ path: String) throws -> [JSON] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+    }
+
+    /// 50 consecutive 503s and resets at the start of the run (a few seconds of trouble): with default options
+    /// no item fails, every session is revoked once, and no item is charged an attempt for the outage.
+    @Test func aBurstOfFiftyFaultsFailsNoItem() throws {
+        let h = try harness()
+        _ = try createSessions(h.server, count: 300)
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("status", .int(503)), ("count", .int(30))]))
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("reset", .bool(true)), ("count", .int(20))]))
+        let run = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all"]).waitOrKill(seconds: 120)
+        #expect(run.status == 0, "\(run.stderrText)")
+        let total = try summary(run)
+        #expect(total?["revoked"]?.intValue == 300 && total?["failed"]?.intValue == 0)
+        #expect((total?["outageRequests"]?.intValue ?? 0) > 0, "the probes and the requests in flight were not the items'")
+        let lines = try results(run)
+        #expect(lines.count == 300 && lines.allSatisfy { $0["attempts"]?.intValue == 1 },
+                "attempts: \(lines.compactMap { $0["attempts"]?.intValue }.filter { $0 != 1 })")
+        #expect(run.stderrText.contains("not answering") && run.stderrText.contains("answers again"))
+        #expect(try remaining(h.server).isEmpty)
+    }
+
+    /// The server is killed mid-run and comes back 10 s later on the same port and database: the run waits for
+    /// it and finishes, exit 0, every session revoked once.
+    @Test func aServerDownForTenSecondsIsWaitedFor() throws {
+        let dir = TemporaryDirectory("outage-db")
+        let first = try DevServerProcess(["--db", dir.file("dev.db")])
+        let h = try harness(first)
+        _ = try createSessions(first, count: 300)
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "60"])
+        usleep(1_500_000)
+        first.kill()
+        usleep(10_000_000)
+        let second = try DevServerProcess(["--db", dir.file("dev.db")], port: first.port)
+        let run = revoke.waitOrKill(seconds: 120)
+        #expect(run.status == 0, "\(run.stderrText)")
+        let lines = try results(run)
+        #expect(lines.count == 300 && lines.allSatisfy { ["revoked", "alreadyRevoked"].contains($0["status"]?.stringValue ?? "") })
+        #expect(lines.allSatisfy { ($0["attempts"]?.intValue ?? 9) <= 2 }, "the outage is charged to no item")
+        #expect((try summary(run)?["outageMs"]?.intValue ?? 0) >= 8_000)
+        #expect(try remaining(second).isEmpty)
+    }
+
+    /// SIGTERM mid-run: exit 143, a summary saying so, and every session the server revoked is on stdout and
+    /// in the journal (none revoked unreported); --resume then finishes the rest.
+    @Test func sigtermReportsEverythingTheServerRevoked() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 400)
+        let journal = h.home.file("term.journal")
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "50", "--journal", journal])
+        #expect(revoke.waitForStdout(seconds: 20) { $0.split(separator: "\n").count >= 20 }, "results stream out as items finish")
+        revoke.signal(SIGTERM)
+        let run = revoke.waitOrKill(seconds: 20)
+        #expect(run.status == 143, "\(run.stderrText)")
+        let total = try summary(run)
+        #expect(total?["interrupted"] == .bool(true) && total?["signal"]?.intValue == 15)
+        let revokedOnServer = Set(ids).subtracting(try remaining(h.server))
+        #expect(!revokedOnServer.isEmpty && revokedOnServer.count < 400)
+        let printed = Set(try results(run).compactMap { $0["id"]?.stringValue })
+        let journaled = Set(try journalRecords(journal).compactMap { $0["id"]?.stringValue })
+        #expect(revokedOnServer.isSubset(of: printed), "missing on stdout: \(revokedOnServer.subtracting(printed).count)")
+        #expect(revokedOnServer.isSubset(of: journaled), "missing in the journal: \(revokedOnServer.subtracting(journaled).count)")
+
+        let resumed = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderrText)")
+        #expect(try remaining(h.server).isEmpty)
+    }
+
+    /// A journal decides what is skipped: one that another user could have written, a FIFO, a link, a device —
+    /// refused with INSECURE_PERMISSIONS (exit 10) naming it, before anything is requested.
+    @Test func journalsThatAreNotPrivateRegularFilesOfOursAreRefused() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 2)
+        let shared = h.home.file("shared.journal")
+        // Planted records: both sessions "revoked".
+        let planted = ids.map { #"{"id":"\#($0)","user":"carol","status":"revoked"}"# }.joined(separator: "\n") + "\n"
+        try planted.write(toFile: shared, atomically: false, encoding: .utf8)
+        chmod(shared, 0o666)
+        var cases: [(String, String)] = [("group/world-writable", shared)]
+        let fifo = h.home.file("fifo.journal")
+        mkfifo(fifo, 0o600)
+        cases.append(("FIFO", fifo))
+        let link = h.home.file("link.journal")
+        let target = h.home.file("target.journal")
+        try planted.write(toFile: target, atomically: false, encoding: .utf8)
+        chmod(target, 0o600)
+        symlink(target, link)
+        cases.append(("symbolic link", link))
+        cases.append(("device", "/dev/null"))
+        if getuid() == 0 {
+            let foreign = h.home.file("foreign.journal")
+            try planted.write(toFile: foreign, atomically: false, encoding: .utf8)
+            chmod(foreign, 0o600)
+            chown(foreign, 65534, 65534)
+            cases.append(("another user's", foreign))
+        }
+        for (what, path) in cases {
+            let run = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", path, "--resume"]).waitOrKill(seconds: 20)
+            #expect(run.status == 10, "\(what): \(run.stderrText)")
+            #expect(try run.error()["error"]?["code"]?.stringValue == "INSECURE_PERMISSIONS", "\(what)")
+            #expect(run.stderrText.contains(path), "\(what): the message names the journal")
+        }
+        #expect(try remaining(h.server).count == 2, "nothing was revoked, and nothing reported revoked")
+        #expect(try h.counter(Self.deleteCounter) == 0)
+    }
+
+    /// --resume continues the run its header describes: another caller's or another API's journal is refused,
+    /// a different --reason too; the header's reason is kept. A journal locked by another run is exit 10.
+    @Test func aResumeMustMatchTheJournalsHeader() throws {
+        let h = try harness()
+        _ = try createSessions(h.server, count: 3)
+        let journal = h.home.file("run.journal")
+        let first = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--reason", "offboarding"])
+        #expect(first.status == 0, "\(first.stderrText)")
+
+        let resumedSame = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume"])
+        #expect(resumedSame.status == 0, "\(resumedSame.stderrText)")
+        #expect(try journalRecords(journal).filter { $0["run"] != nil }.last?["run"]?["reason"]?.stringValue == "offboarding")
+
+        let otherReason = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume", "--reason", "cleanup"])
+        #expect(try otherReason.status == 2 && otherReason.error()["error"]?["code"]?.stringValue == "JOURNAL_MISMATCH")
+
+        let text = try String(contentsOfFile: journal, encoding: .utf8)
+        let forged = h.home.file("forged.journal")
+        try text.replacingOccurrences(of: #""user":"alice""#, with: #""user":"mallory""#).write(toFile: forged, atomically: false, encoding: .utf8)
+        chmod(forged, 0o600)
+        let otherCaller = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", forged, "--resume"])
+        #expect(otherCaller.status == 2 && otherCaller.stderrText.contains("mallory"), "\(otherCaller.stderrText)")
+
+        let otherAPI = h.home.file("other-api.journal")
+        try text.replacingOccurrences(of: h.server.baseURL, with: "https://account.example.org").write(toFile: otherAPI, atomically: false, encoding: .utf8)
+        chmod(otherAPI, 0o600)
+        let wrongAPI = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", otherAPI, "--resume"])
+        #expect(try wrongAPI.status == 2 && wrongAPI.error()["error"]?["code"]?.stringValue == "JOURNAL_MISMATCH", "\(wrongAPI.stderrText)")
+
+        let holder = try Tools.spawn("/usr/bin/flock", [journal, "sleep", "5"], home: h.home.path)
+        usleep(300_000)
+        let locked = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume"])
+        holder.signal(SIGKILL)
+        _ = holder.wait()
+        #expect(try locked.status == 10 && locked.error()["error"]?["code"]?.stringValue == "JOURNAL_IN_USE", "\(locked.stderrText)")
+    }
+
+    /// `… | sl-sessions revoke -` starts revoking before the producer ends, and its result lines come out as
+    /// items finish (not when the run ends).
+    @Test func stdinIsRevokedAsItArrives() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 3)
+        let script = "{ echo \(ids[0]); echo \(ids[0]); sleep 6; echo \(ids[1]); echo \(ids[2]); } | \(h.shellEnvironment) '\(Tools.path("sl-sessions"))' revoke --user carol -"
+        let revoke = try Tools.spawn("/bin/sh", ["-c", script], home: h.home.path)
+        let started = Date()
+        #expect(revoke.waitForStdout(seconds: 5) { $0.contains(#""status":"revoked""#) }, "a result line before stdin ended")
+        #expect(Date().timeIntervalSince(started) < 5.5)
+        #expect(try h.counter(Self.deleteCounter) == 1, "the first DELETE arrived while the producer was still writing")
+        let run = revoke.waitOrKill(seconds: 30)
+        #expect(run.status == 0, "\(run.stderrText)")
+        let total = try summary(run)
+        #expect(total?["revoked"]?.intValue == 3 && total?["duplicates"]?.intValue == 1)
+        #expect(try results(run).filter { $0["status"]?.stringValue == "skipped" }.map { $0["line"]?.intValue } == [2])
+    }
+
+    /// Four shards of one input: each keeps its own part (a stable hash of user and id), the parts are disjoint
+    /// and together revoke every session once; --shard-from-env reads a Kubernetes index.
+    @Test func shardsSplitOneRunExactly() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 200)
+        let input = Array(("id,user\n" + ids.map { "\($0),carol" }.joined(separator: "\n") + "\n").utf8)
+        var seen: [Set<String>] = []
+        for k in 0..<4 {
+            let arguments = k == 3 ? ["revoke", "--shard-from-env", "--shards", "4", "-"] : ["revoke", "--shard", "\(k)/4", "-"]
+            let run = try h.run("sl-sessions", arguments + ["--journal", h.home.file("shard\(k).journal")], stdin: input,
+                                environment: k == 3 ? ["JOB_COMPLETION_INDEX": "3"] : [:])
+            #expect(run.status == 0, "\(run.stderrText)")
+            let mine = Set(try results(run).compactMap { $0["id"]?.stringValue })
+            #expect(try summary(run)?["otherShards"]?.intValue == Int64(200 - mine.count))
+            #expect(mine.count > 20, "a fair share: \(mine.count)")
+            seen.append(mine)
+        }
+        for a in 0..<4 { for b in (a + 1)..<4 { #expect(seen[a].isDisjoint(with: seen[b])) } }
+        #expect(seen.reduce(Set<String>()) { $0.union($1) } == Set(ids))
+        #expect(try remaining(h.server).isEmpty)
+        #expect(try h.counter(Self.deleteCounter) == 200, "each session requested once")
+        // The same item lands in the same shard whatever the input's order.
+        let reversed = Array(("id,user\n" + ids.reversed().map { "\($0),carol" }.joined(separator: "\n") + "\n").utf8)
+        let plan = try h.run("sl-sessions", ["revoke", "--shard", "0/4", "--dry-run", "-"], stdin: reversed)
+        #expect(Set(try plan.jsonLines().compactMap { $0["id"]?.stringValue }) == seen[0])
+        let badShard = try h.run("sl-sessions", ["revoke", "--shard", "4/4", "-"], stdin: input)
+        #expect(badShard.status == 2)
+    }
+
+    /// What a GAM user trips on: a plain id of another user's session without --user is "not found" with a hint,
+    /// counted in the summary; a JSON id that is not a string says so.
+    @Test func plainIdsOfAnotherUserSayToPassUser() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 1)
+        let run = try h.run("sl-sessions", ["revoke", "-"], stdin: Array((ids[0] + "\n").utf8))
+        #expect(run.status == 8, "\(run.stderrText)")
+        let line = try results(run).first
+        #expect(line?["status"]?.stringValue == "notFound" && line?["error"]?["message"]?.stringValue?.contains("--user") == true)
+        #expect(try summary(run)?["notFoundWithoutUser"]?.intValue == 1)
+        #expect(run.stderrText.contains("--user UID"))
+        let numeric = try h.run("sl-sessions", ["revoke", "-"], stdin: Array(#"{"id":12345,"user":"carol"}"#.utf8))
+        #expect(numeric.status == 8)
+        #expect(try results(numeric).first?["error"]?["message"]?.stringValue?.contains("\"id\" is not a string") == true)
+    }
+}
