@@ -22,15 +22,30 @@ struct AdminListing {
         let transport = HTTPTransport(timeout: Double(options.platform.timeout), maxConnections: options.parallel)
         let lister = SessionLister(api: client.platform, transport: transport, token: credentials.token)
         let engine = BulkConfiguration(parallel: options.parallel)
-        let users = try options.allUsers ? allUsers(lister, engine) : namedUsers()
+        // --all-users streams: users are listed page by page as the workers need them, never all held at once.
+        let pager = options.allUsers ? UserPager(lister: lister, engine: engine) : nil
+        let named = try pager == nil ? namedUsers() : []
+        let next = Locked(0)
+        let source: @Sendable () -> String? = {
+            if let pager { return pager.next() }
+            return next.withLock { n -> String? in
+                guard n < named.count else { return nil }
+                defer { n += 1 }
+                return named[n]
+            }
+        }
 
         let output = context.output
         let filter = options.filter
         let now = self.now
-        let failed = Locked(0)
-        let summary = BulkEngine.run(users, engine, attempt: { user in lister.sessions(of: user) }, finished: { result in
+        let counts = Locked((users: 0, failed: 0))
+        let attempt: @Sendable (String) -> BulkAttempt<[JSON]> = { user in lister.sessions(of: user) }
+        let finished: @Sendable (BulkItemResult<String, [JSON]>) -> StarlineError? = { result in
+            counts.withLock { $0.users += 1 }
             guard let sessions = result.value else {
-                failed.withLock { $0 += 1 }
+                // What stopped the whole run (not an admin, the session ended) is reported once, as the run's error.
+                if let error = result.error, result.failure == .skipped || Self.endsTheRun(error) { return nil }
+                counts.withLock { $0.failed += 1 }
                 let error = result.error ?? StarlineError(.internalError, "no sessions")
                 output.notice(StarlineError(error.code, "user \(result.item): \(error.message)", details: .object([("user", .string(result.item))])).json.serialized())
                 return nil
@@ -40,16 +55,21 @@ struct AdminListing {
                 output.emitLine(session)
             }
             return nil
-        })
-        if let error = summary.stopError {
+        }
+        let summary = BulkRun<String, [JSON]>(engine).run(source: source, attempt: attempt, finished: finished)
+        if let error = summary.stopError ?? pager?.error {
             throw error.exitStatus == .sessionEnded ? client.runSessionEnded(credentials, reason: error) : error
         }
-        let failures = failed.withLock { $0 }
+        let (users, failures) = counts.withLock { ($0.users, $0.failed) }
         if failures > 0 {
-            throw StarlineError(.partial, "\(failures) of \(users.count) users could not be listed",
-                                details: .object([("users", .int(users.count)), ("failed", .int(failures))]))
+            throw StarlineError(.partial, "\(failures) of \(users) users could not be listed",
+                                details: .object([("users", .int(users)), ("failed", .int(failures))]))
         }
         return .ok
+    }
+
+    nonisolated static func endsTheRun(_ error: StarlineError) -> Bool {
+        error.exitStatus == .forbidden || error.exitStatus == .sessionEnded || error.code == .sessionChanged
     }
 
     /// `--user` values, or user ids on stdin (one a line; blank lines and # comments skipped).
@@ -73,34 +93,61 @@ struct AdminListing {
         }
     }
 
-    static let maximumUsers = 10_000_000
+    nonisolated static let maximumUsers = 10_000_000
+}
 
-    /// Every user, page by page (`GET /api/admin/users`), with the engine's retry and throttle rules per page.
-    func allUsers(_ lister: SessionLister, _ engine: BulkConfiguration) throws -> [String] {
-        var users: [String] = []
-        var cursor: String?
-        var cursorsSeen = Set<String>()
+/// Every user of the platform, a page at a time (`GET /api/admin/users`) as the listing's workers ask for
+/// them, with the bulk engine's retry and throttle rules per page; a cursor seen before (a cycle of any
+/// length) or more than `AdminListing.maximumUsers` users stops it.
+final class UserPager: @unchecked Sendable {
+    // @unchecked: `next` is called under the bulk run's source lock, one worker at a time.
+    let lister: SessionLister
+    let engine: BulkConfiguration
+    private var page: [String] = []
+    private var position = 0
+    private var cursor: String?
+    private var started = false
+    private var cursorsSeen = Set<String>()
+    private var total = 0
+    private(set) var error: StarlineError?
+
+    init(lister: SessionLister, engine: BulkConfiguration) {
+        self.lister = lister
         var single = engine
         single.parallel = 1
-        repeat {
-            let page = Locked<(users: [String], next: String?)?>(nil)
-            let pageError = Locked<StarlineError?>(nil)
-            let summary = BulkEngine.run([cursor], single, attempt: { cursor in lister.users(limit: 1000, cursor: cursor) }, finished: { result in
-                if let value = result.value { page.withLock { $0 = value } } else { pageError.withLock { $0 = result.error } }
-                return nil
-            })
-            if let error = summary.stopError ?? pageError.withLock({ $0 }) { throw error }
-            guard let value = page.withLock({ $0 }) else { throw StarlineError(.internalError, "no page of users") }
-            users += value.users
-            // A server that hands back a cursor it gave before would page forever; the last page has none.
-            if let next = value.next, !cursorsSeen.insert(next).inserted {
-                throw StarlineError(.data, "the user list repeats its cursor; stopped paging")
-            }
-            guard users.count <= Self.maximumUsers else {
-                throw StarlineError(.data, "the user list goes on past \(Self.maximumUsers) users; stopped paging")
-            }
-            cursor = value.next
-        } while cursor != nil
-        return users
+        self.engine = single
+    }
+
+    func next() -> String? {
+        while position >= page.count {
+            guard error == nil, !started || cursor != nil else { return nil }
+            do { try fetch() } catch { self.error = error as? StarlineError ?? StarlineError(.internalError, "\(error)"); return nil }
+        }
+        defer { position += 1 }
+        return page[position]
+    }
+
+    private func fetch() throws {
+        started = true
+        let result = Locked<(users: [String], next: String?)?>(nil)
+        let pageError = Locked<StarlineError?>(nil)
+        let lister = self.lister
+        let summary = BulkEngine.run([cursor], engine, attempt: { cursor in lister.users(limit: 1000, cursor: cursor) }, finished: { r in
+            if let value = r.value { result.withLock { $0 = value } } else { pageError.withLock { $0 = r.error } }
+            return nil
+        })
+        if let error = summary.stopError ?? pageError.withLock({ $0 }) { throw error }
+        guard let value = result.withLock({ $0 }) else { throw StarlineError(.internalError, "no page of users") }
+        // A server that hands back a cursor it gave before would page forever; the last page has none.
+        if let next = value.next, !cursorsSeen.insert(next).inserted {
+            throw StarlineError(.data, "the user list repeats its cursor; stopped paging")
+        }
+        total += value.users.count
+        guard total <= AdminListing.maximumUsers else {
+            throw StarlineError(.data, "the user list goes on past \(AdminListing.maximumUsers) users; stopped paging")
+        }
+        page = value.users
+        position = 0
+        cursor = value.next
     }
 }

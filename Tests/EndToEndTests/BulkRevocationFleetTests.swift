@@ -235,4 +235,17 @@ import Testing
         #expect(numeric.status == 8)
         #expect(try results(numeric).first?["error"]?["message"]?.stringValue?.contains("\"id\" is not a string") == true)
     }
+
+    /// A listing refused for the whole run (not an admin) prints one error object, not one per user and
+    /// another for the run.
+    @Test func aRefusedAdminListingPrintsOneError() throws {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        try h.storeLogin("bob")
+        for arguments in [["list", "--user", "carol", "--user", "dave"], ["list", "--all-users"]] {
+            let run = try h.run("sl-sessions", arguments)
+            #expect(run.status == 5, "\(arguments): \(run.stderrText)")
+            let errors = run.stderrText.split(separator: "\n").filter { $0.hasPrefix("{\"error\"") }
+            #expect(errors.count == 1, "\(arguments): \(run.stderrText)")
+        }
+    }
 }
