@@ -11,6 +11,8 @@ public enum SessionsTool {
         .command(ListCommand.self), .command(RevokeCommand.self), .command(PasswordCommand.self),
         .group(CommandSpec("reset", abstract: "Reset a forgotten password with an SMS code"),
                [.command(ResetRequestCommand.self), .command(ResetConfirmCommand.self)]),
+        .group(CommandSpec("journal", abstract: "Audit the journals of bulk revocations (one per shard)"),
+               [.command(JournalVerifyCommand.self), .command(JournalMergeCommand.self)]),
     ]
 
     public static let tool = Tool<AsyncCommandRunner>(

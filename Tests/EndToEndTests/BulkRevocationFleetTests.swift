@@ -218,6 +218,54 @@ import Testing
         #expect(Set(try plan.jsonLines().compactMap { $0["id"]?.stringValue }) == seen[0])
         let badShard = try h.run("sl-sessions", ["revoke", "--shard", "4/4", "-"], stdin: input)
         #expect(badShard.status == 2)
+        // One audit proves the union: every planned item done exactly once, every shard's journal there.
+        let verify = try h.run("sl-sessions", ["journal", "verify", "--plan", "-"] + (0..<4).map { h.home.file("shard\($0).journal") }, stdin: input)
+        #expect(verify.status == 0, "\(verify.stderrText)")
+        let audit = try verify.jsonLines().last?["summary"]
+        #expect(audit?["planned"]?.intValue == 200 && audit?["done"]?.intValue == 200 && audit?["exact"] == .bool(true))
+        #expect(audit?["shards"]?.arrayValue?.count == 4)
+    }
+
+    /// `journal verify` catches what a sharded run can get wrong — a missing shard, an item that failed, items
+    /// done twice — and `journal merge` writes one audit trail with caller and reason on every item.
+    @Test func journalVerifyCatchesMissingFailedAndDoubledItems() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 40)
+        let input = Array(("id,user\n" + ids.map { "\($0),carol" }.joined(separator: "\n") + "\n").utf8)
+        let planRun = try h.run("sl-sessions", ["revoke", "--dry-run", "-"], stdin: input)
+        let plan = h.home.file("plan.jsonl")
+        try Data(planRun.stdout).write(to: URL(fileURLWithPath: plan))
+        // One session's route always answers 500: that item fails (its own failure, not an outage).
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/carol/sessions/\(ids[7])")), ("status", .int(500))]))
+        let journals = (0..<2).map { h.home.file("j\($0).journal") }
+        for k in 0..<2 {
+            _ = try h.run("sl-sessions", ["revoke", "--shard", "\(k)/2", "--max-attempts", "2", "--journal", journals[k], "--reason", "offboarding", "-"], stdin: input)
+        }
+        let failed = try h.run("sl-sessions", ["journal", "verify", "--plan", plan] + journals)
+        #expect(failed.status == 8, "\(failed.stderrText)")
+        let findings = try failed.jsonLines().filter { $0["problem"] != nil }
+        #expect(findings.count == 1 && findings.first?["problem"]?.stringValue == "failed" && findings.first?["id"]?.stringValue == ids[7])
+
+        let oneShard = try h.run("sl-sessions", ["journal", "verify", "--plan", plan, journals[0]])
+        #expect(oneShard.status == 8)
+        let partial = try oneShard.jsonLines().last?["summary"]
+        #expect((partial?["missing"]?.intValue ?? 0) >= 10 && partial?["missingShards"]?.arrayValue == [.string("1/2")])
+
+        // A second, separate run over shard 0's items (not a resume of its journal): each is done twice.
+        let again = h.home.file("again.journal")
+        _ = try h.run("sl-sessions", ["revoke", "--shard", "0/2", "--journal", again, "-"], stdin: input)
+        let doubled = try h.run("sl-sessions", ["journal", "verify", "--plan", plan, journals[0], journals[1], again])
+        #expect(doubled.status == 8)
+        #expect((try doubled.jsonLines().last?["summary"]?["doubled"]?.intValue ?? 0) >= 10)
+
+        let audit = h.home.file("audit.jsonl")
+        let merge = try h.run("sl-sessions", ["journal", "merge", "-o", audit] + journals)
+        #expect(merge.status == 0, "\(merge.stderrText)")
+        let trail = try String(contentsOfFile: audit, encoding: .utf8).split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+        let items = trail.filter { $0["id"] != nil }
+        #expect(trail.filter { $0["run"] != nil }.count == 2 && items.count == 40)
+        #expect(items.allSatisfy { $0["caller"]?.stringValue == "alice" && $0["reason"]?.stringValue == "offboarding" && $0["at"] != nil })
+        #expect(trail.last?["summary"]?["items"]?.intValue == 40)
     }
 
     /// What a GAM user trips on: a plain id of another user's session without --user is "not found" with a hint,

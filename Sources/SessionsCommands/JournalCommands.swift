@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+import StarlinePlatform
+import PlatformCommands
+
+/// `sl-sessions journal verify --plan PLAN J…`: proves that the journals of a run split across processes or
+/// machines (`revoke --shard K/N`, one journal each) did every planned item exactly once.
+enum JournalVerifyCommand: AsyncCommand {
+    static let plan = Option<String?>.string("plan", "FILE|-", help: "The items the run was to do: its --dry-run output or its original input (any form revoke - reads).", completion: .file(extensions: ["jsonl", "csv", "txt"]))
+    static let user = Option<String?>.string("user", "UID", help: "The user of plan lines that name none (as revoke --user UID read them).")
+
+    static let spec = CommandSpec(
+        "verify", abstract: "Prove that journals did every planned item exactly once",
+        discussion: "Reads the plan and every journal as streams (any size, bounded memory) and compares items by user and id. Prints one JSON line per item that is not done exactly once — {\"problem\":\"missing|failed|doubled|unplanned\",\"id\",\"user\",\"line\",\"finals\",\"failedRecords\"} — then {\"summary\":{\"planned\",\"done\",\"missing\",\"failed\",\"doubled\",\"unplanned\",\"journals\",\"runs\",\"records\",\"shards\",\"missingShards\"}}. An item is done when exactly one final record (revoked, alreadyRevoked, notFound) names it across all journals; doubled when more than one does; unplanned when a journal finished an item the plan does not name. Journals are not required to be yours (they may come from other hosts through a shared volume): the audit checks that they agree with the plan, not who wrote them.",
+        options: [plan.spec, user.spec],
+        arguments: [ArgumentSpec("JOURNAL", help: "The journals of the run's shards.", variadic: true)],
+        examples: [Example("sl-sessions journal verify --plan plan.jsonl shard-*.journal", "Prove a four-shard run exact.")],
+        exitStatuses: [(.ok, "every planned item was done exactly once"), (.partial, "some items are missing, failed, doubled or unplanned"),
+                       (.usage, "no plan, no journal, or a journal that is not a regular file"), (.data, "the plan cannot be read")])
+
+    struct Options {
+        var plan: String
+        var user: String?
+        var journals: [String]
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        guard let plan = try arguments[plan] else { throw StarlineError(.usage, "name the plan: --plan FILE (revoke --dry-run's output or the run's input), or --plan - for stdin") }
+        guard !arguments.positionals.isEmpty else { throw StarlineError(.usage, "name the journals to verify") }
+        return Options(plan: plan, user: try arguments[user], journals: arguments.positionals)
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let output = context.output
+        let (reader, fd) = try PlanFile.open(options.plan, context)
+        defer { if let fd { close(fd) } }
+        let stream = RevokeInputStream(reader, defaultUser: options.user)
+        var unreadable = 0
+        let result = try BulkJournalAudit.verify(plan: {
+            while let event = try stream.next() {
+                switch event {
+                case .item(let item): return (item.line, RevocationTarget(id: item.id, user: item.user))
+                case .malformed: unreadable += 1
+                }
+            }
+            return nil
+        }, journals: options.journals, finding: { finding in
+            output.emitLine(.object([("problem", .string(finding.problem.rawValue)), ("id", .string(finding.id)), ("user", .optional(finding.user)),
+                                     ("line", finding.line.map { .int($0) } ?? .null), ("finals", .int(finding.finals)),
+                                     ("failedRecords", .int(finding.failed))]))
+        })
+        var fields: [(String, JSON)] = [("planned", .int(result.planned)), ("done", .int(result.done))]
+        fields += BulkJournalAudit.Problem.allCases.map { ($0.rawValue, .int(result.counts[$0] ?? 0)) }
+        fields += [("unreadablePlanLines", .int(unreadable)), ("journals", .int(result.journals)), ("runs", .int(result.runs)),
+                   ("records", .int(result.records)), ("shards", .array(result.shards.sorted().map { .string($0) })),
+                   ("missingShards", .array(result.missingShards.map { .string($0) })), ("exact", .bool(result.exact && result.missingShards.isEmpty))]
+        output.emitLine(.object([("summary", .object(fields))]))
+        guard result.exact, result.missingShards.isEmpty else {
+            let problems = BulkJournalAudit.Problem.allCases.compactMap { p in (result.counts[p] ?? 0) > 0 ? "\(result.counts[p]!) \(p.rawValue)" : nil }
+            let shards = result.missingShards.isEmpty ? [] : ["no journal of shard \(result.missingShards.joined(separator: ", "))"]
+            throw StarlineError(.partial, "the journals do not do the plan exactly once: " + (problems + shards).joined(separator: ", "),
+                                details: .object([("planned", .int(result.planned)), ("done", .int(result.done))]))
+        }
+        return .ok
+    }
+}
+
+/// `sl-sessions journal merge J… [-o FILE]`: one audit trail from the journals of a run's shards.
+enum JournalMergeCommand: AsyncCommand {
+    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the audit trail to FILE (replaced atomically once complete) instead of stdout.", completion: .file(extensions: ["jsonl"]))
+
+    static let spec = CommandSpec(
+        "merge", abstract: "Merge journals into one audit trail",
+        discussion: "Streams every journal in the order given: each run's header as {\"run\":{…,\"journal\":PATH}}, then each item record with the run's caller, API, reason, start time and shard beside it (\"caller\",\"api\",\"reason\",\"runStartedAt\",\"shard\",\"journal\"), then {\"summary\":{\"journals\",\"runs\",\"items\"}}.",
+        options: [output.spec],
+        arguments: [ArgumentSpec("JOURNAL", help: "The journals to merge.", variadic: true)],
+        examples: [Example("sl-sessions journal merge shard-*.journal -o audit.jsonl", "Keep one audit trail of a sharded run.")],
+        exitStatuses: [(.ok, "merged"), (.usage, "no journal, or one that is not a regular file"), (.storage, "the output cannot be written")])
+
+    struct Options {
+        var journals: [String]
+        var output: String?
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        guard !arguments.positionals.isEmpty else { throw StarlineError(.usage, "name the journals to merge") }
+        return Options(journals: arguments.positionals, output: try arguments[output])
+    }
+
+    @MainActor
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let journals = options.journals
+        guard let path = options.output else {
+            let merged = try BulkJournalAudit.merge(journals: journals) { context.output.emitLine($0) }
+            context.output.emitLine(summary(merged))
+            return .ok
+        }
+        try StreamedOutputFile.write(to: path) { write in
+            let merged = try BulkJournalAudit.merge(journals: journals) { try write($0) }
+            try write(summary(merged))
+        }
+        return .ok
+    }
+
+    static func summary(_ merged: BulkJournalAudit.Merge) -> JSON {
+        .object([("summary", .object([("journals", .int(merged.journals)), ("runs", .int(merged.runs)), ("items", .int(merged.items))]))])
+    }
+}
+
+/// The plan of `journal verify`: a file or stdin, read as a stream.
+enum PlanFile {
+    static func open(_ path: String, _ context: CommandContext) throws -> (LineReader, Int32?) {
+        if path == "-" { return (LineReader(context.io.stdin, name: "standard input", maxLineBytes: RevokeInput.maxLineBytes), nil) }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileBytes.posixError("cannot open the plan \(path)", path: path) }
+        return (LineReader(fd: fd, name: path, maxLineBytes: RevokeInput.maxLineBytes), fd)
+    }
+}
+
+/// `-o FILE` for output written as a stream (an audit trail of millions of lines): a regular file is built
+/// beside its name and renamed over it once complete and synced (never seen half-written); a device or FIFO
+/// is written in place (`OutputTarget`).
+enum StreamedOutputFile {
+    static func write(to path: String, _ body: (_ write: (JSON) throws -> Void) throws -> Void) throws {
+        switch try OutputTarget.resolve(path) {
+        case .stream(let file):
+            try OutputTarget.writeInPlace(file, mode: 0o644) { fd in try lines(fd, path, body) }
+        case .replace(let file):
+            let slash = file.lastIndex(of: "/")
+            let directory = slash.map { String(file[..<$0]) } ?? "."
+            let name = slash.map { String(file[file.index(after: $0)...]) } ?? file
+            let temp = "\(directory.isEmpty ? "/" : directory)/.\(name.prefix(100)).tmp-\(getpid())-\(String(UInt64.random(in: .min ... .max), radix: 16))"
+            let slot = Interrupts.track(temp)
+            defer { Interrupts.untrack(slot) }
+            let fd = Glibc.open(temp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw FileBytes.posixError("cannot write \(path)", path: path) }
+            do {
+                try lines(fd, path, body)
+                guard fsync(fd) == 0 else { throw FileBytes.posixError("cannot write \(path)", path: path) }
+                guard close(fd) == 0 else { unlink(temp); throw FileBytes.posixError("cannot write \(path)", path: path) }
+            } catch {
+                close(fd)
+                unlink(temp)
+                throw error
+            }
+            guard rename(temp, file) == 0 else {
+                let error = FileBytes.posixError("cannot write \(path)", path: path)
+                unlink(temp)
+                throw error
+            }
+        }
+    }
+
+    /// Lines through a 64 KiB buffer.
+    private static func lines(_ fd: Int32, _ path: String, _ body: (_ write: (JSON) throws -> Void) throws -> Void) throws {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 16)
+        func flush() throws {
+            guard !buffer.isEmpty else { return }
+            guard buffer.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw FileBytes.posixError("cannot write \(path)", path: path) }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        try body { record in
+            buffer.append(contentsOf: (record.serialized(.compact) + "\n").utf8)
+            if buffer.count >= 1 << 16 { try flush() }
+        }
+        try flush()
+    }
+}

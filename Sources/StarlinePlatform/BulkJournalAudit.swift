@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+
+/// One audit over the journals of a run split across processes or machines (`sl-sessions journal verify` and
+/// `merge`): every journal is read as a stream, the plan and the tallies go to an on-disk `BulkItemIndex`, so
+/// a million items or a hundred journals take bounded memory.
+///
+/// Verification compares items themselves (user and id), not hashes: an item is *done* when exactly one final
+/// record (revoked, alreadyRevoked, notFound) names it across all journals; *missing* with none; *failed* with
+/// none but a failed record; *doubled* with more than one (two shards, or two runs that were not one resumed
+/// run, did it); *unplanned* when a journal finished an item the plan does not name.
+public enum BulkJournalAudit {
+    public enum Problem: String, Sendable, CaseIterable { case missing, failed, doubled, unplanned }
+
+    public struct Finding: Sendable {
+        public var problem: Problem
+        public var id: String
+        public var user: String?
+        /// The plan's line (nil for unplanned).
+        public var line: Int?
+        public var finals: Int
+        public var failed: Int
+    }
+
+    public struct Verification: Sendable {
+        public var planned = 0
+        public var done = 0
+        public var counts: [Problem: Int] = [:]
+        public var journals = 0
+        public var runs = 0
+        public var records = 0
+        /// `K/N` of the shards the journals' headers name, and the shards of N none of them names.
+        public var shards: Set<String> = []
+        public var missingShards: [String] = []
+        public var exact: Bool { Problem.allCases.allSatisfy { (counts[$0] ?? 0) == 0 } && planned == done }
+    }
+
+    /// Reads the plan (`plan` yields its targets with their lines, nil at the end) and then every journal;
+    /// `finding` gets each item that is not done exactly once, in (user, id) order.
+    public static func verify(plan: () throws -> (line: Int, target: RevocationTarget)?, journals: [String],
+                              finding: (Finding) throws -> Void) throws -> Verification {
+        let index = try BulkItemIndex()
+        var result = Verification()
+        while let (line, target) = try plan() {
+            if case .first = try index.see(id: target.id, user: target.user, line: line) { result.planned += 1 }
+        }
+        var shardCount: Int?
+        for path in journals {
+            result.journals += 1
+            try read(path) { record in
+                if let run = record["run"] {
+                    result.runs += 1
+                    if let shard = run["shard"]?.stringValue {
+                        result.shards.insert(shard)
+                        shardCount = shardCount ?? shard.splitAtScalar("/").last.flatMap { Int($0) }
+                    }
+                    return
+                }
+                guard let item = BulkJournal.item(record) else { return }
+                result.records += 1
+                if item.status.isFinal {
+                    try index.tally(id: item.id, user: item.user, finals: 1, failed: 0)
+                } else if item.status == .failed {
+                    try index.tally(id: item.id, user: item.user, finals: 0, failed: 1)
+                }
+            }
+        }
+        if let count = shardCount, count <= BulkShard.maxCount {
+            result.missingShards = (0..<count).map { "\($0)/\(count)" }.filter { !result.shards.contains($0) }
+        }
+        try index.forEachItem { id, user, line, finals, failed in
+            let problem: Problem?
+            if line == nil {
+                problem = finals > 0 ? .unplanned : nil
+            } else if finals == 1 {
+                result.done += 1
+                problem = nil
+            } else {
+                problem = finals > 1 ? .doubled : failed > 0 ? .failed : .missing
+            }
+            guard let problem else { return }
+            result.counts[problem, default: 0] += 1
+            try finding(Finding(problem: problem, id: id, user: user, line: line, finals: finals, failed: failed))
+        }
+        return result
+    }
+
+    public struct Merge: Sendable {
+        public var journals = 0
+        public var runs = 0
+        public var items = 0
+    }
+
+    /// One audit trail from many journals: each run's header (`{"run":{…,"journal":PATH}}`), then each item
+    /// record with who ran it, against which API, when and why beside it.
+    public static func merge(journals: [String], write: (JSON) throws -> Void) throws -> Merge {
+        var merged = Merge()
+        for path in journals {
+            merged.journals += 1
+            var header: JSON?
+            try read(path) { record in
+                if var run = record["run"] {
+                    merged.runs += 1
+                    run.set("journal", .string(path))
+                    header = run
+                    try write(.object([("run", run)]))
+                    return
+                }
+                guard BulkJournal.item(record) != nil else { return }
+                merged.items += 1
+                var line = record
+                line.set("journal", .string(path))
+                line.set("caller", header?["caller"]?["user"] ?? .null)
+                line.set("api", header?["api"] ?? .null)
+                line.set("reason", header?["reason"] ?? .null)
+                line.set("runStartedAt", header?["startedAt"] ?? .null)
+                line.set("shard", header?["shard"] ?? .null)
+                try write(line)
+            }
+        }
+        return merged
+    }
+
+    /// Every record of the journal at `path`, streamed. A journal handed to an audit may come from another host
+    /// or user (a shared volume), so ownership is not required — but only a regular file is read (a FIFO would
+    /// never end), and a torn or foreign line is skipped as `--resume` skips it.
+    static func read(_ path: String, _ body: (JSON) throws -> Void) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw FileBytes.posixError("cannot open the journal \(path)", path: path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw StarlineError(.usage, "the journal \(path) is not a regular file", details: .object([("path", .string(path))]))
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        let reader = LineReader(fd: fd, name: path, maxLineBytes: BulkJournal.maxRecordBytes)
+        while let line = try reader.next() {
+            guard let bytes = line.bytes, let record = try? JSON.parse(bytes), case .object = record else { continue }
+            try body(record)
+        }
+    }
+}
