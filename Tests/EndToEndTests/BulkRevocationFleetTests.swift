@@ -296,4 +296,47 @@ import Testing
             #expect(errors.count == 1, "\(arguments): \(run.stderrText)")
         }
     }
+
+    /// docs/fleet.md's GNU parallel recipe, run for real: four shards as four local job slots against one
+    /// devserver with faults injected; the shard that fails is rerun alone by --resume-failed (and resumes
+    /// its journal); `journal verify` then proves the union exact.
+    @Test func theGNUParallelRecipeRunsAndTheAuditProvesItExact() throws {
+        guard Tools.available("parallel") else {
+            Issue.record("GNU parallel is not installed: scripts/bootstrap installs it")
+            return
+        }
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 400)
+        let dir = h.home.path
+        try ("id,user\n" + ids.map { "\($0),carol" }.joined(separator: "\n") + "\n").write(toFile: dir + "/plan.csv", atomically: true, encoding: .utf8)
+        // Bursts for everyone, and one session whose route always fails: its shard ends 8 on the first pass.
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("status", .int(503)), ("count", .int(20))]))
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("reset", .bool(true)), ("count", .int(10))]))
+        let broken = "DELETE /api/admin/users/carol/sessions/\(ids[11])"
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(broken)), ("status", .int(500))]))
+        let script = """
+            cd '\(dir)' && seq 0 3 | parallel --will-cite --joblog revoke.joblog --resume-failed -S 4/: \\
+              "sl-sessions revoke --shard {}/4 --journal shard-{}.journal --resume --max-attempts 2 --reason audit - < plan.csv > shard-{}.out"
+            """
+        var environment = h.environment
+        environment["PATH"] = Tools.binDirectory + ":/usr/local/bin:/usr/bin:/bin"
+        let first = try Tools.spawn("/bin/sh", ["-c", script], home: dir, environment: environment).waitOrKill(seconds: 180)
+        #expect(first.status == 1, "one job failed: \(first.stderrText)")
+        let journals = (0..<4).map { "\(dir)/shard-\($0).journal" }
+        let before = try h.run("sl-sessions", ["journal", "verify", "--plan", dir + "/plan.csv"] + journals)
+        #expect(before.status == 8)
+        #expect(try before.jsonLines().filter { $0["problem"] != nil }.map { $0["id"]?.stringValue } == [ids[11]])
+
+        _ = try h.server.dev("DELETE", "/__dev/faults")
+        let second = try Tools.spawn("/bin/sh", ["-c", script], home: dir, environment: environment).waitOrKill(seconds: 180)
+        #expect(second.status == 0, "\(second.stderrText)")
+        let joblog = try String(contentsOfFile: dir + "/revoke.joblog", encoding: .utf8).split(separator: "\n").dropFirst()
+        #expect(joblog.count == 5, "four jobs, then the failed one again: \(joblog)")
+
+        let audit = try h.run("sl-sessions", ["journal", "verify", "--plan", dir + "/plan.csv"] + journals)
+        #expect(audit.status == 0, "\(audit.stdoutText) \(audit.stderrText)")
+        let summary = try audit.jsonLines().last?["summary"]
+        #expect(summary?["planned"]?.intValue == 400 && summary?["done"]?.intValue == 400 && summary?["exact"] == .bool(true))
+        #expect(try remaining(h.server).isEmpty)
+    }
 }
