@@ -110,6 +110,7 @@ bench: build
 	bench/devserver $(BENCH_PREFIX)/bin
 	bench/sessions $(BENCH_PREFIX)/bin
 	bench/sessions-bulk $(BENCH_PREFIX)/bin
+	bench/sessions-fleet $(BENCH_PREFIX)/bin
 	bench/tasks $(BENCH_PREFIX)/bin
 	bench/memory $(BENCH_PREFIX)/bin
 	bench/chat $(BENCH_PREFIX)/bin
