@@ -28,13 +28,20 @@ public final class BulkItemIndex: @unchecked Sendable {
     private let filter = BloomFilter(bits: 1 << 26)
     static let batchLimit = 65_536
 
-    struct Key: Hashable {
-        var user: String
-        var id: String
+    /// `user ␟ id` in one string: U+001F sorts below every character an id or user may hold, so the order of
+    /// keys is the order of (user, id), the table's.
+    struct Key: Hashable, Comparable {
+        var text: String
 
-        static func ordered(_ a: Key, _ b: Key) -> Bool {
-            a.user == b.user ? a.id.utf8.lexicographicallyPrecedes(b.id.utf8) : a.user.utf8.lexicographicallyPrecedes(b.user.utf8)
+        init(user: String, id: String) { text = user + "\u{1F}" + id }
+
+        var parts: (user: String, id: String) {
+            let utf8 = text.utf8
+            let separator = utf8.firstIndex(of: 0x1F)!
+            return (String(text[..<separator]), String(text[text.index(after: separator)...]))
         }
+
+        static func < (a: Key, b: Key) -> Bool { a.text < b.text }
     }
 
     struct Pending {
@@ -155,7 +162,8 @@ public final class BulkItemIndex: @unchecked Sendable {
     private func stored(_ key: Key) throws -> (line: Int?, done: BulkItemStatus?)? {
         guard filter.mayContain(key) else { return nil }
         return try storage {
-            try lookUp.bind([.text(key.user), .text(key.id)])
+            let (user, id) = key.parts
+            try lookUp.bind([.text(user), .text(id)])
             defer { lookUp.reset() }
             guard try lookUp.step() else { return nil }
             return (lookUp.column(0).int64Value.map(Int.init), lookUp.column(1).stringValue.flatMap(BulkItemStatus.init))
@@ -165,10 +173,10 @@ public final class BulkItemIndex: @unchecked Sendable {
     /// Writes the waiting items in key order (neighbouring pages, each written once per batch).
     private func flush() throws {
         guard !pending.isEmpty else { return }
-        for key in pending.keys.sorted(by: Key.ordered) {
-            let entry = pending[key]!
+        for (key, entry) in pending.sorted(by: { $0.key < $1.key }) {
+            let (user, id) = key.parts
             try storage {
-                try upsert.run([.text(key.user), .text(key.id), entry.line.map { .integer(Int64($0)) } ?? .null,
+                try upsert.run([.text(user), .text(id), entry.line.map { .integer(Int64($0)) } ?? .null,
                                 entry.done.map { .text($0.rawValue) } ?? .null, .integer(Int64(entry.finals)), .integer(Int64(entry.failed))])
             }
             filter.insert(key)
