@@ -29,12 +29,15 @@ public struct BulkClock: Sendable {
     }
 
     /// A clock that only moves when a thread sleeps on it: each sleep moves it forward by its length at once
-    /// (concurrent sleeps add up, so virtual time runs ahead of what real waits would take, never behind).
+    /// (concurrent sleeps add up, so virtual time runs ahead of what real waits would take, never behind),
+    /// and gives up the CPU for 100 µs of real time, so that the other workers run between one worker's
+    /// attempts as they would while it really waited (else one thread could spend all of an item's backoffs
+    /// before any other thread is scheduled).
     public static func virtual(start: UInt64 = 1_000_000_000) -> BulkClock {
         let time = Locked(start)
         return BulkClock(now: { time.withLock { $0 } }, sleep: { nanoseconds in
             time.withLock { now in now = max(now, now &+ nanoseconds) }
-            sched_yield()
+            usleep(100)
         })
     }
 }

@@ -84,19 +84,19 @@ public final class OutageWatch: Sendable {
 
     /// Seconds the run has waited for the server so far (outages over and the current one).
     public var waitedSeconds: Double {
-        let now = clock.now()
-        return state.withLock { s in Double(s.waitedBefore + (s.phase == .up ? 0 : now &- s.since)) / 1e9 }
+        state.withLock { s in Double(s.waitedBefore + (s.phase == .up ? 0 : Self.elapsed(clock.now(), since: s.since))) / 1e9 }
     }
 
     /// Waits while the server is suspect or down; returns when this worker may send, must probe, or must stop.
     public func admit() -> Admission {
         while true {
-            let now = clock.now()
-            enum Step { case done(Admission), wait(UInt64), event(Event, UInt64) }
+            enum Step { case done(Admission), wait(UInt64, UInt64), event(Event, UInt64, UInt64) }
             let step: Step = state.withLock { s in
+                // Read under the lock: a time read before it could be older than a `since` set meanwhile.
+                let now = clock.now()
                 if let stopped = s.stopped { return .done(.stop(stopped)) }
                 if s.phase == .up { return .done(.go) }
-                let waited = s.waitedBefore + (now &- s.since)
+                let waited = s.waitedBefore + Self.elapsed(now, since: s.since)
                 if Double(waited) / 1e9 > timeout {
                     let error = Self.gaveUp(after: Double(waited) / 1e9, last: s.lastError)
                     s.stopped = .some(error)
@@ -108,26 +108,26 @@ public final class OutageWatch: Sendable {
                 }
                 let slice: UInt64 = 20_000_000
                 let wake = s.probing ? now + slice : min(s.nextProbeAt, now + slice)
-                if s.phase == .down, now &- s.lastNotice >= 10_000_000_000 {
+                if s.phase == .down, Self.elapsed(now, since: s.lastNotice) >= 10_000_000_000 {
                     s.lastNotice = now
-                    return .event(Event(kind: .waiting, waited: Double(now &- s.since) / 1e9, budget: timeout, lastError: s.lastError), wake)
+                    return .event(Event(kind: .waiting, waited: Double(Self.elapsed(now, since: s.since)) / 1e9, budget: timeout, lastError: s.lastError), now, wake)
                 }
-                return .wait(wake)
+                return .wait(now, wake)
             }
             switch step {
             case .done(let admission): return admission
-            case .wait(let wake): clock.sleep(wake > now ? wake - now : 0)
-            case .event(let event, let wake):
+            case .wait(let now, let wake): clock.sleep(Self.elapsed(wake, since: now))
+            case .event(let event, let now, let wake):
                 onEvent(event)
-                clock.sleep(wake > now ? wake - now : 0)
+                clock.sleep(Self.elapsed(wake, since: now))
             }
         }
     }
 
     /// An answer (any status the run can act on: a success, a 4xx, a 429): the server is up.
     public func answered(probe: Bool = false) {
-        let now = clock.now()
         let event: Event? = state.withLock { s in
+            let now = clock.now()
             if probe { s.probing = false }
             s.streak = 0
             s.streakId += 1
@@ -135,7 +135,7 @@ public final class OutageWatch: Sendable {
             s.streakItems = 0
             guard s.phase != .up else { return nil }
             let wasDown = s.phase == .down
-            let lasted = now &- s.since
+            let lasted = Self.elapsed(now, since: s.since)
             s.waitedBefore += lasted
             s.phase = .up
             s.probes = 0
@@ -146,9 +146,9 @@ public final class OutageWatch: Sendable {
 
     /// A request of `item` that got no answer, or a 5xx.
     public func transientFailure(item: Int, probe: Bool, error: StarlineError) -> Charge {
-        let now = clock.now()
         var event: Event?
         let charge: Charge = state.withLock { s in
+            let now = clock.now()
             s.lastError = error
             if probe {
                 s.probing = false
@@ -157,7 +157,7 @@ public final class OutageWatch: Sendable {
                     s.phase = .down
                     s.outageStreaks.insert(s.streakId)
                     s.lastNotice = now
-                    event = Event(kind: .down, waited: Double(now &- s.since) / 1e9, budget: timeout, lastError: error)
+                    event = Event(kind: .down, waited: Double(Self.elapsed(now, since: s.since)) / 1e9, budget: timeout, lastError: error)
                 }
                 s.probes += 1
                 s.nextProbeAt = now + ReplyLimits.nanoseconds(probeInterval(s.probes))
@@ -205,6 +205,9 @@ public final class OutageWatch: Sendable {
     func probeInterval(_ n: Int) -> Double {
         RetryPolicy(retries: 0, baseDelay: baseProbeInterval, maxDelay: maxProbeInterval).backoff(max(0, n - 1))
     }
+
+    /// `now - since`, 0 when `since` is later (never a wrapped-around "waited for 584 years").
+    static func elapsed(_ now: UInt64, since: UInt64) -> UInt64 { now > since ? now - since : 0 }
 
     static func gaveUp(after seconds: Double, last: StarlineError?) -> StarlineError {
         let code: ErrorCode = last?.code == .server || last?.code == .timeout ? last!.code : .network
