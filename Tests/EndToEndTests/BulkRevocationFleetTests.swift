@@ -52,24 +52,27 @@ import Testing
         #expect(try remaining(h.server).isEmpty)
     }
 
-    /// The server is killed mid-run and comes back 10 s later on the same port and database: the run waits for
-    /// it and finishes, exit 0, every session revoked once.
+    /// The server is killed mid-run and comes back 10 s later on the same port and database: with default
+    /// options the run waits for it and finishes, exit 0, every session revoked once, no item charged for it.
     @Test func aServerDownForTenSecondsIsWaitedFor() throws {
         let dir = TemporaryDirectory("outage-db")
         let first = try DevServerProcess(["--db", dir.file("dev.db")])
         let h = try harness(first)
-        _ = try createSessions(first, count: 300)
-        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "60"])
-        usleep(1_500_000)
+        for _ in 0..<3 { _ = try createSessions(first, count: 10_000) }
+        let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all"])
+        #expect(revoke.waitForStdout(seconds: 60) { $0.split(separator: "\n").count >= 500 }, "the run is under way")
         first.kill()
         usleep(10_000_000)
         let second = try DevServerProcess(["--db", dir.file("dev.db")], port: first.port)
-        let run = revoke.waitOrKill(seconds: 120)
+        let run = revoke.waitOrKill(seconds: 300)
         #expect(run.status == 0, "\(run.stderrText)")
         let lines = try results(run)
-        #expect(lines.count == 300 && lines.allSatisfy { ["revoked", "alreadyRevoked"].contains($0["status"]?.stringValue ?? "") })
+        #expect(lines.count == 30_000 && lines.allSatisfy { ["revoked", "alreadyRevoked"].contains($0["status"]?.stringValue ?? "") })
+        // A request in flight when the server died may be answered "already revoked" by its repeat; none is
+        // charged more than that one repeat.
         #expect(lines.allSatisfy { ($0["attempts"]?.intValue ?? 9) <= 2 }, "the outage is charged to no item")
         #expect((try summary(run)?["outageMs"]?.intValue ?? 0) >= 8_000)
+        #expect(run.stderrText.contains("not answering") && run.stderrText.contains("answers again"))
         #expect(try remaining(second).isEmpty)
     }
 
