@@ -24,16 +24,7 @@ struct AdminListing {
         let engine = BulkConfiguration(parallel: options.parallel)
         // --all-users streams: users are listed page by page as the workers need them, never all held at once.
         let pager = options.allUsers ? UserPager(lister: lister, engine: engine) : nil
-        let named = try pager == nil ? namedUsers() : []
-        let next = Locked(0)
-        let source: @Sendable () -> String? = {
-            if let pager { return pager.next() }
-            return next.withLock { n -> String? in
-                guard n < named.count else { return nil }
-                defer { n += 1 }
-                return named[n]
-            }
-        }
+        let source: @Sendable () -> String? = if let pager { { pager.next() } } else { BulkEngine.source(try namedUsers()) }
 
         let output = context.output
         let filter = options.filter

@@ -120,36 +120,14 @@ enum PlanFile {
     }
 }
 
-/// `-o FILE` for output written as a stream (an audit trail of millions of lines): a regular file is built
-/// beside its name and renamed over it once complete and synced (never seen half-written); a device or FIFO
-/// is written in place (`OutputTarget`).
+/// `-o FILE` for output written as a stream (an audit trail of millions of lines): `OutputTarget`'s, a regular
+/// file built beside its name and renamed over it once complete and synced (never seen half-written), a device
+/// or FIFO written in place.
 enum StreamedOutputFile {
     static func write(to path: String, _ body: (_ write: (JSON) throws -> Void) throws -> Void) throws {
-        switch try OutputTarget.resolve(path) {
-        case .stream(let file):
-            try OutputTarget.writeInPlace(file, mode: 0o644) { fd in try lines(fd, path, body) }
-        case .replace(let file):
-            let slash = file.lastIndex(of: "/")
-            let directory = slash.map { String(file[..<$0]) } ?? "."
-            let name = slash.map { String(file[file.index(after: $0)...]) } ?? file
-            let temp = "\(directory.isEmpty ? "/" : directory)/.\(name.prefix(100)).tmp-\(getpid())-\(String(UInt64.random(in: .min ... .max), radix: 16))"
-            let slot = Interrupts.track(temp)
-            defer { Interrupts.untrack(slot) }
-            let fd = Glibc.open(temp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw FileBytes.posixError("cannot write \(path)", path: path) }
-            do {
-                try lines(fd, path, body)
-                guard fsync(fd) == 0 else { throw FileBytes.posixError("cannot write \(path)", path: path) }
-                guard close(fd) == 0 else { unlink(temp); throw FileBytes.posixError("cannot write \(path)", path: path) }
-            } catch {
-                close(fd)
-                unlink(temp)
-                throw error
-            }
-            guard rename(temp, file) == 0 else {
-                let error = FileBytes.posixError("cannot write \(path)", path: path)
-                unlink(temp)
-                throw error
+        try OutputTarget.write(to: path, mode: 0o644, sync: true, applyUmask: true) { fd throws(StarlineError) in
+            do { try lines(fd, path, body) } catch let error as StarlineError { throw error } catch {
+                throw StarlineError(.internalError, "\(error)")
             }
         }
     }

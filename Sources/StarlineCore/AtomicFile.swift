@@ -28,6 +28,16 @@ public enum AtomicFile {
     /// `sync FILE` (coreutils) flushes it when that matters.
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
                              sync: Bool = true, applyUmask: Bool = false) throws(StarlineError) {
+        try write(to: path, mode: mode, sync: sync, applyUmask: applyUmask) { fd throws(StarlineError) in
+            // FileBytes.write retries partial writes and EINTR; on failure errno says why.
+            guard bytes.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw storageError("cannot write", path, errno) }
+        }
+    }
+
+    /// The same, for content too large to hold: `fill` writes it to the temporary file's descriptor (an error
+    /// it throws removes the temporary file and leaves `path` untouched).
+    public static func write(to path: String, mode: mode_t = 0o600, sync: Bool = true, applyUmask: Bool = false,
+                             _ fill: (Int32) throws(StarlineError) -> Void) throws(StarlineError) {
         let (directory, name) = splitPath(path)
         guard !name.isEmpty, name != ".", name != ".." else {
             throw storageError("cannot write", path, EISDIR)
@@ -64,9 +74,11 @@ public enum AtomicFile {
         // The mode given to open() was reduced by the umask; set it exactly.
         if !applyUmask, fchmod(fd, mode) != 0 { let e = errno; close(fd); throw fail(e) }
 
-        // FileBytes.write retries partial writes and EINTR; on failure errno says why.
-        let written = bytes.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
-        if !written { let e = errno; close(fd); throw fail(e) }
+        do { try fill(fd) } catch {
+            close(fd)
+            unlink(tempPath)
+            throw error
+        }
 
         // Data must be on disk before the rename makes it visible, or a crash could leave an empty or
         // partial file under the target name.

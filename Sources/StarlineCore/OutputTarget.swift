@@ -71,13 +71,20 @@ public enum OutputTarget: Equatable, Sendable {
     /// Writes `bytes` to the user's output `path`: atomically for a regular file (`AtomicFile.write` with these
     /// settings), in place otherwise (created with `mode` less the umask when a dangling link names it).
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t, sync: Bool, applyUmask: Bool) throws {
+        try write(to: path, mode: mode, sync: sync, applyUmask: applyUmask) { fd throws(StarlineError) in
+            guard bytes.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw storageError("cannot write", path, errno) }
+        }
+    }
+
+    /// The same, for content too large to hold: `fill` writes it to the descriptor (of the temporary file that
+    /// replaces a regular file, or of the device or FIFO written in place).
+    public static func write(to path: String, mode: mode_t, sync: Bool, applyUmask: Bool,
+                             _ fill: (Int32) throws(StarlineError) -> Void) throws {
         switch try resolve(path) {
         case .replace(let file):
-            try AtomicFile.write(bytes, to: file, mode: mode, sync: sync, applyUmask: applyUmask)
+            try AtomicFile.write(to: file, mode: mode, sync: sync, applyUmask: applyUmask, fill)
         case .stream(let file):
-            try writeInPlace(file, mode: mode) { fd in
-                guard bytes.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw storageError("cannot write", path, errno) }
-            }
+            try writeInPlace(file, mode: mode) { fd in try fill(fd) }
         }
     }
 

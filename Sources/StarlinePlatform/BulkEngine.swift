@@ -89,16 +89,20 @@ public enum BulkEngine {
     public static func run<Item: Sendable, Value: Sendable>(_ items: [Item], _ configuration: BulkConfiguration,
                                                             attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
                                                             finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?) -> Summary {
+        BulkRun<Item, Value>(configuration).run(source: source(items), workers: min(configuration.parallel, max(1, items.count)),
+                                                attempt: attempt, finished: finished)
+    }
+
+    /// A `BulkRun` source over items already in memory: each one once, in order.
+    public static func source<Item: Sendable>(_ items: [Item]) -> @Sendable () -> Item? {
         let next = Locked(0)
-        let source: @Sendable () -> Item? = {
+        return {
             next.withLock { n in
                 guard n < items.count else { return nil }
                 defer { n += 1 }
                 return items[n]
             }
         }
-        return BulkRun<Item, Value>(configuration).run(source: source, workers: min(configuration.parallel, max(1, items.count)),
-                                                       attempt: attempt, finished: finished)
     }
 
     public static func notAttempted(_ cause: StarlineError) -> StarlineError {

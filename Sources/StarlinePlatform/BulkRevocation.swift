@@ -112,8 +112,7 @@ public final class BulkRevocation: @unchecked Sendable {
         if summary.stopError == nil, run.stopError == nil, !own.isEmpty {
             var single = run.configuration
             single.parallel = 1
-            let last = BulkRun<Entry, BulkItemStatus>(single)
-            let ownRun = last.run(source: Self.arraySource(own), workers: 1, attempt: attempt, finished: finished)
+            let ownRun = BulkEngine.run(own, single, attempt: attempt, finished: finished)
             summary.stopError = ownRun.stopError
             summary.requests += ownRun.requests
             summary.throttledMilliseconds += ownRun.throttledMilliseconds
@@ -218,16 +217,5 @@ public final class BulkRevocation: @unchecked Sendable {
 
     private func storageError(_ body: () throws -> Void) -> StarlineError? {
         do { try body(); return nil } catch { return (error as? StarlineError) ?? StarlineError(.storage, "\(error)") }
-    }
-
-    static func arraySource(_ entries: [Entry]) -> @Sendable () -> Entry? {
-        let next = Locked(0)
-        return {
-            next.withLock { n in
-                guard n < entries.count else { return nil }
-                defer { n += 1 }
-                return entries[n]
-            }
-        }
     }
 }

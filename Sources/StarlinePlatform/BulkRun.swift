@@ -78,9 +78,9 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
                 if let failure { stop(failure) }
             }
         }
+        // An outage past its budget has already stopped the run: the worker whose `admit` gave up called `stop`.
         let final = state.withLock { $0 }
-        if final.stopError == nil, let gaveUp = outage?.gaveUpError { stop(gaveUp) }
-        return BulkEngine.Summary(stopError: stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests,
+        return BulkEngine.Summary(stopError: final.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests,
                                   outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: final.outageRequests)
     }
 

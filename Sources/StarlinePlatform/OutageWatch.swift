@@ -193,14 +193,6 @@ public final class OutageWatch: Sendable {
         state.withLock { s in if s.stopped == nil { s.stopped = .some(error) } }
     }
 
-    /// The error that stopped the run because the server stayed down, if it did.
-    public var gaveUpError: StarlineError? {
-        state.withLock { s in
-            guard case .some(.some(let error)) = s.stopped, error.details?["outage"] != nil else { return nil }
-            return error
-        }
-    }
-
     /// Backoff of the n-th failed probe (1-based): base × 2^(n-1), at most `maxProbeInterval`, with equal jitter.
     func probeInterval(_ n: Int) -> Double {
         RetryPolicy(retries: 0, baseDelay: baseProbeInterval, maxDelay: maxProbeInterval).backoff(max(0, n - 1))
