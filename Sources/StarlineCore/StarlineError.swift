@@ -61,6 +61,9 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let timeout = ErrorCode("TIMEOUT", exit: .transient)
     public static let server = ErrorCode("SERVER_ERROR", exit: .transient)
     public static let rateLimited = ErrorCode("RATE_LIMITED", exit: .transient)
+    /// A server cannot listen: its address (port) is in use by another process. An environment failure, not a
+    /// usage error; retryable once the port is free.
+    public static let addressInUse = ErrorCode("ADDRESS_IN_USE", exit: .transient)
     public static let partial = ErrorCode("PARTIAL_FAILURE", exit: .partial)
     public static let noResult = ErrorCode("NO_RESULT", exit: .noResult)
     public static let storage = ErrorCode("STORAGE_ERROR", exit: .storage)
