@@ -27,6 +27,10 @@ public enum Argon2id {
         public static var moderate: Limits {
             Limits(opsLimit: UInt64(crypto_pwhash_argon2id_opslimit_moderate()), memLimit: crypto_pwhash_argon2id_memlimit_moderate())
         }
+        /// libsodium's "sensitive" level: 4 passes, 1 GiB (several seconds).
+        public static var sensitive: Limits {
+            Limits(opsLimit: UInt64(crypto_pwhash_argon2id_opslimit_sensitive()), memLimit: crypto_pwhash_argon2id_memlimit_sensitive())
+        }
         /// The smallest accepted cost (1 pass, 8 KiB). Only for tests: it offers no protection.
         public static var minimum: Limits {
             Limits(opsLimit: UInt64(crypto_pwhash_argon2id_opslimit_min()), memLimit: crypto_pwhash_argon2id_memlimit_min())
@@ -44,7 +48,9 @@ public enum Argon2id {
     /// Derives a `length`-byte key from `passphrase` and `salt`.
     ///
     /// Throws `DATA_ERROR` for parameters outside libsodium's bounds (a wrong salt length or limits read from
-    /// a damaged file) and `INTERNAL` when the memory for the hash cannot be allocated.
+    /// a damaged file) and `INTERNAL` when the memory for the hash cannot be allocated. libsodium's bounds are
+    /// no protection against a hostile file (2^32 - 1 passes, 4 TiB): a caller reading limits from storage
+    /// caps them itself, before calling this (the memory vault: `VaultHeader.maximumLimits`).
     public static func deriveKey(passphrase: [UInt8], salt: [UInt8], opsLimit: UInt64, memLimit: Int, length: Int = 32) throws(StarlineError) -> SecretBytes {
         try withNonNullBytes(passphrase) { (p, plen) throws(StarlineError) in
             try derive(p, plen, salt: salt, opsLimit: opsLimit, memLimit: memLimit, length: length)

@@ -30,12 +30,7 @@ public final class LockedMemoryVault {
     func unlock(with credential: VaultCredential, now: @escaping @Sendable () -> Timestamp) throws -> MemoryVault {
         let path = location.databasePath
         do {
-            let header = try Self.readHeader(store, location: location, faults: faults)
-            let keys: KeyRing
-            switch credential {
-            case .passphrase(let passphrase): keys = try KeyWrapping.unlock(header, passphrase: passphrase, path: path).0
-            case .dataKey(let key): keys = try KeyWrapping.unlock(header, dataKey: key, path: path)
-            }
+            let (header, keys) = try MemoryVault.unlockHeader(store, location: location, faults: faults, credential: credential)
             return MemoryVault(location: location, store: store, header: header, keys: keys, faults: faults, now: now)
         } catch {
             throw VaultErrors.classify(error, path: path)

@@ -12,6 +12,46 @@ enum RowCheck {
 }
 
 extension MemoryVault {
+    // MARK: - Unlocking
+
+    /// Reads the header and unlocks it with `credential` (`LockedMemoryVault.unlock`), so that a header
+    /// edited in `vault.db` never reads as a wrong passphrase: its limits were capped when it was decoded;
+    /// a header that is not the one the pin saw at the counter the vault is still at is VAULT_CORRUPT
+    /// before any key is derived (`RollbackPin.headerProblem`); and a failed unlock of a header the pin did
+    /// not see is reported as what it may be (`RollbackPin.failedUnlockProblem`), not as exit 13.
+    static func unlockHeader(_ store: SQLiteStore, location: VaultLocation, faults: VaultFaults,
+                             credential: VaultCredential) throws -> (VaultHeader, KeyRing) {
+        let path = location.databasePath
+        // Before the snapshot: see `RollbackPin.headerProblem`.
+        let pin = try RollbackPin.read(location.pinPath)
+        let (header, counter) = try store.database.transaction(.deferred) { () throws -> (VaultHeader, UInt64?) in
+            try faults.storage.check(.read, "read the memory vault")
+            let header = try readHeader(store.database, location: location)
+            // The clear column: not authenticated, which only matters when it would spare a header from the
+            // check before derivation — and then the check after a failed unlock still applies.
+            let counter = try store.database.queryFirst("SELECT counter FROM manifest WHERE id = 1")?.int64("counter").flatMap { UInt64(exactly: $0) }
+            return (header, counter)
+        }
+        if let problem = RollbackPin.headerProblem(pin, header: header, counter: counter, path: path) { throw problem.error(path: path) }
+        switch unlockKeys(header, credential: credential, path: path) {
+        case .success(let keys):
+            return (header, keys)
+        case .failure(let error):
+            guard error.code == .wrongPassphrase || error.code == .wrongKey,
+                  let problem = RollbackPin.failedUnlockProblem(pin, header: header, counter: counter, path: path,
+                                                                credential: error.code == .wrongPassphrase ? "passphrase" : "key") else { throw error }
+            throw problem.error(path: path)
+        }
+    }
+
+    /// `KeyWrapping.unlock` as a value (a `catch … where` around it crashes Swift 6.3's ownership checker).
+    private static func unlockKeys(_ header: VaultHeader, credential: VaultCredential, path: String) -> Result<KeyRing, StarlineError> {
+        switch credential {
+        case .passphrase(let passphrase): Result { () throws(StarlineError) in try KeyWrapping.unlock(header, passphrase: passphrase, path: path).0 }
+        case .dataKey(let key): Result { () throws(StarlineError) in try KeyWrapping.unlock(header, dataKey: key, path: path) }
+        }
+    }
+
     // MARK: - Checks on open
 
     /// The fast open: true when the fingerprint file authenticates, is settled, and the files, the header

@@ -118,7 +118,7 @@ public final class MemoryVault {
                 try faults.storage.check(.commit, "commit the new memory vault")
             }
             // A new vault replaces whatever the pin knew: creating one is the explicit act.
-            try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: header.vaultIDText, counter: 1), force: true)
+            try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: header.vaultIDText, counter: 1, headerChecksum: header.checksum), force: true)
             let vault = MemoryVault(location: location, store: store, header: header, keys: keys, faults: faults, now: now)
             vault.manifest = manifest
             vault.manifestEpoch = 1
@@ -163,7 +163,7 @@ public final class MemoryVault {
         let vault = try unlock(at: location, with: .passphrase(passphrase), faults: faults, now: now)
         do {
             if let problem = try vault.checkManifestAndPin().first(where: { $0.kind != .rollback }) { throw problem.error(path: vault.path) }
-            try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: vault.vaultID, counter: vault.counter), force: true)
+            try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: vault.vaultID, counter: vault.counter, headerChecksum: vault.header.checksum), force: true)
         } catch {
             throw VaultErrors.classify(error, path: vault.path)
         }
@@ -192,8 +192,8 @@ public final class MemoryVault {
         return try VaultHeader.decode(bytes, path: location.databasePath)
     }
 
-    /// Raises the pin to the counter last seen (never lowers it).
+    /// Raises the pin to the counter last seen (never lowers it), with the header the vault has at it.
     func raisePin() throws {
-        try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: vaultID, counter: counter))
+        try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: vaultID, counter: counter, headerChecksum: header.checksum))
     }
 }

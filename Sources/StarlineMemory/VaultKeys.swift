@@ -51,9 +51,16 @@ struct KeyRing {
 enum KeyWrapping {
     static let dataKeyBytes = 32
 
-    /// Argon2id of the passphrase with the header's salt and limits: the key-encryption key.
+    /// Argon2id of the passphrase with the header's salt and limits: the key-encryption key. A stored header
+    /// was bounded when decoded; limits a caller asks for (`create`, `changePassphrase`) are bounded here, so
+    /// no vault is ever written with a header its own readers refuse (USAGE, nothing written).
     static func passphraseKey(_ passphrase: SecretBytes, header: VaultHeader) throws(StarlineError) -> SecretBytes {
-        try Argon2id.deriveKey(passphrase: passphrase, salt: header.salt, opsLimit: header.limits.opsLimit,
+        if let v = VaultHeader.limitViolation(header.limits) {
+            throw StarlineError(.usage, "Argon2id \(v.field) \(v.value) is \(v.above ? "above the maximum" : "below the minimum") \(v.bound) of a memory vault",
+                                details: .object([("field", .string(v.field)), ("value", .string(String(v.value))),
+                                                  (v.above ? "maximum" : "minimum", .int(Int64(clamping: v.bound)))]))
+        }
+        return try Argon2id.deriveKey(passphrase: passphrase, salt: header.salt, opsLimit: header.limits.opsLimit,
                                memLimit: header.limits.memLimit, length: XChaCha20Poly1305.keyBytes)
     }
 
