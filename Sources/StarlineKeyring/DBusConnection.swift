@@ -8,32 +8,38 @@ import StarlineCore
 /// D-Bus Specification, "Authentication Protocol" and "Message Protocol"). Every read and write is
 /// bounded by the deadline (SO_RCVTIMEO / SO_SNDTIMEO), so a bus that accepts and never answers ends in
 /// a TIMEOUT-like KEYRING_UNAVAILABLE instead of a hang.
+///
+/// Who it talks to: before the first byte is sent, the process listening on the socket must be this user
+/// (the effective uid) or root (SO_PEERCRED), or nothing is sent at all — a bus address in the environment
+/// can name a socket someone else serves. And a reply is taken only from the connection it was asked of
+/// (`call(_:replyFrom:)`): the bus sets every message's SENDER, so another client cannot pass for it.
 final class DBusConnection {
     private let fd: Int32
     private let deadline: UInt64
     private var serial: UInt32 = 0
     private var buffer: [UInt8] = []
+    /// Our unique name on the bus, from Hello.
+    private(set) var uniqueName = ""
+
+    /// The bus itself: the name, object and interface of its driver, which no client can own.
+    static let bus = "org.freedesktop.DBus"
+    static let busPath = "/org/freedesktop/DBus"
 
     /// Connects to the first `unix:path=` or `unix:abstract=` address of `address` (a D-Bus server
-    /// address list: "unix:path=/run/user/1000/bus,guid=…;…"), authenticates and says Hello.
+    /// address list: "unix:path=/run/user/1000/bus,guid=…;…"), checks who listens, authenticates and
+    /// says Hello.
     init(address: String, timeoutNanoseconds: UInt64) throws(StarlineError) {
-        deadline = MonotonicClock.nanoseconds() + timeoutNanoseconds
-        guard let target = Self.socketAddress(address) else {
-            throw KeyringCall.unavailable("the D-Bus session bus address has no unix:path or unix:abstract entry")
-        }
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw KeyringCall.unavailable("cannot create a socket: \(String(cString: strerror(errno)))") }
+        deadline = MonotonicClock.nanoseconds() &+ timeoutNanoseconds
+        fd = try Self.connectedSocket(address, deadline: deadline)
         do throws(StarlineError) {
-            try bound()
-            var address = target
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            guard connected == 0 else { throw KeyringCall.unavailable("cannot connect to the D-Bus session bus: \(String(cString: strerror(errno)))") }
+            try Self.checkListener(fd)
             try authenticate()
-            let hello = try call(.call(serial: 0, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                       interface: "org.freedesktop.DBus", member: "Hello"))
-            guard hello.kind == .methodReturn else { throw KeyringCall.unavailable("the D-Bus session bus refused Hello") }
+            let hello = try call(.call(serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "Hello"),
+                                 replyFrom: Self.bus)
+            guard hello.kind == .methodReturn, hello.body.count == 1, case .string(let name) = hello.body[0], name.hasPrefix(":") else {
+                throw KeyringCall.unavailable("the D-Bus session bus refused Hello")
+            }
+            uniqueName = name
         } catch {
             close(fd)
             throw error
@@ -42,45 +48,162 @@ final class DBusConnection {
 
     deinit { close(fd) }
 
-    /// The `sockaddr_un` of the first usable address; values are %-escaped ("%2f" is "/").
-    static func socketAddress(_ list: String) -> sockaddr_un? {
+    /// Connects to the bus at `address`, checks who listens and closes without sending anything: the same
+    /// check for a client that does not speak through this class (GDBus, under libsecret, does not look at
+    /// the server's credentials).
+    static func checkListener(address: String, timeoutNanoseconds: UInt64) throws(StarlineError) {
+        let fd = try connectedSocket(address, deadline: MonotonicClock.nanoseconds() &+ timeoutNanoseconds)
+        defer { close(fd) }
+        try checkListener(fd)
+    }
+
+    /// The unique name that owns `name` now (GetNameOwner), after starting it by activation when nobody
+    /// does (StartServiceByName, as a call to the well-known name would); nil when nobody owns it.
+    func owner(of name: String) throws(StarlineError) -> String? {
+        for attempt in 0..<2 {
+            let reply = try call(.call(serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "GetNameOwner",
+                                       signature: "s", body: [.string(name)]), replyFrom: Self.bus)
+            if reply.kind == .methodReturn {
+                guard reply.body.count == 1, case .string(let owner) = reply.body[0], owner.hasPrefix(":") else {
+                    throw DBusReader.malformed("GetNameOwner answered with \(reply.signature)")
+                }
+                return owner
+            }
+            guard attempt == 0, reply.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" else { return nil }
+            // "StartServiceByName: Tries to launch the executable associated with a name"; it answers once the
+            // service has taken the name (1 DBUS_START_REPLY_SUCCESS, 2 ALREADY_RUNNING).
+            let started = try call(.call(serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "StartServiceByName",
+                                         signature: "su", body: [.string(name), .uint32(0)]), replyFrom: Self.bus)
+            guard started.kind == .methodReturn else { return nil }
+        }
+        return nil
+    }
+
+    /// Sends `message` with the next serial and returns its reply — a method return or an error whose
+    /// REPLY_SERIAL is that serial and whose SENDER is `sender` (or an error from the bus itself, which
+    /// answers for a destination that is gone). Anything else is skipped unread past its header, at most
+    /// `DBusLimits.ignoredMessagesPerCall` messages.
+    func call(_ message: DBusMessage, replyFrom sender: String) throws(StarlineError) -> DBusMessage {
+        serial = serial == UInt32.max ? 1 : serial + 1
+        var outgoing = message
+        outgoing.serial = serial
+        try send(try outgoing.encoded())
+        let expected = serial
+        var ignored = 0
+        while true {
+            let bytes = try receive()
+            // "Messages with an unknown type ... must be ignored."
+            if DBusMessage.Kind(rawValue: bytes[1]) != nil {
+                var answers = false
+                let reply = try DBusMessage.decode(bytes) { header in
+                    answers = Self.answers(header, serial: expected, from: sender)
+                    return answers
+                }
+                if answers { return reply }
+            }
+            ignored += 1
+            guard ignored <= DBusLimits.ignoredMessagesPerCall else {
+                throw StarlineError(.keyringUnavailable,
+                                    "the D-Bus session bus sent more than \(DBusLimits.ignoredMessagesPerCall) messages that were not the answer of \(sender); gave up",
+                                    retryable: true)
+            }
+        }
+    }
+
+    static func answers(_ header: DBusMessage, serial: UInt32, from sender: String) -> Bool {
+        guard header.kind == .methodReturn || header.kind == .error, header.replySerial == serial else { return false }
+        if header.sender == sender { return true }
+        // ServiceUnknown, NoReply (the service went away before answering): errors only, from the bus only.
+        return header.kind == .error && header.sender == bus
+    }
+
+    // MARK: Socket
+
+    /// A socket connected to the first usable address of `list`, with the deadline's timeouts set.
+    private static func connectedSocket(_ list: String, deadline: UInt64) throws(StarlineError) -> Int32 {
+        guard let target = socketAddress(list) else {
+            throw KeyringCall.unavailable("the D-Bus session bus address has no usable unix:path or unix:abstract entry")
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw KeyringCall.unavailable("cannot create a socket: \(String(cString: strerror(errno)))") }
+        do throws(StarlineError) {
+            try bound(fd, deadline: deadline)
+            var storage = target.storage
+            let length = target.length
+            let connected = withUnsafePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
+            }
+            guard connected == 0 else { throw KeyringCall.unavailable("cannot connect to the D-Bus session bus: \(String(cString: strerror(errno)))") }
+            return fd
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// A `sockaddr_un` and the length to pass with it.
+    struct SocketAddress {
+        var storage = sockaddr_un()
+        var length: socklen_t = 0
+    }
+
+    /// The address of the first usable `unix:path=` or `unix:abstract=` entry; values are %-escaped ("%2f"
+    /// is "/"). unix(7): a pathname socket's length is "offsetof(struct sockaddr_un, sun_path) +
+    /// strlen(sun_path) + 1"; an abstract name is the bytes after sun_path's leading NUL, exactly as many
+    /// as the length says — passing sizeof(sockaddr_un) would make the trailing NULs part of the name.
+    static func socketAddress(_ list: String) -> SocketAddress? {
+        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path) ?? 2
         for entry in list.splitAtScalar(";") where entry.hasPrefix("unix:") {
             for pair in entry.dropFirst(5).splitAtScalar(",") {
                 let kv = pair.splitAtScalar("=")
                 guard kv.count == 2 else { continue }
                 let key = String(kv[0]), value = PercentEncoding.decodeForm(kv[1].replacingPluses())
                 guard key == "path" || key == "abstract" else { continue }
-                var path = Array(value.utf8)
-                if key == "abstract" { path.insert(0, at: 0) }
-                var address = sockaddr_un()
-                address.sun_family = sa_family_t(AF_UNIX)
-                guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-                withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.enumerated() { raw[i] = b } }
+                var address = SocketAddress()
+                address.storage.sun_family = sa_family_t(AF_UNIX)
+                let capacity = MemoryLayout.size(ofValue: address.storage.sun_path)
+                let name = Array(value.utf8)
+                let bytes: [UInt8]
+                if key == "abstract" {
+                    guard 1 + name.count <= capacity else { break }
+                    bytes = [0] + name
+                    address.length = socklen_t(pathOffset + bytes.count)
+                } else {
+                    // A NUL inside a path would silently cut it short.
+                    guard !name.isEmpty, !name.contains(0), name.count < capacity else { break }
+                    bytes = name
+                    address.length = socklen_t(pathOffset + bytes.count + 1)
+                }
+                withUnsafeMutableBytes(of: &address.storage.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
                 return address
             }
         }
         return nil
     }
 
-    /// Sends `message` with the next serial and returns its reply (a method return or an error), skipping
-    /// signals and anything else the bus sends meanwhile.
-    func call(_ message: DBusMessage) throws(StarlineError) -> DBusMessage {
-        serial &+= 1
-        var outgoing = message
-        outgoing.serial = serial
-        try send(try outgoing.encoded())
-        while true {
-            let reply = try receive()
-            if (reply.kind == .methodReturn || reply.kind == .error) && reply.replySerial == serial { return reply }
+    /// unix(7) SO_PEERCRED: "the credentials of the peer process connected to this socket ... that were in
+    /// effect at the time of the call to ... listen(2)" — the bus's, which no client of it can change.
+    /// `struct ucred` is { pid_t pid; uid_t uid; gid_t gid; } (a GNU extension Glibc does not import).
+    private static func checkListener(_ fd: Int32) throws(StarlineError) {
+        var credentials: (UInt32, UInt32, UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, Int(length) == MemoryLayout.size(ofValue: credentials) else {
+            throw KeyringCall.unavailable("cannot read who serves the D-Bus session bus: \(String(cString: strerror(errno)))")
+        }
+        let pid = Int32(bitPattern: credentials.0), uid = credentials.1
+        guard uid == geteuid() || uid == 0 else {
+            throw KeyringCall.unavailable("the D-Bus session bus is served by uid \(uid), neither you (uid \(geteuid())) nor root, and nothing was sent to it",
+                                          details: .object([("peerUid", .int(Int64(uid))), ("peerPid", .int(Int64(pid)))]))
         }
     }
 
     // MARK: Wire
 
     /// SASL: a NUL byte, "AUTH EXTERNAL <uid as hex of its decimal digits>", the server's "OK <guid>",
-    /// then "BEGIN" — after which the stream carries messages.
+    /// then "BEGIN" — after which the stream carries messages. The uid is the effective one, which is what
+    /// the bus sees in the socket's credentials.
     private func authenticate() throws(StarlineError) {
-        let uid = Array(String(getuid()).utf8).map { String($0, radix: 16) }.joined()
+        let uid = Array(String(geteuid()).utf8).map { String($0, radix: 16) }.joined()
         try send([0] + Array("AUTH EXTERNAL \(uid)\r\n".utf8))
         let line = try readLine()
         guard line.hasPrefix("OK ") else { throw KeyringCall.unavailable("the D-Bus session bus did not accept us (\(line.prefix(60)))") }
@@ -99,38 +222,33 @@ final class DBusConnection {
         }
     }
 
-    private func receive() throws(StarlineError) -> DBusMessage {
+    /// The bytes of the next whole message (at most `DBusLimits.messageBytes`, checked before buffering).
+    private func receive() throws(StarlineError) -> [UInt8] {
         while buffer.count < 16 { try fill() }
-        let fixed = try DBusReader(Array(buffer[0..<16]))
-        var header = fixed
-        header.offset = 4
-        let bodyLength = Int(try header.uint32())
-        header.offset = 12
-        let fieldsLength = Int(try header.uint32())
-        // "The maximum length of a message, including header, header alignment padding, and body is 2 to the
-        // 27th power or 134217728."
-        guard bodyLength <= 1 << 27, fieldsLength <= 1 << 26 else { throw DBusReader.malformed("a message longer than D-Bus allows") }
-        let total = (16 + fieldsLength + 7) / 8 * 8 + bodyLength
+        let total = try DBusMessage.frameLength(Array(buffer[0..<16]))
         while buffer.count < total { try fill() }
         let bytes = Array(buffer[0..<total])
         buffer.removeSubrange(0..<total)
-        return try DBusMessage.decode(bytes)
+        return bytes
     }
 
+    /// Appends what the socket has (at least one byte), or throws: the deadline, a closed connection.
     private func fill() throws(StarlineError) {
-        try bound()
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if n > 0 { buffer += chunk[0..<n]; return }
-        if n < 0 && errno == EINTR { return }
-        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { throw Self.timedOut() }
-        throw KeyringCall.unavailable("the D-Bus session bus closed the connection")
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            try Self.bound(fd, deadline: deadline)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { buffer += chunk[0..<n]; return }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { throw Self.timedOut() }
+            throw KeyringCall.unavailable("the D-Bus session bus closed the connection")
+        }
     }
 
     private func send(_ bytes: [UInt8]) throws(StarlineError) {
         var sent = 0
         while sent < bytes.count {
-            try bound()
+            try Self.bound(fd, deadline: deadline)
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
             if n > 0 { sent += n; continue }
             if n < 0 && errno == EINTR { continue }
@@ -139,12 +257,15 @@ final class DBusConnection {
         }
     }
 
-    /// Sets the socket's timeouts to what is left before the deadline.
-    private func bound() throws(StarlineError) {
+    /// Sets the socket's timeouts to what is left before the deadline (or throws when it has passed), so
+    /// each loop around a blocking call ends by the deadline.
+    private static func bound(_ fd: Int32, deadline: UInt64) throws(StarlineError) {
         let now = MonotonicClock.nanoseconds()
         guard now < deadline else { throw Self.timedOut() }
-        let left = deadline - now
-        var tv = timeval(tv_sec: Int(left / 1_000_000_000), tv_usec: Int((left % 1_000_000_000) / 1000) + 1)
+        // Rounded up to a whole microsecond: a zero timeval would mean "never time out", and tv_usec must stay
+        // below 1,000,000 (setsockopt fails with EDOM otherwise, leaving the previous timeout).
+        let micros = (deadline - now) / 1000 + 1
+        var tv = timeval(tv_sec: Int(micros / 1_000_000), tv_usec: Int(micros % 1_000_000))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }

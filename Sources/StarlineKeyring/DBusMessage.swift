@@ -38,6 +38,9 @@ struct DBusMessage {
     var destination: String?
     var errorName: String?
     var replySerial: UInt32?
+    /// The unique name of the connection that sent it, which the bus sets ("the message bus ... will
+    /// always set the SENDER field to the unique name of the sending connection", so it cannot be forged).
+    var sender: String?
     var signature: String
     var body: [DBusValue]
 
@@ -49,13 +52,25 @@ struct DBusMessage {
                     errorName: nil, replySerial: nil, signature: signature, body: body)
     }
 
+    /// A method return or an error answering `call` (what a bus or a service sends).
+    static func reply(to call: DBusMessage, serial: UInt32, sender: String?, errorName: String? = nil,
+                      signature: String = "", body: [DBusValue] = []) -> DBusMessage {
+        DBusMessage(kind: errorName == nil ? .methodReturn : .error, serial: serial, destination: call.sender, errorName: errorName,
+                    replySerial: call.serial, sender: sender, signature: signature, body: body)
+    }
+
     /// The message in little-endian wire format.
     func encoded() throws(StarlineError) -> [UInt8] {
         var body = DBusWriter()
         for (value, type) in zip(self.body, try DBusSignature.split(signature)) { try body.write(value, type) }
+        return try encoded(body: body.bytes)
+    }
+
+    /// The header (fields as they are, `signature` unchecked) followed by `body`, already marshalled.
+    func encoded(body: [UInt8]) throws(StarlineError) -> [UInt8] {
         var header = DBusWriter()
         header.bytes = [UInt8(ascii: "l"), kind.rawValue, 0, 1]
-        header.uint32(UInt32(body.bytes.count))
+        header.uint32(UInt32(body.count))
         header.uint32(serial)
         var fields: [DBusValue] = []
         func field(_ code: UInt8, _ signature: String, _ value: DBusValue?) {
@@ -64,24 +79,55 @@ struct DBusMessage {
         field(1, "o", path.map(DBusValue.objectPath))
         field(2, "s", interface.map(DBusValue.string))
         field(3, "s", member.map(DBusValue.string))
+        field(4, "s", errorName.map(DBusValue.string))
+        field(5, "u", replySerial.map(DBusValue.uint32))
         field(6, "s", destination.map(DBusValue.string))
+        field(7, "s", sender.map(DBusValue.string))
         if !signature.isEmpty { field(8, "g", .signature(signature)) }
         try header.write(.array(elementSignature: "(yv)", fields), "a(yv)")
         header.align(8)
-        return header.bytes + body.bytes
+        return header.bytes + body
     }
 
-    /// Parses one whole message (`bytes` holds exactly it); DATA_ERROR for anything malformed.
-    static func decode(_ bytes: [UInt8]) throws(StarlineError) -> DBusMessage {
+    /// The length of the whole message that starts with this 16-byte fixed header (the byte order, type,
+    /// flags, version, body length, serial, and the header fields' array length): what a connection reads
+    /// before decoding. DATA_ERROR beyond the specification's limits, so nothing larger is ever buffered.
+    static func frameLength(_ fixed: [UInt8]) throws(StarlineError) -> Int {
+        guard fixed.count >= 16 else { throw DBusReader.malformed("a truncated message header") }
+        var header = try DBusReader(Array(fixed.prefix(16)))
+        try header.seek(to: 4)
+        let bodyLength = Int(try header.uint32())
+        try header.seek(to: 12)
+        let fieldsLength = Int(try header.uint32())
+        guard fieldsLength <= DBusLimits.arrayBytes, bodyLength <= DBusLimits.messageBytes else {
+            throw DBusReader.malformed("a message longer than D-Bus allows")
+        }
+        let total = (16 + fieldsLength + 7) / 8 * 8 + bodyLength
+        guard total <= DBusLimits.messageBytes else { throw DBusReader.malformed("a message longer than D-Bus allows") }
+        return total
+    }
+
+    /// The type each header field must have ("Header Fields"); a field of another type makes the message
+    /// invalid. Unknown fields "must be ignored".
+    private static let fieldTypes: [UInt8: String] = [1: "o", 2: "s", 3: "s", 4: "s", 5: "u", 6: "s", 7: "s", 8: "g", 9: "u"]
+
+    /// Parses one whole message (`bytes` holds exactly it); DATA_ERROR for anything malformed. The body is
+    /// parsed only when `readingBody` says so after the header: a message the caller will ignore costs no
+    /// more than its header.
+    static func decode(_ bytes: [UInt8], readingBody: (DBusMessage) -> Bool = { _ in true }) throws(StarlineError) -> DBusMessage {
         var reader = try DBusReader(bytes)
         guard bytes.count >= 16, let kind = Kind(rawValue: bytes[1]) else { throw DBusReader.malformed("unknown message type") }
-        reader.offset = 4
+        guard bytes[3] == 1 else { throw DBusReader.malformed("major protocol version \(bytes[3]), not 1") }
+        try reader.seek(to: 4)
         let bodyLength = Int(try reader.uint32())
         let serial = try reader.uint32()
+        guard serial != 0 else { throw DBusReader.malformed("a message with serial 0") }
         var message = DBusMessage(kind: kind, serial: serial, signature: "", body: [])
         for field in try reader.read("a(yv)").elements ?? [] {
             guard case .structure(let pair) = field, pair.count == 2, case .byte(let code) = pair[0],
-                  case .variant(_, let value) = pair[1] else { continue }
+                  case .variant(let signature, let value) = pair[1] else { continue }
+            guard let expected = fieldTypes[code] else { continue }
+            guard signature == expected else { throw DBusReader.malformed("header field \(code) of type '\(signature)', not '\(expected)'") }
             switch code {
             case 1: message.path = value.string
             case 2: message.interface = value.string
@@ -89,18 +135,24 @@ struct DBusMessage {
             case 4: message.errorName = value.string
             case 5: if case .uint32(let s) = value { message.replySerial = s }
             case 6: message.destination = value.string
+            case 7: message.sender = value.string
             case 8: message.signature = value.string ?? ""
             default: break
             }
         }
-        reader.align(8)
-        guard reader.offset + bodyLength == bytes.count else { throw DBusReader.malformed("the body length does not match the message") }
+        try reader.align(8)
+        guard bodyLength <= bytes.count - reader.offset, reader.offset + bodyLength == bytes.count else {
+            throw DBusReader.malformed("the body length does not match the message")
+        }
+        guard readingBody(message) else { return message }
         for type in try DBusSignature.split(message.signature) { message.body.append(try reader.read(type)) }
+        guard reader.offset == bytes.count else { throw DBusReader.malformed("the body holds more than its signature says") }
         return message
     }
 
     private init(kind: Kind, serial: UInt32, path: String? = nil, interface: String? = nil, member: String? = nil,
-                 destination: String? = nil, errorName: String? = nil, replySerial: UInt32? = nil, signature: String, body: [DBusValue]) {
+                 destination: String? = nil, errorName: String? = nil, replySerial: UInt32? = nil, sender: String? = nil,
+                 signature: String, body: [DBusValue]) {
         self.kind = kind
         self.serial = serial
         self.path = path
@@ -109,38 +161,9 @@ struct DBusMessage {
         self.destination = destination
         self.errorName = errorName
         self.replySerial = replySerial
+        self.sender = sender
         self.signature = signature
         self.body = body
-    }
-}
-
-/// Signatures: splitting one into its complete types ("a{ss}ao" → ["a{ss}", "ao"]).
-enum DBusSignature {
-    static func split(_ signature: String) throws(StarlineError) -> [String] {
-        let scalars = Array(signature.utf8)
-        var types: [String] = []
-        var index = 0
-        while index < scalars.count {
-            let end = try completeType(scalars, from: index)
-            types.append(String(decoding: scalars[index..<end], as: UTF8.self))
-            index = end
-        }
-        return types
-    }
-
-    /// The end (exclusive) of the complete type starting at `start`.
-    static func completeType(_ s: [UInt8], from start: Int, depth: Int = 0) throws(StarlineError) -> Int {
-        guard start < s.count, depth < 32 else { throw DBusReader.malformed("a truncated or too deeply nested signature") }
-        switch s[start] {
-        case UInt8(ascii: "a"): return try completeType(s, from: start + 1, depth: depth + 1)
-        case UInt8(ascii: "("), UInt8(ascii: "{"):
-            let close = s[start] == UInt8(ascii: "(") ? UInt8(ascii: ")") : UInt8(ascii: "}")
-            var index = start + 1
-            while index < s.count, s[index] != close { index = try completeType(s, from: index, depth: depth + 1) }
-            guard index < s.count else { throw DBusReader.malformed("an unclosed structure in a signature") }
-            return index + 1
-        default: return start + 1
-        }
     }
 }
 

@@ -17,6 +17,11 @@ import StarlineCrypto
 /// supports, the secret crossing the bus unencrypted — to a bus and a daemon that run as this user, who
 /// could read our memory anyway. A service that refuses it (or any other protocol surprise) makes the
 /// caller fall back to libsecret (`SecretServiceKeyring`), which negotiates its own session.
+///
+/// Whom it trusts: the bus only when this user or root serves its socket (checked before anything is sent,
+/// `DBusConnection`), and answers only from the unique name that owns `org.freedesktop.secrets` (asked of
+/// the bus after Hello) — a method return from any other client is skipped, however well it guesses the
+/// serial.
 public enum SecretServiceReader {
     static let service = "org.freedesktop.secrets"
     static let servicePath = "/org/freedesktop/secrets"
@@ -38,8 +43,17 @@ public enum SecretServiceReader {
         let (seconds, attoseconds) = timeout.components
         let connection = try DBusConnection(address: address,
                                             timeoutNanoseconds: UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000))
-        let opened = try connection.call(.call(serial: 0, destination: service, path: servicePath, interface: serviceInterface,
-                                               member: "OpenSession", signature: "sv", body: [.string("plain"), .variant(signature: "s", .string(""))]))
+        // The calls go to, and their replies are taken only from, the connection that owns the service's name
+        // now: any client of the bus can send us a method return with a matching serial, but not with the
+        // owner's unique name as its SENDER.
+        guard let owner = try connection.owner(of: service) else {
+            throw KeyringCall.unavailable("no Secret Service runs on the D-Bus session bus (nobody owns \(service))")
+        }
+        func ask(_ member: String, signature: String, body: [DBusValue]) throws(StarlineError) -> DBusMessage {
+            try connection.call(.call(serial: 0, destination: owner, path: servicePath, interface: serviceInterface, member: member,
+                                      signature: signature, body: body), replyFrom: owner)
+        }
+        let opened = try ask("OpenSession", signature: "sv", body: [.string("plain"), .variant(signature: "s", .string(""))])
         if opened.kind == .error {
             if opened.errorName == "org.freedesktop.DBus.Error.ServiceUnknown" || opened.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" {
                 throw KeyringCall.unavailable("no Secret Service runs on the D-Bus session bus (\(opened.errorName ?? ""))")
@@ -52,17 +66,14 @@ public enum SecretServiceReader {
         var query = attributes
         query["xdg:schema"] = schemaName
         let entries = query.sorted { $0.key < $1.key }.map { DBusValue.dictEntry(.string($0.key), .string($0.value)) }
-        let found = try connection.call(.call(serial: 0, destination: service, path: servicePath, interface: serviceInterface,
-                                              member: "SearchItems", signature: "a{ss}", body: [.array(elementSignature: "{ss}", entries)]))
+        let found = try ask("SearchItems", signature: "a{ss}", body: [.array(elementSignature: "{ss}", entries)])
         guard found.kind == .methodReturn, found.body.count == 2, let unlocked = found.body[0].elements, let locked = found.body[1].elements else {
             return .useLibsecret(reason: "SearchItems: \(found.errorName ?? found.signature)")
         }
         guard let item = unlocked.first, case .objectPath(let itemPath) = item else {
             return .answered(locked.isEmpty ? .absent : .locked)
         }
-        let secrets = try connection.call(.call(serial: 0, destination: service, path: servicePath, interface: serviceInterface,
-                                                member: "GetSecrets", signature: "aoo",
-                                                body: [.array(elementSignature: "o", [.objectPath(itemPath)]), .objectPath(session)]))
+        let secrets = try ask("GetSecrets", signature: "aoo", body: [.array(elementSignature: "o", [.objectPath(itemPath)]), .objectPath(session)])
         if secrets.kind == .error {
             // Locked between the search and the read.
             if secrets.errorName == "org.freedesktop.Secret.Error.IsLocked" { return .answered(.locked) }
@@ -87,6 +98,10 @@ extension SecretServiceKeyring {
     /// The secret of the item with `attributes`: over D-Bus directly (`SecretServiceReader`), or through
     /// libsecret when the service wants something the direct reader does not speak. Never unlocks, never
     /// prompts; KEYRING_UNAVAILABLE without a reachable Secret Service.
+    ///
+    /// Only an answer the reader does not handle leads to libsecret, on a bus the reader has just checked.
+    /// A bus it refuses (served by another uid, malformed or flooding replies, a timeout) is thrown, never
+    /// a reason to ask libsecret: GDBus would connect to the same socket without looking at who serves it.
     public static func read(busOf environment: Environment, schemaName: String, attributes: [String: String]) throws(StarlineError) -> KeyringLookup {
         switch try SecretServiceReader.lookup(busOf: environment, schemaName: schemaName, attributes: attributes) {
         case .answered(let result): return result

@@ -107,13 +107,85 @@ extension SecretServiceKeyringTests {
 
     @Test func sixteenBitValuesDecodeInEitherByteOrder() throws {
         var little = try DBusReader([UInt8(ascii: "l"), 0, 0, 0, 0xFE, 0xFF, 0x34, 0x12])
-        little.offset = 4
+        try little.seek(to: 4)
         #expect(try little.read("n") == .int32(-2))
         #expect(try little.read("q") == .uint32(0x1234))
         var big = try DBusReader([UInt8(ascii: "B"), 0, 0, 0, 0xFF, 0xFE, 0x12, 0x34])
-        big.offset = 4
+        try big.seek(to: 4)
         #expect(try big.read("n") == .int32(-2))
         #expect(try big.read("q") == .uint32(0x1234))
+    }
+
+    @Test("signatures are validated as the specification says: no (), dict entries only in arrays with a basic key, 32/32 nesting, 255 bytes")
+    func invalidSignaturesAreRefused() throws {
+        for valid in ["a{sv}", "a{o(oayays)}", "(y)", "aoao", String(repeating: "a", count: 32) + "y",
+                      String(repeating: "(", count: 32) + "y" + String(repeating: ")", count: 32)] {
+            #expect((try? DBusSignature.split(valid)) != nil, "\(valid)")
+        }
+        for invalid in ["()", "a()", "a(())", "(y())", "av()", "{ss}", "a{vs}", "a{(y)s}", "a{s}", "a{sss}", "(y", "y)", "a", "z", "a{ss",
+                        String(repeating: "a", count: 33) + "y", String(repeating: "(", count: 33) + "y" + String(repeating: ")", count: 33),
+                        String(repeating: "y", count: 256)] {
+            #expect(throws: StarlineError.self, "\(invalid)") { _ = try DBusSignature.split(invalid) }
+        }
+    }
+
+    @Test("messages whose values would read no bytes, or nest past 64 through variants, are DATA_ERROR and end at once")
+    func zeroProgressMessagesEnd() throws {
+        func reply(_ signature: String, _ body: [UInt8]) throws -> [UInt8] {
+            var message = DBusMessage.reply(to: .call(serial: 1, destination: "d", path: "/", interface: "i", member: "m"), serial: 2, sender: ":1.1",
+                                            signature: signature)
+            message.destination = ":1.2"
+            return try message.encoded(body: body)
+        }
+        let noBytes: [UInt8] = [8, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
+        // 65 variants, each holding the next: "v" signature (1, 'v', NUL), then finally a byte.
+        let nested: [UInt8] = Array(repeating: [1, UInt8(ascii: "v"), 0], count: 65).flatMap { $0 } + [1, UInt8(ascii: "y"), 0, 7]
+        for (signature, body) in [("a()", noBytes), ("a(())", noBytes), ("v", nested)] {
+            let bytes = try reply(signature, body)
+            let error = finishing("decoding \(signature)") { () -> StarlineError? in
+                do throws(StarlineError) {
+                    _ = try DBusMessage.decode(bytes)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            #expect(error?.code == .data, "\(signature)")
+        }
+        // The reader itself, given a type nobody validated: an array whose elements read nothing stops.
+        var reader = try DBusReader([UInt8(ascii: "l"), 0, 0, 0] + noBytes)
+        try reader.seek(to: 4)
+        let raw = reader
+        let error = finishing("reading a() unvalidated") { () -> StarlineError? in
+            var reader = raw
+            do throws(StarlineError) {
+                _ = try reader.read("a()")
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(error?.code == .data)
+    }
+
+    @Test("a method return's SENDER must be the one asked; the bus's own errors are accepted, its method returns are not")
+    func repliesAreMatchedOnSenderAndSerial() throws {
+        let call = DBusMessage.call(serial: 5, destination: ":1.7", path: "/", interface: "i", member: "m")
+        func reply(_ sender: String?, error: String? = nil, serial: UInt32 = 5) -> DBusMessage {
+            var message = DBusMessage.reply(to: call, serial: 9, sender: sender, errorName: error)
+            message.replySerial = serial
+            return message
+        }
+        #expect(DBusConnection.answers(reply(":1.7"), serial: 5, from: ":1.7"))
+        #expect(!DBusConnection.answers(reply(":1.7", serial: 4), serial: 5, from: ":1.7"))
+        #expect(!DBusConnection.answers(reply(":1.66"), serial: 5, from: ":1.7"))
+        #expect(!DBusConnection.answers(reply(nil), serial: 5, from: ":1.7"))
+        #expect(!DBusConnection.answers(reply("org.freedesktop.DBus"), serial: 5, from: ":1.7"))
+        #expect(DBusConnection.answers(reply("org.freedesktop.DBus", error: "org.freedesktop.DBus.Error.NoReply"), serial: 5, from: ":1.7"))
+        #expect(!DBusConnection.answers(reply(":1.66", error: "org.freedesktop.Secret.Error.IsLocked"), serial: 5, from: ":1.7"))
+        // SENDER and REPLY_SERIAL survive the wire.
+        let decoded = try DBusMessage.decode(try reply(":1.7").encoded())
+        #expect(decoded.sender == ":1.7" && decoded.replySerial == 5 && decoded.kind == .methodReturn)
     }
 
     @Test func deeplyNestedOrOverlongValuesAreRefused() throws {
@@ -121,11 +193,11 @@ extension SecretServiceKeyringTests {
         #expect(throws: StarlineError.self) { _ = try DBusSignature.split(deep) }
         // A string whose length runs past the end.
         var reader = try DBusReader([UInt8(ascii: "l"), 0, 0, 0, 0xFF, 0xFF, 0xFF, 0x7F])
-        reader.offset = 4
+        try reader.seek(to: 4)
         #expect(throws: StarlineError.self) { _ = try reader.read("s") }
         // An ay that claims more than D-Bus allows.
         var huge = try DBusReader([UInt8(ascii: "l"), 0, 0, 0, 0, 0, 0, 0x10])
-        huge.offset = 4
+        try huge.seek(to: 4)
         #expect(throws: StarlineError.self) { _ = try huge.read("ay") }
     }
 }
