@@ -70,7 +70,9 @@ let package = Package(
         // The CLI kit, output, errors, files, locks, clock: no C library beyond libc, so every tool can link it.
         // The async-signal-safe half of the signal handling (Interrupts.swift): C, part of every tool.
         .target(name: "CSignals"),
-        .target(name: "StarlineCore", dependencies: ["CSignals"], linkerSettings: [.linkedLibrary("m")]),
+        // STARLINE_TEST_HOOKS: the test hooks (TestHooks.swift) exist in debug builds only, never in a release.
+        .target(name: "StarlineCore", dependencies: ["CSignals"],
+                swiftSettings: [.define("STARLINE_TEST_HOOKS", .when(configuration: .debug))], linkerSettings: [.linkedLibrary("m")]),
         // Process hardening and socket credentials for sl-memory's unlock agent: prctl is variadic, struct ucred
         // and accept4 are GNU extensions; C, so only the tools that link StarlineMemory carry it.
         .target(name: "CProcess"),
@@ -125,7 +127,11 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Tests/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .testTarget(name: "StarlineCryptoTests", dependencies: ["StarlineCrypto", "StarlineTestSupport", "CZlib"],
                     exclude: ["age-testkit", "agepty.py"], linkerSettings: [staticArchive("z")]),
-        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport"]),
+        // The front-ends for their specs only (OptionCoverageTests walks every command tree); the tools run as
+        // the built executables.
+        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport",
+                                                          "QRCommands", "TasksCommands", "DevServerCommands", "LoginCommands",
+                                                          "RestoreCommands", "SessionsCommands", "MemoryCommands", "ChatCommands"]),
     ] + tools.map { .executableTarget(name: $0.name, dependencies: [.target(name: $0.frontEnd)], linkerSettings: $0.linkerSettings) },
     swiftLanguageModes: [.v6]
 )

@@ -65,9 +65,9 @@ enum TailCommand: AsyncCommand {
         let tail = EventTail(api: session.api, store: session.store, account: session.account, name: options.cursor,
                              conversation: options.conversation, sameAccount: session.sameAccount)
         let output = context.output
-        // TEST-ONLY: die by SIGKILL right after the first page was printed and flushed, before its cursor is
-        // committed — the instant a consumer killed "between print and commit" dies at.
-        let dieAfterPrint = context.environment["STARLINE_TEST_TAIL_KILL_AFTER_PRINT"] == "1"
+        // TEST-ONLY (debug builds, `TestHooks`): die by SIGKILL right after the first page was printed and
+        // flushed, before its cursor is committed — the instant a consumer killed "between print and commit" dies at.
+        let dieAfterPrint = TestHooks.value(.tailKillAfterPrint, in: context.environment) == "1"
         try session.guarded {
             try tail.run(follow: options.follow, from: options.from, deliver: { events in
                 for event in events { output.emitLine(event) }

@@ -85,13 +85,7 @@ extension LoginTool {
         defer { for p in cArgs { free(p) } }
         // The browser gets our environment without STARLINE_* (STARLINE_TOKEN, a passphrase): nothing of ours
         // is its business, and a process's environment is readable by whoever can ptrace it.
-        var environment: [UnsafeMutablePointer<CChar>?] = []
-        var entry = environ
-        while let variable = entry.pointee {
-            if strncmp(variable, "STARLINE_", 9) != 0 { environment.append(variable) }
-            entry += 1
-        }
-        environment.append(nil)
+        var environment = ChildEnvironment.entries(for: .otherProgram)
         return posix_spawnp(&pid, argv[0], &actions, nil, &cArgs, &environment) == 0 ? pid : nil
     }
 }

@@ -31,7 +31,10 @@ struct MemoryOptions {
     func location(_ paths: StarlinePaths) -> VaultLocation {
         guard let dir = vaultDirectory else { return VaultLocation(paths: paths) }
         let absolute = dir.hasPrefix("/") ? dir : Self.currentDirectory() + "/" + dir
-        let digest = GenericHash.hash(Array(absolute.utf8), length: 8).map { String($0, radix: 16).leftPadded(2) }.joined()
+        // BLAKE2b's shortest output is 16 bytes (libsodium's crypto_generichash_BYTES_MIN): the pin's name carries
+        // all of them.
+        let digest = GenericHash.hash(Array(absolute.utf8), length: GenericHash.minimumLength)
+            .map { String($0, radix: 16).leftPadded(2) }.joined()
         return VaultLocation(directory: absolute, pinPath: paths.state + "/memory/pin-" + digest)
     }
 

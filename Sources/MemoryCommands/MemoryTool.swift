@@ -52,6 +52,7 @@ public enum MemoryTool {
         if arguments.first == MemoryAgentServer.detachedAgentArgument {
             MemoryAgentServer.runAsDetachedAgent(arguments: arguments, environment: .process)
         }
+        ProcessHardening.makeUndumpable()
         ToolMain.main(tool)
     }
 }

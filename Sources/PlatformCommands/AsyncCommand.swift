@@ -42,7 +42,7 @@ extension ToolMain {
 
     @MainActor
     public static func main(_ tool: Tool<AsyncCommandRunner>) async -> Never {
-        disableCoreDumps()
+        CoreDumps.disable()
         Interrupts.install()
         let status = await execute(tool, Array(CommandLine.arguments.dropFirst()), io: .process())
         if status != .brokenPipe, CurlLibrary.preloadInFlight {
@@ -54,12 +54,4 @@ extension ToolMain {
         }
         exitProcess(status)
     }
-}
-
-/// The networked tools hold access tokens and the store's sealing key in memory: a core dump would write them
-/// to disk for anyone who can read it (DESIGN section 3). RLIMIT_CORE 0 for this process and its children;
-/// the hard limit too, so nothing in the process can raise it again. One syscall at start-up.
-func disableCoreDumps() {
-    var none = rlimit(rlim_cur: 0, rlim_max: 0)
-    _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)
 }

@@ -38,7 +38,8 @@ enum IsolatedScan {
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup("sl-qr"), strdup(helperArgument), nil]
         defer { for p in argv { free(p) } }
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nil, &argv, environ)
+        var environment = ChildEnvironment.entries(for: .sameTool)
+        let spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nil, &argv, &environment)
         close(input[0])
         close(output[1])
         guard spawned == 0 else { close(input[1]); close(output[0]); throw failure("posix_spawn", spawned) }

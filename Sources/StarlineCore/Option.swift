@@ -20,10 +20,14 @@ public struct Option<Value: Sendable>: Sendable {
 
 extension ParsedArguments {
     /// The option's typed value. Reading an option that this command does not declare is a programming
-    /// error: it traps in debug builds (and reads as absent in release builds).
+    /// error (a typo, or another command's option): INTERNAL (exit 1) in every build — read as "not given"
+    /// it would silently drop what the user asked for (an assert is compiled out of release builds).
     public subscript<Value>(_ option: Option<Value>) -> Value {
         get throws {
-            assert(spec(option.long) != nil, "--\(option.long) is not an option of '\(([tool.name] + path).joined(separator: " "))'")
+            guard spec(option.long) != nil else {
+                throw StarlineError(.internalError, "--\(option.long) is not an option of '\(([tool.name] + path).joined(separator: " "))'",
+                                    details: .object([("option", .string(option.long))]))
+            }
             return try option.convert(self)
         }
     }

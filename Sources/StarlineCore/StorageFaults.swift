@@ -1,5 +1,6 @@
 /// TEST-ONLY storage fault injection for the SQLite stores (DESIGN §6: storage faults that work even as
 /// root, which ignores file modes). Not a feature: do not document it to users or rely on it in scripts.
+/// Debug builds only: a release build ignores the variable (`TestHooks`).
 ///
 /// A value given to a store's initialiser (`SQLiteStore`, `SessionStore`): no store reads the environment
 /// for it. The tool layer parses `STARLINE_TEST_STORAGE_FAULT` from the invocation's environment with
@@ -20,7 +21,7 @@
 /// pass vacuously. Real faults (a directory where `sessions.db` or `device.key` should be, unreadable files,
 /// a changed machine id) need no hook and surface as STORAGE_ERROR as well.
 public struct StorageFaults: Sendable, Equatable {
-    public static let environmentVariable = "STARLINE_TEST_STORAGE_FAULT"
+    public static var environmentVariable: String { TestHooks.Variable.storageFault.name }
 
     public enum Kind: String, Sendable, CaseIterable {
         case read, write, delete, marker, commit
@@ -30,9 +31,9 @@ public struct StorageFaults: Sendable, Equatable {
 
     public init(_ kinds: Set<Kind> = []) { self.kinds = kinds }
 
-    /// Parses `STARLINE_TEST_STORAGE_FAULT`; unset or empty means no fault.
+    /// Parses `STARLINE_TEST_STORAGE_FAULT`; unset or empty means no fault, and so does a release build.
     public init(environment: Environment) throws(StarlineError) {
-        guard let text = environment[Self.environmentVariable], !text.isEmpty else {
+        guard let text = TestHooks.value(.storageFault, in: environment) else {
             self.init()
             return
         }

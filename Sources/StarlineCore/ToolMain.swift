@@ -11,6 +11,7 @@ import Glibc
 /// on this process's streams and exits.
 public enum ToolMain {
     public static func main(_ tool: Tool<CommandRunner>) -> Never {
+        CoreDumps.disable()
         Interrupts.install()
         exitProcess(execute(tool, Array(CommandLine.arguments.dropFirst()), io: .process()))
     }

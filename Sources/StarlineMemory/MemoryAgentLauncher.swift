@@ -101,7 +101,10 @@ public enum MemoryAgentLauncher {
         var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, &argv, environ)
+        // Not `environ`: the agent runs for hours, and STARLINE_MEMORY_PASSPHRASE would stay readable in its
+        // /proc/PID/environ, in swappable memory, all that time.
+        var environment = ChildEnvironment.entries(for: .sameTool)
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, &argv, &environment)
         close(input[1])
         close(output[1])
         guard spawned == 0 else {

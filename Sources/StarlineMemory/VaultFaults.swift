@@ -16,7 +16,7 @@ import StarlineCore
 /// process would leave them, for the next run to find. `rekeyCrashAfter` stops a rekey the same way after
 /// that many records were moved to the new key.
 public struct VaultFaults: Sendable, Equatable {
-    public static let crashVariable = "STARLINE_TEST_VAULT_CRASH"
+    public static var crashVariable: String { TestHooks.Variable.vaultCrash.name }
 
     public enum CrashPoint: String, Sendable, CaseIterable {
         /// After an attachment's temporary file is written and synced, before the transaction.
@@ -41,10 +41,11 @@ public struct VaultFaults: Sendable, Equatable {
     }
 
     /// `STARLINE_TEST_STORAGE_FAULT` as for the other stores, and `STARLINE_TEST_VAULT_CRASH` = a crash
-    /// point or `rekey-after:N`. Unknown values are USAGE, so a typo cannot make a test pass vacuously.
+    /// point or `rekey-after:N`. Unknown values are USAGE, so a typo cannot make a test pass vacuously. A
+    /// release build reads neither (`TestHooks`).
     public init(environment: Environment) throws(StarlineError) {
         self.init(storage: try StorageFaults(environment: environment))
-        guard let text = environment[Self.crashVariable], !text.isEmpty else { return }
+        guard let text = TestHooks.value(.vaultCrash, in: environment) else { return }
         if text.hasPrefix("rekey-after:"), let n = Int(text.dropFirst("rekey-after:".count)), n >= 0 {
             rekeyCrashAfter = n
         } else if let point = CrashPoint(rawValue: text) {

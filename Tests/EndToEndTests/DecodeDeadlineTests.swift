@@ -9,8 +9,10 @@ import Testing
 @Suite struct DecodeDeadlineTests {
     let home = TemporaryDirectory("decode-deadline")
 
+    func tiledFinders(tiles: Int) throws -> String { try Self.tiledFinders(tiles: tiles, in: home) }
+
     /// A PGM of `tiles`×`tiles` QR finder patterns (7 modules and a light separator, 2 pixels a module).
-    func tiledFinders(tiles: Int) throws -> String {
+    static func tiledFinders(tiles: Int, in home: TemporaryDirectory) throws -> String {
         let module = 2, tile = 8
         func dark(_ y: Int, _ x: Int) -> Bool {
             if y == 7 || x == 7 { return false }

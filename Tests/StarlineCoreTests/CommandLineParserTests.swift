@@ -29,6 +29,20 @@ let sampleTool = ToolSpec(
         do { _ = try parser.parse(words); return nil } catch let e as StarlineError { return e } catch { return nil }
     }
 
+    /// Reading an option the command does not declare (another command's, or a typo) is INTERNAL in every build:
+    /// as "not given" it would silently drop what the user asked for. The old check was an assert (a trap in
+    /// debug, nothing in release).
+    @Test func anUndeclaredOptionReadIsAnInternalErrorNotATrap() throws {
+        let leaf = try parser.parse(["group", "leaf"])
+        let formatOfMake = Option<String>.string("format", "FORMAT", help: "Output format.", default: "png")
+        var thrown: StarlineError?
+        do { _ = try leaf[formatOfMake] } catch let e as StarlineError { thrown = e }
+        #expect(thrown?.code == .internalError)
+        #expect(thrown?.message == "--format is not an option of 'sl-sample group leaf'")
+        let make = try parser.parse(["make", "-f", "svg", "hi"])
+        #expect(try make[formatOfMake] == "svg")
+    }
+
     @Test func longOptionsWithEqualsOrSeparateValue() throws {
         let a = try parser.parse(["make", "--format=svg", "--size", "8", "hello"])
         #expect(a.path == ["make"])

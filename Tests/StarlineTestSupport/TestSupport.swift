@@ -73,7 +73,8 @@ public enum Tools {
     }
 
     /// `run`, without waiting: the test can signal the process, then `wait()` for its result.
-    public static func spawn(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, home: String,
+    /// `stdinPath` names a file (a FIFO the test holds open, say) to open as stdin instead of `stdin`'s bytes.
+    public static func spawn(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinPath: String? = nil, home: String,
                              environment: [String: String] = [:], workingDirectory: String? = nil) throws -> RunningTool {
         var env = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "STARLINE_HOME": home + "/starline", "LANG": "C.UTF-8"]
         for (k, v) in environment { env[k] = v }
@@ -91,7 +92,7 @@ public enum Tools {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, inPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? inPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         // Nothing else of the test process goes to the child: tests run in parallel, and a pipe another test
