@@ -12,7 +12,8 @@ enum SyncCommand: AsyncCommand {
         "sync", abstract: "Pull every new event into the local cache",
         discussion: "Pages through GET /v1/sync from the cache's cursor; each page and the cursor after it commit in one transaction (messages upserted by server id, the echoes of our sends merged into the outbox by clientId). Prints {\"events\",\"messages\",\"pages\",\"cursor\",\"gaps\"}; a gap (the server dropped events after the cursor) is reported and the cache's history is marked incomplete.",
         examples: [Example("sl-chat sync && sl-chat unread --offline", "Refresh, then read the cache.")],
-        exitStatuses: [(.ok, "synced"), (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached")])
+        exitStatuses: [(.ok, "synced"), (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached"),
+                       (.data, "the server's cursors go round in a cycle, expire again and again, or page on past 100000 pages (DATA_ERROR)")])
 
     struct Options { var chat: ChatOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments)) }
@@ -47,7 +48,8 @@ enum TailCommand: AsyncCommand {
             Example("sl-chat tail --cursor bot | jq -r 'select(.type==\"message\") | .message.text'", "Every message since the bot last ran."),
         ],
         exitStatuses: [(.ok, "drained (without --follow)"), (.storage, "the cursor is in use by another process"),
-                       (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached (without --follow)")])
+                       (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached (without --follow)"),
+                       (.data, "the server's cursors go round in a cycle (any length), or a history page to fill a gap does not move on (DATA_ERROR)")])
 
     struct Options { var conversation: String?; var follow: Bool; var cursor: String?; var from: EventTail.Start; var chat: ChatOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {

@@ -89,7 +89,8 @@ struct AdminListing {
 
 /// Every user of the platform, a page at a time (`GET /api/admin/users`) as the listing's workers ask for
 /// them, with the bulk engine's retry and throttle rules per page; a cursor seen before (a cycle of any
-/// length) or more than `AdminListing.maximumUsers` users stops it.
+/// length, `CursorChain`), more than `CursorChain.maximumPages` pages or more than `AdminListing.maximumUsers`
+/// users stops it (DATA_ERROR).
 final class UserPager: @unchecked Sendable {
     // @unchecked: `next` is called under the bulk run's source lock, one worker at a time.
     let lister: SessionLister
@@ -98,7 +99,7 @@ final class UserPager: @unchecked Sendable {
     private var position = 0
     private var cursor: String?
     private var started = false
-    private var cursorsSeen = Set<String>()
+    private var chain = CursorChain(route: "GET /api/admin/users", start: nil)
     private var total = 0
     private(set) var error: StarlineError?
 
@@ -130,9 +131,7 @@ final class UserPager: @unchecked Sendable {
         if let error = summary.stopError ?? pageError.withLock({ $0 }) { throw error }
         guard let value = result.withLock({ $0 }) else { throw StarlineError(.internalError, "no page of users") }
         // A server that hands back a cursor it gave before would page forever; the last page has none.
-        if let next = value.next, !cursorsSeen.insert(next).inserted {
-            throw StarlineError(.data, "the user list repeats its cursor; stopped paging")
-        }
+        if let next = value.next { try chain.advance(to: next) }
         total += value.users.count
         guard total <= AdminListing.maximumUsers else {
             throw StarlineError(.data, "the user list goes on past \(AdminListing.maximumUsers) users; stopped paging")

@@ -42,6 +42,26 @@ public enum ChatEvents {
                  ("message", .string("the server no longer has the events after this cursor; the messages are backfilled from history"))])
     }
 
+    /// The route of the event stream, as errors name it.
+    static let syncRoute = "GET /v1/sync"
+
+    /// Gaps in a row, with no page between them that reached the end of the stream: past this many the server
+    /// is expiring every cursor it hands out (c1 → c2 → 410 → from the start → c1 …), and paging stops.
+    public static let maximumGapsInARow = 8
+
+    static func tooManyGaps(_ count: Int) -> StarlineError {
+        StarlineError(.data, "the server expired the cursor \(count) times in a row before the stream reached its end; stopped paging",
+                      details: .object([("route", .string(syncRoute)), ("gaps", .int(count))]))
+    }
+
+    /// The highest `seq` of `events` when it is above `highest` (events the chain has not seen), else nil.
+    /// Event seqs increase strictly along the caller's stream (docs/openapi.yaml, schema Event).
+    static func newHighest(_ events: [JSON], above highest: Int64?) -> Int64? {
+        guard let top = events.compactMap({ $0["seq"]?.intValue }).max() else { return nil }
+        if let highest, top <= highest { return nil }
+        return top
+    }
+
     /// A message read from history to fill a gap, shaped as a message event.
     public static func backfilled(_ message: ChatMessage) -> JSON {
         .object([("type", .string("message")), ("backfill", .bool(true)), ("seq", .null), ("cursor", .null), ("message", message.json)])
@@ -76,6 +96,8 @@ public struct ChatSync: Sendable {
     public func run(pageSize: Int = 1000) throws -> Report {
         var report = Report()
         var cursor = try store.syncState(account: account).cursor
+        // Every cursor of the run is remembered: one the server gave before is a cycle (DATA_ERROR).
+        var chain = CursorChain(route: ChatEvents.syncRoute, start: cursor)
         // The next page is requested while this one is stored: the server builds it while we write.
         var prefetched: PageFetch?
         var pending: [JSON] = []
@@ -87,6 +109,8 @@ public struct ChatSync: Sendable {
             switch answer {
             case .expired(let code):
                 guard cursor != nil else { throw ChatAPI.malformed("GET /v1/sync", "the server refused a sync from the start (\(code))") }
+                // A drain ends at its first empty page, so every gap of the run is "in a row".
+                guard report.gaps.count < ChatEvents.maximumGapsInARow else { throw ChatEvents.tooManyGaps(report.gaps.count + 1) }
                 report.gaps.append(ChatEvents.gap(after: cursor, serverCode: code, now: now))
                 let batch = pending
                 pending.removeAll()
@@ -96,10 +120,13 @@ public struct ChatSync: Sendable {
                     try ChatStore.setSyncState(account: account, cursor: nil, syncedAt: now, db)
                 }
                 cursor = nil
+                chain.restart(at: nil)
             case .events(let events, let next):
                 if !events.isEmpty && next == cursor {
                     throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events")
                 }
+                // Checked before the next page is asked for: a cycle makes no further request.
+                if !events.isEmpty { try chain.advance(to: next) }
                 if !events.isEmpty { prefetched = PageFetch { [api] in try api.sync(since: next, limit: pageSize, timeout: 0) } }
                 pending += events
                 report.pages += 1

@@ -45,13 +45,22 @@ public final class EventTail {
 
     /// Runs until the stream is drained (or, following, until killed). `deliver` prints and flushes a page;
     /// `notice` reports reconnects on stderr.
+    ///
+    /// The cursors are a `CursorChain`: a cursor the server gave before is a cycle (DATA_ERROR) — every one of
+    /// a drain, the newest `CursorChain.followWindow` when following. Following, an answer that brings no new
+    /// event (no seq above every seq seen) before its long poll was half over is no progress: such answers in
+    /// a row are spaced out with a growing pause (0.5 s up to 30 s), so a server answering at once with
+    /// nothing (or with old events under new cursors) cannot drive a hot loop.
     public func run(follow: Bool, from start: Start, pollSeconds: Int = 25,
                     deliver: ([JSON]) throws -> Void, notice: (String) -> Void) throws {
         let isNew = try open()
         if isNew && start == .now { try skipToHead() }
-        var failures = 0
+        var chain = CursorChain(route: ChatEvents.syncRoute, start: cursor, following: follow)
+        var highest: Int64?
+        var failures = 0, idle = 0, gapsInARow = 0
         while true {
             let answer: SyncAnswer
+            let asked = MonotonicClock.nanoseconds()
             do {
                 answer = try api.sync(since: cursor, limit: 1000, timeout: follow ? pollSeconds : 0)
                 failures = 0
@@ -62,21 +71,43 @@ public final class EventTail {
                 HTTPTransport.sleep(seconds: wait)
                 continue
             }
+            let took = MonotonicClock.nanoseconds() - asked
             guard sameAccount() else { throw OutboxDelivery.accountChanged() }
             switch answer {
             case .expired(let code):
                 guard cursor != nil else { throw ChatAPI.malformed("GET /v1/sync", "the server refused a sync from the start (\(code))") }
+                gapsInARow += 1
+                guard gapsInARow <= ChatEvents.maximumGapsInARow else { throw ChatEvents.tooManyGaps(gapsInARow) }
                 try deliver([ChatEvents.gap(after: cursor, serverCode: code, now: Timestamp.now().seconds)])
                 try backfill(deliver: deliver)
                 cursor = nil
                 try commit([], cursor: nil, delivered: 0)
+                // A new stream: a server that was reset issues its cursors and seqs again.
+                chain.restart(at: nil)
+                highest = nil
             case .events(let events, let next):
                 if !events.isEmpty && next == cursor { throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events") }
+                // Before anything is delivered: a cycle would hand the consumer old events again.
+                try chain.move(to: next)
+                let newHighest = ChatEvents.newHighest(events, above: highest)
+                if let newHighest { highest = newHighest }
                 let fresh = events.filter(isNew(_:))
                 if !fresh.isEmpty { try deliver(fresh) }
                 try commit(events, cursor: next, delivered: fresh.count)
                 cursor = next
-                if events.isEmpty && !follow { return }
+                if events.isEmpty {
+                    gapsInARow = 0  // the end of the stream
+                    if !follow { return }
+                }
+                guard follow else { continue }
+                if newHighest != nil || took >= UInt64(pollSeconds) * 500_000_000 {
+                    idle = 0
+                } else {
+                    idle += 1
+                    let pause = RetryPolicy(retries: 0, baseDelay: 0.5, maxDelay: 30).backoff(min(idle - 1, 16))
+                    notice("sl-chat tail: the server answered at once with no new event (\(idle) in a row); asking again in \(format1(pause)) s")
+                    HTTPTransport.sleep(seconds: pause)
+                }
             }
         }
     }
@@ -115,13 +146,21 @@ public final class EventTail {
 
     /// `--from now`: moves a new consumer to the end of the stream without delivering anything.
     private func skipToHead() throws {
+        var chain = CursorChain(route: ChatEvents.syncRoute, start: cursor)
+        var gaps = 0
         while true {
             switch try api.sync(since: cursor, limit: 1000, timeout: 0) {
-            case .expired: cursor = nil
+            case .expired(let code):
+                guard cursor != nil else { throw ChatAPI.malformed("GET /v1/sync", "the server refused a sync from the start (\(code))") }
+                gaps += 1
+                guard gaps <= ChatEvents.maximumGapsInARow else { throw ChatEvents.tooManyGaps(gaps) }
+                cursor = nil
+                chain.restart(at: nil)
             case .events(let events, let next):
                 for event in events { if let m = ChatEvents.message(of: event) { positions[m.conversationId] = max(positions[m.conversationId] ?? 0, m.seq) } }
                 try commit(events, cursor: next, delivered: 0, advanceOnly: true)
                 if events.isEmpty || next == cursor { return }
+                try chain.move(to: next)
                 cursor = next
             }
         }
@@ -130,15 +169,24 @@ public final class EventTail {
     /// The messages after each conversation's position, from history, delivered page by page.
     private func backfill(deliver: ([JSON]) throws -> Void) throws {
         let conversations = try conversation.map { [$0] } ?? api.conversations().compactMap { $0["id"]?.stringValue }
+        let route = "GET /v1/conversations/{id}/messages"
         for conv in conversations {
+            // Each page starts after the newest message delivered, so the `after` values are a chain too.
+            var chain = CursorChain(route: route, start: "after=\(positions[conv] ?? 0)")
             while true {
-                let page = try api.messages(conversation: conv, after: positions[conv] ?? 0, limit: 200)
+                let after = positions[conv] ?? 0
+                let page = try api.messages(conversation: conv, after: after, limit: 200)
                 guard sameAccount() else { throw OutboxDelivery.accountChanged() }
+                // W8, and what keeps the chain moving: every message is of this conversation and after `after`.
+                guard page.allSatisfy({ $0.conversationId == conv && $0.seq > after }) else {
+                    throw ChatAPI.malformed(route, "a page after seq \(after) of \(conv) holds a message of another conversation or at or before that seq")
+                }
                 if page.isEmpty { break }
                 try deliver(page.map(ChatEvents.backfilled))
                 let events = page.map { m -> JSON in .object([("type", .string("message")), ("message", m.json)]) }
                 try commit(events, cursor: cursor, delivered: page.count)
                 if page.count < 200 { break }
+                try chain.advance(to: "after=\(positions[conv] ?? 0)")
             }
         }
     }
