@@ -84,11 +84,7 @@ final class DBusConnection {
     /// answers for a destination that is gone). Anything else is skipped unread past its header, at most
     /// `DBusLimits.ignoredMessagesPerCall` messages.
     func call(_ message: DBusMessage, replyFrom sender: String) throws(StarlineError) -> DBusMessage {
-        serial = serial == UInt32.max ? 1 : serial + 1
-        var outgoing = message
-        outgoing.serial = serial
-        try send(try outgoing.encoded())
-        let expected = serial
+        let expected = try post(message)
         var ignored = 0
         while true {
             let bytes = try receive()
@@ -108,6 +104,22 @@ final class DBusConnection {
                                     retryable: true)
             }
         }
+    }
+
+    /// Sends `message` with the next serial, awaiting nothing: for a client that reads what comes itself
+    /// (`nextMessage`), such as a monitor or a test's forger.
+    @discardableResult
+    func post(_ message: DBusMessage) throws(StarlineError) -> UInt32 {
+        serial = serial == UInt32.max ? 1 : serial + 1
+        var outgoing = message
+        outgoing.serial = serial
+        try send(try outgoing.encoded())
+        return serial
+    }
+
+    /// The next message the bus sends, whatever it is.
+    func nextMessage() throws(StarlineError) -> DBusMessage {
+        try DBusMessage.decode(try receive())
     }
 
     static func answers(_ header: DBusMessage, serial: UInt32, from sender: String) -> Bool {
