@@ -17,6 +17,9 @@ public enum DevServerTool {
     public static func main() -> Never { ToolMain.main(tool) }
 }
 
+/// How long a stop may take before the process ends without waiting for the connections left.
+let stopBudgetMilliseconds = 1_500
+
 /// Serving: the tool's one command.
 enum ServeCommand: Command {
     static let port = Option<Int>.integer("port", short: "p", "PORT", help: "TCP port on 127.0.0.1; 0 picks a free one.", default: 8080, range: 0...65535)
@@ -38,7 +41,7 @@ enum ServeCommand: Command {
 
     static let spec = CommandSpec(
             "sl-devserver", abstract: "a local Starline platform and chat server with fault injection",
-            discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file, seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT, SIGTERM or SIGHUP stops it cleanly (exit 0).",
+            discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file, seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT, SIGTERM or SIGHUP stops it cleanly (exit 0) and promptly, within 2 s whatever its clients do: long polls are answered at once (an empty page), requests held by an injected delay are answered, keep-alive connections are closed and the port is free when it has exited. A port in use is ADDRESS_IN_USE (exit 7, retryable), not a usage error.",
             options: [port.spec, db.spec, seed.spec, autoApprove.spec, log.spec, devToken.spec, deviceInterval.spec, sessionTTL.spec,
                       codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, connectionTimeout.spec, maxConnections.spec,
                       maxConnectionsPerIP.spec, eventRetention.spec, routes.spec],
@@ -47,7 +50,9 @@ enum ServeCommand: Command {
                 Example("export STARLINE_API_BASE_URL=http://127.0.0.1:8080 STARLINE_CHAT_BASE_URL=http://127.0.0.1:8080/chat", "Point the other tools at it."),
                 Example("curl -s -H \"X-Dev-Token: $TOKEN\" -d '{\"route\":\"GET /api/me\",\"status\":503,\"count\":2}' http://127.0.0.1:8080/__dev/faults", "Make the next two GET /api/me calls fail with 503."),
                 Example("sl-devserver --port 0 --auto-approve alice --db /tmp/dev.db --log /tmp/dev.jsonl", "A throw-away server for tests that signs everyone in as alice."),
-            ])
+            ],
+            exitStatuses: [(.ok, "stopped by SIGINT, SIGTERM or SIGHUP (or --routes printed)"),
+                           (.transient, "the port is in use (ADDRESS_IN_USE) or cannot be listened on (NETWORK_ERROR)")])
 
     struct Options {
         var configuration: DevServerConfiguration
@@ -109,6 +114,15 @@ enum ServeCommand: Command {
         context.output.progress("sl-devserver: serving \(server.baseURL) (chat: \(server.baseURL)/chat); stop with Ctrl-C")
         var received: Int32 = 0
         sigwait(&signals, &received)
+        // Long polls, keep-alive connections and injected delays end at once (DevServer.stop); should
+        // anything else hold a connection's thread (a client's request stuck in a long database statement),
+        // the process still ends within `stopBudget`: the state on disk is SQLite's, consistent at any instant.
+        WorkerThreads.detach {
+            usleep(useconds_t(stopBudgetMilliseconds * 1000))
+            let note = "sl-devserver: connections still open after \(stopBudgetMilliseconds) ms; stopped without them\n"
+            _ = note.withCString { write(2, $0, strlen($0)) }
+            _exit(0)
+        }
         server.stop()
         context.output.progress("sl-devserver: stopped")
         return .ok

@@ -60,7 +60,10 @@ public final class DevServer: @unchecked Sendable {
         allowedHosts = Set(["127.0.0.1", "localhost", "[::1]"].flatMap { port == 80 ? [$0, "\($0):80"] : ["\($0):\(port)"] })
     }
 
+    /// Stops promptly whatever the clients do: long polls answer at once (an empty page when nothing came),
+    /// then the HTTP server closes every connection, keep-alive ones too.
     public func stop() {
+        state.withLockNotifying { $0.stopping = true }
         http?.stop()
         http = nil
         if let logFile { fflush(logFile) }
@@ -163,9 +166,9 @@ public final class DevServer: @unchecked Sendable {
             case .longPoll(let handler):
                 let longPoll = try state.withLock { _ in try handler(try authorized(route, request, parameters)) }
                 // Between checks the lock is released, so other requests (the sends that wake us) go on.
-                let early = try state.await(deadline: longPoll.deadline) { _ -> HTTPResponse? in
+                let early = try state.await(deadline: longPoll.deadline) { state -> HTTPResponse? in
                     let (response, ready) = try longPoll.poll()
-                    return ready ? response : nil
+                    return ready || state.stopping ? response : nil
                 }
                 if let early { return early }
                 return try state.withLock { _ in try longPoll.poll().response }

@@ -53,6 +53,8 @@ struct DevServerState {
     var rateWindowCount = 0
     /// Set by `ChatRoutes.publish` (new rows in `events`); the request then wakes the long polls.
     var eventsPublished = false
+    /// Set by `DevServer.stop`: long polls answer at once (with what they have) so the server can stop.
+    var stopping = false
     /// Wrong passwords per user id (sign-in forms and the password change share it).
     var signInFailures = AttemptThrottle(limit: Limits.signInFailures, window: Limits.signInWindow)
     /// SMS codes sent per phone, known or not (a 429 only for known phones would reveal accounts).

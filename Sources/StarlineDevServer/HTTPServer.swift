@@ -88,6 +88,10 @@ public struct HTTPResponse: Sendable {
 
 /// An HTTP/1.1 server on libmicrohttpd, bound to a loopback address only. Every connection gets a
 /// thread (long polls and delay faults simply block it); the handler is called on those threads.
+///
+/// Stopping is prompt: `stop` wakes the delay faults (`pause`), then has MHD shut every connection down and
+/// join its thread — the owner first ends its own waits (long polls), since MHD can only join a handler
+/// that returns.
 public final class HTTPServer: @unchecked Sendable {
     // @unchecked: the handler is immutable and Sendable; the daemon pointer lives in a lock (set once
     // in init, cleared by the idempotent stop()); `port` is written only in init.
@@ -97,6 +101,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     let handler: Handler
     private let daemon = Locked<OpaquePointer?>(nil)
+    /// `stopping` is set by `stop` (`pause` waits on it); `active` counts the requests begun and not yet
+    /// completed (answered and sent, or their connection gone), which `stop` lets finish.
+    private let requests = Locked((stopping: false, active: 0))
+    /// How long `stop` waits for the requests in progress (long polls answer at once) before closing them.
+    static let drainNanoseconds: UInt64 = 1_000_000_000
     public private(set) var port: UInt16 = 0
 
     /// What one client can hold: connections (each a thread) and idle seconds.
@@ -114,30 +123,81 @@ public final class HTTPServer: @unchecked Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue)
+        // MHD_USE_ITC: "required for use of MHD_quiesce_daemon" (microhttpd.h).
+        let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_ITC.rawValue)
         let me = Unmanaged.passUnretained(self).toOpaque()
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                starline_mhd_start(flags, mhdAccessHandler, me, mhdRequestCompleted, nil, sa,
+                starline_mhd_start(flags, mhdAccessHandler, me, mhdRequestCompleted, me, sa,
                                    UInt32(limits.connections), UInt32(limits.connectionsPerIP), 256 * 1024,
                                    UInt32(limits.idleTimeoutSeconds))
             }
         }
         guard let started else {
-            throw StarlineError(.usage, "cannot listen on 127.0.0.1:\(port): \(String(cString: strerror(errno)))",
-                                details: .object([("port", .int(Int(port)))]))
+            let failure = errno
+            throw Self.listenError(port: port, errno: failure)
         }
         daemon.withLock { $0 = started }
         self.port = starline_mhd_bound_port(started)
     }
 
-    /// Stops accepting, closes connections and joins the server's threads.
+    /// Why the server could not listen. A port in use is ADDRESS_IN_USE (exit 7, retryable): an environment
+    /// failure, never a usage error (no usage text). MHD's errno is not documented, so a busy port is
+    /// confirmed by binding a probe socket the way MHD binds (SO_REUSEADDR); anything else is NETWORK_ERROR.
+    static func listenError(port: UInt16, errno failure: Int32) -> StarlineError {
+        let details = JSON.object([("port", .int(Int(port)))])
+        if port != 0, failure == EADDRINUSE || Self.portIsTaken(port) {
+            return StarlineError(.addressInUse, "cannot listen on 127.0.0.1:\(port): the address is in use by another process",
+                                 retryable: true, details: details)
+        }
+        return StarlineError(.network, "cannot listen on 127.0.0.1:\(port): \(String(cString: strerror(failure)))", details: details)
+    }
+
+    /// True when binding 127.0.0.1:`port` fails with EADDRINUSE right now.
+    static func portIsTaken(_ port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return bound != 0 && errno == EADDRINUSE
+    }
+
+    /// Stops: wakes `pause`, stops accepting, closes every connection (keep-alive ones too), joins the
+    /// server's threads and closes the listening socket. Each handler must return promptly once stopping
+    /// (see the type's doc): MHD joins a connection's thread only when its handler returns.
     public func stop() {
+        requests.withLockNotifying { $0.stopping = true }
         daemon.withLock { daemon in
-            if let daemon { MHD_stop_daemon(daemon) }
+            guard let running = daemon else { return }
+            // No new connections from here. "The caller is responsible for closing the returned socket;
+            // however, if MHD is run using threads … it must not be closed until AFTER MHD_stop_daemon"
+            // (microhttpd.h).
+            let listening = MHD_quiesce_daemon(running)
+            // The requests in progress are answered and sent before their connections are shut (a long poll
+            // gets its empty page, not a reset); a client that does not read its answer is not waited for long.
+            _ = requests.await(deadline: MonotonicClock.nanoseconds() + Self.drainNanoseconds) { $0.active == 0 ? true : nil }
+            MHD_stop_daemon(running)
+            if listening >= 0 { close(listening) }
             daemon = nil
         }
     }
+
+    /// Waits `milliseconds`, or less when the server stops meanwhile (an injected delay must not hold a stop).
+    func pause(milliseconds: Int) {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(max(0, milliseconds)) * 1_000_000
+        _ = requests.await(deadline: deadline) { $0.stopping ? true : nil }
+    }
+
+    fileprivate func requestBegan() { requests.withLock { $0.active += 1 } }
+    fileprivate func requestCompleted() { requests.withLockNotifying { $0.active -= 1 } }
 
     deinit { stop() }
 }
@@ -163,6 +223,7 @@ func mhdAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePoint
     guard let cls, let connection, let contextSlot, let uploadDataSize else { return .NO }
     guard let raw = contextSlot.pointee else {
         contextSlot.pointee = Unmanaged.passRetained(RequestContext()).toOpaque()
+        Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestBegan()
         return .YES
     }
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
@@ -191,7 +252,7 @@ func mhdAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePoint
         bodyTooLarge: context.tooLarge)
     let response = server.handler(request)
     if response.dropConnection { return .NO }
-    if response.delayMilliseconds > 0 { usleep(UInt32(min(response.delayMilliseconds, 600_000)) * 1000) }
+    if response.delayMilliseconds > 0 { server.pause(milliseconds: min(response.delayMilliseconds, 600_000)) }
     let mhdResponse = response.body.withUnsafeBytes { buffer in
         MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)!)  // MHD_RESPMEM_MUST_COPY: MHD copies the buffer
     }
@@ -206,6 +267,7 @@ func mhdRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePo
                          _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode) {
     guard let contextSlot, let raw = contextSlot.pointee else { return }
     Unmanaged<RequestContext>.fromOpaque(raw).release()
+    if let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted() }
     contextSlot.pointee = nil
 }
 
