@@ -59,7 +59,8 @@ enum ExportCommand: Command {
         let code = ShareCode.generate()
         let passphrase = SecretBytes(copying: Array(code.utf8))
         let verify: ((String, MemoryExportPackage.Summary) throws -> Void)? = !options.verify ? nil : { partial, summary in
-            let checked = try ImportCommand.read(partial, AgeDecryptor(passphrase: passphrase), into: nil)
+            let file = try ExportFile.open(partial)
+            let checked = try MemoryExportPackage.check { try file.decrypt(AgeDecryptor(passphrase: passphrase), to: $0) }
             guard checked == summary else {
                 throw StarlineError(.data, "the written export does not hold what was exported (\(checked.notes) of \(summary.notes) notes)")
             }
@@ -88,17 +89,55 @@ enum ExportCommand: Command {
     }
 }
 
+/// An export to read, opened once: every pass reads this descriptor from its start, so a file put in place of
+/// the path meanwhile (whoever can write its directory can rename one over it) is never read. Symbolic links
+/// are followed — an export linked from ~/Downloads is as good as the file — because nothing here trusts the
+/// file: every byte of it is authenticated by the share code, and the import commits only after its last one.
+/// Only a regular file: it is read twice (checked whole, then imported), which a pipe or device cannot be.
+final class ExportFile {
+    let fd: Int32
+    let path: String
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close(fd) }
+
+    /// O_NONBLOCK: a FIFO at the path is refused at once instead of waiting for a writer at open.
+    static func open(_ path: String) throws -> ExportFile {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw FileBytes.posixError("cannot read \(path)", path: path) }
+        let file = ExportFile(fd: fd, path: path)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileBytes.posixError("cannot read \(path)", path: path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw StarlineError(.usage, "\(path) is not a regular file: an export is read twice (checked whole, then imported), so it must be a file",
+                                details: .object([("path", .string(path))]))
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return file
+    }
+
+    /// Decrypts the whole file, from its first byte, into `writer`.
+    func decrypt(_ decryptor: AgeDecryptor, to writer: AgeWriter) throws {
+        guard lseek(fd, 0, SEEK_SET) == 0 else { throw FileBytes.posixError("cannot read \(path)", path: path) }
+        try decryptor.decrypt(from: .fileDescriptor(fd, name: path), to: writer)
+    }
+}
+
 /// `sl-memory import FILE`.
 enum ImportCommand: Command {
     static let shareCodeFD = Option<Int?>.integer("share-code-fd", "N", help: "Read the share code from file descriptor N (else STARLINE_MEMORY_SHARE_CODE, else the terminal).", range: 0...65535)
-    static let shareCodeFile = Option<String?>.string("share-code-file", "FILE", help: "Read the share code from FILE (not readable by group or others).", completion: .file(extensions: []))
-    static let dryRun = Option<Bool>.flag("dry-run", help: "Check the whole export and list the notes it would add, without adding them.")
+    static let shareCodeFile = Option<String?>.string("share-code-file", "FILE", help: "Read the share code from FILE, a regular file of yours that group and others cannot access.", completion: .file(extensions: []))
+    static let dryRun = Option<Bool>.flag("dry-run", help: "Check the whole export and list the notes it would add (at most the first \(MemoryExportPackage.previewTitles) titles, each cut to \(MemoryExportPackage.previewTitleScalars) characters), without adding them.")
     static let maxWorkFactor = Option<Int>.integer("max-work-factor", "N", help: "Refuse an age file whose scrypt work factor is above N (as age does).", default: AgeDecryptor.defaultMaximumWorkFactor, range: 1...30)
     static let spec = CommandSpec(
         "import", abstract: "Import an export (age file and share code) as new notes",
-        discussion: "The whole file is checked first — the age header and every chunk, then every line of the package, each attachment's size and BLAKE2b — and only then read again and imported: a damaged or truncated export adds nothing. Notes get new ids and keep their times. Exit 13 for a wrong share code, 12 for a damaged file or package.",
+        discussion: "The file is opened once and read twice from that descriptor: first the whole of it is checked — the age header and every chunk, then every line of the package, each attachment's size and BLAKE2b — then it is read again and imported in one transaction, which commits only after the last byte checked again and matched the first reading: a damaged, truncated or changed export adds nothing. Notes get new ids and keep their times. Exit 13 for a wrong share code, 12 for a damaged file or package.",
         options: [shareCodeFD.spec, shareCodeFile.spec, maxWorkFactor.spec, dryRun.spec],
-        arguments: [ArgumentSpec("FILE", help: "The export (binary or armored).")])
+        arguments: [ArgumentSpec("FILE", help: "The export (binary or armored), a regular file.")])
     struct Options { var memory: MemoryOptions; var file: String; var shareCodeFD: Int?; var shareCodeFile: String?; var maxWorkFactor: Int; var dryRun: Bool }
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let file = arguments.positionals[0]
@@ -109,38 +148,30 @@ enum ImportCommand: Command {
         return options
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
+        let file = try ExportFile.open(options.file)
         let typed = try shareCode(options, context)
         // As typed first (an age -p passphrase is any text); then as a share code is written (upper case, dashes).
         var decryptor = AgeDecryptor(passphrase: SecretBytes(copying: Array(typed.utf8)), maximumWorkFactor: options.maxWorkFactor)
         // Pass 1: everything checked, nothing written.
         let checked: MemoryExportPackage.Summary
         do {
-            checked = try read(options.file, decryptor, into: nil)
+            checked = try MemoryExportPackage.check(listingTitles: options.dryRun) { try file.decrypt(decryptor, to: $0) }
         } catch let error as StarlineError where error.code == .ageWrongPassphrase && ShareCode.normalize(typed) != typed {
             decryptor = AgeDecryptor(passphrase: SecretBytes(copying: Array(ShareCode.normalize(typed).utf8)), maximumWorkFactor: options.maxWorkFactor)
-            checked = try read(options.file, decryptor, into: nil)
+            checked = try MemoryExportPackage.check(listingTitles: options.dryRun) { try file.decrypt(decryptor, to: $0) }
         }
         if options.dryRun {
             context.output.emit(.object([("file", .string(options.file)), ("dryRun", .bool(true)),
                                          ("wouldImport", .object([("notes", .int(checked.notes)), ("attachments", .int(checked.attachments))])),
-                                         ("notes", .array(checked.titles.map(JSON.string)))]))
+                                         ("notes", .array(checked.titles.map(JSON.string))),
+                                         ("notesNotListed", .int(checked.notes - checked.titles.count))]))
             return .ok
         }
         let vault = try VaultAccess.open(options.memory, context)
-        let summary = try read(options.file, decryptor, into: vault)
+        // Pass 2, from the same descriptor, in one transaction that commits only if it reads what pass 1 checked.
+        let summary = try MemoryExportPackage.importPackage(into: vault, expecting: checked) { try file.decrypt(decryptor, to: $0) }
         context.output.emit(.object([("file", .string(options.file)), ("imported", .object([("notes", .int(summary.notes)), ("attachments", .int(summary.attachments))]))]))
         return .ok
-    }
-
-    static func read(_ path: String, _ decryptor: AgeDecryptor, into vault: MemoryVault?) throws -> MemoryExportPackage.Summary {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot read \(path)", path: path) }
-        defer { close(fd) }
-        let reader = MemoryExportReader(into: vault)
-        try decryptor.decrypt(from: .fileDescriptor(fd, name: path), to: AgeWriter { (bytes) throws(StarlineError) in
-            do { try reader.push(bytes) } catch let error as StarlineError { throw error } catch { throw StarlineError(.storage, "\(error)") }
-        })
-        return try reader.finish()
     }
 
     static func shareCode(_ options: Options, _ context: CommandContext) throws -> String {

@@ -10,7 +10,7 @@ import StarlineCrypto
 /// from a descriptor or file (`passwd` reads the current one, then the new one).
 struct PassphraseSource {
     static let fd = Option<Int?>.integer("passphrase-fd", "N", help: "Read the passphrase from file descriptor N (one a line: passwd reads the current, then the new one).", range: 0...65535)
-    static let file = Option<String?>.string("passphrase-file", "FILE", help: "Read the passphrase from FILE, which must not be readable by group or others.", completion: .file(extensions: []))
+    static let file = Option<String?>.string("passphrase-file", "FILE", help: "Read the passphrase from FILE, a regular file of yours that group and others cannot access.", completion: .file(extensions: []))
     static let environmentVariable = "STARLINE_MEMORY_PASSPHRASE"
     static let specs: [OptionSpec] = [fd.spec, file.spec]
 
@@ -95,19 +95,31 @@ struct PassphraseSource {
 
 /// Lines of a secret input: LF or CRLF, at most 4 KiB each; not UTF-8 is a usage error.
 enum SecretLines {
-    /// The lines of a file only its owner may read, at most 64 KiB.
-    /// A file others can read is refused (INSECURE_PERMISSIONS, exit 10) before a byte of it is read — checked on
-    /// the descriptor opened, so a file swapped in between cannot slip through.
+    /// The lines of a private file of ours, at most 64 KiB: opened once and checked on that descriptor — a
+    /// regular file, owned by this user, with no group or other permission bits — before a byte of it is read,
+    /// so a file swapped in at the path cannot slip through. Anything else is INSECURE_PERMISSIONS (exit 10),
+    /// as ssh refuses a key others could read or replace: a FIFO or device at the path (which could also block
+    /// or never end; a pipe goes to the -fd option), another user's file (root reads it whatever its mode).
     static func readPrivateFile(_ path: String, what: String) throws -> [String] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        // O_NONBLOCK: a FIFO is refused below instead of blocking in open until someone writes it.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw FileBytes.posixError("cannot read the \(what) \(path)", path: path) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileBytes.posixError("cannot read the \(what) \(path)", path: path) }
-        if info.st_mode & 0o077 != 0 {
-            throw StarlineError(.insecurePermissions, "the \(what) \(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it",
-                                details: .object([("path", .string(path))]))
+        func refuse(_ problem: String) -> StarlineError {
+            StarlineError(.insecurePermissions, "the \(what) \(path) \(problem)",
+                          details: .object([("path", .string(path)), ("mode", .string(String(info.st_mode & 0o7777, radix: 8))),
+                                            ("owner", .int(Int64(info.st_uid)))]))
         }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw refuse("is not a regular file; a secret is read from a private file, or from a descriptor (the -fd option)")
+        }
+        guard info.st_uid == geteuid() else { throw refuse("belongs to uid \(info.st_uid), not to you (uid \(geteuid())); it was not read") }
+        if info.st_mode & 0o077 != 0 {
+            throw refuse("is accessible by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return try split(try FileBytes.read(fd: fd, name: "the \(what) \(path)", maxBytes: 64 * 1024))
     }
 

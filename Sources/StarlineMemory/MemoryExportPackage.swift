@@ -1,3 +1,4 @@
+import Glibc
 import StarlineCore
 import StarlineCrypto
 
@@ -11,25 +12,38 @@ import StarlineCrypto
 ///     {"end":{"notes":N,"attachments":M}}
 ///
 /// The reader checks everything it can without the vault — the header, every line's shape, each attachment's
-/// size and BLAKE2b, the counts in the trailer — so `import` can check a whole package before it writes.
+/// name, size and BLAKE2b, the counts in the trailer — so `import` can check a whole package before it writes,
+/// and then imports it in one change of the vault that commits only after the last byte checked again.
 public enum MemoryExportPackage {
     public static let format = "starline-memory-export"
     public static let version = 1
     static let pieceBytes = 48 * 1024
     /// A line of the package is at most this long (a base64 piece is 64 KiB; a note's text at most 16 MiB).
     static let maxLineBytes = 24 * 1024 * 1024
+    /// What a check keeps of the titles for a preview (`import --dry-run`): at most this many, each cut to
+    /// `previewTitleScalars` — memory stays bounded whatever the package holds.
+    public static let previewTitles = 10_000
+    public static let previewTitleScalars = 200
 
     public struct Summary: Sendable, Equatable {
         public var notes: Int
         public var attachments: Int
-        /// The notes' titles, in order (what `import --dry-run` lists).
+        /// BLAKE2b-256 of the whole plaintext: two reads of a package agree on it only when they read the same bytes.
+        public var digest: [UInt8]
+        /// The first `previewTitles` titles, each cut to `previewTitleScalars` Unicode scalars ("…" marks a cut
+        /// one); only when asked for (`check(listingTitles: true)`).
         public var titles: [String] = []
     }
 
     /// Writes every note of `vault` with its attachments, one line at a time, to `emit`.
     public static func write(_ vault: MemoryVault, exportedAt: Timestamp, to emit: ([UInt8]) throws -> Void) throws -> Summary {
         let summaries = try vault.list()
-        func line(_ json: JSON) throws { try emit(Array((json.serialized() + "\n").utf8)) }
+        let digest = PackageDigest()
+        func line(_ json: JSON) throws {
+            let bytes = Array((json.serialized() + "\n").utf8)
+            digest.stream.update(bytes)
+            try emit(bytes)
+        }
         try line(.object([("format", .string(format)), ("version", .int(version)), ("exportedAt", .string(exportedAt.rfc3339)),
                           ("notes", .int(summaries.count))]))
         var attachments = 0
@@ -56,15 +70,57 @@ public enum MemoryExportPackage {
             }
         }
         try line(.object([("end", .object([("notes", .int(summaries.count)), ("attachments", .int(attachments))]))]))
-        return Summary(notes: summaries.count, attachments: attachments, titles: summaries.map(\.title))
+        return Summary(notes: summaries.count, attachments: attachments, digest: digest.stream.finalize())
+    }
+
+    /// Checks a whole package and keeps nothing of it (but a bounded preview of the titles when asked).
+    /// `feed` pushes the plaintext, in any pieces, into the writer it gets (an `AgeDecryptor` does).
+    public static func check(listingTitles: Bool = false, _ feed: (AgeWriter) throws -> Void) throws -> Summary {
+        let reader = MemoryExportReader(into: nil, listingTitles: listingTitles)
+        try feed(reader.writer)
+        return try reader.finish()
+    }
+
+    /// Imports a package into `vault` in one change: every note with a new id and its own times, its
+    /// attachments streamed into files of the vault. The change commits only after the last byte was pushed
+    /// and checked — and, with `expecting`, only when the bytes are those a check read before (same digest) —
+    /// so a package that is damaged, truncated or changed anywhere adds nothing.
+    public static func importPackage(into vault: MemoryVault, expecting: Summary?, _ feed: (AgeWriter) throws -> Void) throws -> Summary {
+        try vault.importing { batch in
+            let reader = MemoryExportReader(into: batch)
+            try feed(reader.writer)
+            let summary = try reader.finish()
+            if let expecting, (summary.notes, summary.attachments, summary.digest) != (expecting.notes, expecting.attachments, expecting.digest) {
+                throw StarlineError(.data, "the export changed after it was checked (\(summary.notes) notes read now, \(expecting.notes) before); nothing was imported")
+            }
+            return summary
+        }
+    }
+
+    /// A title as a preview lists it: at most `previewTitleScalars` Unicode scalars.
+    static func preview(_ title: String) -> String {
+        let scalars = title.unicodeScalars
+        guard let cut = scalars.index(scalars.startIndex, offsetBy: previewTitleScalars, limitedBy: scalars.endIndex),
+              cut != scalars.endIndex else { return title }
+        return String(scalars[..<cut]) + "…"
     }
 }
 
-/// Reads a package pushed to it in arbitrary pieces (what `AgeDecryptor` releases) and checks it; with a
-/// vault, also adds its notes — each with new ids and its own times — and attachments.
-public final class MemoryExportReader {
-    private let vault: MemoryVault?
+/// The running BLAKE2b of a package's plaintext (a class: the stream is not copyable, and closures share it).
+final class PackageDigest {
+    var stream = GenericHashStream(length: 32)
+}
+
+/// Reads a package pushed to it in arbitrary pieces (what `AgeDecryptor` releases) and checks it; with an
+/// import batch, also adds its notes — each with a new id and its own times — and attachments to it.
+///
+/// Linear in the package and bounded in memory: each byte is scanned for a line break once, only the
+/// unfinished line is buffered (at most `maxLineBytes`), and one note is held until its attachments ended.
+final class MemoryExportReader {
+    private let batch: VaultImport?
+    private let listingTitles: Bool
     private var buffer: [UInt8] = []
+    private let digest = PackageDigest()
     private var lineNumber = 0
     private var sawHeader = false
     private var declaredNotes = 0
@@ -72,33 +128,69 @@ public final class MemoryExportReader {
     private var attachments = 0
     private var finished = false
     private var titles: [String] = []
-    /// The attachments still to come for the current note, and the one being read.
+    /// The attachments of the current note (as its line lists them), how many of them were read, the one
+    /// being read, and — when importing — the note itself and the entries of its attachments placed so far.
     private var expected: [(name: String, size: UInt64, blake2b: String)] = []
+    private var nextExpected = 0
     private var current: IncomingAttachment?
-    private var currentNoteID: String?
+    private var pendingNote: NoteDraft?
+    private var placed: [AttachmentEntry] = []
 
-    /// `vault` nil: check only.
-    public init(into vault: MemoryVault?) { self.vault = vault }
+    /// `batch` nil: check only.
+    init(into batch: VaultImport?, listingTitles: Bool = false) {
+        self.batch = batch
+        self.listingTitles = listingTitles
+    }
 
-    public func push(_ bytes: UnsafeRawBufferPointer) throws {
-        buffer += bytes
-        while let newline = buffer.firstIndex(of: 0x0A) {
-            let line = Array(buffer[..<newline])
-            buffer.removeSubrange(...newline)
-            try handle(line)
+    /// What `AgeDecryptor` writes to: pushes every piece, with the errors it can carry.
+    var writer: AgeWriter {
+        AgeWriter { [self] (bytes) throws(StarlineError) in
+            do {
+                try push(bytes)
+            } catch let error as StarlineError {
+                throw error
+            } catch {
+                throw (VaultErrors.classify(error, path: batch?.vault.path ?? "") as? StarlineError) ?? StarlineError(.storage, "\(error)")
+            }
         }
-        if buffer.count > MemoryExportPackage.maxLineBytes { throw bad("a line is longer than \(MemoryExportPackage.maxLineBytes) bytes") }
+    }
+
+    func push(_ bytes: UnsafeRawBufferPointer) throws {
+        digest.stream.update(bytes)
+        guard let base = bytes.baseAddress else { return }
+        var start = 0
+        while let found = memchr(base + start, 0x0A, bytes.count - start) {
+            let newline = base.distance(to: UnsafeRawPointer(found))
+            let piece = UnsafeRawBufferPointer(start: base + start, count: newline - start)
+            start = newline + 1
+            if buffer.isEmpty {
+                try handle(Array(piece))
+            } else {
+                guard buffer.count + piece.count <= MemoryExportPackage.maxLineBytes else { throw tooLong() }
+                buffer += piece
+                let line = buffer
+                buffer = []
+                try handle(line)
+            }
+        }
+        guard buffer.count + (bytes.count - start) <= MemoryExportPackage.maxLineBytes else { throw tooLong() }
+        buffer += UnsafeRawBufferPointer(start: base + start, count: bytes.count - start)
     }
 
     /// After the last byte: the trailer must have been read, nothing may follow it.
-    public func finish() throws -> MemoryExportPackage.Summary {
+    func finish() throws -> MemoryExportPackage.Summary {
         guard buffer.isEmpty else { throw bad("the package does not end with a line break") }
         guard finished else { throw bad("the package ends before its trailer (truncated)") }
-        return MemoryExportPackage.Summary(notes: notes, attachments: attachments, titles: titles)
+        return MemoryExportPackage.Summary(notes: notes, attachments: attachments, digest: digest.stream.finalize(), titles: titles)
     }
 
     private func bad(_ reason: String) -> StarlineError {
         StarlineError(.data, "the memory export is not a valid package: line \(lineNumber): \(reason)", details: .object([("line", .int(lineNumber))]))
+    }
+
+    private func tooLong() -> StarlineError {
+        lineNumber += 1
+        return bad("a line is longer than \(MemoryExportPackage.maxLineBytes) bytes")
     }
 
     private func handle(_ bytes: [UInt8]) throws {
@@ -114,7 +206,7 @@ public final class MemoryExportReader {
             return
         }
         if let piece = json["data"]?.stringValue {
-            guard let state = current ?? nextAttachment() else { throw bad("attachment data where none is expected") }
+            guard let state = try current ?? nextAttachment() else { throw bad("attachment data where none is expected") }
             current = state
             guard let decoded = Base64.decode(piece) else { throw bad("attachment data is not base64") }
             state.got += UInt64(decoded.count)
@@ -125,13 +217,14 @@ public final class MemoryExportReader {
             return
         }
         // Anything but data: the attachments of the note before must be complete (empty ones need no data).
-        while let state = current ?? nextAttachment() {
+        while let state = try current ?? nextAttachment() {
             guard state.size == 0 else { throw bad("attachment '\(state.name)' ends after \(state.got) of its \(state.size) bytes") }
             current = state
             try closeAttachment()
         }
+        try addPendingNote()
         if let note = json["note"] {
-            try addNote(note)
+            try readNote(note)
         } else if let end = json["end"] {
             guard end["notes"]?.intValue == Int64(notes), end["attachments"]?.intValue == Int64(attachments), notes == declaredNotes else {
                 throw bad("the trailer's counts (\(end.serialized())) differ from the package's \(notes) notes and \(attachments) attachments")
@@ -142,32 +235,44 @@ public final class MemoryExportReader {
         }
     }
 
-    private func addNote(_ note: JSON) throws {
+    private func readNote(_ note: JSON) throws {
         guard let body = note["body"]?.stringValue, let title = note["title"]?.stringValue,
               let tags = note["tags"]?.arrayValue?.compactMap(\.stringValue),
               let created = note["createdAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
               let updated = note["updatedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
               let files = note["attachments"]?.arrayValue else { throw bad("a note without its fields") }
+        var names = Set<String>()
         expected = try files.map { file in
             guard let name = file["name"]?.stringValue, let size = file["size"]?.intValue, size >= 0, let hash = file["blake2b"]?.stringValue else {
                 throw bad("an attachment without name, size or blake2b")
             }
+            // What `attach` accepts, checked before anything is written: an import never fails half-way on a name.
+            guard !name.isEmpty, name.utf8.count <= MemoryVault.maxAttachmentNameBytes, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw bad("an attachment name must be 1 to \(MemoryVault.maxAttachmentNameBytes) bytes without control characters")
+            }
+            guard names.insert(name).inserted else { throw bad("the note lists attachment '\(name)' twice") }
             return (name, UInt64(size), hash)
         }
+        nextExpected = 0
         notes += 1
-        titles.append(title)
-        guard let vault else { return }
-        currentNoteID = try vault.add(NoteDraft(title: title, body: body, tags: tags, createdAt: created, updatedAt: updated)).id
+        if listingTitles, titles.count < MemoryExportPackage.previewTitles { titles.append(MemoryExportPackage.preview(title)) }
+        if batch != nil { pendingNote = NoteDraft(title: title, body: body, tags: tags, createdAt: created, updatedAt: updated) }
     }
 
-    private func nextAttachment() -> IncomingAttachment? {
-        guard !expected.isEmpty else { return nil }
-        let next = expected.removeFirst()
+    /// Adds the note read last, now that its attachments are all placed.
+    private func addPendingNote() throws {
+        guard let batch, let note = pendingNote else { return }
+        pendingNote = nil
+        try batch.add(note, attachments: placed)
+        placed = []
+    }
+
+    private func nextAttachment() throws -> IncomingAttachment? {
+        guard nextExpected < expected.count else { return nil }
+        let next = expected[nextExpected]
+        nextExpected += 1
         let incoming = IncomingAttachment(name: next.name, size: next.size, blake2b: next.blake2b)
-        if let vault {
-            try? PrivateFiles.ensurePrivateDirectory(vault.location.attachmentsPath)
-            incoming.writer = try? AttachmentWriter(directory: vault.location.attachmentsPath, blobID: incoming.blobID, key: incoming.key)
-        }
+        incoming.writer = try batch?.attachmentWriter(blobID: incoming.blobID, key: incoming.key)
         return incoming
     }
 
@@ -177,13 +282,11 @@ public final class MemoryExportReader {
         let hash = Hex.encode(state.hasher.finalize())
         guard hash == state.blake2b else { throw bad("attachment '\(state.name)' does not match its BLAKE2b") }
         attachments += 1
-        guard let vault, let id = currentNoteID else { return }
-        guard let writer = state.writer else {
-            throw StarlineError(.storage, "cannot write attachment '\(state.name)' into the vault's attachments directory")
-        }
+        guard let batch, let writer = state.writer else { return }
         let written = try writer.finish()
         state.writer = nil
-        _ = try vault.attach(id, name: state.name, blobID: state.blobID, fileKey: state.key) { written }
+        try batch.place(written, blobID: state.blobID)
+        placed.append(batch.entry(blobID: state.blobID, name: state.name, written: written, key: state.key))
     }
 }
 
