@@ -57,7 +57,7 @@ enum CompleteCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let client = try PlatformToolSupport.client(options.platform, context, network: true)
-        let input = options.callback == "-" ? String(decoding: try context.readStandardInput(), as: UTF8.self) : options.callback
+        let input = options.callback == "-" ? String(decoding: try context.readStandardInput(maxBytes: 64 * 1024), as: UTF8.self) : options.callback
         await client.retryPendingRevocations()
         let session = try await client.completeLogin(try StarlightClient.Callback.parse(input))
         context.output.emit(SignIn.loggedIn(session, mode: .paste, showSecrets: options.showSecrets))

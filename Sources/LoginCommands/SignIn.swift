@@ -23,7 +23,7 @@ enum SignIn {
         let session: PlatformSession
         switch flow {
         case .token:
-            let token = String(decoding: try context.readStandardInput(), as: UTF8.self).trimmingWhitespace()
+            let token = String(decoding: try context.readStandardInput(maxBytes: 64 * 1024), as: UTF8.self).trimmingWhitespace()
             guard !token.isEmpty else { throw StarlineError(.usage, "--with-token reads the token from stdin, which was empty") }
             session = try await client.login(.token(token), pendingTTL: ttl)
         case .device:

@@ -65,13 +65,11 @@ struct BatchEncode {
         var reader: LineReader
         if source == "-" {
             if let fd = context.io.stdin.fileDescriptor { reader = LineReader(fd: fd, name: "standard input", ownsDescriptor: false) }
-            else { reader = LineReader(bytes: try context.readStandardInput()) }
+            else { reader = LineReader(bytes: try context.readStandardInput(maxBytes: 256 << 20)) }
         } else {
-            let fd = open(source, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                let code = errno
-                throw StarlineError(.usage, "cannot read the batch \(source): \(String(cString: strerror(code)))",
-                                    details: .object([("file", .string(source)), ("errno", .int(Int(code)))]))
+            let fd: Int32
+            do { fd = try InputFile.open(source, what: "the batch") } catch {
+                throw StarlineError(.usage, error.message, details: error.details)
             }
             reader = LineReader(fd: fd, name: source, ownsDescriptor: true)
         }

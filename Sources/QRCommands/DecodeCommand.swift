@@ -81,7 +81,7 @@ enum DecodeCommand: Command {
                 if let fd = context.io.stdin.fileDescriptor {
                     return try ImageLoader.readAll(fileDescriptor: fd, name: "-", maxBytes: limits.maxFileBytes)
                 }
-                let bytes = try context.readStandardInput()
+                let bytes = try context.io.stdin.readAll()  // captured bytes (in-process runs): already in memory
                 if bytes.count > limits.maxFileBytes { throw ImageLoader.tooLargeFile("-", limits.maxFileBytes) }
                 return bytes
             }

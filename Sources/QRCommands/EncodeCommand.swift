@@ -65,7 +65,7 @@ enum EncodeCommand: Command {
         if let fd = context.io.stdin.fileDescriptor {
             bytes = try ImageLoader.readPrefix(fileDescriptor: fd, name: "standard input", maxBytes: limit)
         } else {
-            bytes = Array(try context.readStandardInput().prefix(limit + 1))
+            bytes = Array(try context.io.stdin.readAll().prefix(limit + 1))  // captured bytes (in-process runs): already in memory
         }
         guard bytes.count > limit else { return bytes }
         let capacity = QREncoder.capacity(level: options.level, minVersion: options.minVersion, maxVersion: options.maxVersion, payload: bytes)

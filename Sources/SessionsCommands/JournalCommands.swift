@@ -114,8 +114,7 @@ enum JournalMergeCommand: AsyncCommand {
 enum PlanFile {
     static func open(_ path: String, _ context: CommandContext) throws -> (LineReader, Int32?) {
         if path == "-" { return (LineReader(context.io.stdin, name: "standard input", maxLineBytes: RevokeInput.maxLineBytes), nil) }
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot open the plan \(path)", path: path) }
+        let fd = try InputFile.open(path, what: "the plan")
         return (LineReader(fd: fd, name: path, maxLineBytes: RevokeInput.maxLineBytes), fd)
     }
 }

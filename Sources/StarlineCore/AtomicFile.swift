@@ -109,20 +109,24 @@ public enum AtomicFile {
     /// a symbolic link there is refused (`PrivateFiles.symbolicLinkError` naming `what`), not read through.
     public static func read(_ path: String, followLinks: Bool = true, what: String = "file") throws(StarlineError) -> [UInt8]? {
         let fd: Int32
+        // O_NONBLOCK: a FIFO at the path is refused below instead of hanging the open until someone writes it.
         if followLinks {
-            fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             if fd < 0 {
                 if errno == ENOENT { return nil }
                 throw storageError("cannot read", path, errno)
             }
         } else {
-            fd = try PrivateFiles.openNoFollow(path, O_RDONLY, what: what, action: "cannot read", missingIsNil: true)
+            fd = try PrivateFiles.openNoFollow(path, O_RDONLY | O_NONBLOCK, what: what, action: "cannot read", missingIsNil: true)
             if fd < 0 { return nil }
         }
         defer { close(fd) }
         var info = stat()
+        guard fstat(fd, &info) == 0 else { throw storageError("cannot read", path, errno) }
+        try checkStateFile(info, path, what: what)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         var capacity = 4096
-        if fstat(fd, &info) == 0, info.st_size > 0 { capacity = Int(info.st_size) + 1 }
+        if info.st_size > 0 { capacity = Int(info.st_size) + 1 }
         var result: [UInt8] = []
         result.reserveCapacity(capacity)
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -134,6 +138,26 @@ public enum AtomicFile {
             }
             if n == 0 { return result }
             result.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// What `read` trusts, checked on the descriptor it reads (never on the path, which may be swapped between
+    /// a check and the open): the suite's state files are regular files of this user that nobody else may
+    /// write — a file another user owns or may write could hold whatever they want the tool to believe.
+    static func checkStateFile(_ info: stat, _ path: String, what: String) throws(StarlineError) {
+        let type = info.st_mode & S_IFMT
+        if type == S_IFDIR { throw storageError("cannot read", path, EISDIR) }
+        let details = JSON.object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode))), ("owner", .int(Int64(info.st_uid)))])
+        guard type == S_IFREG else {
+            throw StarlineError(.storage, "cannot read \(path): it is not a regular file (a device, FIFO or socket)", details: details)
+        }
+        guard info.st_uid == geteuid() else {
+            throw StarlineError(.insecurePermissions, "the \(what) \(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())); it was not read",
+                                details: details)
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw StarlineError(.insecurePermissions, "the \(what) \(path) is writable by others (mode \(PrivateFiles.octal(info.st_mode))); chmod go-w it",
+                                details: details)
         }
     }
 

@@ -21,6 +21,7 @@ public struct CommandContext: Sendable {
     /// The platform API base URL, validated (W4).
     public func apiBase() throws -> BaseURL { try arguments[StandardOptions.apiBase] }
 
-    /// Standard input to its end.
-    public func readStandardInput(maxBytes: Int? = nil) throws -> [UInt8] { try io.stdin.readAll(maxBytes: maxBytes) }
+    /// Standard input to its end, refused past `maxBytes` as soon as it is seen: every read of it is bounded
+    /// (`… < /dev/zero` must not grow a tool's memory without end), so the bound is not optional.
+    public func readStandardInput(maxBytes: Int) throws -> [UInt8] { try io.stdin.readAll(maxBytes: maxBytes) }
 }

@@ -12,7 +12,9 @@ public struct ConfigProfile: Sendable {
     public static func load(path: String, requested: String?) throws -> ConfigProfile? {
         let bytes: [UInt8]
         do {
-            guard let b = try FileBytes.read(path) else {
+            // As a state file: the profile names the API a token is sent to, so a file someone else owns or
+            // may write is refused (INSECURE_PERMISSIONS), checked on the descriptor read.
+            guard let b = try AtomicFile.read(path, what: "configuration file") else {
                 if let requested { throw StarlineError(.config, "profile '\(requested)' not found: \(path) does not exist") }
                 return nil
             }

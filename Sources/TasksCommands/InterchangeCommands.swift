@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StarlineCore
 import StarlineWorkspace
 
@@ -72,17 +75,21 @@ enum ImportCommand: Command {
         Options(global: try TasksGlobalOptions(arguments), source: arguments.positionals[0], format: try arguments[format])
     }
 
+    /// The largest file `import` reads (a workspace is parsed whole): 256 MiB, far above any bookmark export.
+    static let maxImportBytes = 256 << 20
+
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let bench = try Workbench(options.global, context)
         let source = options.source
         let bytes: [UInt8]
         if source == "-" {
-            bytes = try context.readStandardInput()
+            bytes = try context.readStandardInput(maxBytes: Self.maxImportBytes)
         } else {
-            guard let b = try FileBytes.read(source) else {
+            guard access(source, F_OK) == 0 || errno != ENOENT else {
                 throw StarlineError(.notFound, "\(source): no such file", details: .object([("path", .string(source))]))
             }
-            bytes = b
+            // Opened once and read from that descriptor, bounded: `/dev/zero` or a runaway pipe stops at the limit.
+            bytes = try InputFile.read(source, what: "the import", maxBytes: Self.maxImportBytes)
         }
         guard let format = options.format ?? InterchangeFormat.detect(bytes) else {
             throw StarlineError(.data, "cannot tell the format of \(source); give --format json|taskwarrior|netscape",

@@ -45,7 +45,7 @@ struct Workbench {
         case nil: return nil
         case .text(let text): return text
         case .standardInput:
-            guard var text = String(validating: try context.readStandardInput(), as: UTF8.self) else {
+            guard var text = String(validating: try context.readStandardInput(maxBytes: 16 << 20), as: UTF8.self) else {
                 throw StarlineError(.data, "the notes on standard input are not UTF-8 text")
             }
             while text.hasSuffix("\n") { text.removeLast() }
