@@ -88,7 +88,9 @@ enum ServeCommand: Command {
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         var configuration = options.configuration
         if let seed = options.seedPath {
-            guard let bytes = try FileBytes.read(seed) else { throw StarlineError(.usage, "seed file \(seed) does not exist") }
+            guard access(seed, F_OK) == 0 || errno != ENOENT else { throw StarlineError(.usage, "seed file \(seed) does not exist") }
+            // Opened once, bounded: a fixture is a few KiB; 64 MiB leaves room for generated ones.
+            let bytes = try InputFile.read(seed, what: "the seed file", maxBytes: 64 << 20)
             do { configuration.fixture = try JSON.parse(bytes) } catch let e as StarlineError {
                 throw StarlineError(.data, "seed file \(seed): \(e.message)")
             }

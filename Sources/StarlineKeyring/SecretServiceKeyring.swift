@@ -71,9 +71,12 @@ public final class SecretServiceKeyring {
         guard let processAddress = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }), processAddress == address else {
             throw KeyringCall.unavailable("DBUS_SESSION_BUS_ADDRESS differs from this process's, which GLib would use")
         }
-        let library = try SecretLibrary.shared.get()
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        // GDBus does not ask who serves the bus: the socket's listener must be us or root (SO_PEERCRED) before
+        // GLib sends it a byte, as for the direct reader (a bus of another uid would get the secret we store).
+        try DBusConnection.checkListener(address: address, timeoutNanoseconds: nanoseconds)
+        let library = try SecretLibrary.shared.get()
         let call = KeyringCall(library, timeoutNanoseconds: nanoseconds)
         // SECRET_SERVICE_OPEN_SESSION: "establish a session for transfer of secrets while initializing the
         // SecretService"; the session is what GetSecrets and CreateItem encrypt with.
