@@ -40,7 +40,7 @@ public enum MemoryTool {
         files: [
             .init("$XDG_DATA_HOME/starline/memory/vault.db", "The vault (SQLite, 0600): header, sealed records, manifest, search index; format in docs/formats.md."),
             .init("$XDG_DATA_HOME/starline/memory/attachments/", "Attachment files, encrypted in chunks (0600)."),
-            .init("$XDG_STATE_HOME/starline/memory/pin", "The last manifest counter seen on this machine (rollback detection)."),
+            .init("$XDG_STATE_HOME/starline/memory/pin", "The last manifest counter seen on this machine and the vault header's checksum at that counter (rollback and header-edit detection)."),
             .init("$XDG_STATE_HOME/starline/memory/pin.fingerprint", "Proof (MACed with a key of the vault) that the last full check passed on vault.db as it still is, so an unchanged vault opens without re-checking every record (0600; safe to delete)."),
             .init("$XDG_RUNTIME_DIR/starline/", "The agent's socket (0700 directory)."),
         ],
