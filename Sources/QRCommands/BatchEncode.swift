@@ -76,7 +76,7 @@ struct BatchEncode {
         defer { reader.close() }
 
         var names: Set<String> = []
-        var (total, failed) = (0, 0)
+        var (total, failed, skipped) = (0, 0, 0)
         let ext = Self.fileExtension(format)
         // Lines are parsed in order (names must be unique), then encoded and written by `jobs` workers a
         // chunk at a time, and the records printed in line order: memory stays bounded by the chunk.
@@ -110,6 +110,12 @@ struct BatchEncode {
             chunk.removeAll(keepingCapacity: true)
         }
         while let line = try reader.next(limit: Self.maxLineBytes) {
+            // A blank line is skipped, not failed (as zbarimg's users and `xargs` expect of a list): counted in
+            // the summary; the lines around it keep their numbers (and default names).
+            if isBlank(line) {
+                skipped += 1
+                continue
+            }
             total += 1
             chunk.append((line.number, Result { () throws -> (payload: [UInt8], name: String?, file: String) in
                 let (payload, name) = try parse(line)
@@ -123,12 +129,26 @@ struct BatchEncode {
             if chunk.count >= Self.chunkSize { flushChunk() }
         }
         flushChunk()
+        guard total > 0 else {
+            throw StarlineError(.usage, skipped == 0 ? "the batch \(source) has no lines" : "the batch \(source) has only blank lines (\(skipped))",
+                                details: .object([("skippedBlank", .int(skipped))]))
+        }
+        output.emitLine(.object([("summary", .object([("lines", .int(total + skipped)), ("encoded", .int(total - failed)),
+                                                       ("failed", .int(failed)), ("skippedBlank", .int(skipped))]))]))
         output.flush()
-        guard total > 0 else { throw StarlineError(.usage, "the batch \(source) has no lines") }
         if failed == 0 { return .ok }
-        let details = JSON.object([("lines", .int(total)), ("failed", .int(failed))])
+        let details = JSON.object([("lines", .int(total)), ("failed", .int(failed)), ("skippedBlank", .int(skipped))])
         if failed == total { throw StarlineError(.data, "every one of the \(total) lines of the batch failed", details: details) }
         throw StarlineError(.partial, "\(failed) of \(total) lines of the batch failed", details: details)
+    }
+
+    /// An empty line (a lone CR of a CRLF file included); in JSON Lines, one of only spaces and tabs as well.
+    func isBlank(_ line: LineReader.Line) -> Bool {
+        guard !line.tooLong else { return false }
+        switch batchFormat {
+        case .lines: return line.bytes.isEmpty || line.bytes == [0x0D]
+        case .jsonl: return line.bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+        }
     }
 
     /// The payload and the optional name of one line.
@@ -141,7 +161,6 @@ struct BatchEncode {
         case .lines:
             var bytes = line.bytes
             if bytes.last == 0x0D { bytes.removeLast() }
-            guard !bytes.isEmpty else { throw StarlineError(.usage, "line \(line.number) is empty: nothing to encode") }
             return (bytes, nil)
         case .jsonl:
             let value: JSON

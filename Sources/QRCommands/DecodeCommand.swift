@@ -12,17 +12,20 @@ enum DecodeCommand: Command {
     static let maxFileSize = Option<Int>.integer("max-file-size", "MIB", help: "Refuse an image file (or standard input) over this many MiB: checked with fstat before reading and again while reading.", default: ImageLoader.defaultMaxFileBytes >> 20, range: 1...4096)
     static let maxPixels = Option<Int>.integer("max-pixels", "MEGAPIXELS", help: "Refuse an image of more megapixels, from its header, before any pixel buffer is allocated.", default: ImageLoader.defaultMaxPixels / 1_000_000, range: 1...1000)
     static let pixelBudget = Option<Int>.integer("pixel-budget", "MEGAPIXELS", help: "Megapixels held in memory at once by all -j workers together (scanning costs about 3 bytes a pixel); a worker waits while it is spent, and an image larger than the budget is decoded alone.", default: 100, range: 1...10000)
+    static let raw = Option<Bool>.flag("raw", help: "Print only the payloads, one per line, as decoded (zbarimg's --raw); login callback codes stay redacted unless --show-secrets.")
+    static let quiet = Option<Bool>.flag("quiet", short: "q", help: "No notices on stderr: no progress, no line for a file without a symbol (zbarimg's -q); errors are still reported.")
     static let defaultImageTimeout = 10_000
     static let imageTimeout = Option<Int>.integer("image-timeout", "MS", help: "Per-image deadline in milliseconds: no retry attempt starts after it, and an image over 2 megapixels, scanned in a helper process, is stopped at it (a smaller one finishes its pass, well under a second); the record then has \"timedOut\":true. 0 tries the image as it is only.", default: defaultImageTimeout, range: 0...3_600_000)
 
     static let spec = CommandSpec(
         "decode", abstract: "Decode QR symbols in images into classified JSON records",
-        discussion: "Reads PNG, JPEG (including CMYK) and PBM/PGM/PPM images (the format is detected from the content) and prints one JSON record per symbol, in reading order: {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are not UTF-8. When nothing is found in the image as it is, inverted, downscaled and upscaled copies are tried; attempt says which one worked. A file without a symbol gives {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), --pixel-budget (100 megapixels at once across workers), --image-timeout (10 s of retries per image). Progress goes to stderr on a terminal or with --progress. Exit 0 when every file gave a symbol, 12 when none did, 8 when some did not.",
-        options: [expect.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec],
+        discussion: "Reads PNG, JPEG (including CMYK) and PBM/PGM/PPM images (the format is detected from the content) and prints one JSON record per symbol, in reading order: {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are not UTF-8. When nothing is found in the image as it is, inverted, downscaled and upscaled copies are tried; attempt says which one worked. A file without a symbol gives {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), --pixel-budget (100 megapixels at once across workers), --image-timeout (10 s of retries per image). Progress goes to stderr on a terminal or with --progress; -q/--quiet drops it. With --raw only the payloads are printed, each followed by a newline, as zbarimg --raw does (a file without a symbol gets a notice on stderr unless -q), so `zbarimg --raw -q IMG` becomes `sl-qr decode --raw -q IMG`. Exit 0 when every file gave a symbol, 12 when none did, 8 when some did not.",
+        options: [expect.spec, raw.spec, quiet.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec],
         arguments: [ArgumentSpec("FILE|-", help: "Image files; - reads one image from standard input.", variadic: true, completion: .file(extensions: ["png", "jpg", "jpeg", "pgm", "ppm", "pnm"]))],
         examples: [
             Example("sl-qr decode scan.jpg", "Print the symbols of a photo."),
             Example("sl-qr decode --expect friendLink invite.png | jq -r .url", "Extract a friend-link URL, failing on anything else."),
+            Example("sl-qr decode --raw -q scan.jpg", "Only the payloads, one per line, nothing on stderr but errors (as zbarimg --raw -q)."),
             Example("sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a two-step login from a scanned callback QR code."),
         ],
         exitStatuses: [(.ok, "every file gave a symbol (of the --expect kind)"), (.partial, "some files gave none, or could not be read"),
@@ -34,6 +37,8 @@ enum DecodeCommand: Command {
         var jobs: Int
         var classifier: PayloadClassifier
         var pretty: Bool
+        var raw: Bool
+        var quiet: Bool
         var limits: Limits
     }
 
@@ -52,13 +57,15 @@ enum DecodeCommand: Command {
         let cpus = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         return Options(files: files, expect: try arguments[expect], jobs: min(try arguments[jobs] ?? cpus, files.count),
                        classifier: PayloadClassifier(chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
-                       pretty: try arguments[StandardOptions.pretty],
+                       pretty: try arguments[StandardOptions.pretty], raw: try arguments[raw], quiet: try arguments[quiet],
                        limits: Limits(maxFileBytes: try arguments[maxFileSize] << 20, maxPixels: try arguments[maxPixels] * 1_000_000,
                                       pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000))
     }
 
     struct FileOutcome: Sendable {
         var records: [JSON]
+        /// Each symbol's kind and what `--raw` prints of it (its bytes, or its redacted text).
+        var payloads: [(kind: PayloadKind, bytes: [UInt8])] = []
         var found: Bool
         var error: StarlineError?
         var unexpectedKinds: [String]
@@ -88,7 +95,7 @@ enum DecodeCommand: Command {
         }
         let standardInput = stdin
         let budget = PixelBudget(total: limits.pixelBudget)
-        let progress = DecodeProgress(total: files.count, output: output)
+        let progress = DecodeProgress(total: files.count, output: output, quiet: options.quiet)
         func decode(_ file: String, _ scanner: QRScanner) -> FileOutcome {
             let outcome = decodeFile(file, stdin: standardInput, scanner: scanner, classifier: classifier, expect: expect, limits: limits,
                                      budget: budget, progress: progress)
@@ -122,8 +129,15 @@ enum DecodeCommand: Command {
         var firstError: StarlineError?
         for outcome in outcomes.compactMap({ $0 }) {
             // With --expect, stdout carries only records of that kind, so `| jq -r .url` sees no others.
-            for record in outcome.records where expect == nil || record["kind"]?.stringValue == expect?.rawValue {
-                if options.pretty { output.emit(record) } else { output.emitLine(record) }
+            if options.raw {
+                for payload in outcome.payloads where expect == nil || payload.kind == expect { output.writeBytes(payload.bytes + [0x0A]) }
+                if !outcome.found, !options.quiet, let file = outcome.records.first?["file"]?.stringValue {
+                    output.notice("sl-qr: \(file): " + (outcome.error?.message ?? "no QR code found"))
+                }
+            } else {
+                for record in outcome.records where expect == nil || record["kind"]?.stringValue == expect?.rawValue {
+                    if options.pretty { output.emit(record) } else { output.emitLine(record) }
+                }
             }
             if outcome.found { found += 1 } else { failed += 1 }
             if let e = outcome.error, firstError == nil { firstError = e }
@@ -182,9 +196,11 @@ enum DecodeCommand: Command {
                                error: StarlineError(.noSymbol, "no QR code found in \(file)"), unexpectedKinds: [])
         }
         var records: [JSON] = []
+        var payloads: [(kind: PayloadKind, bytes: [UInt8])] = []
         var unexpected: [String] = []
         for (index, symbol) in result.symbols.enumerated() {
             let payload = classifier.classify(symbol.bytes)
+            payloads.append((payload.kind, payload.includesBytes ? symbol.bytes : Array((payload.text ?? "").utf8)))
             if let expect, payload.kind != expect { unexpected.append(payload.kind.rawValue) }
             var fields: [(String, JSON)] = [
                 ("file", .string(file)), ("index", .int(index)), ("kind", .string(payload.kind.rawValue)),
@@ -196,7 +212,7 @@ enum DecodeCommand: Command {
             fields += payload.fields
             records.append(.object(fields))
         }
-        return FileOutcome(records: records, found: true, error: nil, unexpectedKinds: unexpected)
+        return FileOutcome(records: records, payloads: payloads, found: true, error: nil, unexpectedKinds: unexpected)
     }
 }
 
@@ -205,23 +221,26 @@ enum DecodeCommand: Command {
 final class DecodeProgress: Sendable {
     let total: Int
     let output: Output
+    /// Progress lines at all: on a terminal or with --progress, and not with -q.
+    let shown: Bool
     private let state = Mutex<(done: Int, found: Int, last: Double)>((0, 0, 0))
 
-    init(total: Int, output: Output) {
+    init(total: Int, output: Output, quiet: Bool = false) {
         self.total = total
         self.output = output
+        shown = output.showsProgress && !quiet
         state.withLock { $0.last = QRScanner.now() }
     }
 
     /// A retry of one image that has already taken a while (a large photo, a pathological image).
     func retrying(_ file: String, _ attempt: QRScanner.Attempt, after seconds: Double) {
-        guard output.showsProgress, seconds >= 1 else { return }
+        guard shown, seconds >= 1 else { return }
         let tenths = Int(seconds * 10)
         output.progress("sl-qr: \(file): nothing found after \(tenths / 10).\(tenths % 10) s, trying \(attempt.rawValue)")
     }
 
     func finished(_ file: String, found: Bool) {
-        guard output.showsProgress else { return }
+        guard shown else { return }
         state.withLock { s in
             s.done += 1
             if found { s.found += 1 }

@@ -350,14 +350,51 @@ import Testing
         #expect(decode.stdoutText.contains("file too large (over 8 MiB"))
     }
 
+    /// zbarimg's habits: `zbarimg --raw -q IMG` users switch by changing the command name. Compared on the
+    /// same images: the payloads, each on its own line (bytes as decoded), nothing else on stdout; -q keeps
+    /// stderr free of notices (the one JSON error of a failed run stays).
+    @Test("decode --raw -q prints what zbarimg --raw -q prints")
+    func rawAndQuietSpeakZbarimg() throws {
+        let payloads = ["https://chat.thestarline.cn/f/AbCdEfGh1234", "héllo 星", "plain text with spaces", "0123456789"]
+        var images: [String] = []
+        for (i, text) in payloads.enumerated() {
+            let path = home.file("raw-\(i).png")
+            let made = try Tools.shell("printf '%s' '\(text)' | qrencode -o '\(path)' -s 4")
+            #expect(made.status == 0, "\(made.stderrText)")
+            images.append(path)
+        }
+        for image in images {
+            let ours = try qr(["decode", "--raw", "-q", image])
+            let theirs = try Tools.shell("zbarimg --raw -q '\(image)'")
+            #expect(ours.status == 0 && ours.stdout == theirs.stdout, "\(image): \(ours.stdoutText) vs \(theirs.stdoutText)")
+            #expect(ours.stderrText.isEmpty)
+        }
+        // Several files in one run: one line per payload, in the order of the files.
+        let many = try qr(["decode", "--raw", "-q", "-j", "1"] + images)
+        let zbarMany = try Tools.shell("zbarimg --raw -q " + images.map { "'\($0)'" }.joined(separator: " "))
+        #expect(many.stdout == zbarMany.stdout && many.stdoutText == payloads.map { $0 + "\n" }.joined())
+        // A file without a symbol: nothing on stdout, a failure status from both; a notice without -q only.
+        let blank = home.file("raw-blank.png")
+        #expect(FileManager.default.createFile(atPath: blank + ".pgm", contents: Data(Array("P5 64 64 255\n".utf8) + [UInt8](repeating: 255, count: 4096))))
+        let none = try qr(["decode", "--raw", "-q", blank + ".pgm"])
+        let zbarNone = try Tools.shell("zbarimg --raw -q '\(blank).pgm'")
+        #expect(none.stdout.isEmpty && zbarNone.stdout.isEmpty && none.status == 12 && zbarNone.status != 0)
+        #expect(none.stderrText.split(separator: "\n").count == 1 && none.errorCode == "NO_SYMBOL", "\(none.stderrText)")
+        let loud = try qr(["decode", "--raw", images[0], blank + ".pgm"])
+        #expect(loud.status == 8 && loud.stdoutText == payloads[0] + "\n")
+        #expect(loud.stderrText.contains("sl-qr: \(blank).pgm: no QR code found"), "\(loud.stderrText)")
+    }
+
     @Test("issue 10 #21: a batch of friend links through the binary, read back by zbarimg")
     func batchEncodeThroughTheBinary() throws {
         let links = (1...20).map { String(format: "https://chat.thestarline.cn/f/Friend%06d", $0) }
         let out = home.file("batch-out")
         let run = try qr(["encode", "--batch", "-", "--output-dir", out], stdin: Array((links.joined(separator: "\n") + "\n").utf8))
         #expect(run.status == 0, "\(run.stderrText)")
-        let records = try run.jsonLines()
+        let all = try run.jsonLines()
+        let records = all.filter { $0["line"] != nil }
         #expect(records.count == 20 && records.last?["line"]?.intValue == 20)
+        #expect(all.last?["summary"]?["encoded"]?.intValue == 20 && all.count == 21)
         let zbar = try Tools.shell("zbarimg -q --raw '\(out)/000007.png'")
         #expect(zbar.stdoutText == links[6] + "\n")
     }

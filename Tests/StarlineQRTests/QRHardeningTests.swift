@@ -95,12 +95,14 @@ import Testing
         let out = dir + "/batch"
         let r = run(["encode", "--batch", "-", "--output-dir", out, "-l", "L"], stdin: Array(input.utf8))
         #expect(r.status == .partial, "\(r.stderr)")
-        let records = try lines(r.stdout)
-        #expect(records.map { $0["line"]?.intValue } == [1, 2, 3, 4, 5])
+        let all = try lines(r.stdout)
+        let records = all.filter { $0["line"] != nil }
+        // The blank line 2 is skipped (no record, no file), counted in the summary; the others keep their numbers.
+        #expect(records.map { $0["line"]?.intValue } == [1, 3, 4, 5])
         #expect(records[0]["file"]?.stringValue == out + "/000001.png" && records[0]["level"]?.stringValue == "L")
-        #expect(records[1]["error"]?["code"]?.stringValue == "USAGE")
-        #expect(records[3]["error"]?["code"]?.stringValue == "CAPACITY_EXCEEDED")
-        #expect(records[4]["file"]?.stringValue == out + "/000005.png")
+        #expect(records[2]["error"]?["code"]?.stringValue == "CAPACITY_EXCEEDED")
+        #expect(records[3]["file"]?.stringValue == out + "/000005.png")
+        #expect(all.last?["summary"] == .object([("lines", .int(5)), ("encoded", .int(3)), ("failed", .int(1)), ("skippedBlank", .int(1))]))
         // The files decode back to their lines (the CR of a CRLF line is not part of the payload).
         let decoded = run(["decode", out + "/000001.png", out + "/000003.png", out + "/000005.png"])
         #expect(try lines(decoded.stdout).map { $0["text"]?.stringValue } ==
@@ -115,7 +117,7 @@ import Testing
         let out = dir + "/named"
         let r = run(["encode", "--batch", "-", "--batch-format", "jsonl", "--output-dir", out, "-f", "svg"], stdin: Array(input.utf8))
         #expect(r.status == .partial)
-        let records = try lines(r.stdout)
+        let records = try lines(r.stdout).filter { $0["line"] != nil }
         #expect(records.count == 8)
         #expect(records[0]["file"]?.stringValue == out + "/alice.svg" && records[0]["name"]?.stringValue == "alice")
         #expect(records[5]["file"]?.stringValue == out + "/000006.svg")
@@ -125,9 +127,16 @@ import Testing
     }
 
     @Test func aBatchWhereEveryLineFailsExits12() throws {
-        let r = run(["encode", "--batch", "-", "--output-dir", dir + "/none"], stdin: Array("\n\n".utf8))
-        let records = try lines(r.stdout)
+        let tooLong = String(repeating: "x", count: 9000)
+        let r = run(["encode", "--batch", "-", "--output-dir", dir + "/none"], stdin: Array("\(tooLong)\n\n\(tooLong)\n".utf8))
+        let records = try lines(r.stdout).filter { $0["line"] != nil }
         #expect(r.status == .data && records.count == 2)
+        // Only blank lines: nothing to encode, a usage error like an empty batch (they used to be 2 failures).
+        let blank = run(["encode", "--batch", "-", "--output-dir", dir + "/blank"], stdin: Array("\n\r\n\n".utf8))
+        #expect(blank.status == .usage && blank.stderr.contains("has only blank lines (3)"), "\(blank.stderr)")
+        let jsonl = run(["encode", "--batch", "-", "--batch-format", "jsonl", "--output-dir", dir + "/j"], stdin: Array("{\"text\":\"a\"}\n  \n".utf8))
+        let skipped = try lines(jsonl.stdout).last?["summary"]?["skippedBlank"]?.intValue
+        #expect(jsonl.status == .ok && skipped == 1, "\(jsonl.stderr)")
         #expect(run(["encode", "--batch", "-"]).status == .usage)
         #expect(run(["encode", "x", "--batch", "-", "--output-dir", dir]).status == .usage)
         #expect(run(["encode", "--batch", "-", "--output-dir", dir, "-o", dir + "/x.png"]).status == .usage)
