@@ -21,3 +21,9 @@ static inline png_alloc_size_t starline_png_image_png_size_max(const png_image *
 static inline int starline_deflate_init2(z_streamp stream, int level, int windowBits, int memLevel) {
     return deflateInit2(stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY);
 }
+// Z_FILTERED: "for data produced by a filter (or predictor) … Filtered data consists mostly of small values
+// with a somewhat random distribution. In this case, the compression algorithm is tuned to compress them
+// better" (zlib.h) — what PNG's Up filter leaves.
+static inline int starline_deflate_init2_filtered(z_streamp stream, int level, int windowBits, int memLevel) {
+    return deflateInit2(stream, level, Z_DEFLATED, windowBits, memLevel, Z_FILTERED);
+}
