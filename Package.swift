@@ -116,7 +116,8 @@ let package = Package(
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "CProcess"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
-        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"]),
+        .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"],
+                    exclude: ["Photos"]),
         .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "SessionsCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineKeyringTests", dependencies: ["StarlineKeyring", "StarlineTestSupport"]),

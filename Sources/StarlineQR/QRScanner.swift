@@ -21,6 +21,18 @@ public final class QRScanner {
         /// 2× nearest-neighbour: symbols with 1-pixel modules, which zbar misses for all
         /// but the smallest versions.
         case upscaled
+        /// Photos (GrayImage+Enhance): tried only when the copies above found nothing, so a clean image costs
+        /// no more. The 1 % extremes clipped and the rest stretched: low contrast, glare.
+        case stretched
+        /// A local threshold (the mean of a window around each pixel): uneven light, shadows, gradients.
+        case binarized
+        /// Unsharp masking: focus and motion blur.
+        case sharpened
+        /// 2× bilinear: modules of 1.3–3 pixels, where nearest-neighbour keeps the sampling errors.
+        case smoothUpscaled = "smooth-upscaled"
+        /// Light-on-dark symbols in a photo: the local threshold and the upscale, of the inverted image.
+        case invertedBinarized = "inverted-binarized"
+        case invertedUpscaled = "inverted-upscaled"
     }
 
     /// The downscaled attempt is skipped below this many pixels on the short side: a
@@ -97,6 +109,27 @@ public final class QRScanner {
             case .upscaled:
                 guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
                 variant = image.upscaled(by: 2)
+                mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
+            case .stretched:
+                variant = image.contrastStretched()
+                mapBack = { $0 }
+            case .binarized:
+                // A window of several modules for any code that fills a tenth of the short side or more.
+                variant = image.locallyBinarized(window: max(15, min(image.width, image.height) / 10) | 1)
+                mapBack = { $0 }
+            case .sharpened:
+                variant = image.sharpened()
+                mapBack = { $0 }
+            case .smoothUpscaled:
+                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
+                variant = image.smoothlyUpscaled(by: 2)
+                mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
+            case .invertedBinarized:
+                variant = image.inverted().locallyBinarized(window: max(15, min(image.width, image.height) / 10) | 1)
+                mapBack = { $0 }
+            case .invertedUpscaled:
+                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
+                variant = image.inverted().smoothlyUpscaled(by: 2)
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             }
             lastTried = attempt.rawValue

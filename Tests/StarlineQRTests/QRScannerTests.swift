@@ -205,13 +205,13 @@ struct QRScannerTests {
     func blank() throws {
         let scanner = try QRScanner()
         let white = scanner.scan(GrayImage(width: 200, height: 200, value: 255))
-        #expect(white.symbols.isEmpty && white.attempt == "upscaled")
+        #expect(white.symbols.isEmpty && white.attempt == "inverted-upscaled")
         var rng = TestImages.SeededRandom(seed: 3)
         let noise = GrayImage(width: 300, height: 200, pixels: (0..<60_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
         #expect(scanner.scan(noise).symbols.isEmpty)
-        // Too big to upscale (over 4 MP): the last attempt is downscaled.
+        // Too big to upscale (over 4 MP): the last attempt is the inverted local threshold.
         let big = scanner.scan(GrayImage(width: 2100, height: 2000, value: 255))
-        #expect(big.symbols.isEmpty && big.attempt == "downscaled")
+        #expect(big.symbols.isEmpty && big.attempt == "inverted-binarized")
         #expect(scanner.scan(GrayImage(width: 0, height: 0, pixels: [])).attempt == "none")
         // Attempts limited by the caller: the last (only) one is named.
         #expect(scanner.scan(GrayImage(width: 10, height: 10, value: 0), attempts: [.original]).attempt == "original")
