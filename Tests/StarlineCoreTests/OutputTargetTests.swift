@@ -46,7 +46,11 @@ final class OutputTargetTests: Sendable {
         #expect(error?.code == .storage)
 
         // Written in place: a reader of the FIFO gets the bytes, and it is still a FIFO afterwards.
-        let reader = Thread { _ = try? AtomicFile.read(fifo) }
+        // (Read as a stream: AtomicFile.read takes regular files only.)
+        let reader = Thread {
+            let fd = open(fifo, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 { _ = try? FileBytes.read(fd: fd, name: fifo); close(fd) }
+        }
         reader.start()
         try OutputTarget.write(Array("through the pipe".utf8), to: fifo, mode: 0o600, sync: false, applyUmask: true)
         #expect(fileType(fifo) == S_IFIFO)
