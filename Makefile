@@ -107,6 +107,7 @@ bench: build
 	@scripts/bootstrap --bench
 	$(MAKE) install PREFIX=$(BENCH_PREFIX) > /dev/null
 	bench/run $(BENCH_PREFIX)/bin
+	bench/qr-accuracy $(BENCH_PREFIX)/bin
 	bench/devserver $(BENCH_PREFIX)/bin
 	bench/sessions $(BENCH_PREFIX)/bin
 	bench/sessions-bulk $(BENCH_PREFIX)/bin
