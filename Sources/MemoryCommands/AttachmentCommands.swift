@@ -28,14 +28,12 @@ final class AttachmentInput {
         }
         // Opened once and read from this descriptor. O_NONBLOCK: a FIFO at the path is refused below instead of
         // blocking in open until someone writes to it (stdin, `-`, is the way to attach a stream).
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot read the file to attach, \(path)", path: path) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        let (fd, info) = try InputFile.openExamined(path, failure: "cannot read the file to attach, \(path)")
+        guard info.st_mode & S_IFMT == S_IFREG else {
             Glibc.close(fd)
             throw StarlineError(.usage, "\(path) is not a regular file (attach a stream with - and --name)", details: .object([("path", .string(path))]))
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        InputFile.makeBlocking(fd)
         let base = path.split(separator: "/").last.map(String.init) ?? path
         return AttachmentInput(fd: fd, name: name ?? base, path: path, owned: true)
     }

@@ -107,16 +107,13 @@ final class ExportFile {
 
     /// O_NONBLOCK: a FIFO at the path is refused at once instead of waiting for a writer at open.
     static func open(_ path: String) throws -> ExportFile {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot read \(path)", path: path) }
+        let (fd, info) = try InputFile.openExamined(path, failure: "cannot read \(path)")
         let file = ExportFile(fd: fd, path: path)
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileBytes.posixError("cannot read \(path)", path: path) }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw StarlineError(.usage, "\(path) is not a regular file: an export is read twice (checked whole, then imported), so it must be a file",
                                 details: .object([("path", .string(path))]))
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        InputFile.makeBlocking(fd)
         return file
     }
 

@@ -101,12 +101,9 @@ enum SecretLines {
     /// as ssh refuses a key others could read or replace: a FIFO or device at the path (which could also block
     /// or never end; a pipe goes to the -fd option), another user's file (root reads it whatever its mode).
     static func readPrivateFile(_ path: String, what: String) throws -> [String] {
-        // O_NONBLOCK: a FIFO is refused below instead of blocking in open until someone writes it.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot read the \(what) \(path)", path: path) }
+        // Non-blocking open: a FIFO is refused below instead of blocking in open until someone writes it.
+        let (fd, info) = try InputFile.openExamined(path, failure: "cannot read the \(what) \(path)")
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileBytes.posixError("cannot read the \(what) \(path)", path: path) }
         func refuse(_ problem: String) -> StarlineError {
             StarlineError(.insecurePermissions, "the \(what) \(path) \(problem)",
                           details: .object([("path", .string(path)), ("mode", .string(String(info.st_mode & 0o7777, radix: 8))),
@@ -119,7 +116,7 @@ enum SecretLines {
         if info.st_mode & 0o077 != 0 {
             throw refuse("is accessible by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        InputFile.makeBlocking(fd)
         return try split(try FileBytes.read(fd: fd, name: "the \(what) \(path)", maxBytes: 64 * 1024))
     }
 

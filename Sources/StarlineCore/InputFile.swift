@@ -11,14 +11,7 @@ import Glibc
 public enum InputFile {
     /// The open descriptor (the caller closes it); `what` names the file in errors ("the plan").
     public static func open(_ path: String, what: String) throws(StarlineError) -> Int32 {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw FileBytes.posixError("cannot open \(what) \(path)", path: path) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let error = FileBytes.posixError("cannot examine \(what) \(path)", path: path)
-            close(fd)
-            throw error
-        }
+        let (fd, info) = try openExamined(path, failure: "cannot open \(what) \(path)")
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG || type == S_IFIFO || type == S_IFCHR else {
             close(fd)
@@ -26,8 +19,30 @@ public enum InputFile {
             throw StarlineError(.usage, "cannot read \(what) \(path): it is \(kind)",
                                 details: .object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode)))]))
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        makeBlocking(fd)
         return fd
+    }
+
+    /// The first half of every open of a named file the tools read (inputs here, exports, attachments and
+    /// secret files in sl-memory): opened without waiting for a FIFO's writer (O_NONBLOCK) and never becoming
+    /// the controlling terminal (O_NOCTTY), then examined on the descriptor. The caller decides from `info`
+    /// what it accepts — closing `fd` when it refuses — and calls `makeBlocking` before reading.
+    /// `failure` begins the error message of a failed open ("cannot read the file to attach, PATH").
+    public static func openExamined(_ path: String, failure: String) throws(StarlineError) -> (fd: Int32, info: stat) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw FileBytes.posixError(failure, path: path) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = FileBytes.posixError(failure, path: path)
+            close(fd)
+            throw error
+        }
+        return (fd, info)
+    }
+
+    /// Reads from `fd` block again (cleared O_NONBLOCK), once `openExamined`'s caller accepted the file.
+    public static func makeBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
     }
 
     /// The whole file, refused past `maxBytes` as soon as it is seen (never buffered whole first).
