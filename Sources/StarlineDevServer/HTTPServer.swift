@@ -119,10 +119,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Starts listening on 127.0.0.1:`port` (0 picks a free port; read `port` afterwards).
     public init(port: UInt16, limits: ConnectionLimits = ConnectionLimits(), handler: @escaping Handler) throws {
         self.handler = handler
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var address = LoopbackAddress.ipv4(port: port)
         // MHD_USE_ITC: "required for use of MHD_quiesce_daemon" (microhttpd.h).
         let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_ITC.rawValue)
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -160,14 +157,7 @@ public final class HTTPServer: @unchecked Sendable {
         defer { close(fd) }
         var on: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        return bound != 0 && errno == EADDRINUSE
+        return LoopbackAddress.bind(fd, port: port) != 0 && errno == EADDRINUSE
     }
 
     /// Stops: wakes `pause`, stops accepting, closes every connection (keep-alive ones too), joins the

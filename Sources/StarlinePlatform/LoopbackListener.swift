@@ -20,12 +20,7 @@ public final class LoopbackListener: @unchecked Sendable {
         guard fd >= 0 else { throw StarlineError(.internalError, "socket: \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 8) == 0 else {
+        guard LoopbackAddress.bind(fd, port: port) == 0, listen(fd, 8) == 0 else {
             let message = String(cString: strerror(errno))
             Glibc.close(fd)
             throw StarlineError(.usage, "cannot listen on 127.0.0.1:\(port) for the login redirect: \(message)",
