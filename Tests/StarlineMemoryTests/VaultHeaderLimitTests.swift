@@ -166,12 +166,10 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
     func olderCopyWithOlderHeaderCanStillBeAccepted() throws {
         let vault = try fixture.create()
         try vault.add(NoteDraft(body: "first"))
-        let backup = fixture.dir + "/backup"
-        try FileManager.default.copyItem(atPath: fixture.location.directory, toPath: backup)
+        let backup = try fixture.backUp()
         try vault.changePassphrase(current: fixture.passphrase, new: VaultFixture.secret("new"), limits: .minimum)
         try vault.add(NoteDraft(body: "second"))
-        try FileManager.default.removeItem(atPath: fixture.location.directory)
-        try FileManager.default.copyItem(atPath: backup, toPath: fixture.location.directory)
+        try fixture.replaceFiles(with: backup)
         #expect(openError()?.code == .rollbackDetected)
         #expect(openError(wrong)?.exitStatus == .data)
         #expect(try MemoryVault.acceptRollback(at: fixture.location, passphrase: fixture.passphrase).list().count == 1)

@@ -124,11 +124,9 @@ final class VaultTamperTests: @unchecked Sendable {
     func testW2WholeVaultRollbackDetected() throws {
         let vault = try fixture.create()
         try vault.add(NoteDraft(body: "first"))
-        let backup = fixture.dir + "/backup"
-        try FileManager.default.copyItem(atPath: fixture.location.directory, toPath: backup)
+        let backup = try fixture.backUp()
         try vault.add(NoteDraft(body: "second"))
-        try FileManager.default.removeItem(atPath: fixture.location.directory)
-        try FileManager.default.copyItem(atPath: backup, toPath: fixture.location.directory)
+        try fixture.replaceFiles(with: backup)
 
         let error = starlineError { _ = try fixture.open() }
         #expect(error?.code == .rollbackDetected)
@@ -147,8 +145,7 @@ final class VaultTamperTests: @unchecked Sendable {
         try fixture.create()
         let other = try VaultFixture()
         try other.create().add(NoteDraft(body: "someone else's"))
-        try FileManager.default.removeItem(atPath: fixture.location.directory)
-        try FileManager.default.copyItem(atPath: other.location.directory, toPath: fixture.location.directory)
+        try fixture.replaceFiles(with: other.location.directory)
         #expect(starlineError { _ = try fixture.open() }?.code == .rollbackDetected)
     }
 

@@ -18,6 +18,19 @@ final class VaultFixture: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: dir) }
 
+    /// A copy of the vault's files as they are now (a backup a user may restore later).
+    func backUp() throws -> String {
+        let backup = dir + "/backup"
+        try FileManager.default.copyItem(atPath: location.directory, toPath: backup)
+        return backup
+    }
+
+    /// The vault's files replaced by those at `source` (a restored backup, another vault's files).
+    func replaceFiles(with source: String) throws {
+        try FileManager.default.removeItem(atPath: location.directory)
+        try FileManager.default.copyItem(atPath: source, toPath: location.directory)
+    }
+
     static func secret(_ text: String) -> SecretBytes { SecretBytes(copying: Array(text.utf8)) }
     var passphrase: SecretBytes { Self.secret("correct horse battery staple") }
 
