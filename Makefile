@@ -15,8 +15,10 @@ all: build
 bootstrap:
 	@scripts/bootstrap
 
+# libStarlineZXing.so (sl-qr decode's second engine, C++) is built beside the tools by scripts/build-zxing.
 build: bootstrap
 	swift build $(RELEASE_FLAGS)
+	scripts/build-zxing $(RELEASE_BIN) release
 
 # The build must print no warning (compiler or linker): its output is kept in .build/test-build.log and any
 # "warning:" in it fails the target, listing the lines. CI builds a clean checkout, so every file is compiled
@@ -27,6 +29,7 @@ test: bootstrap
 	@echo "swift build --build-tests  (output: .build/test-build.log)"
 	@{ swift build --build-tests 2>&1; echo $$? > .build/test-build.status; } | tee .build/test-build.log
 	@status=$$(cat .build/test-build.status); [ "$$status" = 0 ] || exit $$status
+	@scripts/build-zxing $(DEBUG_BIN) debug 2>&1 | tee -a .build/test-build.log
 	@if grep -q 'warning:' .build/test-build.log; then \
 		echo "make test: the build printed warnings (see .build/test-build.log):" >&2; \
 		grep 'warning:' .build/test-build.log | grep -v '^ *[0-9]* *|' | sort -u >&2; \
@@ -49,7 +52,7 @@ generated: bootstrap
 	done
 
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/starline $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
@@ -60,6 +63,7 @@ install: build
 		install -m 0644 completions/zsh/_$$t $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$t; \
 		install -m 0644 completions/fish/$$t.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$t.fish; \
 	done
+	install -m 0644 -s $(RELEASE_BIN)/libStarlineZXing.so $(DESTDIR)$(PREFIX)/lib/starline/libStarlineZXing.so
 
 # Removes exactly the files `make install` puts there, for the tools scripts/tools lists (same DESTDIR and
 # PREFIX); nothing else. The directories stay: they may hold other packages' files.
@@ -72,6 +76,10 @@ uninstall:
 			fi; \
 		done; \
 	done
+	@if [ -e "$(DESTDIR)$(PREFIX)/lib/starline/libStarlineZXing.so" ]; then \
+		rm -f "$(DESTDIR)$(PREFIX)/lib/starline/libStarlineZXing.so" && echo "removed $(DESTDIR)$(PREFIX)/lib/starline/libStarlineZXing.so"; \
+		rmdir "$(DESTDIR)$(PREFIX)/lib/starline" 2>/dev/null || true; \
+	fi
 
 # .build/starline_<version>_<arch>.deb: the release binaries, man pages and completions under /usr (scripts/deb).
 deb: build

@@ -77,9 +77,10 @@ public struct Tool<Runner: Sendable>: Sendable {
     public let commands: CommandTree<Runner>
 
     public init(name: String, version: String = StarlineVersion.current, commands: CommandTree<Runner>, globalOptions: [OptionSpec],
-                environment: [ToolSpec.Entry] = [], files: [ToolSpec.Entry] = [], seeAlso: [String] = []) {
+                environment: [ToolSpec.Entry] = [], files: [ToolSpec.Entry] = [], seeAlso: [String] = [],
+                versionDetails: (@Sendable () -> [String])? = nil) {
         self.commands = commands
         spec = ToolSpec(name: name, version: version, root: commands.spec, globalOptions: globalOptions, environment: environment,
-                        files: files, seeAlso: seeAlso)
+                        files: files, seeAlso: seeAlso, versionDetails: versionDetails)
     }
 }

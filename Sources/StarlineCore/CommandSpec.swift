@@ -132,9 +132,13 @@ public struct ToolSpec: Sendable {
     public var environment: [Entry]
     public var files: [Entry]
     public var seeAlso: [String]
+    /// Lines `--version` prints after "NAME VERSION": what this install can do that depends on optional
+    /// libraries (sl-qr's decoders). Computed only when asked, so it costs no other run anything.
+    public var versionDetails: (@Sendable () -> [String])?
 
     public init(name: String, version: String = StarlineVersion.current, root: CommandSpec, globalOptions: [OptionSpec],
-                environment: [Entry] = [], files: [Entry] = [], seeAlso: [String] = []) {
+                environment: [Entry] = [], files: [Entry] = [], seeAlso: [String] = [],
+                versionDetails: (@Sendable () -> [String])? = nil) {
         self.name = name
         self.version = version
         self.root = root
@@ -142,6 +146,7 @@ public struct ToolSpec: Sendable {
         self.environment = environment
         self.files = files
         self.seeAlso = seeAlso
+        self.versionDetails = versionDetails
     }
 
     /// The command at `path` (names below the root).

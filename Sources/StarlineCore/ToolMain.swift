@@ -55,7 +55,10 @@ public enum ToolMain {
             return .exit(writeDirectly(text, tool: tool, io: io))
         }
         if parsed.flag("help") { return .exit(writeDirectly(HelpRenderer.render(tool, path: parsed.path), tool: tool, io: io)) }
-        if parsed.flag("version") { return .exit(writeDirectly("\(tool.name) \(tool.version)\n", tool: tool, io: io)) }
+        if parsed.flag("version") {
+            let lines = ["\(tool.name) \(tool.version)"] + (tool.versionDetails?() ?? [])
+            return .exit(writeDirectly(lines.map { $0 + "\n" }.joined(), tool: tool, io: io))
+        }
         let environment = io.environment
         parsed.environment = environment
         let paths = StarlinePaths(environment: environment)

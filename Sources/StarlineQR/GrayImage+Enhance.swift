@@ -78,6 +78,28 @@ extension GrayImage {
         return GrayImage(width: w, height: height, pixels: out)
     }
 
+    /// A 3×3 binomial blur (1 2 1 / 2 4 2 / 1 2 1, over 16): sensor noise and JPEG blocks smoothed before a
+    /// decoder that binarises locally, where single noisy pixels break the module edges it follows.
+    public func smoothed() -> GrayImage {
+        guard width >= 3, height >= 3 else { return self }
+        var out = pixels
+        let w = width
+        pixels.withUnsafeBufferPointer { src in
+            out.withUnsafeMutableBufferPointer { dst in
+                for y in 1..<(height - 1) {
+                    for x in 1..<(w - 1) {
+                        let i = y * w + x
+                        let above = Int(src[i - w - 1]) + 2 * Int(src[i - w]) + Int(src[i - w + 1])
+                        let row = Int(src[i - 1]) + 2 * Int(src[i]) + Int(src[i + 1])
+                        let below = Int(src[i + w - 1]) + 2 * Int(src[i + w]) + Int(src[i + w + 1])
+                        dst[i] = UInt8((above + 2 * row + below + 8) >> 4)
+                    }
+                }
+            }
+        }
+        return GrayImage(width: w, height: height, pixels: out)
+    }
+
     /// Bilinear upscale by `factor`: modules of 1.3–3 pixels become 3–9 with their edges interpolated
     /// where nearest-neighbour (`upscaled`) would keep every sampling error as a step.
     public func smoothlyUpscaled(by factor: Int) -> GrayImage {

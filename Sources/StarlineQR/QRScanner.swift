@@ -15,6 +15,19 @@ public final class QRScanner {
         case original
         /// Light-on-dark symbols: zbar only looks for dark finder patterns on light.
         case inverted
+        /// The image as loaded, read by the second engine, ZXing-C++ (`ZXingLibrary`), when it is installed:
+        /// it finds codes under strong perspective (tilted past ~52°), where zbar finds none, in a few
+        /// milliseconds, so it comes before zbar's slower retries. Skipped without the engine.
+        case zxing
+        /// The second engine on copies (when installed): smoothed (noise, JPEG blocks), sharpened (blur, glare
+        /// edges) and bilinear ×2 (small or rotated modules). Each reads photos no libzbar attempt reads
+        /// (bench/RESULTS.md), in milliseconds, so they come before libzbar's slower retries.
+        case zxingSmoothed = "zxing-smoothed"
+        case zxingSharpened = "zxing-sharpened"
+        case zxingUpscaled = "zxing-upscaled"
+
+        /// Made by ZXing-C++ rather than libzbar.
+        public var usesSecondEngine: Bool { self == .zxing || self == .zxingSmoothed || self == .zxingSharpened || self == .zxingUpscaled }
         /// ½ scale with a box filter: averages away sensor noise and JPEG ringing in
         /// large photos, where module edges are too soft for zbar's edge detector.
         case downscaled
@@ -34,6 +47,9 @@ public final class QRScanner {
         case invertedBinarized = "inverted-binarized"
         case invertedUpscaled = "inverted-upscaled"
     }
+
+    /// libzbar's own attempts: every one but the second engine's.
+    public static let zbarAttempts: [Attempt] = Attempt.allCases.filter { !$0.usesSecondEngine }
 
     /// The downscaled attempt is skipped below this many pixels on the short side: a
     /// version-1 symbol (21 modules) could not survive halving.
@@ -92,6 +108,12 @@ public final class QRScanner {
             if let deadline, lastTried != "none", Self.now() >= deadline {
                 return ScanResult(symbols: [], attempt: lastTried, timedOut: true)
             }
+            // Without the second engine its attempt is not made, and not announced either.
+            var engine: ZXingLibrary? = nil
+            if attempt.usesSecondEngine {
+                guard case .success(let zxing) = ZXingLibrary.shared else { continue }
+                engine = zxing
+            }
             if lastTried != "none" { willTry?(attempt) }
             let variant: GrayImage
             let mapBack: (QRPoint) -> QRPoint
@@ -102,6 +124,19 @@ public final class QRScanner {
             case .inverted:
                 variant = image.inverted()
                 mapBack = { $0 }
+            case .zxing:
+                variant = image
+                mapBack = { $0 }
+            case .zxingSmoothed:
+                variant = image.smoothed()
+                mapBack = { $0 }
+            case .zxingSharpened:
+                variant = image.sharpened()
+                mapBack = { $0 }
+            case .zxingUpscaled:
+                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
+                variant = image.smoothlyUpscaled(by: 2)
+                mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             case .downscaled:
                 guard min(image.width, image.height) >= Self.minSideForDownscale else { continue }
                 variant = image.downscaled(by: 2)
@@ -133,7 +168,7 @@ public final class QRScanner {
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             }
             lastTried = attempt.rawValue
-            let found = decode(variant)
+            let found = engine?.decode(variant) ?? decode(variant)
             if !found.isEmpty {
                 let mapped = found.map { symbol in
                     var s = symbol

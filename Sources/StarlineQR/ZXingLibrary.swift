@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StarlineCore
+import StarlineLoader
+
+/// sl-qr decode's second engine: ZXing-C++ (Debian's libzxing2) behind the C interface of
+/// `native/zxing/starline_zxing.h`, built as `libStarlineZXing.so` and loaded with dlopen the first time
+/// libzbar finds nothing in an image (`QRScanner.Attempt.zxing`).
+///
+/// Why a second engine: libzbar stays the first (the product's choice, and the faster one on clean images),
+/// but it reads nothing past ~52° of tilt, where ZXing-C++ still finds the finder patterns under perspective
+/// (bench/RESULTS.md). Why dlopen: ZXing and the C++ runtime it needs would cost every start of sl-qr, and
+/// `encode` never uses them. Without the shim or libzxing2 sl-qr decodes with libzbar alone and says so in
+/// `sl-qr --version` (`ZXingLibrary.status`).
+package struct ZXingLibrary: @unchecked Sendable {
+    // @unchecked: immutable C function pointers, safe to share.
+    typealias Results = OpaquePointer
+
+    let read: @convention(c) (UnsafePointer<UInt8>?, Int32, Int32) -> Results?
+    let count: @convention(c) (Results?) -> Int32
+    let bytes: @convention(c) (Results?, Int32, UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?
+    let corners: @convention(c) (Results?, Int32, UnsafeMutablePointer<Int32>?) -> Void
+    let orientation: @convention(c) (Results?, Int32) -> Int32
+    let free: @convention(c) (Results?) -> Void
+    /// The ZXing-C++ version the shim was built against.
+    package let version: String
+    /// Where the shim was loaded from.
+    package let path: String
+
+    /// The file name `make build` gives the shim, next to the tools; `make install` puts it in
+    /// `PREFIX/lib/starline/`.
+    package static let fileName = "libStarlineZXing.so"
+
+    /// The library, or why it is not there. Loaded once per process.
+    package static let shared: Result<ZXingLibrary, StarlineError> = load()
+
+    /// One line for `sl-qr --version`: which engines decode.
+    package static var status: String {
+        let zbar = switch ZBarLibrary.shared {
+        case .success: "libzbar"
+        case .failure(let error): "none: \(error.message)"
+        }
+        return switch shared {
+        case .success(let zxing): "decoders: \(zbar), then ZXing-C++ \(zxing.version) (\(zxing.path))"
+        case .failure(let error): "decoders: \(zbar) alone (ZXing-C++ is not available: \(error.message))"
+        }
+    }
+
+    /// The shim's candidate paths, relative to the running executable (resolved through /proc/self/exe, so
+    /// a symlink to the tool finds the shim of the real install): beside it (the build directory), then
+    /// `../lib/starline/` (the install layout). Never a search path or an environment variable: a library
+    /// is code, and only the install's own directory decides which runs.
+    static func candidates() -> [String] {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return [] }
+        let executable = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = executable.utf8.lastIndex(of: UInt8(ascii: "/")) else { return [] }
+        let directory = executable[..<slash]
+        let parent = directory.utf8.lastIndex(of: UInt8(ascii: "/")).map { directory[..<$0] } ?? ""
+        return ["\(directory)/\(fileName)", "\(parent)/lib/starline/\(fileName)"]
+    }
+
+    static func load() -> Result<ZXingLibrary, StarlineError> {
+        let paths = candidates()
+        guard let path = paths.first(where: { access($0, F_OK) == 0 }) else {
+            return .failure(StarlineError(.internalError, "\(fileName) is not installed (looked in \(paths.joined(separator: ", ")))"))
+        }
+        // The trust rule of every file that decides what the tool does (AtomicFile.read): a regular file,
+        // owned by root or by us, writable by nobody else.
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+              info.st_uid == 0 || info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            return .failure(StarlineError(.internalError, "\(path) is not a regular file owned by root or by us and writable only by its owner; not loaded"))
+        }
+        var library: SharedLibrary
+        switch SharedLibrary.open([path]) {
+        case .success(let opened): library = opened
+        case .failure(let error):
+            return .failure(StarlineError(.internalError, "cannot load \(path) (install the libzxing2 package): \(error.reason)"))
+        }
+        func symbol<T>(_ name: String, as type: T.Type) -> T { library.function(name, as: type) }
+        let versionFunction = symbol("starline_zxing_version", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
+        let zxing = ZXingLibrary(
+            read: symbol("starline_zxing_read", as: (@convention(c) (UnsafePointer<UInt8>?, Int32, Int32) -> Results?).self),
+            count: symbol("starline_zxing_count", as: (@convention(c) (Results?) -> Int32).self),
+            bytes: symbol("starline_zxing_bytes", as: (@convention(c) (Results?, Int32, UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?).self),
+            corners: symbol("starline_zxing_corners", as: (@convention(c) (Results?, Int32, UnsafeMutablePointer<Int32>?) -> Void).self),
+            orientation: symbol("starline_zxing_orientation", as: (@convention(c) (Results?, Int32) -> Int32).self),
+            free: symbol("starline_zxing_free", as: (@convention(c) (Results?) -> Void).self),
+            version: library.missing.isEmpty ? versionFunction().map { String(cString: $0) } ?? "?" : "?",
+            path: path)
+        guard library.missing.isEmpty else {
+            return .failure(StarlineError(.internalError, "\(path) lacks \(library.missing.joined(separator: ", ")): rebuild it with this sl-qr"))
+        }
+        return .success(zxing)
+    }
+
+    /// The QR symbols ZXing-C++ finds in `image`, corners in its coordinates; empty when none (or when ZXing
+    /// failed: the shim catches every exception and returns no results).
+    func decode(_ image: GrayImage) -> [QRSymbol] {
+        guard image.width > 0, image.height > 0, image.width <= Int(Int32.max), image.height <= Int(Int32.max) else { return [] }
+        let results = image.pixels.withUnsafeBufferPointer { read($0.baseAddress, Int32(image.width), Int32(image.height)) }
+        guard let results else { return [] }
+        defer { free(results) }
+        var symbols: [QRSymbol] = []
+        for index in 0..<max(0, count(results)) {
+            var length = 0
+            guard let start = bytes(results, index, &length) else { continue }
+            var xy = [Int32](repeating: 0, count: 8)
+            corners(results, index, &xy)
+            let points = (0..<4).map { QRPoint(x: Int(xy[2 * $0]), y: Int(xy[2 * $0 + 1])) }
+            symbols.append(QRSymbol(bytes: Array(UnsafeBufferPointer(start: start, count: length)), corners: points,
+                                    orientation: Self.orientation(degrees: orientation(results, index))))
+        }
+        return symbols
+    }
+
+    /// ZXing's clockwise rotation in degrees, to the nearest quarter turn.
+    static func orientation(degrees: Int32) -> QROrientation {
+        switch ((Int(degrees) % 360 + 360 + 45) % 360) / 90 {
+        case 0: .up
+        case 1: .right
+        case 2: .down
+        default: .left
+        }
+    }
+}
