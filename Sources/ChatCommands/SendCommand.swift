@@ -68,7 +68,6 @@ struct OutboxSubmission {
         }
         let stored = try session.store.enqueue(kind, submissions, account: session.account, now: now)
         let entries = zip(texts.map(\.line), stored).map { ($0, $1) }
-        let jobs = entries.map { line, entry in OutboxDelivery.Job(kind: kind, clientId: entry.clientId, line: line) }
         let run = OutboxRun(session: session, context: context)
         if queue {
             for (line, entry) in entries {
@@ -78,7 +77,18 @@ struct OutboxSubmission {
             }
             return .ok
         }
-        let outcome = run.deliver(jobs, delivery)
+        // W5: the conversation's messages queued before these leave first; all of them in queue order.
+        let ours = Set(stored.map(\.clientId))
+        let earlier = kind == .message
+            ? try session.store.openMessages(account: session.account, conversation: conversation, before: stored.map(\.seq).max())
+                .filter { !ours.contains($0.clientId) }.map { (line: Int?.none, entry: $0, earlier: true) }
+            : []
+        let jobs = (earlier + entries.map { (line: $0, entry: $1, earlier: false) }).sorted { $0.entry.seq < $1.entry.seq }
+            .map { OutboxDelivery.Job($0.entry, line: $0.line, earlier: $0.earlier) }
+        let outcome = run.deliver(jobs, delivery, printEarlier: lines)
+        if !lines, outcome.earlier > 0 {
+            context.output.notice("sl-chat: \(outcome.earlier) \(outcome.earlier == 1 ? "entry" : "entries") queued before it in \(conversation) tried first (sl-chat outbox list shows them)")
+        }
         if lines {
             run.summary(outcome)
             return try OutboxRun.status(outcome)
@@ -91,7 +101,7 @@ struct OutboxSubmission {
 enum SendCommand: AsyncCommand {
     static let spec = CommandSpec(
         "send", abstract: "Send a message (through the durable outbox: never lost, never sent twice)",
-        discussion: "The message is stored in the outbox with its clientId before the first attempt, then sent; it prints the outbox entry ({\"type\":\"outbox\",\"clientId\",\"state\",\"attempts\",\"message\",…}) once it is settled. Network errors, 5xx and 429 are retried with backoff (a Retry-After pauses every send of the run); a refusal (4xx) leaves it failed with the server's code. A send whose answer was lost is unknown until its echo is looked up by clientId — it is never sent blind. What is not sent yet stays queued for sl-chat outbox flush.",
+        discussion: "The message is stored in the outbox with its clientId before the first attempt, then sent; it prints the outbox entry ({\"type\":\"outbox\",\"clientId\",\"state\",\"attempts\",\"message\",…}) once it is settled. Network errors, 5xx and 429 are retried with backoff (a Retry-After pauses every send of the run); a refusal (4xx) leaves it failed with the server's code. A send whose answer was lost is unknown until its echo is looked up by clientId — it is never sent blind. Messages of one conversation leave in the order they were queued: those queued before it go first, and while one of them is not sent it is held (it stays pending; the record's \"heldBy\" names the entry holding it; exit 7) — behind a failed one until that is retried or dropped (sl-chat outbox retry, drop). What is not sent yet stays queued for sl-chat outbox flush.",
         options: OutboxSubmission.specs,
         arguments: [ArgumentSpec("CONV", help: "The conversation id."), ArgumentSpec("TEXT|-", help: "The text, or - to read it from stdin.", optional: true)],
         examples: [
@@ -100,7 +110,7 @@ enum SendCommand: AsyncCommand {
             Example("sl-chat send c_team --queue --client-id report-$(date +%F) \"$(cat report.txt)\"", "Queue today's report once, whatever reruns."),
         ],
         exitStatuses: [(.ok, "sent (or queued with --queue)"), (.usage, "bad input, or --client-id reused with other text"),
-                       (.transient, "not sent yet: it stays in the outbox"), (.partial, "--lines: some were not sent"),
+                       (.transient, "not sent yet (or held behind an earlier entry): it stays in the outbox"), (.partial, "--lines: some were not sent (failed, still queued, or held)"),
                        (.sessionEnded, "the server ended the session"), (.sessionChanged, "the account changed during the send"),
                        (.notFound, "no such conversation (the entry is failed)")])
 

@@ -86,5 +86,12 @@ enum ChatSchema {
                 PRIMARY KEY (account, name, conversation_id)
             ) WITHOUT ROWID;
             """),
+        // W5: the entries of one conversation leave in queue order, so a claim asks for the earliest entry of the
+        // conversation queued before it and not sent yet. Only entries not sent are indexed: the sent ones pile
+        // up and are never asked about. Queries must say `kind = 'message' AND state != 'sent'` to use it.
+        SQLiteMigration(version: 2, name: "outbox entries not sent, per conversation", sql: """
+            CREATE INDEX outbox_unsent_by_conversation ON outbox (account, conversation_id, seq)
+                WHERE kind = 'message' AND state != 'sent';
+            """),
     ]
 }

@@ -5,6 +5,7 @@ import StarlineCrypto
 /// The outbox's rows (W5, issue 14 items 3 and 7). Every change is one short transaction under the store's
 /// flock, so a cron `outbox flush` and an interactive `send` never take the same entry at once: `claim`
 /// moves an entry to `sending` with the claiming process's identity, and only that process may settle it.
+/// A message is claimed only once every message queued before it in its conversation is sent (W5).
 extension ChatStore {
     /// A new clientId: 16 random bytes, URL-safe (the server accepts A-Z a-z 0-9 . _ -).
     public static func mintClientId() -> String { "cl_" + Base64.encodeURL(Sodium.randomBytes(16)) }
@@ -68,31 +69,81 @@ extension ChatStore {
         public var needsLookup: Bool
     }
 
-    /// Takes an entry for `owner`: `pending` and `unknown` ones, and `sending` ones whose process is gone.
-    /// nil when it is sent, failed, being sent by a live process, or not there.
+    /// What `claim` came to.
+    public enum ClaimOutcome: Sendable {
+        case claimed(Claim)
+        /// Not to be sent yet (W5): `holder` is the earliest message of the same conversation queued before it
+        /// and not sent (pending, sending, unknown or failed); the entry is left as it was.
+        case held(by: OutboxEntry)
+        /// Sent, failed, being sent by a live process, or not there.
+        case unavailable
+    }
+
+    /// Takes an entry for `owner`: `pending` and `unknown` ones, and `sending` ones whose process is gone —
+    /// unless it is a message with an earlier message of its conversation not sent yet (W5: one conversation
+    /// leaves in queue order). The check and the take are one transaction under the store's lock, so two
+    /// processes flushing at once never send past an entry the other is sending.
     ///
     /// Not durable (no fsync): a claim lost in a power cut leaves the entry pending, and sending it again is
     /// safe — the server keeps one message per clientId.
-    public func claim(_ kind: OutboxKind, clientId: String, account: ChatAccount, owner: ProcessIdentity, now: Int64) throws -> Claim? {
+    public func claim(_ kind: OutboxKind, clientId: String, account: ChatAccount, owner: ProcessIdentity, now: Int64) throws -> ClaimOutcome {
         try transaction(durable: false) { db in
             let key = SQLiteValue.text(account.key)
             guard let row = try db.queryFirst("SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?",
-                                              [key, .text(kind.rawValue), .text(clientId)]) else { return nil }
+                                              [key, .text(kind.rawValue), .text(clientId)]) else { return .unavailable }
             var entry = try OutboxEntry(row: row)
             var needsLookup = entry.state == .unknown
             switch entry.state {
             case .pending, .unknown: break
             case .sending:
-                if let current = entry.owner, current != owner, current.isAlive { return nil }
+                if let current = entry.owner, current != owner, current.isAlive { return .unavailable }
                 needsLookup = true  // its sender died mid-attempt: the request may have gone out
-            case .sent, .failed: return nil
+            case .sent, .failed: return .unavailable
             }
+            if kind == .message, let holder = try Self.holder(of: entry, account: account, db) { return .held(by: holder) }
             try db.run("UPDATE outbox SET state = 'sending', owner = ?, updated_at = ? WHERE account = ? AND kind = ? AND client_id = ?",
                        [.text(owner.description), .integer(now), key, .text(kind.rawValue), .text(clientId)])
             entry.state = .sending
             entry.owner = owner
             entry.updatedAt = now
-            return Claim(entry: entry, needsLookup: needsLookup)
+            return .claimed(Claim(entry: entry, needsLookup: needsLookup))
+        }
+    }
+
+    /// The earliest message of `entry`'s conversation queued before it and not sent yet, which leaves first.
+    static func holder(of entry: OutboxEntry, account: ChatAccount, _ db: SQLiteDatabase) throws -> OutboxEntry? {
+        try db.queryFirst("""
+            SELECT * FROM outbox WHERE account = ? AND conversation_id = ? AND seq < ? AND kind = 'message' AND state != 'sent'
+            ORDER BY seq LIMIT 1
+            """, [.text(account.key), .text(entry.conversationId), .integer(entry.seq)]).map { try OutboxEntry(row: $0) }
+    }
+
+    /// For `outbox list` (W5): every message not sent that has an earlier message of its conversation not
+    /// sent, mapped to the earliest of those (its clientId) — the entry it waits for. Moments hold nothing.
+    public func holders(account: ChatAccount) throws -> [String: String] {
+        try reading { db in
+            var holders: [String: String] = [:]
+            var first: (conversation: String, clientId: String)?
+            for row in try db.query("""
+                SELECT client_id, conversation_id FROM outbox WHERE account = ? AND kind = 'message' AND state != 'sent'
+                ORDER BY conversation_id, seq
+                """, [.text(account.key)]) {
+                guard let id = row.string("client_id"), let conversation = row.string("conversation_id") else { continue }
+                if let first, first.conversation == conversation { holders[id] = first.clientId } else { first = (conversation, id) }
+            }
+            return holders
+        }
+    }
+
+    /// The messages of `conversation` still to be delivered (pending, unknown, or sending), queued before
+    /// `seq` (all of them when nil), oldest first: what must leave before a new entry of it (W5).
+    public func openMessages(account: ChatAccount, conversation: String, before seq: Int64? = nil) throws -> [OutboxEntry] {
+        try reading { db in
+            try db.query("""
+                SELECT * FROM outbox WHERE account = ? AND conversation_id = ? AND seq < ? AND kind = 'message' AND state != 'sent'
+                  AND state IN ('pending', 'unknown', 'sending')
+                ORDER BY seq
+                """, [.text(account.key), .text(conversation), .integer(seq ?? Int64.max)]).map { try OutboxEntry(row: $0) }
         }
     }
 

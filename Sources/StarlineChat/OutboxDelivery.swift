@@ -2,13 +2,19 @@ import StarlineCore
 import StarlinePlatform
 
 /// Delivers outbox entries through the bulk engine (one rate gate for the run: a 429's Retry-After pauses
-/// every send; backoff with jitter for network errors and 5xx), one entry at a time in creation order so a
-/// conversation's messages arrive in the order they were written.
+/// every send; backoff with jitter for network errors and 5xx).
 ///
-/// Each entry is claimed by this process just before its first attempt (so a concurrent flush or send takes
-/// the others), and settled once: `sent` with the server's record, `failed` for a refusal, or back to
-/// `pending` / `unknown` when no answer settled it. An entry that may have reached the server is never sent
-/// blind: its echo is looked up by clientId first (W5, issue 14 item 3).
+/// W5, one conversation leaves in queue order: each conversation is a lane (`OutboxLanes`) whose entries
+/// go one at a time, in the order they were queued, and a message is claimed only when every message queued
+/// before it in its conversation is sent (`ChatStore.claim`, one transaction under the store's lock). One
+/// that is not is *held*: left pending and reported with the entry holding it. When the holder is being
+/// sent by another live process (a concurrent flush or send), the held one waits for it to be settled and
+/// tries again, so two processes take turns along one conversation and never pass each other. Other
+/// conversations are other lanes: they go on meanwhile. Moments share one lane and hold nothing.
+///
+/// Each entry is claimed by this process just before its first attempt, and settled once: `sent` with the
+/// server's record, `failed` for a refusal, or back to `pending` / `unknown` when no answer settled it. An
+/// entry that may have reached the server is never sent blind: its echo is looked up by clientId first.
 public final class OutboxDelivery: Sendable {
     public let api: ChatAPI
     public let store: ChatStore
@@ -16,13 +22,23 @@ public final class OutboxDelivery: Sendable {
     let owner: ProcessIdentity
     /// S14/W8: true while the stored session is still the one this run sends with.
     let sameAccount: @Sendable () -> Bool
+    /// How long an entry waits for an earlier one of its conversation that another live process is sending.
+    let holderWait: Double
+    /// A line for stderr (a wait for another process).
+    let notice: @Sendable (String) -> Void
+
+    /// Conversations delivered side by side.
+    public static let maxParallelConversations = 4
 
     public init(api: ChatAPI, store: ChatStore, account: ChatAccount, owner: ProcessIdentity = .current,
+                holderWait: Double = 120, notice: @escaping @Sendable (String) -> Void = { _ in },
                 sameAccount: @escaping @Sendable () -> Bool) {
         self.api = api
         self.store = store
         self.account = account
         self.owner = owner
+        self.holderWait = holderWait
+        self.notice = notice
         self.sameAccount = sameAccount
     }
 
@@ -30,14 +46,24 @@ public final class OutboxDelivery: Sendable {
     public final class Job: Sendable {
         public let clientId: String
         public let kind: OutboxKind
+        /// The conversation of a message ("" for a moment): the lane it goes in.
+        public let conversationId: String
         /// The input line it came from (`send --lines`), for the result line.
         public let line: Int?
-        let state = Locked((claim: ChatStore.Claim?.none, tried: false, maybeWritten: false))
+        /// Queued before the command's own entries, and delivered first to keep its conversation's order.
+        public let earlier: Bool
+        let state = Locked((claim: ChatStore.Claim?.none, tried: false, maybeWritten: false, heldBy: OutboxEntry?.none))
 
-        public init(kind: OutboxKind, clientId: String, line: Int? = nil) {
+        public init(kind: OutboxKind, clientId: String, conversationId: String, line: Int? = nil, earlier: Bool = false) {
             self.kind = kind
             self.clientId = clientId
+            self.conversationId = kind == .message ? conversationId : ""
             self.line = line
+            self.earlier = earlier
+        }
+
+        public convenience init(_ entry: OutboxEntry, line: Int? = nil, earlier: Bool = false) {
+            self.init(kind: entry.kind, clientId: entry.clientId, conversationId: entry.conversationId, line: line, earlier: earlier)
         }
 
         var claim: ChatStore.Claim? { state.withLock { $0.claim } }
@@ -53,33 +79,47 @@ public final class OutboxDelivery: Sendable {
         public var busy: Bool
         public var attempts: Int
         public var error: StarlineError?
+        /// Not sent because this earlier entry of its conversation was not sent (W5); it stays pending.
+        public var heldBy: OutboxEntry?
     }
 
     enum Delivered: Sendable {
         case sent(JSON)
         /// Not ours to send (being sent by a live process, already settled, dropped).
         case notClaimed
+        /// An earlier entry of its conversation is not sent (W5).
+        case held(OutboxEntry)
     }
 
-    /// Runs `jobs` and reports each one through `report` (in order; an error it returns stops the run).
+    /// Runs `jobs` and reports each one through `report` (one lane per conversation, in queue order within
+    /// each; an error `report` returns stops the run).
     public func run(_ jobs: [Job], configuration: BulkConfiguration,
                     report: @escaping @Sendable (Result) -> StarlineError?) -> BulkEngine.Summary {
-        var sequential = configuration
-        sequential.parallel = 1
-        return BulkEngine.run(jobs, sequential, attempt: { [self] job in attempt(job) }, finished: { [self] result in
-            report(finish(result))
+        let lanes = OutboxLanes(jobs)
+        var configuration = configuration
+        configuration.parallel = max(1, min(lanes.count, Self.maxParallelConversations))
+        let bulk = BulkRun<Int, Delivered>(configuration)
+        return bulk.run(source: { lanes.next() }, workers: configuration.parallel, attempt: { [self] index in
+            attempt(jobs[index], bulk)
+        }, finished: { [self] result in
+            // The entry is settled in chat.db before its lane hands out the next one.
+            defer { lanes.finished(result.item) }
+            return report(finish(jobs[result.item], result))
         })
     }
 
-    func attempt(_ job: Job) -> BulkAttempt<Delivered> {
+    func attempt(_ job: Job, _ run: BulkRun<Int, Delivered>) -> BulkAttempt<Delivered> {
         guard sameAccount() else { return .stopRun(Self.accountChanged()) }
         if !job.state.withLock({ $0.tried }) {
             job.state.withLock { $0.tried = true }
             do {
-                guard let claim = try store.claim(job.kind, clientId: job.clientId, account: account, owner: owner, now: Timestamp.now().seconds) else {
-                    return .done(.notClaimed)
+                switch try claim(job, run) {
+                case .claimed(let claim): job.state.withLock { $0.claim = claim; $0.maybeWritten = claim.needsLookup }
+                case .held(let holder):
+                    job.state.withLock { $0.heldBy = holder }
+                    return .done(.held(holder))
+                case .unavailable: return .done(.notClaimed)
                 }
-                job.state.withLock { $0.claim = claim; $0.maybeWritten = claim.needsLookup }
             } catch {
                 return .stopRun(Self.starline(error))
             }
@@ -116,6 +156,29 @@ public final class OutboxDelivery: Sendable {
         let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
         if error.exitStatus == .sessionEnded { return .stopRun(error) }
         return RetryPolicy.isRetryable(status: reply.status) ? .transient(error) : .failed(error)
+    }
+
+    /// Claims the job's entry. While it is held by an earlier entry that another live process is sending, waits
+    /// for that process to settle it (reading chat.db, no lock held) and tries again — up to `holderWait`
+    /// seconds, or until the run stops; then it is reported held.
+    func claim(_ job: Job, _ run: BulkRun<Int, Delivered>) throws -> ChatStore.ClaimOutcome {
+        let clock = run.configuration.clock
+        let deadline = clock.now() &+ UInt64(min(max(0, holderWait), 86_400) * 1e9)
+        var announced = false
+        while true {
+            let outcome = try store.claim(job.kind, clientId: job.clientId, account: account, owner: owner, now: Timestamp.now().seconds)
+            guard case .held(let holder) = outcome, holder.state == .sending, let sender = holder.owner, sender != owner, sender.isAlive,
+                  run.stopError == nil, clock.now() < deadline else { return outcome }
+            if !announced {
+                announced = true
+                notice("\(job.clientId) waits for \(holder.clientId), queued before it in \(holder.conversationId), which process \(sender.pid) is sending")
+            }
+            while run.stopError == nil, clock.now() < deadline, sender.isAlive,
+                  let current = try store.outboxEntry(holder.clientId, account: account), current.kind == .message,
+                  current.state == .sending, current.owner == sender {
+                clock.sleep(100_000_000)
+            }
+        }
     }
 
     /// A transport error: transient (the request may have been written unless the connection never opened),
@@ -160,24 +223,25 @@ public final class OutboxDelivery: Sendable {
     }
 
     /// Settles the entry of a finished job (unless it was never claimed) and builds its result.
-    func finish(_ result: BulkItemResult<Job, Delivered>) -> Result {
-        let job = result.item
+    func finish(_ job: Job, _ result: BulkItemResult<Int, Delivered>) -> Result {
         let now = Timestamp.now().seconds
         guard let claim = job.claim else {
-            // Tried and not claimed: another process has it, or it was settled (sent, failed, dropped) already —
-            // only the first is busy. Never tried: the run stopped first.
+            // Tried and not claimed: held by an earlier entry, another process has it, or it was settled (sent,
+            // failed, dropped) already — only the second is busy. Never tried: the run stopped first.
             let current = (try? store.outboxEntry(job.clientId, account: account)) ?? nil
-            let busy = current?.state.isOpen == true && job.state.withLock { $0.tried }
-            return Result(job: job, entry: current, busy: busy, attempts: 0, error: result.error)
+            let heldBy = job.state.withLock { $0.heldBy }
+            let busy = heldBy == nil && current?.state.isOpen == true && job.state.withLock { $0.tried }
+            return Result(job: job, entry: current, busy: busy, attempts: 0, error: result.error, heldBy: heldBy)
         }
         let settlement: ChatStore.Settlement
         switch result.value {
         case .sent(let json)?: settlement = .sent(json)
-        case .notClaimed?: settlement = .open(maybeWritten: job.maybeWritten, nil)
+        case .notClaimed?, .held?: settlement = .open(maybeWritten: job.maybeWritten, nil)
         case nil:
             let error = result.error ?? StarlineError(.internalError, "the send ended without a result")
+            // A 429 storm the run stopped waiting out is not a refusal: the entry stays queued.
             let permanent = result.failure == .failed && !error.retryable && error.code != .sessionChanged && error.exitStatus != .sessionEnded
-                && error.code != .storage
+                && error.code != .storage && error.code != .rateLimited
             settlement = permanent ? .failed(error) : .open(maybeWritten: job.maybeWritten, error)
         }
         do {

@@ -13,6 +13,11 @@ public enum OutboxKind: String, Sendable, CaseIterable {
 /// request may have been written and no answer came (a timeout, a reset) — the next attempt first looks for
 /// the echo by clientId and only then sends again, with the same clientId. `sending` names its process; an
 /// entry whose process is gone is `unknown` for whoever finds it.
+///
+/// The messages of one conversation leave in the order they were queued (W5): one is not claimed while a
+/// message queued before it in its conversation is in any state but `sent`. It is *held* then — it stays
+/// `pending` and output names the earliest such entry as `heldBy` — behind a `failed` one until that one is
+/// retried or dropped.
 public enum OutboxState: String, Sendable, CaseIterable {
     case pending, sending, sent, failed, unknown
 
