@@ -141,7 +141,16 @@ enum CancelCommand: PlatformCommand {
 
 /// `sl-login status`: what is stored, without the network.
 enum StatusCommand: PlatformCommand {
-    static let spec = CommandSpec("status", abstract: "Show the stored session, pending login and pending revocations (no network)")
+    static let spec = CommandSpec("status", abstract: "Show the stored session, pending login and pending revocations (no network)",
+                                  discussion: "Prints what is stored for this API, app ID and service on stdout, whatever the outcome, and exits as gh auth status does: 0 only while a session is stored and unexpired (or STARLINE_TOKEN gives one), so `sl-login status && JOB` runs JOB only while logged in. Without a session it exits 3 (NOT_LOGGED_IN), and the error object on stderr says what to run (sl-login; sl-login --device over ssh; sl-login --with-token in a script). It never calls the server: sl-restore verifies a session.",
+                                  examples: [Example("sl-login status --compact >/dev/null 2>&1 || sl-login --device", "Sign in only when no session is stored.")],
+                                  exitStatuses: [(.ok, "a session is stored and unexpired, or STARLINE_TOKEN is set"),
+                                                 (.notLoggedIn, "no session stored, or only one a failed sign-out left unusable (sl-login clear)"),
+                                                 (.sessionEnded, "the stored session expired (SESSION_EXPIRED): log in again"),
+                                                 (.storage, "the store cannot be read"), (.data, "a stored record is corrupt; sl-login clear removes it")])
+
+    /// What to run to get a session, for the NOT_LOGGED_IN message and its details.
+    static let signInHint = "run sl-login (sl-login --device over ssh; printf %s \"$TOKEN\" | sl-login --with-token in a script)"
 
     @MainActor
     static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
@@ -175,6 +184,29 @@ enum StatusCommand: PlatformCommand {
                                                                                             ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))]) })))
         fields.append(("clearIncomplete", .bool(summary.revocationMarker != nil)))
         context.output.emit(.object(fields))
+        // The record is printed whatever the verdict; a stdout that failed is reported ahead of it (WRITE_FAILED).
+        try context.output.check()
+        try verdict(summary, store: store, api: api, appId: client.configuration.appId, now: now)
         return .ok
+    }
+
+    /// Exit 0 only while a usable session is stored (as `gh auth status`): scripts gate on `sl-login status && …`.
+    static func verdict(_ summary: StoreSummary, store: SessionStore, api: BaseURL, appId: String, now: Int64) throws {
+        let details: JSON = .object([("api", .string(api.description)), ("appId", .string(appId)), ("service", .string(store.key.service)),
+                                     ("run", .string("sl-login"))])
+        guard let candidate = summary.candidate else {
+            var message = "not logged in to \(api.description) (app \(appId), service \(store.key.service)): \(signInHint)"
+            if summary.pendingLogin.map({ $0.expiresAt > now }) == true {
+                message += "; a login is pending: finish it with sl-login complete or drop it with sl-login cancel"
+            }
+            throw StarlineError(.notLoggedIn, message, details: details)
+        }
+        if let marked = summary.revocationMarker, marked.isEmpty || marked == candidate.sessionId {
+            throw StarlineError(.notLoggedIn, "the last sign-out could not delete the stored session, so it is not used: run sl-login clear, then \(signInHint)",
+                                details: details)
+        }
+        guard candidate.expiresAt > now else {
+            throw StarlineError(.sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(candidate.expiresAt)): \(signInHint)", details: details)
+        }
     }
 }

@@ -46,7 +46,9 @@ func runPlatformTool(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: 
     @Test @MainActor func statusAndRestoreWithNothingStored() async throws {
         let home = TemporaryDirectory()
         let status = await run(LoginTool.tool, ["status"], home: home)
-        #expect(status.status == .ok)
+        // As gh auth status: the record is printed, and the exit says "not logged in" (3).
+        #expect(status.status == .notLoggedIn)
+        #expect(status.stderr.hasPrefix(#"{"error":{"code":"NOT_LOGGED_IN""#))
         let json = try JSON.parse(Array(status.stdout.utf8))
         #expect(json["session"] == .null && json["api"]?.stringValue == "http://127.0.0.1:9")
         let restore = await run(RestoreTool.tool, [], home: home)
