@@ -32,6 +32,9 @@ extension ToolMain {
         switch prepare(tool, words, io: io) {
         case .exit(let status): return status
         case .run(let context, let runner):
+            // The CA bundle every HTTPS request of this run trusts (STARLINE_CA_BUNDLE, the profile's caBundle,
+            // SSL_CERT_FILE, or the system store), read once from this run's environment and profile.
+            TLSTrust.configure(TLSTrust.resolve(environment: context.environment, profile: context.arguments.profile))
             do {
                 return finish(context, .success(try await runner(context.arguments, context)))
             } catch {

@@ -42,6 +42,8 @@ public enum PlatformToolSupport {
                                                                               PlatformOptions.events.spec]
     public static let environment: [ToolSpec.Entry] = StandardOptions.environment + [
         .init("STARLINE_TOKEN", "A memory-only session for scripts: the token is used as is, nothing is read from or written to the session store."),
+        .init("STARLINE_CA_BUNDLE", "A PEM file of CA certificates to verify https:// servers with, in place of the system bundle: a platform behind a private CA. Before the profile key caBundle and SSL_CERT_FILE. A missing or non-regular file is CONFIG_ERROR (exit 2); a certificate that does not verify is TLS_ERROR (exit 7, not retried). Verification is never turned off."),
+        .init("SSL_CERT_FILE", "A CA bundle, as OpenSSL and gh read it, used when neither STARLINE_CA_BUNDLE nor the profile key caBundle names one (Debian's libcurl ignores it by itself). CURL_CA_BUNDLE, the curl program's variable, is not read."),
         .init("STARLINE_MACHINE_ID_FILE", "Read the machine id from this file instead of /etc/machine-id (tests)."),
         .init("DBUS_SESSION_BUS_ADDRESS", "The D-Bus session bus of the desktop keyring, for a store whose key is in the keyring (sl-login --keyring); without it such a store cannot be opened (KEYRING_UNAVAILABLE, exit 10)."),
     ]

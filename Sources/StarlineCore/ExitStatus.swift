@@ -52,7 +52,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .sessionEnded: "the server ended the session (401 revoked/expired, 403 ACCOUNT_RESTRICTED/APP_UNAVAILABLE); local identity cleared"
         case .forbidden: "the server refused this action (403 other than the two above); identity kept"
         case .notFound: "the named object does not exist"
-        case .transient: "network failure, timeout, 5xx or 429 after retries; local state kept"
+        case .transient: "network failure, timeout, 5xx or 429 after retries, or a server certificate that does not verify (TLS_ERROR, not retried); local state kept"
         case .partial: "a bulk run where some items failed (per-item results say which)"
         case .noResult: "nothing published: login in progress, cancelled, denied or expired; restore superseded"
         case .storage: "local storage read/write/delete failed (STORAGE_ERROR)"

@@ -61,6 +61,10 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let timeout = ErrorCode("TIMEOUT", exit: .transient)
     public static let server = ErrorCode("SERVER_ERROR", exit: .transient)
     public static let rateLimited = ErrorCode("RATE_LIMITED", exit: .transient)
+    /// The server's certificate did not verify (unknown issuer, host name mismatch, expired) or the CA bundle
+    /// could not be loaded. Exit 7 as other failures to reach the server, but never retried: asking again
+    /// cannot help until the trust is fixed (STARLINE_CA_BUNDLE or the profile key caBundle for a private CA).
+    public static let tls = ErrorCode("TLS_ERROR", exit: .transient)
     /// A server cannot listen: its address (port) is in use by another process. An environment failure, not a
     /// usage error; retryable once the port is free.
     public static let addressInUse = ErrorCode("ADDRESS_IN_USE", exit: .transient)

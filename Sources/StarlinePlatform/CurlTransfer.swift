@@ -18,9 +18,13 @@ struct CurlTransfer {
     /// `USAGE` for a method or header that cannot be sent (before anything is sent).
     /// The host is a loopback address: no proxy (see `configure`). Decided by the transport, once per origin.
     let loopback: Bool
+    /// The CA bundle to verify the server with (CURLOPT_CAINFO), or the system store; checked by the transport.
+    let trust: TLSTrust
 
-    init(_ request: HTTPRequestSpec, timeout: Double, userAgent: String, maxResponseBytes: Int, cancel: CancelFlag?, loopback: Bool) throws {
+    init(_ request: HTTPRequestSpec, timeout: Double, userAgent: String, maxResponseBytes: Int, cancel: CancelFlag?, loopback: Bool,
+         trust: TLSTrust = .system) throws {
         self.loopback = loopback
+        self.trust = trust
         let method = request.method.uppercased()
         guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == 0x2D || $0 == 0x5F }) else {
             throw StarlineError(.usage, "invalid HTTP method '\(request.method)'")
@@ -113,6 +117,12 @@ struct CurlTransfer {
         if loopback {
             set(CURLOPT_PROXY, curl.setopt(easy, CURLOPT_PROXY, string: ""))
         }
+        // A private CA: "Pass a char pointer to a null-terminated string naming a file holding one or more
+        // certificates to verify the peer with" (CURLOPT_CAINFO), in place of the built-in bundle. Peer and host
+        // verification (CURLOPT_SSL_VERIFYPEER, CURLOPT_SSL_VERIFYHOST) keep their defaults: on, always.
+        if let bundle = trust.caBundle {
+            set(CURLOPT_CAINFO, curl.setopt(easy, CURLOPT_CAINFO, string: bundle))
+        }
         // Protocols: http and https only, whatever the URL says; redirects are never followed.
         let protocols = curl.setopt(easy, CURLOPT_PROTOCOLS_STR, string: "http,https")
         if protocols != CURLE_OK {
@@ -171,9 +181,30 @@ struct CurlTransfer {
             return StarlineError(.data, "the answer from \(host) is larger than \(maxResponseBytes) bytes", details: .object(details))
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return StarlineError(.usage, "cannot request '\(bare.isEmpty ? "(invalid URL)" : bare)': \(strerror)", details: .object(details))
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return tlsFailure(code, host: host, reason: why.isEmpty ? strerror : why, details: details)
         default:
             return StarlineError(.network, "request to \(host) failed: \(strerror)", retryable: true, details: .object(details))
         }
+    }
+
+    /// `TLS_ERROR`: the server's certificate did not verify with the trusted CAs, or the CA bundle did not load.
+    /// Not retryable (another attempt meets the same certificate); the message says how to trust a private CA.
+    private func tlsFailure(_ code: CURLcode, host: String, reason: String, details: [(String, JSON)]) -> StarlineError {
+        var details = details
+        let trusted: String
+        if let bundle = trust.caBundle, let source = trust.source {
+            details += [("caBundle", .string(bundle)), ("caBundleSource", .string(source.rawValue))]
+            trusted = "the CA bundle \(bundle) (from \(source.rawValue))"
+        } else {
+            trusted = "the system's CA store"
+        }
+        if code == CURLE_SSL_CACERT_BADFILE {
+            return StarlineError(.tls, "cannot load \(trusted): \(reason); a CA bundle is a file of PEM certificates", details: .object(details))
+        }
+        return StarlineError(.tls, "the certificate of \(host) could not be verified with \(trusted): \(reason); \(TLSTrust.privateCAHint)",
+                             details: .object(details))
     }
 
     /// Whole seconds without a fraction ("1", not "1.0").

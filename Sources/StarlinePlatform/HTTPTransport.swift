@@ -18,6 +18,10 @@ public final class HTTPTransport: HTTPExchange {
     public let maxConnections: Int
     /// Response bodies larger than this fail with `DATA_ERROR` instead of filling memory.
     public let maxResponseBytes: Int
+    /// The certificate authorities trusted for `https://` (the run's, `TLSTrust.configured`, unless given).
+    public let trust: TLSTrust
+    /// The CA bundle checked once, at the first request (nil until then).
+    private let trustChecked = Locked<Result<Void, StarlineError>?>(nil)
     let pool: CurlHandlePool
     /// Loopback or not, per origin (`scheme://authority`): a bulk run sends thousands of requests to one
     /// origin, and parsing each URL again cost more than the rest of building the request.
@@ -26,11 +30,12 @@ public final class HTTPTransport: HTTPExchange {
     public static let defaultUserAgent = "starline/\(StarlineVersion.current) (Linux)"
 
     public init(timeout: Double = 30, userAgent: String = HTTPTransport.defaultUserAgent, maxConnections: Int = 8,
-                maxResponseBytes: Int = 32 << 20) {
+                maxResponseBytes: Int = 32 << 20, trust: TLSTrust? = nil) {
         self.timeout = HTTPTransport.sane(timeout) ?? 30
         self.userAgent = userAgent
         self.maxConnections = max(1, maxConnections)
         self.maxResponseBytes = maxResponseBytes
+        self.trust = trust ?? TLSTrust.configured
         pool = CurlHandlePool(capacity: max(1, maxConnections))
     }
 
@@ -63,9 +68,24 @@ public final class HTTPTransport: HTTPExchange {
     /// One blocking transfer on the calling thread.
     package func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         let curl = try CurlLibrary.shared.get()
+        if request.url.utf8.starts(with: "https:".utf8) || request.url.lowercased().hasPrefix("https:") { try checkTrust() }
         let transfer = try CurlTransfer(request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
-                                        loopback: isLoopback(request.url))
+                                        loopback: isLoopback(request.url), trust: trust)
         return try transfer.run(curl, pool: pool)
+    }
+
+    /// A CA bundle that is missing or not a regular file is a configuration error before anything is sent over
+    /// https (never retried); checked at the first such request, not at start, so local commands and plain
+    /// http to a loopback sl-devserver run whatever it names.
+    private func checkTrust() throws {
+        let result = trustChecked.withLock { checked in
+            if let checked { return checked }
+            let result: Result<Void, StarlineError>
+            do throws(StarlineError) { try trust.checkBundle(); result = .success(()) } catch { result = .failure(error) }
+            checked = result
+            return result
+        }
+        try result.get()
     }
 
     func isLoopback(_ url: String) -> Bool {

@@ -68,6 +68,8 @@ public struct RestoreOutcome: Sendable {
             switch error?.exitStatus {
             case .storage?: .storage
             case .data?: .data
+            // Nothing was asked: the configuration is wrong (a CA bundle that cannot be read), not the network.
+            case .usage?: .usage
             default: .transient
             }
         case .absent: .notLoggedIn
