@@ -30,7 +30,7 @@ public final class DevServer: @unchecked Sendable {
         }
         self.configuration = configuration
         store = try DevServerStore(path: configuration.databasePath, fixture: configuration.fixture)
-        devToken = configuration.devToken ?? Base64.encodeURL(Sodium.randomBytes(18))
+        devToken = try store.devToken(explicit: configuration.devToken) { Base64.encodeURL(Sodium.randomBytes(18)) }
         if let logPath = configuration.logPath {
             guard let file = fopen(logPath, "a") else {
                 throw StarlineError(.storage, "cannot open log file \(logPath): \(String(cString: strerror(errno)))")

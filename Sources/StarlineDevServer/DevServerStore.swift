@@ -44,6 +44,7 @@ package final class DevServerStore {
         payload TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS events_user ON events(user_id, seq);
     CREATE TABLE IF NOT EXISTS revoke_requests(session_id TEXT PRIMARY KEY, count INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS server_settings(name TEXT PRIMARY KEY, value TEXT NOT NULL);
     """
 
     init(path: String, fixture: JSON) throws {
@@ -52,6 +53,31 @@ package final class DevServerStore {
             self.fixture = fixture
             try db.execute(Self.schema)
             if try db.queryFirst("SELECT count(*) AS n FROM users")?.int("n") == 0 { try seed() }
+        } catch let error as SQLiteError {
+            throw error.starlineError
+        }
+    }
+
+    /// The dev token of this database: `explicit` when given (`--dev-token`, `STARLINE_DEV_TOKEN`), else the one
+    /// a former run kept here, else `generate()`'s. It is kept with the data, so a server restarted on the same
+    /// `--db FILE` prints the same token and a script's `X-Dev-Token` keeps working; the file already holds
+    /// every session token in the clear, so keeping this one beside them exposes nothing new. `reset` keeps it.
+    func devToken(explicit: String?, generate: () -> String) throws -> String {
+        do {
+            return try db.transaction {
+                if let explicit {
+                    try db.run("INSERT INTO server_settings(name, value) VALUES('dev_token', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                               [.text(explicit)])
+                    return explicit
+                }
+                if let kept = try db.queryFirst("SELECT value FROM server_settings WHERE name = 'dev_token'")?.string("value"),
+                   !kept.trimmingWhitespace().isEmpty {
+                    return kept
+                }
+                let token = generate()
+                try db.run("INSERT OR REPLACE INTO server_settings(name, value) VALUES('dev_token', ?)", [.text(token)])
+                return token
+            }
         } catch let error as SQLiteError {
             throw error.starlineError
         }
