@@ -74,6 +74,24 @@ public struct SecretStreamEncryptor: ~Copyable, @unchecked Sendable {
             initialized = total
         }
     }
+
+    /// `push` without allocating, for bulk streams: encrypts `chunk` into `output`, which must have room for
+    /// `chunk.count + SecretStream.abytes` bytes (it must not overlap `chunk`), and returns the bytes written.
+    public mutating func push(_ chunk: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer, final: Bool,
+                              additionalData: UnsafeRawBufferPointer) -> Int {
+        precondition(!isFinished, "SecretStreamEncryptor.push after the final chunk")
+        isFinished = final
+        var clen: UInt64 = 0
+        let rc = withNonNullBytes(chunk) { m, mlen in
+            withNonNullBytes(additionalData) { ad, adlen in
+                crypto_secretstream_xchacha20poly1305_push(
+                    state, output.assumingMemoryBound(to: UInt8.self), &clen, m, UInt64(mlen), ad, UInt64(adlen),
+                    final ? SecretStream.tagFinal : SecretStream.tagMessage)
+            }
+        }
+        precondition(rc == 0 && Int(clen) == chunk.count + SecretStream.abytes, "crypto_secretstream_xchacha20poly1305_push failed")
+        return Int(clen)
+    }
 }
 
 /// Decrypts what `SecretStreamEncryptor` produced, chunk by chunk, in order.
@@ -136,6 +154,32 @@ public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
         }
         sawFinal = tag == SecretStream.tagFinal
         return (plaintext, sawFinal)
+    }
+
+    /// `pull` without allocating, for bulk streams: verifies `chunk` and decrypts it into `output`, which must
+    /// have room for `chunk.count - SecretStream.abytes` bytes (it must not overlap `chunk`); returns the
+    /// plaintext size and whether the chunk was the final one. Same errors as `pull`; on failure nothing is
+    /// written to `output`.
+    public mutating func pull(_ chunk: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer,
+                              additionalData: UnsafeRawBufferPointer) throws(StarlineError) -> (count: Int, isFinal: Bool) {
+        guard !sawFinal else {
+            throw StarlineError(.authenticationFailed, "encrypted stream has data after its final chunk")
+        }
+        guard chunk.count >= SecretStream.abytes, let c = chunk.baseAddress else {
+            throw StarlineError(.authenticationFailed, "encrypted stream chunk is too short (\(chunk.count) bytes)")
+        }
+        var tag: UInt8 = 0
+        var mlen: UInt64 = 0
+        let rc = withNonNullBytes(additionalData) { ad, adlen in
+            crypto_secretstream_xchacha20poly1305_pull(
+                state, output.assumingMemoryBound(to: UInt8.self), &mlen, &tag, c.assumingMemoryBound(to: UInt8.self),
+                UInt64(chunk.count), ad, UInt64(adlen))
+        }
+        if rc != 0 {
+            throw StarlineError(.authenticationFailed, "encrypted stream chunk failed authentication (altered, reordered or wrong key)")
+        }
+        sawFinal = tag == SecretStream.tagFinal
+        return (Int(mlen), sawFinal)
     }
 
     /// Call after the last chunk of input: throws `AUTHENTICATION_FAILED` ("truncated stream") when the

@@ -53,6 +53,12 @@ public enum Sodium {
             if let base = raw.baseAddress { sodium_memzero(base, raw.count) }
         }
     }
+
+    /// `wipe` for memory the caller allocated (sodium_memzero, which the compiler cannot drop as a dead store).
+    public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        initialize()
+        if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
+    }
 }
 
 /// BLAKE2b (`crypto_generichash`): a fast keyed or unkeyed hash, e.g. to derive a device key that mixes in
@@ -112,6 +118,16 @@ func withNonNullBytes<R, E: Error>(_ bytes: [UInt8], _ body: (UnsafePointer<UInt
         }
         return withUnsafePointer(to: &dummy) { pointer in Result { () throws(E) -> R in try body(pointer, 0) } }
     }
+    return try result.get()
+}
+
+/// `withNonNullBytes` for raw memory: libsodium is given a valid pointer even for an empty buffer.
+func withNonNullBytes<R, E: Error>(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafePointer<UInt8>, Int) throws(E) -> R) throws(E) -> R {
+    if let base = bytes.baseAddress, bytes.count > 0 {
+        return try body(base.assumingMemoryBound(to: UInt8.self), bytes.count)
+    }
+    var dummy: UInt8 = 0
+    let result: Result<R, E> = withUnsafePointer(to: &dummy) { pointer in Result { () throws(E) -> R in try body(pointer, 0) } }
     return try result.get()
 }
 

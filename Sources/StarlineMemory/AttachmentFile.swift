@@ -10,8 +10,8 @@ import StarlineCrypto
 ///
 /// The 30-byte prefix before the secretstream header is the additional data of every chunk, so a file
 /// renamed to another blob id, or with another chunk size, does not authenticate. Files are streamed in
-/// both directions with one chunk in memory, whatever their size, and never rewritten: a new key or new
-/// content is a new blob id.
+/// both directions a block of chunks (~1 MiB) at a time, whatever their size, and never rewritten: a new key
+/// or new content is a new blob id.
 enum AttachmentFile {
     static let magic = Array("SLMATTCH".utf8)
     static let formatVersion: UInt16 = 1
@@ -36,36 +36,72 @@ enum AttachmentFile {
     }
 
     /// Encrypts everything readable from `input` into a new temporary file in `directory` (see
-    /// `AttachmentWriter`), one chunk in memory at a time.
+    /// `AttachmentWriter`). A regular file is read and hashed on a second thread (`BlockPipeline`) while this
+    /// one encrypts and writes the block before; a pipe or terminal is read on this thread. Memory is a few
+    /// blocks of ~1 MiB whatever the size.
     static func write(from input: Int32, inputName: String, directory: String, blobID: [UInt8], key: SecretBytes,
                       chunkSize: Int = defaultChunkSize) throws(StarlineError) -> AttachmentWriter.Written {
         let writer = try AttachmentWriter(directory: directory, blobID: blobID, key: key, chunkSize: chunkSize)
-        var buffer = [UInt8](repeating: 0, count: chunkSize)
-        defer { Sodium.wipe(&buffer) }
-        while true {
-            let n = try readFull(input, into: &buffer, name: inputName)
-            if n == 0 { break }
-            try writer.append(buffer[0..<n])
+        let hasher = BlockHasher()
+        var info = stat()
+        let regular = fstat(input, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        let pipeline = BlockPipeline(buffers: 4, bufferBytes: writer.blockBytes, threaded: regular) { (buffer) throws(StarlineError) -> Int in
+            let n = try readFull(input, into: buffer, name: inputName)
+            hasher.stream.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            return n
         }
-        return try writer.finish()
+        defer { pipeline.close() }
+        var size: UInt64 = 0
+        // The last block read is held until the next one (or the end) shows whether it holds the final chunk.
+        var held: BlockPipeline.Block?
+        while let block = try pipeline.next() {
+            if let previous = held {
+                try writer.seal(UnsafeRawBufferPointer(previous.bytes), final: false)
+                pipeline.release(previous)
+            }
+            size += UInt64(block.bytes.count)
+            held = block
+        }
+        // The reader has stopped (it hashed every block before handing it over): the hash is complete.
+        pipeline.close()
+        let last = held.map { UnsafeRawBufferPointer($0.bytes) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        return try writer.finish(final: last, size: size, hash: hasher.stream.finalize())
     }
 
-    /// Decrypts the attachment file at `path` into `output` (nil: only check it), chunk by chunk, and checks
-    /// its size and BLAKE2b-256 against the note's record. Any mismatch, a truncated or altered file, or a
+    /// Decrypts the attachment file at `path` into `output` (nil: only check it) and checks its size and, with
+    /// `checkHash`, its BLAKE2b-256 against the note's record. Any mismatch, a truncated or altered file, or a
     /// missing one is VAULT_CORRUPT naming the attachment; plaintext already written to `output` before the
     /// failure must be discarded by the caller (a command writing to a file writes a temporary one).
-    static func read(_ path: String, entry: AttachmentEntry, noteID: String, to output: Int32?) throws(StarlineError) {
-        try read(path, entry: entry, noteID: noteID) { (plain) throws(StarlineError) in
-            guard let output, !plain.withUnsafeBytes({ FileBytes.write(fd: output, $0) }) else { return }
+    static func read(_ path: String, entry: AttachmentEntry, noteID: String, to output: Int32?, checkHash: Bool = true) throws(StarlineError) {
+        try readBlocks(path, entry: entry, noteID: noteID, checkHash: checkHash) { (plain) throws(StarlineError) in
+            guard let output, !FileBytes.write(fd: output, plain) else { return }
             let e = errno
             throw StarlineError(.writeFailed, "cannot write attachment '\(entry.name)': \(String(cString: strerror(e)))",
                                 details: .object([("attachment", .string(entry.name)), ("errno", .int(Int64(e)))]))
         }
     }
 
-    /// `read`, handing each verified plaintext chunk to `sink` (the buffer is wiped after the call).
+    /// `read` with its BLAKE2b check, handing each verified block of plaintext to `sink` as an array (wiped
+    /// after the call): the export and the rekey take it this way.
     static func read(_ path: String, entry: AttachmentEntry, noteID: String,
                      sink: ([UInt8]) throws(StarlineError) -> Void) throws(StarlineError) {
+        try readBlocks(path, entry: entry, noteID: noteID, checkHash: true) { (plain) throws(StarlineError) in
+            var copy = Array(plain)
+            defer { Sodium.wipe(&copy) }
+            try sink(copy)
+        }
+    }
+
+    /// Decrypts the file a block of chunks at a time (read on a second thread, `BlockPipeline`), handing each
+    /// block's plaintext to `sink` once all its chunks authenticated (the buffer is reused, then wiped).
+    ///
+    /// Every byte is authenticated by its chunk's Poly1305 tag under the file key, which only the sealed note
+    /// holds; the chunk order, the final chunk coming last and nothing after it are checked, then the size.
+    /// `checkHash` also recomputes the recorded BLAKE2b-256 of the plaintext: a second check of the same bytes
+    /// that `verify`, the export and the rekey make, and that `get` leaves out (a pass as costly as the
+    /// decryption itself).
+    static func readBlocks(_ path: String, entry: AttachmentEntry, noteID: String, checkHash: Bool,
+                           sink: (UnsafeRawBufferPointer) throws(StarlineError) -> Void) throws(StarlineError) {
         func corrupt(_ reason: String) -> StarlineError {
             VaultErrors.corruptAttachment(entry.name, record: noteID, file: path, reason)
         }
@@ -74,7 +110,7 @@ enum AttachmentFile {
         defer { close(fd) }
         let prefixCount = prefix(blobID: entry.blobID, chunkSize: 0).count
         var head = [UInt8](repeating: 0, count: prefixCount + SecretStream.headerBytes)
-        let headCount = try readFull(fd, into: &head, name: path)
+        let headCount = try head.withUnsafeMutableBytes { raw in Result { () throws(StarlineError) in try readFull(fd, into: raw, name: path) } }.get()
         guard headCount == head.count else { throw corrupt("the file is truncated (\(headCount) bytes)") }
         // The chunk size is the file's own (the last field of the prefix); the prefix is authenticated with
         // every chunk, so a changed size fails there.
@@ -95,41 +131,62 @@ enum AttachmentFile {
         } catch {
             throw corrupt("its stream header is invalid")
         }
+        let sealedChunk = chunkSize + SecretStream.abytes
+        let chunks = Swift.max(1, AttachmentWriter.blockChunks * defaultChunkSize / chunkSize)
+        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: chunks * chunkSize, alignment: 64)
+        let adBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: ad.count, alignment: 1)
+        adBytes.copyBytes(from: ad)
+        defer {
+            Sodium.wipe(plain)
+            plain.deallocate()
+            adBytes.deallocate()
+        }
+        // Declared after `defer { close(fd) }`, so the reader stops before the descriptor closes.
+        let pipeline = BlockPipeline(buffers: 3, bufferBytes: chunks * sealedChunk, threaded: true) { (buffer) throws(StarlineError) -> Int in
+            try readFull(fd, into: buffer, name: path)
+        }
+        defer { pipeline.close() }
         var hasher = GenericHashStream(length: 32)
         var size: UInt64 = 0
-        var buffer = [UInt8](repeating: 0, count: chunkSize + SecretStream.abytes)
-        while true {
-            let n = try readFull(fd, into: &buffer, name: path)
-            if n == 0 { break }
-            var plain: [UInt8]
-            let isFinal: Bool
-            do {
-                (plain, isFinal) = try stream.pull(Array(buffer[0..<n]), additionalData: ad)
-            } catch {
-                throw corrupt("chunk \(size / UInt64(chunkSize)) does not authenticate (altered, reordered or from another file)")
+        var index: UInt64 = 0
+        while let block = try pipeline.next() {
+            var offset = 0
+            var produced = 0
+            while offset < block.bytes.count {
+                if stream.sawFinal { throw corrupt("data follows its final chunk") }
+                let n = Swift.min(sealedChunk, block.bytes.count - offset)
+                let chunk = UnsafeRawBufferPointer(rebasing: block.bytes[offset..<offset + n])
+                let pulled: (count: Int, isFinal: Bool)
+                do {
+                    pulled = try stream.pull(chunk, into: plain.baseAddress! + produced, additionalData: UnsafeRawBufferPointer(adBytes))
+                } catch {
+                    throw corrupt("chunk \(index) does not authenticate (altered, reordered or from another file)")
+                }
+                if !pulled.isFinal && n < sealedChunk { throw corrupt("a short chunk is not marked final (truncated)") }
+                offset += n
+                produced += pulled.count
+                index += 1
             }
-            hasher.update(plain)
-            size += UInt64(plain.count)
-            defer { Sodium.wipe(&plain) }
-            try sink(plain)
-            if isFinal {
-                if try readFull(fd, into: &buffer, name: path) != 0 { throw corrupt("data follows its final chunk") }
-                break
-            }
-            if n < buffer.count { throw corrupt("a short chunk is not marked final (truncated)") }
+            pipeline.release(block)
+            let verified = UnsafeRawBufferPointer(rebasing: plain[0..<produced])
+            if checkHash { hasher.update(verified) }
+            size += UInt64(produced)
+            try sink(verified)
         }
-        Sodium.wipe(&buffer)
         do { try stream.finish() } catch { throw corrupt("it is truncated: the final chunk is missing") }
         guard size == entry.size else { throw corrupt("it holds \(size) bytes, the record says \(entry.size)") }
-        guard Sodium.constantTimeEquals(hasher.finalize(), entry.hash) else { throw corrupt("its BLAKE2b hash does not match the record") }
+        if checkHash {
+            guard Sodium.constantTimeEquals(hasher.finalize(), entry.hash) else { throw corrupt("its BLAKE2b hash does not match the record") }
+        }
     }
 
     /// Reads until `buffer` is full or the input ends; returns the byte count.
-    static func readFull(_ fd: Int32, into buffer: inout [UInt8], name: String) throws(StarlineError) -> Int {
+    static func readFull(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, name: String) throws(StarlineError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
         var used = 0
         let total = buffer.count
         while used < total {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, total - used) }
+            let n = Glibc.read(fd, base + used, total - used)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw posixStorageError("cannot read", name)
@@ -145,4 +202,10 @@ enum AttachmentFile {
         return StarlineError(.storage, "\(action) \(path): \(String(cString: strerror(e)))",
                              details: .object([("path", .string(path)), ("errno", .int(Int64(e)))]))
     }
+}
+
+/// The BLAKE2b state `AttachmentFile.write`'s reader thread updates as it reads; the calling thread finalizes
+/// it only once the reader has stopped (`BlockPipeline.close`), so the two never touch it at once.
+private final class BlockHasher: @unchecked Sendable {
+    var stream = GenericHashStream(length: 32)
 }

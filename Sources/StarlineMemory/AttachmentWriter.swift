@@ -3,12 +3,15 @@ import StarlineCore
 import StarlineCrypto
 
 /// Writes one attachment file (`AttachmentFile` layout) to a temporary file in the attachments directory:
-/// bytes are appended in any amounts, encrypted and written a chunk at a time, and `finish` syncs the file
-/// and hands back its path, plaintext size and BLAKE2b-256. The caller renames it into place under the
-/// vault's lock. A writer dropped without `finish` removes its file.
+/// bytes are appended in any amounts, encrypted a block of chunks at a time into one reused buffer and
+/// written with one `write`, and `finish` syncs the file and hands back its path, plaintext size and
+/// BLAKE2b-256. The caller renames it into place under the vault's lock. A writer dropped without `finish`
+/// removes its file.
 ///
 /// Every chunk but the last holds exactly C plaintext bytes, so a reader splits the file without lengths;
-/// a full chunk is therefore held back until more bytes arrive or `finish` marks it final.
+/// a full block is therefore held back until more bytes arrive or `finish` marks its last chunk final.
+/// `AttachmentFile.write` drives `seal` and `finish(final:size:hash:)` directly, from a `BlockPipeline`
+/// that reads and hashes on another thread.
 final class AttachmentWriter {
     struct Written {
         var temporaryPath: String
@@ -16,14 +19,22 @@ final class AttachmentWriter {
         var hash: [UInt8]
     }
 
+    /// Plaintext chunks sealed per `write`: 16 × 64 KiB, so a large file is written in ~1 MiB calls.
+    static let blockChunks = 16
+
     let temporaryPath: String
+    /// The plaintext bytes of one block (`blockChunks` chunks): what `seal` takes at most.
+    let blockBytes: Int
     private let fd: Int32
     private let slot: Int32
     private let ad: [UInt8]
     private let chunkSize: Int
     private var stream: SecretStreamEncryptor
     private var hasher = GenericHashStream(length: 32)
-    private var pending: [UInt8] = []
+    /// `append`'s plaintext block, allocated on the first `append`; wiped when freed.
+    private var pending: UnsafeMutableRawBufferPointer?
+    private var pendingCount = 0
+    private let sealed: UnsafeMutableRawBufferPointer
     private var size: UInt64 = 0
     private var done = false
 
@@ -39,14 +50,20 @@ final class AttachmentWriter {
         }
         temporaryPath = temp
         self.chunkSize = chunkSize
+        let chunks = Swift.max(1, Self.blockChunks * AttachmentFile.defaultChunkSize / chunkSize)
+        blockBytes = chunks * chunkSize
+        sealed = .allocate(byteCount: chunks * (chunkSize + SecretStream.abytes), alignment: 64)
         ad = AttachmentFile.prefix(blobID: blobID, chunkSize: chunkSize)
         stream = SecretStreamEncryptor(key: key)
-        pending.reserveCapacity(chunkSize * 2)
         try output(ad + stream.header)
     }
 
     deinit {
-        Sodium.wipe(&pending)
+        if let pending {
+            Sodium.wipe(pending)
+            pending.deallocate()
+        }
+        sealed.deallocate()
         if !done {
             close(fd)
             unlink(temporaryPath)
@@ -55,44 +72,82 @@ final class AttachmentWriter {
     }
 
     func append(_ bytes: ArraySlice<UInt8>) throws(StarlineError) {
+        // withUnsafeBytes rethrows `any Error`; a Result keeps the error typed.
+        try bytes.withUnsafeBytes { raw in Result { () throws(StarlineError) in try append(raw) } }.get()
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws(StarlineError) {
         precondition(!done, "AttachmentWriter.append after finish")
         hasher.update(bytes)
         size += UInt64(bytes.count)
-        pending.append(contentsOf: bytes)
-        // Strictly more than one chunk: the last full chunk waits to learn whether it is the final one.
-        var start = 0
-        while pending.count - start > chunkSize {
-            try push(pending[start..<start + chunkSize], final: false)
-            start += chunkSize
-        }
-        if start > 0 {
-            let rest = Array(pending[start...])
-            Sodium.wipe(&pending)
-            pending = rest
+        let block = pendingBlock()
+        var offset = 0
+        while offset < bytes.count {
+            // A full block is sealed only now that more bytes follow it: until then it may hold the final chunk.
+            if pendingCount == block.count {
+                try seal(UnsafeRawBufferPointer(block), final: false)
+                pendingCount = 0
+            }
+            let n = Swift.min(bytes.count - offset, block.count - pendingCount)
+            (block.baseAddress! + pendingCount).copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
+            pendingCount += n
+            offset += n
         }
     }
 
-    /// Pushes the last chunk as final, syncs and closes the file.
+    /// Seals what `append` holds (its last chunk final), syncs and closes the file.
     func finish() throws(StarlineError) -> Written {
+        let block = pendingBlock()
+        return try finish(final: UnsafeRawBufferPointer(rebasing: block[0..<pendingCount]), size: size, hash: hasher.finalize())
+    }
+
+    /// Seals `final` (at most `blockBytes`; its last chunk gets the FINAL tag, and an empty one is the empty
+    /// final chunk of an empty attachment), then syncs and closes the file: one fsync for the whole file,
+    /// before the caller renames it into place and commits. `size` and `hash` describe all the plaintext.
+    func finish(final: UnsafeRawBufferPointer, size: UInt64, hash: [UInt8]) throws(StarlineError) -> Written {
         precondition(!done, "AttachmentWriter.finish called twice")
-        try push(pending[...], final: true)
-        Sodium.wipe(&pending)
+        try seal(final, final: true)
+        if let pending { Sodium.wipe(pending) }
         if fsync(fd) != 0 { throw AttachmentFile.posixStorageError("cannot write", temporaryPath) }
         done = true
         if close(fd) != 0 {
             unlink(temporaryPath)
             throw AttachmentFile.posixStorageError("cannot write", temporaryPath)
         }
-        return Written(temporaryPath: temporaryPath, size: size, hash: hasher.finalize())
+        return Written(temporaryPath: temporaryPath, size: size, hash: hash)
     }
 
-    private func push(_ chunk: ArraySlice<UInt8>, final: Bool) throws(StarlineError) {
-        var plain = Array(chunk)
-        defer { Sodium.wipe(&plain) }
-        try output(stream.push(plain, final: final, additionalData: ad))
+    /// Encrypts `plain` (at most `blockBytes`) chunk by chunk into the sealed buffer and writes it with one
+    /// call. Unless `final`, `plain` is whole chunks and none is the last; with `final` its last chunk (or
+    /// one empty chunk) gets the FINAL tag.
+    func seal(_ plain: UnsafeRawBufferPointer, final: Bool) throws(StarlineError) {
+        precondition(!done && plain.count <= blockBytes && (final || (plain.count > 0 && plain.count % chunkSize == 0)),
+                     "AttachmentWriter.seal: not whole chunks")
+        var offset = 0
+        var out = 0
+        ad.withUnsafeBytes { adBytes in
+            repeat {
+                let n = Swift.min(chunkSize, plain.count - offset)
+                let chunk = UnsafeRawBufferPointer(rebasing: plain[offset..<offset + n])
+                offset += n
+                out += stream.push(chunk, into: sealed.baseAddress! + out, final: final && offset == plain.count, additionalData: adBytes)
+            } while offset < plain.count
+        }
+        try output(UnsafeRawBufferPointer(rebasing: sealed[0..<out]))
+    }
+
+    private func pendingBlock() -> UnsafeMutableRawBufferPointer {
+        if let pending { return pending }
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: blockBytes, alignment: 64)
+        pending = block
+        return block
     }
 
     private func output(_ bytes: [UInt8]) throws(StarlineError) {
-        guard bytes.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw AttachmentFile.posixStorageError("cannot write", temporaryPath) }
+        try bytes.withUnsafeBytes { raw in Result { () throws(StarlineError) in try output(raw) } }.get()
+    }
+
+    private func output(_ bytes: UnsafeRawBufferPointer) throws(StarlineError) {
+        guard FileBytes.write(fd: fd, bytes) else { throw AttachmentFile.posixStorageError("cannot write", temporaryPath) }
     }
 }

@@ -61,22 +61,29 @@ extension MemoryVault {
         }
     }
 
-    /// Streams attachment `name` of the note, decrypted, to `output`, checking every chunk, the size and
-    /// the BLAKE2b hash; VAULT_CORRUPT naming the attachment on any mismatch (the bytes written before it
-    /// are not to be used). Returns what the note says about the attachment.
+    /// Streams attachment `name` of the note, decrypted, to `output`, authenticating every chunk and checking
+    /// the size; VAULT_CORRUPT naming the attachment on any mismatch (the bytes written before it are not to
+    /// be used). The recorded BLAKE2b is not recomputed here: the chunks' tags under the file key, which only
+    /// the sealed note holds, already prove every byte (`verify` and the export still compare it). Returns
+    /// what the note says about the attachment.
     @discardableResult
     public func getAttachment(_ id: String, name: String, to output: Int32) throws -> MemoryAttachment {
-        try getAttachment(id, name: name) { (chunk) throws(StarlineError) in
-            guard !chunk.withUnsafeBytes({ FileBytes.write(fd: output, $0) }) else { return }
-            let e = errno
-            throw StarlineError(.writeFailed, "cannot write attachment '\(name)': \(String(cString: strerror(e)))",
-                                details: .object([("attachment", .string(name)), ("errno", .int(Int64(e)))]))
-        }
+        let (noteID, entry) = try attachmentEntry(id, name: name)
+        // Outside the read transaction: a file is never rewritten in place, so streaming needs no snapshot.
+        try AttachmentFile.read(location.blobPath(entry.blobName), entry: entry, noteID: noteID, to: output, checkHash: false)
+        return entry.info
     }
 
-    /// `getAttachment`, handing each verified plaintext chunk to `sink` (the export encrypts them again).
+    /// `getAttachment` with the BLAKE2b check, handing each verified block of plaintext to `sink` (the export
+    /// encrypts them again).
     func getAttachment(_ id: String, name: String, sink: ([UInt8]) throws(StarlineError) -> Void) throws -> MemoryAttachment {
-        let (noteID, entry) = try read { db, check -> (String, AttachmentEntry) in
+        let (noteID, entry) = try attachmentEntry(id, name: name)
+        try AttachmentFile.read(location.blobPath(entry.blobName), entry: entry, noteID: noteID, sink: sink)
+        return entry.info
+    }
+
+    private func attachmentEntry(_ id: String, name: String) throws -> (noteID: String, entry: AttachmentEntry) {
+        try read { db, check -> (String, AttachmentEntry) in
             let row = try resolveRow(db, id)
             let p = try payload(row, checkedBy: check)
             guard let entry = p.attachments.first(where: { $0.name == name }) else {
@@ -85,9 +92,6 @@ extension MemoryVault {
             }
             return (row.id, entry)
         }
-        // Outside the read transaction: a file is never rewritten in place, so streaming needs no snapshot.
-        try AttachmentFile.read(location.blobPath(entry.blobName), entry: entry, noteID: noteID, sink: sink)
-        return entry.info
     }
 
     /// Gives a synced temporary file its blob name, inside the change's transaction (under the flock, so
