@@ -40,12 +40,13 @@ enum TailCommand: AsyncCommand {
 
     static let spec = CommandSpec(
         "tail", abstract: "Print events (messages, friends, moments, gaps) as JSON Lines, optionally following",
-        discussion: "Each line is an event as the server sends it ({\"seq\",\"type\",\"cursor\",<type>:{…}}). With --cursor NAME the position is kept on disk and advances only after the lines were written and flushed: a consumer killed at any instant sees every event at least once, and with the cursor never twice. One process per cursor (CURSOR_IN_USE, exit 10). When the server no longer has the events after the cursor, a {\"type\":\"gap\"} line comes first, then the missed messages from history (\"backfill\":true).",
+        discussion: "Each line is an event as the server sends it, with eventSeq first ({\"eventSeq\",\"seq\",\"type\",\"cursor\",<type>:{…}}): eventSeq (and seq, its older name, kept for compatibility) numbers the account's event stream; the message's own number, which history --after and --before take, is .message.seq. With --cursor NAME the position is kept on disk and advances only after the lines were written and flushed: a consumer killed at any instant sees every event at least once, and with the cursor never twice. One process per cursor (CURSOR_IN_USE, exit 10). When the server no longer has the events after the cursor, a {\"type\":\"gap\"} line comes first, then the missed messages from history (\"backfill\":true).",
         options: [follow.spec, cursor.spec, from.spec],
         arguments: [ArgumentSpec("CONV", help: "Only this conversation's messages.", optional: true)],
         examples: [
             Example("sl-chat tail c_team --follow --cursor log >> team.jsonl", "Follow a conversation into a log that survives restarts."),
             Example("sl-chat tail --cursor bot | jq -r 'select(.type==\"message\") | .message.text'", "Every message since the bot last ran."),
+            Example("sl-chat tail c_team | jq -c 'select(.type==\"message\") | {eventSeq, after: .message.seq}'", "Each event's number, and the message's: the one sl-chat history --after takes."),
         ],
         exitStatuses: [(.ok, "drained (without --follow)"), (.storage, "the cursor is in use by another process"),
                        (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached (without --follow)"),
@@ -72,7 +73,7 @@ enum TailCommand: AsyncCommand {
         let dieAfterPrint = TestHooks.value(.tailKillAfterPrint, in: context.environment) == "1"
         try session.guarded {
             try tail.run(follow: options.follow, from: options.from, deliver: { events in
-                for event in events { output.emitLine(event) }
+                for event in events { output.emitLine(ChatEvents.tailRecord(event)) }
                 // Written and flushed before the cursor moves: a failed write stops the run uncommitted.
                 try output.check()
                 if dieAfterPrint { _ = kill(getpid(), SIGKILL) }

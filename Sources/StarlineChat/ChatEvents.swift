@@ -66,6 +66,16 @@ public enum ChatEvents {
     public static func backfilled(_ message: ChatMessage) -> JSON {
         .object([("type", .string("message")), ("backfill", .bool(true)), ("seq", .null), ("cursor", .null), ("message", message.json)])
     }
+
+    /// An event as `tail` prints it: with `eventSeq`, the event's position in the account's event stream, first.
+    /// The event's own `seq` has the same value, but next to the message's `seq` (the conversation's numbering,
+    /// which `history --after` and `--before` take) it reads as that: `eventSeq` cannot be mistaken for it.
+    /// `seq` stays, as docs/formats.md's compatibility rule requires (fields are only ever added); a gap has
+    /// neither. A backfilled message has no event, so its `eventSeq` is null.
+    public static func tailRecord(_ event: JSON) -> JSON {
+        guard let members = event.objectValue, let seq = members.first(where: { $0.0 == "seq" })?.1 else { return event }
+        return .object([("eventSeq", seq)] + members.filter { $0.0 != "eventSeq" })
+    }
 }
 
 /// `sync`: pulls every event after the cache's cursor into the cache, page by page, each page and the
