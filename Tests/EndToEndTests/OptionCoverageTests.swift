@@ -98,6 +98,7 @@ import TasksCommands
         case "STARLINE_MEMORY_SHARE_CODE": "not-a-share-code"
         case "STARLINE_WORKSPACE": fixture.directory + "/workspace.json"
         case "STARLINE_DEV_TOKEN": "dev-token"
+        case "STARLINE_CA_BUNDLE", "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"
         case "NO_COLOR": "1"
         case "BROWSER": "/bin/true"
         case "JOB_COMPLETION_INDEX": "0"
