@@ -38,13 +38,15 @@ public enum InterchangeFormat: String, CaseIterable, Sendable {
 
 /// Taskwarrior's JSON task format (https://taskwarrior.org/docs/design/task/): `uuid`, `description`,
 /// `status` (pending, completed, deleted, waiting, recurring), `entry`, `modified`, `due`, `end`,
-/// `tags`, `annotations` [{entry, description}], dates as `20261130T080000Z`.
+/// `wait`, `scheduled`, `until`, `recur`, `tags`, `annotations` [{entry, description}], dates as
+/// `20261130T080000Z`.
 public enum Taskwarrior {
-    /// Fields of a Taskwarrior task that we map to our own; every other field (project, priority,
-    /// …) is kept on our task under `"taskwarrior"` and given back on export. `id`, `urgency` and
-    /// the recurrence masks are computed by Taskwarrior and dropped.
-    static let mapped: Set<String> = ["uuid", "description", "status", "entry", "modified", "due", "end", "tags", "annotations"]
-    static let computed: Set<String> = ["id", "urgency", "mask", "imask"]
+    /// Fields of a Taskwarrior task that we map to our own; every other field (project, priority, parent,
+    /// imask, …) is kept on our task under `"taskwarrior"` and given back on export. `id`, `urgency` and the
+    /// template's `mask` are computed by Taskwarrior and dropped.
+    static let mapped: Set<String> = ["uuid", "description", "status", "entry", "modified", "due", "end", "tags", "annotations",
+                                      "wait", "scheduled", "until", "recur"]
+    static let computed: Set<String> = ["id", "urgency", "mask"]
 
     /// Our task as a Taskwarrior task (what `task import` accepts).
     public static func export(_ task: JSON) -> JSON {
@@ -58,11 +60,21 @@ public enum Taskwarrior {
         if let updated { out.append(("modified", .string(updated.taskwarrior))) }
         if let due = TaskRecord.due(task) { out.append(("due", .string(due.taskwarrior))) }
         if TaskRecord.isDone(task), let end = timestamp(task["doneAt"]) ?? updated { out.append(("end", .string(end.taskwarrior))) }
+        for field in TaskRecord.keptDates {
+            if let t = TaskRecord.keptDate(task, field) { out.append((field, .string(t.taskwarrior))) }
+        }
+        if let recur = TaskRecord.recur(task) { out.append(("recur", .string(recur))) }
         let tags = TaskRecord.tags(task)
         if !tags.isEmpty { out.append(("tags", .array(tags.map(JSON.string)))) }
-        if let notes = task["notes"]?.stringValue, !notes.isEmpty {
+        let fallbackEntry = updated ?? created ?? Timestamp(seconds: 0)
+        if let annotations = TaskRecord.annotations(task) {
+            // The ones imported, as they were, while the notes are still what they joined to.
+            out.append(("annotations", .array(annotations.map { a in
+                .object([("entry", .string((a.entry ?? fallbackEntry).taskwarrior)), ("description", .string(a.description))])
+            })))
+        } else if let notes = task["notes"]?.stringValue, !notes.isEmpty {
             out.append(("annotations", .array([.object([
-                ("entry", .string((updated ?? created ?? Timestamp(seconds: 0)).taskwarrior)),
+                ("entry", .string(fallbackEntry.taskwarrior)),
                 ("description", .string(notes)),
             ])])))
         }
@@ -98,7 +110,14 @@ public enum Taskwarrior {
         return items
     }
 
-    public enum Action { case upsert(JSON), delete(String), skip(String) }
+    /// What to do with one Taskwarrior record: store it, remove our task of that uuid, or skip it — with the
+    /// reason the import reports beside the uuid.
+    public enum Action { case upsert(JSON), delete(String), skip(String, reason: String) }
+
+    /// Why a recurrence template is not imported (its instances are: each is a pending task of its own).
+    public static let templateSkipReason = "recurrence template: sl-tasks does not expand recurrences (its pending instances are imported as tasks)"
+    /// Why a deleted task that is not in the workspace is skipped (one that is, is removed).
+    public static let deletedSkipReason = "deleted in Taskwarrior, and not in the workspace"
 
     /// `tags`: an array of words, or the comma-separated string of Taskwarrior's own data files. A tag that
     /// is not one word (spaces, a comma, empty) or is not a string fails the import naming the task and the
@@ -122,6 +141,35 @@ public enum Taskwarrior {
         return tags
     }
 
+    /// `annotations`: an array of `{entry, description}` in Taskwarrior's order. A description must be a string
+    /// and an entry a date within 0001–9999 (a missing one is the task's `entry`); anything else fails the import
+    /// naming the task, rather than dropping a note without a word.
+    static func importedAnnotations(_ value: JSON?, taskEntry: Timestamp,
+                                    fail: (String) -> StarlineError) throws -> [TaskRecord.Annotation] {
+        let items: [JSON]
+        switch value {
+        case nil, .null?: return []
+        case .array(let list)?: items = list
+        case let other?: throw fail("annotations \(other.serialized().prefix(80)) is not an array of {entry, description}")
+        }
+        var result: [TaskRecord.Annotation] = []
+        result.reserveCapacity(items.count)
+        for (i, item) in items.enumerated() {
+            guard case .object = item, let description = item["description"]?.stringValue else {
+                throw fail("annotation \(i + 1) is not an object with a description string")
+            }
+            var entry: Timestamp?
+            if let v = item["entry"], !v.isNull {
+                guard let s = v.stringValue, let t = Timestamp(taskwarrior: s) else {
+                    throw fail("annotation \(i + 1): unreadable entry date \(v.serialized().prefix(80)) (a date in years 0001–9999 such as 20261130T080000Z)")
+                }
+                entry = t
+            }
+            result.append(TaskRecord.Annotation(entry: entry ?? taskEntry, description: description))
+        }
+        return result
+    }
+
     /// Maps one Taskwarrior task onto our task `existing` (nil for a new one). Throws DATA_ERROR for a
     /// task without a valid uuid or description, or with an unreadable date.
     public static func importTask(_ tw: JSON, existing: JSON?, now: Timestamp, index: Int) throws -> Action {
@@ -134,7 +182,7 @@ public enum Taskwarrior {
         let status = tw["status"]?.stringValue ?? "pending"
         switch status {
         case "deleted": return .delete(id)
-        case "recurring": return .skip(id)  // a recurrence template, not a task to do
+        case "recurring": return .skip(id, reason: templateSkipReason)  // a recurrence template, not a task to do
         case "pending", "waiting", "completed": break
         default: throw fail("unknown status '\(status)'")
         }
@@ -142,7 +190,7 @@ public enum Taskwarrior {
         func date(_ key: String) throws -> Timestamp? {
             guard let v = tw[key], !v.isNull else { return nil }
             guard let s = v.stringValue, let t = Timestamp(taskwarrior: s) else {
-                throw fail("unreadable \(key) date \(v.serialized()) (a date in years 0001–9999 such as 20261130T080000Z)")
+                throw fail("unreadable \(key) date \(v.serialized().prefix(80)) (a date in years 0001–9999 such as 20261130T080000Z)")
             }
             return t
         }
@@ -151,7 +199,14 @@ public enum Taskwarrior {
         let due = try date("due")
         let end = try date("end")
         let tags = try importedTags(tw["tags"], fail: fail)
-        let notes = (tw["annotations"]?.arrayValue ?? []).compactMap { $0["description"]?.stringValue }.joined(separator: "\n")
+        let annotations = try importedAnnotations(tw["annotations"], taskEntry: entry, fail: fail)
+        let notes = annotations.map(\.description).joined(separator: "\n")
+        var recur: String?
+        switch tw["recur"] {
+        case nil, .null?: break
+        case .string(let text)?: recur = text.isEmpty ? nil : text
+        case let other?: throw fail("recur \(other.serialized()) is not a string (a period such as weekly or 2wk)")
+        }
         let done = status == "completed"
 
         var task = existing ?? .object([])
@@ -164,6 +219,16 @@ public enum Taskwarrior {
         task.set("doneAt", done ? .string((end ?? modified).rfc3339) : .null)
         task.set("createdAt", .string(entry.rfc3339))
         task.set("updatedAt", .string(modified.rfc3339))
+        // Kept for the way back (W1), set only when Taskwarrior has them: a field Taskwarrior no longer has goes.
+        for field in TaskRecord.keptDates {
+            if let t = try date(field) { task.set(field, .string(t.rfc3339)) } else { task.remove(field) }
+        }
+        if let recur { task.set("recur", .string(recur)) } else { task.remove("recur") }
+        // One annotation dated at `modified` is what export makes of notes: the notes say it all, and a re-import
+        // of our own export stays unchanged. Several, or other dates, are kept as they are.
+        if annotations.isEmpty || (annotations.count == 1 && annotations[0].entry == modified) { task.remove("annotations") } else {
+            task.set("annotations", .array(annotations.map { TaskRecord.annotation(entry: $0.entry ?? entry, description: $0.description) }))
+        }
         let extra = members.filter { !mapped.contains($0.0) && !computed.contains($0.0) }
         if extra.isEmpty { task.remove("taskwarrior") } else { task.set("taskwarrior", .object(extra)) }
         return .upsert(task)

@@ -6,6 +6,8 @@ public enum NetscapeBookmarks {
         public var url: String
         public var title: String?
         public var added: Timestamp?
+        /// The path of the folders it is in (`FolderPath`), nil at the top of the file: the site's tag (W1).
+        public var folder: String? = nil
     }
 
     public static func render(_ sites: [JSON]) -> String {
@@ -20,11 +22,13 @@ public enum NetscapeBookmarks {
         <DL><p>
 
         """
-        for site in sites {
-            guard let url = site["url"]?.stringValue else { continue }
-            out += "    <DT><A HREF=\"\(escape(url))\""
-            if let t = timestamp(site["createdAt"]) { out += " ADD_DATE=\"\(t.seconds)\"" }
-            out += ">\(escape(site["title"]?.stringValue ?? url))</A>\n"
+        // Each site in the folders its tags name (W1); sites without tags at the top, as before.
+        FolderTree(sites).render(sites, into: &out) { site in
+            let url = site["url"]?.stringValue ?? ""
+            var line = "<DT><A HREF=\"\(escape(url))\""
+            if let t = timestamp(site["createdAt"]) { line += " ADD_DATE=\"\(t.seconds)\"" }
+            line += ">\(escape(site["title"]?.stringValue ?? url))</A>\n"
+            return line
         }
         out += "</DL><p>\n"
         return out
@@ -38,7 +42,8 @@ public enum NetscapeBookmarks {
         (c.value >= 65 && c.value <= 90) ? Unicode.Scalar(c.value + 32)! : c
     }
 
-    /// Every `<A HREF=…>title</A>` of the file, in order. Folders are flattened. Every index is checked
+    /// Every `<A HREF=…>title</A>` of the file, in order, each with the path of the `<H3>` folders it is in
+    /// (`FolderStack`: nesting and path lengths bounded, DATA_ERROR beyond). Every index is checked
     /// against the end, so a file cut anywhere (`…<a`) reads as far as it goes. Titles have their character
     /// references decoded and their whitespace collapsed (a title split over lines is one line). An
     /// `ADD_DATE` that is not a time within years 0001–9999 is DATA_ERROR (exit 12), never a wrapped date.
@@ -59,9 +64,55 @@ public enum NetscapeBookmarks {
             let after = at(k)
             return after == nil || after == ">" || after == "/" || isSpace(after)
         }
+        /// The text from `k` to the next tag that ends it (`</name>`, or the next entry or list when that is missing).
+        func runOfText(from k: Int, until name: String) -> (text: String, end: Int) {
+            var text = ""
+            var j = k
+            while j < n, !tag(j, name, closing: true), !tag(j, "dt"), !tag(j, "dl"), !tag(j, "dl", closing: true), !tag(j, "a"), !tag(j, "h3") {
+                text.unicodeScalars.append(s[j])
+                j += 1
+            }
+            return (text, j)
+        }
+        /// Past the `>` of the tag at `k`, quoted attribute values skipped.
+        func endOfTag(_ k: Int) -> Int {
+            var j = k + 1
+            while j < n, s[j] != ">" {
+                if s[j] == "\"" || s[j] == "'" {
+                    let quote = s[j]
+                    j += 1
+                    while j < n, s[j] != quote { j += 1 }
+                }
+                j += 1
+            }
+            return j + 1
+        }
+        var folders = FolderStack()
+        /// The name of the `<H3>` just read: the folder the next `<DL>` is.
+        var pendingFolder: String?
         var i = 0
         while i < n {
+            guard s[i] == "<" else { i += 1; continue }
+            if tag(i, "h3") {
+                let (name, end) = runOfText(from: endOfTag(i), until: "h3")
+                pendingFolder = HTMLText.collapsingWhitespace(HTMLText.decode(name))
+                i = end
+                continue
+            }
+            if tag(i, "dl") {
+                try folders.open(pendingFolder, at: i)
+                pendingFolder = nil
+                i += 3
+                continue
+            }
+            if tag(i, "dl", closing: true) {
+                folders.close()
+                pendingFolder = nil
+                i += 4
+                continue
+            }
             guard tag(i, "a") else { i += 1; continue }
+            pendingFolder = nil
             // Attributes up to the closing '>' (outside quotes).
             var j = i + 2
             var attributes: [String: String] = [:]
@@ -100,7 +151,8 @@ public enum NetscapeBookmarks {
             guard !href.isEmpty else { continue }
             let cleanTitle = HTMLText.collapsingWhitespace(HTMLText.decode(title))
             result.append(Bookmark(url: href, title: cleanTitle.isEmpty ? nil : cleanTitle,
-                                   added: try addDate(attributes["add_date"], bookmark: result.count, url: href)))
+                                   added: try addDate(attributes["add_date"], bookmark: result.count, url: href),
+                                   folder: try folders.path(bookmark: result.count, url: href)))
         }
         return result
     }

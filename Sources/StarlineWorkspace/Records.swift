@@ -26,7 +26,9 @@ func ordered(_ record: JSON, _ documented: [(String, JSON)]) -> JSON {
     return .object(out)
 }
 
-/// A task: `{id, title, notes, tags, due, done, doneAt, createdAt, updatedAt}`.
+/// A task: `{id, title, notes, tags, due, done, doneAt, createdAt, updatedAt}`, and, only when set, the fields
+/// kept from Taskwarrior for the way back (W1): `wait`, `scheduled`, `until` (RFC 3339), `recur` (a string) and
+/// `annotations` ([{entry, description}]). sl-tasks shows and exports them but does not act on them.
 public enum TaskRecord {
     public static func make(title: String, notes: String, tags: [String], due: Timestamp?, now: Timestamp, id: String = RandomUUID.make()) -> JSON {
         .object([
@@ -46,9 +48,53 @@ public enum TaskRecord {
     public static func isDone(_ task: JSON) -> Bool { task["done"]?.boolValue ?? false }
     public static func tags(_ task: JSON) -> [String] { task["tags"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 
-    /// The record as printed: every documented field present, times in UTC.
+    /// The Taskwarrior dates kept on a task, in the order they are printed.
+    public static let keptDates = ["wait", "scheduled", "until"]
+    /// Every kept field, in the order they are printed after the documented ones.
+    static let keptFields = keptDates + ["recur", "annotations"]
+
+    /// A kept date (`wait`, `scheduled`, `until`). A task imported by an sl-tasks from before these fields has
+    /// it in Taskwarrior's form under `"taskwarrior"`; that is read too, so nothing kept then is lost now.
+    public static func keptDate(_ task: JSON, _ field: String) -> Timestamp? {
+        if let value = task[field], !value.isNull { return timestamp(value) }
+        guard let legacy = task["taskwarrior"]?[field]?.stringValue else { return nil }
+        return Timestamp(taskwarrior: legacy)
+    }
+
+    /// `recur` (Taskwarrior's period, such as `weekly`), or the one an earlier sl-tasks kept under `"taskwarrior"`.
+    public static func recur(_ task: JSON) -> String? {
+        if let value = task["recur"], !value.isNull { return value.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        return task["taskwarrior"]?["recur"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    public struct Annotation: Equatable, Sendable {
+        public var entry: Timestamp?
+        public var description: String
+    }
+
+    static func annotation(entry: Timestamp, description: String) -> JSON {
+        .object([("entry", .string(entry.rfc3339)), ("description", .string(description))])
+    }
+
+    /// The stored annotations, while `notes` is still what they join to (descriptions, one per line). Notes
+    /// changed since — by `edit --notes` of an older sl-tasks, or by hand — win: nil, and export writes the notes
+    /// as one annotation, as it does for a task made here.
+    public static func annotations(_ task: JSON) -> [Annotation]? {
+        guard let items = task["annotations"]?.arrayValue, !items.isEmpty else { return nil }
+        var result: [Annotation] = []
+        result.reserveCapacity(items.count)
+        for item in items {
+            guard let description = item["description"]?.stringValue else { return nil }
+            result.append(Annotation(entry: timestamp(item["entry"]), description: description))
+        }
+        guard result.map(\.description).joined(separator: "\n") == (task["notes"]?.stringValue ?? "") else { return nil }
+        return result
+    }
+
+    /// The record as printed: every documented field present, times in UTC; then the kept Taskwarrior fields,
+    /// only those that are set; then every other stored field as it is.
     public static func output(_ task: JSON) -> JSON {
-        ordered(task, [
+        var fields: [(String, JSON)] = [
             ("id", task["id"] ?? .null),
             ("title", task["title"] ?? .string("")),
             ("notes", task["notes"] ?? .string("")),
@@ -58,7 +104,31 @@ public enum TaskRecord {
             ("doneAt", outputTime(task["doneAt"])),
             ("createdAt", outputTime(task["createdAt"])),
             ("updatedAt", outputTime(task["updatedAt"])),
-        ])
+        ]
+        // Most tasks have none of them: one look at the keys decides.
+        guard case .object(let members) = task, members.contains(where: { keptFields.contains($0.0) || $0.0 == "taskwarrior" }) else {
+            return ordered(task, fields)
+        }
+        for field in keptDates {
+            if let value = task[field], !value.isNull {
+                fields.append((field, outputTime(value)))
+            } else if let t = keptDate(task, field) {
+                fields.append((field, .string(t.rfc3339)))
+            }
+        }
+        if let value = task["recur"], !value.isNull { fields.append(("recur", value)) } else if let recur = recur(task) { fields.append(("recur", .string(recur))) }
+        if case .array(let items)? = task["annotations"], !items.isEmpty {
+            fields.append(("annotations", .array(items.map { item in
+                guard case .object = item, let entry = item["entry"] else { return item }
+                var shown = item
+                shown.set("entry", outputTime(entry))
+                return shown
+            })))
+        }
+        var out = ordered(task, fields)
+        // Stored as null or empty: not set, so not shown.
+        for field in keptFields where fields.allSatisfy({ $0.0 != field }) { out.remove(field) }
+        return out
     }
 
     /// A tag is one word: no whitespace, no comma (Taskwarrior tags are words too).
@@ -70,17 +140,24 @@ public enum TaskRecord {
     }
 }
 
-/// A bookmark: `{id, url, normalizedUrl, title, createdAt}`; `url` is kept exactly as given.
+/// A bookmark: `{id, url, normalizedUrl, title, createdAt}`; `url` is kept exactly as given. `tags`, only when
+/// there are any, are the paths of the bookmark folders it was imported from (`NetscapeBookmarks.FolderPath`).
 public enum SiteRecord {
-    public static func make(url: String, normalized: String, title: String?, now: Timestamp, id: String = RandomUUID.make()) -> JSON {
-        .object([
+    public static func make(url: String, normalized: String, title: String?, now: Timestamp, id: String = RandomUUID.make(),
+                            tags: [String] = []) -> JSON {
+        var members: [(String, JSON)] = [
             ("id", .string(id)),
             ("url", .string(url)),
             ("normalizedUrl", .string(normalized)),
             ("title", JSON.optional(title)),
             ("createdAt", .string(now.rfc3339)),
-        ])
+        ]
+        if !tags.isEmpty { members.append(("tags", .array(tags.map(JSON.string)))) }
+        return .object(members)
     }
+
+    /// The folder tags of a site: its string tags, in order.
+    public static func tags(_ site: JSON) -> [String] { site["tags"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 
     public static func output(_ site: JSON) -> JSON {
         ordered(site, [

@@ -12,23 +12,38 @@ package struct WorkspaceImport: Sendable {
     let content: Content
 
     /// What an import did, as printed:
-    /// `{"format","tasks":{"added","updated","unchanged","removed","skipped"},"websites":{"added","duplicates","skipped"},
-    /// "recents":{"added","updated","unchanged"}}`. A record the file holds exactly as we do is `unchanged`, not
-    /// `updated`: re-importing one's own export changes nothing and writes nothing.
+    /// `{"format","tasks":{"added","updated","unchanged","removed","skipped"},"websites":{"added","duplicates","skipped","updated"},
+    /// "recents":{"added","updated","unchanged"},"skipped":[{"uuid"|"url","skipped":REASON}]}`. A record the file holds
+    /// exactly as we do is `unchanged`, not `updated`: re-importing one's own export changes nothing and writes nothing.
+    /// Every skipped record is listed with why (W1): nothing is left out without a word.
     package struct Counts: Sendable {
         package var tasksAdded = 0, tasksUpdated = 0, tasksUnchanged = 0, tasksRemoved = 0, tasksSkipped = 0
-        package var sitesAdded = 0, sitesDuplicates = 0, sitesSkipped = 0
+        package var sitesAdded = 0, sitesDuplicates = 0, sitesSkipped = 0, sitesUpdated = 0
         package var recentsAdded = 0, recentsUpdated = 0, recentsUnchanged = 0
+        /// The skipped records, in file order: `{"uuid","skipped"}` for a task, `{"url","skipped"}` for a site.
+        package var skipped: [JSON] = []
 
         /// True when the workspace has to be written.
-        package var changed: Bool { tasksAdded + tasksUpdated + tasksRemoved + sitesAdded + recentsAdded + recentsUpdated > 0 }
+        package var changed: Bool { tasksAdded + tasksUpdated + tasksRemoved + sitesAdded + sitesUpdated + recentsAdded + recentsUpdated > 0 }
+
+        mutating func skipTask(_ uuid: String, _ reason: String) {
+            tasksSkipped += 1
+            skipped.append(.object([("uuid", .string(uuid)), ("skipped", .string(reason))]))
+        }
+
+        mutating func skipSite(_ url: String?, _ reason: String) {
+            sitesSkipped += 1
+            skipped.append(.object([("url", JSON.optional(url)), ("skipped", .string(reason))]))
+        }
 
         package func json(_ format: InterchangeFormat) -> JSON {
             .object([
                 ("format", .string(format.rawValue)),
                 ("tasks", .object([("added", .int(tasksAdded)), ("updated", .int(tasksUpdated)), ("unchanged", .int(tasksUnchanged)), ("removed", .int(tasksRemoved)), ("skipped", .int(tasksSkipped))])),
-                ("websites", .object([("added", .int(sitesAdded)), ("duplicates", .int(sitesDuplicates)), ("skipped", .int(sitesSkipped))])),
+                ("websites", .object([("added", .int(sitesAdded)), ("duplicates", .int(sitesDuplicates)), ("skipped", .int(sitesSkipped)),
+                                      ("updated", .int(sitesUpdated))])),
                 ("recents", .object([("added", .int(recentsAdded)), ("updated", .int(recentsUpdated)), ("unchanged", .int(recentsUnchanged))])),
+                ("skipped", .array(skipped)),
             ])
         }
     }
@@ -64,23 +79,43 @@ package struct WorkspaceImport: Sendable {
             }
             // A time that is there must be one, within 0001–9999: an import never brings in a date that
             // would be printed wrapped or silently replaced.
-            let times: [(String, [JSON], [String])] = [("tasks", incoming.tasks, ["due", "doneAt", "createdAt", "updatedAt"]),
+            let times: [(String, [JSON], [String])] = [("tasks", incoming.tasks, ["due", "doneAt", "createdAt", "updatedAt"] + TaskRecord.keptDates),
                                                       ("websites", incoming.websites, ["createdAt"]),
                                                       ("recents", incoming.recents, ["lastVisitedAt"])]
             for (kind, records, fields) in times {
                 for (i, record) in records.enumerated() {
                     for field in fields {
                         guard let value = record[field], !value.isNull, timestamp(value) == nil else { continue }
-                        throw StarlineError(.data, "\(source): \(kind)[\(i)].\(field) \(value.serialized()) is not an RFC 3339 date-time within the years 0001–9999",
+                        throw StarlineError(.data, "\(source): \(kind)[\(i)].\(field) \(value.serialized().prefix(80)) is not an RFC 3339 date-time within the years 0001–9999",
                                             details: .object([("record", .string("\(kind)[\(i)]")), ("field", .string(field))]))
                     }
                 }
             }
+            for (i, task) in incoming.tasks.enumerated() { try WorkspaceImport.checkKeptFields(task, record: "tasks[\(i)]", source: source) }
             content = .workspace(incoming)
         case .taskwarrior:
             content = .taskwarrior(try Taskwarrior.parse(bytes))
         case .netscape:
             content = .bookmarks(try NetscapeBookmarks.parse(String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+
+    /// The kept Taskwarrior fields of an imported task (W1), when present: `recur` a string, `annotations` an array
+    /// of `{entry, description}` with a string description and an RFC 3339 entry within 0001–9999.
+    static func checkKeptFields(_ task: JSON, record: String, source: String) throws {
+        func fail(_ field: String, _ why: String) -> StarlineError {
+            StarlineError(.data, "\(source): \(record).\(field) \(why)", details: .object([("record", .string(record)), ("field", .string(field))]))
+        }
+        if let recur = task["recur"], !recur.isNull, recur.stringValue == nil { throw fail("recur", "is not a string") }
+        guard let annotations = task["annotations"], !annotations.isNull else { return }
+        guard let items = annotations.arrayValue else { throw fail("annotations", "is not an array of {entry, description}") }
+        for (k, item) in items.enumerated() {
+            guard case .object = item, item["description"]?.stringValue != nil else {
+                throw fail("annotations[\(k)]", "is not an object with a description string")
+            }
+            if let entry = item["entry"], !entry.isNull, timestamp(entry) == nil {
+                throw fail("annotations[\(k)].entry", "\(entry.serialized().prefix(80)) is not an RFC 3339 date-time within the years 0001–9999")
+            }
         }
     }
 
@@ -101,6 +136,8 @@ package struct WorkspaceImport: Sendable {
 }
 
 extension Workspace {
+    static let notAbsoluteReason = "not an absolute URL (scheme://host/…)"
+
     /// Merges an import into this workspace. Sites go through `insertSite`, as `sites add` does, so
     /// normalised duplicates are not added twice; `now` dates what the file leaves undated.
     package mutating func merge(_ file: WorkspaceImport, now: Timestamp) throws -> WorkspaceImport.Counts {
@@ -110,7 +147,8 @@ extension Workspace {
         case .workspace(let incoming):
             mergeTasks(incoming.tasks, &n, now: now)
             for site in incoming.websites {
-                guard let url = site["url"]?.stringValue, let key = SiteURL(url) else { n.sitesSkipped += 1; continue }
+                guard let url = site["url"]?.stringValue else { n.skipSite(nil, "no url"); continue }
+                guard let key = SiteURL(url) else { n.skipSite(url, Workspace.notAbsoluteReason); continue }
                 let r = insertSite(key, title: site["title"]?.stringValue, createdAt: timestamp(site["createdAt"]) ?? now,
                                    id: site["id"]?.stringValue, index: &sites)
                 if r.duplicate { n.sitesDuplicates += 1 } else {
@@ -143,16 +181,21 @@ extension Workspace {
                         n.tasksAdded += 1
                     }
                 case .delete:
-                    if let existing { tasks.remove(at: existing); reindex(); n.tasksRemoved += 1 } else { n.tasksSkipped += 1 }
-                case .skip:
-                    n.tasksSkipped += 1
+                    if let existing { tasks.remove(at: existing); reindex(); n.tasksRemoved += 1 } else {
+                        n.skipTask(uuid ?? "", Taskwarrior.deletedSkipReason)
+                    }
+                case .skip(let id, let reason):
+                    n.skipTask(id, reason)
                 }
             }
         case .bookmarks(let bookmarks):
             for b in bookmarks {
-                guard let key = SiteURL(b.url) else { n.sitesSkipped += 1; continue }
-                let r = insertSite(key, title: b.title, createdAt: b.added ?? now, id: nil, index: &sites)
-                if r.duplicate { n.sitesDuplicates += 1 } else { n.sitesAdded += 1 }
+                guard let key = SiteURL(b.url) else { n.skipSite(b.url, Workspace.notAbsoluteReason); continue }
+                let folders = b.folder.map { [$0] } ?? []
+                let r = insertSite(key, title: b.title, createdAt: b.added ?? now, id: nil, tags: folders, index: &sites)
+                if !r.duplicate { n.sitesAdded += 1; continue }
+                // The same page in another folder: one site, one folder tag more (W1). Import adds, never removes.
+                if let folder = b.folder, let i = sites.byKey[key.normalized], addSiteTag(folder, at: i) { n.sitesUpdated += 1 } else { n.sitesDuplicates += 1 }
             }
         }
         return n

@@ -38,23 +38,39 @@ extension Workspace {
     /// An imported `id` is kept when it is a UUID not used yet. Returns the stored record and whether it was a
     /// duplicate (then nothing changed).
     @discardableResult
-    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String? = nil) -> (record: JSON, duplicate: Bool) {
+    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String? = nil, tags: [String] = []) -> (record: JSON, duplicate: Bool) {
         var index = SiteIndex(websites)
-        return insertSite(site, title: title, createdAt: createdAt, id: id, index: &index)
+        return insertSite(site, title: title, createdAt: createdAt, id: id, tags: tags, index: &index)
     }
 
     /// `insertSite` with the keys and ids of the stored sites computed once (`import` of a 20,000-bookmark
     /// file normalised every stored URL for every bookmark: quadratic, minutes instead of milliseconds).
-    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String?,
+    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String?, tags: [String] = [],
                                      index: inout SiteIndex) -> (record: JSON, duplicate: Bool) {
         if let existing = index.byKey[site.normalized] { return (websites[existing], true) }
         var newID = RandomUUID.make()
         if let id, RandomUUID.isValid(id), !index.ids.contains(id.lowercased()) { newID = id.lowercased() }
-        let record = SiteRecord.make(url: site.url, normalized: site.normalized, title: title, now: createdAt, id: newID)
+        let record = SiteRecord.make(url: site.url, normalized: site.normalized, title: title, now: createdAt, id: newID, tags: tags)
         websites.append(record)
         index.byKey[site.normalized] = websites.count - 1
         index.ids.insert(newID)
         return (record, false)
+    }
+
+    /// Adds `tag` to the site at `index` unless it has it; true when the site changed. A hand-edited `tags` that is
+    /// not an array is left alone.
+    package mutating func addSiteTag(_ tag: String, at index: Int) -> Bool {
+        let current = websites[index]["tags"]
+        var tags: [JSON]
+        switch current {
+        case nil, .null?: tags = []
+        case .array(let list)?: tags = list
+        default: return false
+        }
+        if tags.contains(.string(tag)) { return false }
+        tags.append(.string(tag))
+        websites[index].set("tags", .array(tags))
+        return true
     }
 
     /// Removes the bookmark and returns what was removed; NOT_FOUND when no bookmark matches.

@@ -28,7 +28,12 @@ package struct TaskEdit: Sendable {
         case .clear: task.set("due", .null)
         case nil: break
         }
-        if let notes { task.set("notes", .string(notes)) }
+        if let notes, notes != task["notes"]?.stringValue {
+            task.set("notes", .string(notes))
+            // Annotations kept from Taskwarrior are the notes' lines with their dates: new notes replace them (W1).
+            // Export then writes the notes as one annotation dated `updatedAt` (now), as for a task made here.
+            task.remove("annotations")
+        }
         if !addedTags.isEmpty || !removedTags.isEmpty {
             var tags = TaskRecord.tags(task)
             for t in addedTags where !tags.contains(t) { tags.append(t) }
