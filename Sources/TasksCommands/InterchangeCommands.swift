@@ -11,7 +11,7 @@ enum ExportCommand: Command {
 
     static let spec = CommandSpec(
         "export", abstract: "Write the workspace as JSON, Taskwarrior JSON or Netscape bookmark HTML",
-        discussion: "json is the whole workspace document; taskwarrior is a JSON array of tasks that task import accepts (JSON Lines with --jsonl); netscape is the bookmark HTML that browsers import.",
+        discussion: "json is the whole workspace document; taskwarrior is a JSON array of tasks that task import accepts (JSON Lines with --jsonl), with the wait, scheduled, until, recur, annotations and other Taskwarrior fields an import kept; netscape is the bookmark HTML that browsers import, each site inside the folders its tags name (Work/Projects).",
         options: [format.spec, output.spec],
         examples: [
             Example("sl-tasks export -f taskwarrior | task import", "Copy the tasks into Taskwarrior."),
@@ -56,12 +56,12 @@ enum ImportCommand: Command {
 
     static let spec = CommandSpec(
         "import", abstract: "Merge a JSON, Taskwarrior or Netscape bookmark file into the workspace",
-        discussion: "The format is detected from the content unless --format is given. Tasks are upserted by id (Taskwarrior: by uuid; deleted tasks are removed, recurrence templates skipped; project, priority and other Taskwarrior fields are kept for the way back). Sites go through the same path as sites add, so normalised duplicates are not added twice; entries that are not absolute URLs (javascript:, place:) are skipped. An id that is not a UUID is stored as its name-based UUID, so a re-import updates. Nothing is written unless the whole file is valid: invalid UTF-8 anywhere, a document of a newer version (UNSUPPORTED_VERSION), a Taskwarrior tag that is not one word or a date outside the years 0001-9999 exit 12. Records that come back as they are count as unchanged; when nothing changes, nothing is written. Prints {\"format\",\"tasks\":{\"added\",\"updated\",\"unchanged\",\"removed\",\"skipped\"},\"websites\":{\"added\",\"duplicates\",\"skipped\"},\"recents\":{\"added\",\"updated\",\"unchanged\"}}.",
+        discussion: "The format is detected from the content unless --format is given. Tasks are upserted by id (Taskwarrior: by uuid; deleted tasks are removed, recurrence templates skipped; wait, scheduled, until, recur and annotations are kept as fields of the task, project, priority and other Taskwarrior fields under \"taskwarrior\", all for the way back). Sites go through the same path as sites add, so normalised duplicates are not added twice; entries that are not absolute URLs (javascript:, place:) are skipped. A bookmark inside folders gets the folder path as a tag (Work/Projects; a / in a name is written \\/); a duplicate in another folder gets that tag too (counted updated). An id that is not a UUID is stored as its name-based UUID, so a re-import updates. Nothing is written unless the whole file is valid: invalid UTF-8 anywhere, a document of a newer version (UNSUPPORTED_VERSION), a Taskwarrior tag that is not one word, a date outside the years 0001-9999, or bookmark folders nested more than 100 lists deep exit 12. Records that come back as they are count as unchanged; when nothing changes, nothing is written. Prints {\"format\",\"tasks\":{\"added\",\"updated\",\"unchanged\",\"removed\",\"skipped\"},\"websites\":{\"added\",\"duplicates\",\"skipped\",\"updated\"},\"recents\":{\"added\",\"updated\",\"unchanged\"},\"skipped\":[{\"uuid\"|\"url\",\"skipped\":REASON}]}: every skipped record with why.",
         options: [format.spec],
         arguments: [ArgumentSpec("FILE|-", help: "The file to import; - reads standard input.", completion: .file(extensions: ["json", "html", "htm"]))],
         examples: [
             Example("task export | sl-tasks import -", "Take over Taskwarrior's tasks (again later: updated by uuid)."),
-            Example("sl-tasks import ~/bookmarks.html", "Import a browser's bookmarks, skipping duplicates."),
+            Example("sl-tasks import ~/bookmarks.html", "Import a browser's bookmarks, folders as tags, skipping duplicates."),
         ])
 
     struct Options {
