@@ -10,18 +10,21 @@ struct OutboxSubmission {
     static let lines = Option<Bool>.flag("lines", help: "Read stdin line by line: one message (and one result line) per non-empty line.")
     static let clientId = Option<String?>.string("client-id", "KEY", help: "Use KEY as the clientId (idempotency key): the same KEY with the same text is the same message, with other text an error (exit 2). With --lines, line N gets KEY.N.")
     static let queue = Option<Bool>.flag("queue", help: "Only store it in the outbox (state pending) and exit 0; sl-chat outbox flush sends it.")
-    static var specs: [OptionSpec] { [lines.spec, clientId.spec, queue.spec] + DeliveryOptions.specs }
+    static let allowEmpty = Option<Bool>.flag("allow-empty", help: "With TEXT -, an empty stdin is not an error: nothing is sent and it exits 0 with a summary of \"items\":0 (for cron jobs whose input may be empty). --lines needs no flag: no lines is nothing to send.")
+    static var specs: [OptionSpec] { [lines.spec, clientId.spec, queue.spec, allowEmpty.spec] + DeliveryOptions.specs }
     static let maxTextBytes = 64 * 1024
 
     var lines: Bool
     var clientId: String?
     var queue: Bool
+    var allowEmpty: Bool
     var delivery: DeliveryOptions
 
     init(_ arguments: ParsedArguments) throws {
         lines = try arguments[Self.lines]
         clientId = try arguments[Self.clientId]
         queue = try arguments[Self.queue]
+        allowEmpty = try arguments[Self.allowEmpty]
         delivery = try DeliveryOptions(arguments)
     }
 
@@ -44,7 +47,10 @@ struct OutboxSubmission {
             var bytes = try context.readStandardInput(maxBytes: Self.maxTextBytes + 2)
             if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
             if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-            guard !bytes.isEmpty else { throw StarlineError(.usage, "stdin is empty: nothing to send") }
+            guard !bytes.isEmpty else {
+                if allowEmpty { return [] }
+                throw StarlineError(.usage, "stdin is empty: nothing to send (--allow-empty makes that a successful no-op; --lines reads one message per line)")
+            }
             return [(nil, try Self.text(bytes, line: nil))]
         }
         guard !argument.isEmpty else { throw StarlineError(.usage, "the text is empty: nothing to send") }
@@ -58,10 +64,22 @@ struct OutboxSubmission {
         return text
     }
 
+    /// Empty input where empty is allowed (`--lines` without a line, `-` with `--allow-empty`): nothing is stored
+    /// or sent, and no session or network is needed — a quiet day in cron is a success, not exit 2 or 3. The
+    /// summary line of a run says so: every count 0, `"nothingToSend":true`.
+    static func nothingToSend(_ context: CommandContext) -> ExitStatus {
+        var fields: [(String, JSON)] = OutboxState.allCases.filter { $0 != .sending }.map { ($0.rawValue, .int(0)) }
+        fields += [("busy", .int(0)), ("held", .int(0)), ("items", .int(0)), ("throttledMs", .int(0)), ("nothingToSend", .bool(true))]
+        context.output.emitLine(.object([("summary", .object(fields))]))
+        context.output.progress("sl-chat: nothing to send (empty input)")
+        return .ok
+    }
+
     /// Stores every text in the outbox (each before any is sent), then delivers them unless `--queue`.
     @MainActor
     func submit(_ kind: OutboxKind, conversation: String, texts: [(line: Int?, text: String)], session: ChatSession,
                 _ context: CommandContext) throws -> ExitStatus {
+        if texts.isEmpty { return Self.nothingToSend(context) }
         let now = context.io.now().seconds
         let submissions = texts.map { line, text in
             ChatStore.Submission(conversation: conversation, text: text, clientId: clientId.map { key in line.map { "\(key).\($0)" } ?? key })
@@ -106,10 +124,12 @@ enum SendCommand: AsyncCommand {
         arguments: [ArgumentSpec("CONV", help: "The conversation id."), ArgumentSpec("TEXT|-", help: "The text, or - to read it from stdin.", optional: true)],
         examples: [
             Example("sl-chat send c_team 'deploy finished'", "Send one message and wait until it is sent."),
-            Example("sl-tasks list --due-within 1d --jsonl | jq -r .title | sl-chat send c_team --lines", "One message per task due today."),
+            Example("sl-tasks list --due-within 1d --jsonl | jq -r .title | sl-chat send c_team --lines", "One message per task due today (none due: nothing sent, exit 0)."),
+            Example("sl-tasks list --due-within 1d --jsonl | jq -r '\"- \" + .title' | sl-chat send c_team --allow-empty -", "Today's tasks as one message; nothing when none is due."),
             Example("sl-chat send c_team --queue --client-id report-$(date +%F) \"$(cat report.txt)\"", "Queue today's report once, whatever reruns."),
         ],
-        exitStatuses: [(.ok, "sent (or queued with --queue)"), (.usage, "bad input, or --client-id reused with other text"),
+        exitStatuses: [(.ok, "sent (or queued with --queue); nothing to send: --lines without a line, or an empty stdin with --allow-empty"),
+                       (.usage, "bad input (an empty stdin without --allow-empty), or --client-id reused with other text"),
                        (.transient, "not sent yet (or held behind an earlier entry): it stays in the outbox"), (.partial, "--lines: some were not sent (failed, still queued, or held)"),
                        (.sessionEnded, "the server ended the session"), (.sessionChanged, "the account changed during the send"),
                        (.notFound, "no such conversation (the entry is failed)")])
@@ -124,6 +144,7 @@ enum SendCommand: AsyncCommand {
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         guard !options.conversation.isEmpty else { throw StarlineError(.usage, "the conversation id is empty") }
         let texts = try options.submission.texts(argument: options.text, context)
+        if texts.isEmpty { return OutboxSubmission.nothingToSend(context) }
         let session = try await ChatSession.open(options.chat, context, network: !options.submission.queue)
         return try options.submission.submit(.message, conversation: options.conversation, texts: texts, session: session, context)
     }
