@@ -36,20 +36,19 @@ enum AttachmentFile {
     }
 
     /// Encrypts everything readable from `input` into a new temporary file in `directory` (see
-    /// `AttachmentWriter`). A regular file is read and hashed on a second thread (`BlockPipeline`) while this
-    /// one encrypts and writes the block before; a pipe or terminal is read on this thread. Memory is a few
-    /// blocks of ~1 MiB whatever the size.
+    /// `AttachmentWriter`). A regular file is read on one thread and hashed on another (`BlockPipeline`) while
+    /// this one encrypts and writes the blocks before; a pipe or terminal is read and hashed on this thread.
+    /// Memory is a few blocks of ~1 MiB whatever the size.
     static func write(from input: Int32, inputName: String, directory: String, blobID: [UInt8], key: SecretBytes,
                       chunkSize: Int = defaultChunkSize) throws(StarlineError) -> AttachmentWriter.Written {
         let writer = try AttachmentWriter(directory: directory, blobID: blobID, key: key, chunkSize: chunkSize)
         let hasher = BlockHasher()
         var info = stat()
         let regular = fstat(input, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
-        let pipeline = BlockPipeline(buffers: 4, bufferBytes: writer.blockBytes, threaded: regular) { (buffer) throws(StarlineError) -> Int in
-            let n = try readFull(input, into: buffer, name: inputName)
-            hasher.stream.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            return n
-        }
+        // BLAKE2b is the slowest stage (slower than the encryption), so it gets a thread of its own.
+        let pipeline = BlockPipeline(buffers: 4, bufferBytes: writer.blockBytes, threaded: regular,
+                                     fill: { (buffer) throws(StarlineError) -> Int in try readFull(input, into: buffer, name: inputName) },
+                                     inspect: { plain in hasher.stream.update(plain) })
         defer { pipeline.close() }
         var size: UInt64 = 0
         // The last block read is held until the next one (or the end) shows whether it holds the final chunk.
@@ -62,7 +61,7 @@ enum AttachmentFile {
             size += UInt64(block.bytes.count)
             held = block
         }
-        // The reader has stopped (it hashed every block before handing it over): the hash is complete.
+        // Every block was hashed before the consumer got it, and the threads have stopped: the hash is complete.
         pipeline.close()
         let last = held.map { UnsafeRawBufferPointer($0.bytes) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
         return try writer.finish(final: last, size: size, hash: hasher.stream.finalize())
@@ -142,9 +141,8 @@ enum AttachmentFile {
             adBytes.deallocate()
         }
         // Declared after `defer { close(fd) }`, so the reader stops before the descriptor closes.
-        let pipeline = BlockPipeline(buffers: 3, bufferBytes: chunks * sealedChunk, threaded: true) { (buffer) throws(StarlineError) -> Int in
-            try readFull(fd, into: buffer, name: path)
-        }
+        let pipeline = BlockPipeline(buffers: 3, bufferBytes: chunks * sealedChunk, threaded: true,
+                                     fill: { (buffer) throws(StarlineError) -> Int in try readFull(fd, into: buffer, name: path) })
         defer { pipeline.close() }
         var hasher = GenericHashStream(length: 32)
         var size: UInt64 = 0
@@ -204,8 +202,9 @@ enum AttachmentFile {
     }
 }
 
-/// The BLAKE2b state `AttachmentFile.write`'s reader thread updates as it reads; the calling thread finalizes
-/// it only once the reader has stopped (`BlockPipeline.close`), so the two never touch it at once.
+/// The BLAKE2b state `AttachmentFile.write`'s pipeline updates block by block (one stage at a time: the
+/// inspector thread, or the reader or calling thread when it has none); the calling thread finalizes it only
+/// after the pipeline closed, so no two threads ever touch it at once.
 private final class BlockHasher: @unchecked Sendable {
     var stream = GenericHashStream(length: 32)
 }

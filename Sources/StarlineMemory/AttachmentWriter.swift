@@ -37,6 +37,11 @@ final class AttachmentWriter {
     private let sealed: UnsafeMutableRawBufferPointer
     private var size: UInt64 = 0
     private var done = false
+    /// Bytes written to the file, and how far writeback was asked to start (`startWriteback`).
+    private var fileOffset = 0
+    private var writebackOffset = 0
+    /// Writeback is started every this many bytes written.
+    static let writebackStride = 8 << 20
 
     init(directory: String, blobID: [UInt8], key: SecretBytes, chunkSize: Int = AttachmentFile.defaultChunkSize) throws(StarlineError) {
         let temp = "\(directory)/.tmp-\(getpid())-\(Hex.encode(Sodium.randomBytes(8)))"
@@ -149,5 +154,19 @@ final class AttachmentWriter {
 
     private func output(_ bytes: UnsafeRawBufferPointer) throws(StarlineError) {
         guard FileBytes.write(fd: fd, bytes) else { throw AttachmentFile.posixStorageError("cannot write", temporaryPath) }
+        fileOffset += bytes.count
+        if fileOffset - writebackOffset >= Self.writebackStride { startWriteback() }
+    }
+
+    /// Starts writing the pages written since the last call to the disk now, so the one fsync in `finish`
+    /// finds little left to do instead of a whole large file (on ext4, 256 MiB: fsync ~0.1 s → ~5 ms).
+    /// Durability still comes from that fsync; this only moves the disk's work to while we encrypt.
+    /// On Linux, POSIX_FADV_DONTNEED "initiates writeback of dirty pages in the range" (WB_SYNC_NONE: it
+    /// does not wait) and then drops the range's clean pages (an encrypted file we will not read back soon;
+    /// tmpfs pages are never clean, so nothing is lost there). `sync_file_range` would do only the first
+    /// part, but the Glibc module does not declare it (_GNU_SOURCE). Advice that fails changes nothing.
+    private func startWriteback() {
+        _ = posix_fadvise(fd, off_t(writebackOffset), off_t(fileOffset - writebackOffset), POSIX_FADV_DONTNEED)
+        writebackOffset = fileOffset
     }
 }
