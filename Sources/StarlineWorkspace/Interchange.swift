@@ -224,9 +224,10 @@ public enum Taskwarrior {
             if let t = try date(field) { task.set(field, .string(t.rfc3339)) } else { task.remove(field) }
         }
         if let recur { task.set("recur", .string(recur)) } else { task.remove("recur") }
-        // One annotation dated at `modified` is what export makes of notes: the notes say it all, and a re-import
-        // of our own export stays unchanged. Several, or other dates, are kept as they are.
-        if annotations.isEmpty || (annotations.count == 1 && annotations[0].entry == modified) { task.remove("annotations") } else {
+        // One annotation dated at `modified` on a task of ours without annotations is what export made of its
+        // notes: the notes say it all, and a re-import of our own export changes nothing. Others are kept as they are.
+        let madeByExport = existing != nil && existing?["annotations"] == nil && annotations.count == 1 && annotations[0].entry == modified
+        if annotations.isEmpty || madeByExport { task.remove("annotations") } else {
             task.set("annotations", .array(annotations.map { TaskRecord.annotation(entry: $0.entry ?? entry, description: $0.description) }))
         }
         let extra = members.filter { !mapped.contains($0.0) && !computed.contains($0.0) }

@@ -74,6 +74,11 @@ import Testing
         #expect(try ok(["show", Self.uuid1])["annotations"] == nil)
         let edited = try #require(try JSON.parse(run(["export", "-f", "taskwarrior"]).stdout).arrayValue?.first)
         #expect(edited["annotations"] == .array([.object([("entry", .string("20300601T080000Z")), ("description", .string("rewritten"))])]))
+        // One annotation, dated when the task was last modified (what `task annotate` leaves): kept and shown too.
+        let single = Self.twTask(#""annotations":[{"entry":"20310102T100000Z","description":"only"}]"#, uuid: "c0ffee00-0000-4000-8000-0000000000d1")
+        _ = try ok(["import", "-"], stdin: single)
+        #expect(try ok(["show", "c0ffee00-0000-4000-8000-0000000000d1"])["annotations"]?.arrayValue?.count == 1)
+        #expect(try ok(["import", "-"], stdin: single)["tasks"]?["unchanged"]?.intValue == 1)
         // A task made here has none of the kept fields: its record is as it always was.
         let plain = try ok(["add", "plain", "--notes", "n"])
         #expect(plain.objectValue?.map(\.0) == ["id", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt"])
