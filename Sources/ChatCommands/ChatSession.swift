@@ -21,8 +21,7 @@ struct ChatOptions: Sendable {
 /// `--offline` and `--max-age`, for the commands that read.
 struct ReadOptions: Sendable {
     static let offline = Option<Bool>.flag("offline", help: "Answer from the cache only; never touch the network.")
-    static let maxAge = Option<Int64?>.converted(.value("max-age", "DURATION", help: "Serve from the cache when it was refreshed within DURATION (30s, 5m, 0: always ask the server unless --offline).", default: "60s"),
-                                                 { try DurationText.seconds($0, option: "max-age", range: 0...(366 * 86_400), maximum: "a year") })
+    static let maxAge = Option<Duration>.duration("max-age", help: "Serve from the cache when it was refreshed within DURATION (0: always ask the server unless --offline).", default: 60, range: 0...(366 * 86_400))
     static var specs: [OptionSpec] { [offline.spec, maxAge.spec] }
 
     var offline: Bool
@@ -30,7 +29,7 @@ struct ReadOptions: Sendable {
 
     init(_ arguments: ParsedArguments) throws {
         offline = try arguments[Self.offline]
-        maxAge = try arguments[Self.maxAge] ?? 60
+        maxAge = try arguments[Self.maxAge].components.seconds
     }
 
     /// True when data fetched at `at` may be served from the cache now.

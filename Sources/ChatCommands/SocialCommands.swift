@@ -33,8 +33,7 @@ enum FriendsCommand: AsyncCommand {
 
 /// `sl-chat friend-link create`: a code and its URL (pipe the URL into `sl-qr encode`).
 enum FriendLinkCreateCommand: AsyncCommand {
-    static let ttl = Option<Int64?>.converted(.value("ttl", "DURATION", help: "How long the link works (1h, 7d; at most 30d). Default: the server's (7 days)."),
-                                             { try DurationText.seconds($0, option: "ttl", range: 1...(30 * 86_400), maximum: "30 days") })
+    static let ttl = Option<Duration?>.duration("ttl", help: "How long the link works. Default: the server's (7 days).", range: 1...(30 * 86_400))
     static let spec = CommandSpec(
         "create", abstract: "Create a single-use friend link",
         discussion: "Prints {\"code\",\"url\",\"expiresAt\"}. The URL is {chat base}/f/{code}: encode it as a QR code with sl-qr encode.",
@@ -43,7 +42,7 @@ enum FriendLinkCreateCommand: AsyncCommand {
         exitStatuses: [(.ok, "created")])
 
     struct Options { var ttl: Int64?; var chat: ChatOptions }
-    static func options(_ arguments: ParsedArguments) throws -> Options { Options(ttl: try arguments[ttl], chat: try ChatOptions(arguments)) }
+    static func options(_ arguments: ParsedArguments) throws -> Options { Options(ttl: try arguments[ttl]?.components.seconds, chat: try ChatOptions(arguments)) }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {

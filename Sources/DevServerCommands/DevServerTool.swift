@@ -28,12 +28,12 @@ enum ServeCommand: Command {
     static let autoApprove = Option<String?>.string("auto-approve", "USER", help: "Approve authorization requests and device codes as USER at once, without the sign-in form.")
     static let log = Option<String?>.string("log", "FILE", help: "Append one JSON line per request (route template, status, time; never tokens, codes or passwords).", completion: .file(extensions: ["jsonl", "log"]))
     static let devToken = Option<String?>.string("dev-token", "TOKEN", help: "The X-Dev-Token for /__dev/ routes (default: the one kept in --db FILE by an earlier run, else random; printed at start). Kept in --db FILE for later runs.", env: "STARLINE_DEV_TOKEN")
-    static let deviceInterval = Option<Int>.integer("device-interval", "SECONDS", help: "Polling interval given to device-code clients.", default: 5, range: 0...3600)
-    static let sessionTTL = Option<Int>.integer("session-ttl", "SECONDS", help: "Lifetime of new sessions.", default: 86400, range: 1...(365 * 86400))
-    static let codeTTL = Option<Int>.integer("code-ttl", "SECONDS", help: "Lifetime of authorization codes.", default: 60, range: 1...3600)
-    static let deviceCodeTTL = Option<Int>.integer("device-code-ttl", "SECONDS", help: "Lifetime of device codes.", default: 600, range: 1...86400)
+    static let deviceInterval = Option<Duration>.duration("device-interval", help: "Polling interval given to device-code clients.", default: 5, range: 0...3600)
+    static let sessionTTL = Option<Duration>.duration("session-ttl", help: "Lifetime of new sessions.", default: 86400, range: 1...(365 * 86400))
+    static let codeTTL = Option<Duration>.duration("code-ttl", help: "Lifetime of authorization codes.", default: 60, range: 1...3600)
+    static let deviceCodeTTL = Option<Duration>.duration("device-code-ttl", help: "Lifetime of device codes.", default: 600, range: 1...86400)
     static let deviceSlowDown = Option<Int>.integer("device-slow-down", "N", help: "Answer slow_down to the first N polls of every device code (tests of clients).", default: 0, range: 0...100)
-    static let connectionTimeout = Option<Int>.integer("connection-timeout", "SECONDS", help: "Close a connection idle this long (e.g. a half-sent request).", default: 30, range: 1...3600)
+    static let connectionTimeout = Option<Duration>.duration("connection-timeout", help: "Close a connection idle this long (e.g. a half-sent request).", default: 30, range: 1...3600)
     static let maxConnections = Option<Int>.integer("max-connections", "N", help: "Connections served at once (each holds a thread); more are closed at once.", default: 512, range: 1...4096)
     static let maxConnectionsPerIP = Option<Int>.integer("max-connections-per-ip", "N", help: "Connections served at once from one client address.", default: 128, range: 1...4096)
     static let eventRetention = Option<Int>.integer("event-retention", "N", help: "Keep the newest N sync events; an older cursor gets 410 CURSOR_EXPIRED.", default: 100_000, range: 1...100_000_000)
@@ -73,12 +73,12 @@ enum ServeCommand: Command {
             || (configuration.devToken == nil && arguments.environment["STARLINE_DEV_TOKEN"] != nil) {
             throw StarlineError(.usage, "--dev-token / STARLINE_DEV_TOKEN must not be empty (leave both unset for a random token)")
         }
-        configuration.deviceInterval = try arguments[deviceInterval]
-        configuration.sessionTTL = Int64(try arguments[sessionTTL])
-        configuration.codeTTL = Int64(try arguments[codeTTL])
-        configuration.deviceCodeTTL = Int64(try arguments[deviceCodeTTL])
+        configuration.deviceInterval = Int(try arguments[deviceInterval].components.seconds)
+        configuration.sessionTTL = try arguments[sessionTTL].components.seconds
+        configuration.codeTTL = try arguments[codeTTL].components.seconds
+        configuration.deviceCodeTTL = try arguments[deviceCodeTTL].components.seconds
         configuration.deviceSlowDowns = try arguments[deviceSlowDown]
-        configuration.connectionTimeout = try arguments[connectionTimeout]
+        configuration.connectionTimeout = Int(try arguments[connectionTimeout].components.seconds)
         configuration.maxConnections = try arguments[maxConnections]
         configuration.maxConnectionsPerIP = try arguments[maxConnectionsPerIP]
         configuration.eventRetention = try arguments[eventRetention]

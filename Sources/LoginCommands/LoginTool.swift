@@ -46,7 +46,7 @@ struct SignInOptions {
     static let device = Option<Bool>.flag("device", help: "Sign in with a device code shown here, approved on another device.")
     static let withToken = Option<Bool>.flag("with-token", help: "Read an access token from stdin, verify it with /api/me and store it.")
     static let redirectPort = Option<Int?>.integer("redirect-port", "PORT", help: "Port of the loopback redirect (default: a free one); forward it with ssh -L for a remote browser.", range: 0...65535)
-    static let pendingTTL = Option<Duration>.seconds("pending-ttl", help: "How long a pending login stays valid.", default: 600, range: 30...86400)
+    static let pendingTTL = Option<Duration>.duration("pending-ttl", help: "How long a pending login stays valid.", default: 600, range: 30...86400)
 
     static let specs: [OptionSpec] = [browser.spec, noBrowser.spec, device.spec, withToken.spec, redirectPort.spec, pendingTTL.spec,
                                       StandardOptions.showSecrets.spec] + CustodyOptions.specs

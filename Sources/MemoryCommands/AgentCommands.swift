@@ -2,17 +2,15 @@ import StarlineCore
 import StarlineCrypto
 import StarlineMemory
 
-/// `--ttl` / `--idle`: 30s, 15m, 8h, 2d, or seconds; at least a second, at most 30 days.
+/// `--ttl` / `--idle`: at least a second, at most 30 days.
 enum AgentDuration {
-    static func seconds(_ text: String, option: String) throws -> Int64 {
-        try DurationText.seconds(text, option: option, range: 1...(30 * 86_400), maximum: "30 days")
-    }
+    static let range: ClosedRange<Int64> = 1...(30 * 86_400)
 }
 
 /// `sl-memory unlock`.
 enum UnlockCommand: Command {
-    static let ttl = Option<Int64?>.converted(.value("ttl", "DURATION", help: "Lock again DURATION after unlocking (default: 8h)."), { try AgentDuration.seconds($0, option: "ttl") })
-    static let idle = Option<Int64?>.converted(.value("idle", "DURATION", help: "Lock again after DURATION without use (default: 1h)."), { try AgentDuration.seconds($0, option: "idle") })
+    static let ttl = Option<Duration>.duration("ttl", help: "Lock again DURATION after unlocking.", default: 8 * 3_600, range: AgentDuration.range)
+    static let idle = Option<Duration>.duration("idle", help: "Lock again after DURATION without use.", default: 3_600, range: AgentDuration.range)
     static let keyring = Option<Bool>.flag("keyring", help: "Also keep the data key in the desktop keyring (Secret Service), so later unlocks need no passphrase while the keyring is unlocked; lock --forget removes it.")
     static let spec = CommandSpec(
         "unlock", abstract: "Check the passphrase and start the agent that holds the vault's key (like ssh-agent)",
@@ -22,7 +20,7 @@ enum UnlockCommand: Command {
                    Example("sl-memory unlock --passphrase-file ~/.config/starline/memory.pass --ttl 10m && sl-memory search invoice", "A script.")])
     struct Options { var memory: MemoryOptions; var ttl: Int64; var idle: Int64; var keyring: Bool }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(memory: try MemoryOptions(arguments), ttl: try arguments[ttl] ?? 8 * 3_600, idle: try arguments[idle] ?? 3_600, keyring: try arguments[keyring])
+        Options(memory: try MemoryOptions(arguments), ttl: try arguments[ttl].components.seconds, idle: try arguments[idle].components.seconds, keyring: try arguments[keyring])
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let access = try VaultAccess(options.memory, context)

@@ -21,7 +21,8 @@ public typealias AsyncCommandRunner = @MainActor @Sendable (ParsedArguments, Com
 
 extension CommandTree where Runner == AsyncCommandRunner {
     public static func command<C: AsyncCommand>(_ command: C.Type, subcommands: [CommandTree] = []) -> CommandTree {
-        CommandTree(C.spec, runner: { arguments, context in try await C.run(try C.options(arguments), context) }, subcommands: subcommands)
+        CommandTree(C.spec, runner: { arguments, context in try await C.run(try C.options(arguments), context) }, options: { _ = try C.options($0) },
+                    subcommands: subcommands)
     }
 }
 

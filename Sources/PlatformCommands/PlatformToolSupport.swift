@@ -10,8 +10,8 @@ public struct PlatformOptions: Sendable {
                                                     default: "workbench", env: "STARLINE_APP_ID", configKey: "appId")
     public static let service = Option<String>.string("service", "NAME", help: "Service name that separates stored sessions of host environments.",
                                                       default: "default", env: "STARLINE_SERVICE", configKey: "service")
-    public static let timeout = Option<Int>.integer("timeout", "SECONDS", help: "Network timeout in seconds.", default: 30, range: 1...3600,
-                                                    env: "STARLINE_TIMEOUT", configKey: "timeout")
+    public static let timeout = Option<Duration>.duration("timeout", help: "Network timeout.", default: 30, range: 1...3600,
+                                                          env: "STARLINE_TIMEOUT", configKey: "timeout")
     public static let events = Option<String?>.string("events", "FILE", help: "Append sessionChanged and error events as JSON Lines to FILE (- for stdout).",
                                                       completion: .file(extensions: ["jsonl"]))
 
@@ -30,7 +30,7 @@ public struct PlatformOptions: Sendable {
         api = try arguments[StandardOptions.apiBase]
         self.appId = appId
         service = try arguments[Self.service]
-        timeout = try arguments[Self.timeout]
+        timeout = Int(try arguments[Self.timeout].components.seconds)
         eventsPath = try arguments[Self.events]
     }
 }

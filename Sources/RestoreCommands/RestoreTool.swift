@@ -17,7 +17,7 @@ public enum RestoreTool {
 
 /// Restoring: the tool's one command.
 enum RestoreCommand: AsyncCommand {
-    static let maxAge = Option<Duration>.seconds("max-age", help: "Accept a session verified at most this long ago without a network call (0: always verify).",
+    static let maxAge = Option<Duration>.duration("max-age", help: "Accept a session verified at most this long ago without a network call (0: always verify).",
                                                  default: 0, range: 0...(365 * 86400))
 
     static let spec = CommandSpec(

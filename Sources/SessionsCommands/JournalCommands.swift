@@ -29,6 +29,7 @@ enum JournalVerifyCommand: AsyncCommand {
     static func options(_ arguments: ParsedArguments) throws -> Options {
         guard let plan = try arguments[plan] else { throw StarlineError(.usage, "name the plan: --plan FILE (revoke --dry-run's output or the run's input), or --plan - for stdin") }
         guard !arguments.positionals.isEmpty else { throw StarlineError(.usage, "name the journals to verify") }
+        _ = try arguments[PlatformOptions.timeout]  // unused offline, but a tool-wide option given a bad value is still refused
         return Options(plan: plan, user: try arguments[user], journals: arguments.positionals)
     }
 
@@ -87,6 +88,7 @@ enum JournalMergeCommand: AsyncCommand {
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
         guard !arguments.positionals.isEmpty else { throw StarlineError(.usage, "name the journals to merge") }
+        _ = try arguments[PlatformOptions.timeout]  // unused offline, but a tool-wide option given a bad value is still refused
         return Options(journals: arguments.positionals, output: try arguments[output])
     }
 

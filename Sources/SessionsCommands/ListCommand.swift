@@ -7,8 +7,7 @@ enum ListCommand: AsyncCommand {
     static let users = Option<[String]>.strings("user", "UID", help: "List UID's sessions (admin); repeatable, or - to read user ids from stdin, one a line.")
     static let allUsers = Option<Bool>.flag("all-users", help: "List the sessions of every user (admin), paging through the user list.")
     static let app = Option<String?>.string("app", "APP", help: "Only sessions of this App ID.")
-    static let idleFor = Option<Int64?>.converted(.value("idle-for", "DURATION", help: "Only sessions not seen for at least DURATION (30d, 12h, 90m, 45s, 2w; a bare number is seconds)."),
-                                                  IdleDuration.seconds)
+    static let idleFor = Option<Duration?>.duration("idle-for", help: "Only sessions not seen for at least DURATION.", range: 0...IdleDuration.maxSeconds)
     static let notCurrent = Option<Bool>.flag("not-current", help: "Leave out the session this tool runs with.")
     static let parallel = Option<Int>.integer("parallel", "N", help: "Users listed at once (admin).", default: 8, range: 1...64)
 
@@ -33,7 +32,7 @@ enum ListCommand: AsyncCommand {
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let options = Options(users: try arguments[users], allUsers: try arguments[allUsers],
-                              filter: SessionFilter(app: try arguments[app], idleSeconds: try arguments[idleFor], notCurrent: try arguments[notCurrent]),
+                              filter: SessionFilter(app: try arguments[app], idleSeconds: try arguments[idleFor]?.components.seconds, notCurrent: try arguments[notCurrent]),
                               parallel: try arguments[parallel], platform: try PlatformOptions(arguments))
         if options.allUsers && !options.users.isEmpty { throw StarlineError(.usage, "--all-users and --user cannot be used together") }
         if options.users.contains("-") && options.users.count > 1 { throw StarlineError(.usage, "--user - (stdin) cannot be combined with other --user values") }
@@ -76,11 +75,7 @@ struct SessionFilter: Sendable {
     }
 }
 
-/// `--idle-for`: `30d`, `12h`, `90m`, `45s`, `2w` or a number of seconds; at most 100 years.
+/// `--idle-for`: at most 100 years.
 enum IdleDuration {
     static let maxSeconds: Int64 = 100 * 366 * 86_400
-
-    static func seconds(_ text: String) throws -> Int64 {
-        try DurationText.seconds(text, option: "idle-for", range: 0...maxSeconds, maximum: "100 years")
-    }
 }

@@ -30,18 +30,36 @@ public struct CommandTree<Runner: Sendable>: Sendable {
     /// The spec of this command with the specs of all its subcommands.
     public let spec: CommandSpec
     private let runner: Runner?
+    private let optionsCheck: (@Sendable (ParsedArguments) throws -> Void)?
     private let subcommands: [CommandTree]
 
     /// A command with an optional runner of its own and its subcommands. A command without a runner must
-    /// have subcommands; one with both runs when no subcommand is named (`sl-login` signs in).
-    public init(_ spec: CommandSpec, runner: Runner?, subcommands: [CommandTree] = []) {
+    /// have subcommands; one with both runs when no subcommand is named (`sl-login` signs in). `options`
+    /// converts the parsed arguments into the command's typed options, as its runner does first.
+    public init(_ spec: CommandSpec, runner: Runner?, options: (@Sendable (ParsedArguments) throws -> Void)? = nil,
+                subcommands: [CommandTree] = []) {
         precondition(runner != nil || !subcommands.isEmpty, "command '\(spec.name)' has neither a runner nor subcommands")
         var spec = spec
         spec.subcommands = subcommands.map { $0.spec }
         spec.runsWithoutSubcommand = runner != nil && !subcommands.isEmpty
         self.spec = spec
         self.runner = runner
+        self.optionsCheck = options
         self.subcommands = subcommands
+    }
+
+    /// Converts `arguments` into the typed options of the command at `path` without running it — every
+    /// value checked as a run checks it — so a test can try every option of every tool with no side effect.
+    /// False when that command has no conversion to try.
+    public func checkOptions(at path: [String], _ arguments: ParsedArguments) throws -> Bool {
+        var node = self
+        for name in path {
+            guard let next = node.subcommands.first(where: { $0.spec.name == name }) else { return false }
+            node = next
+        }
+        guard let check = node.optionsCheck else { return false }
+        try check(arguments)
+        return true
     }
 
     /// The runner of the command at `path` (names below this one). A walk down the tree, not a table: every
@@ -60,7 +78,8 @@ public struct CommandTree<Runner: Sendable>: Sendable {
 extension CommandTree where Runner == CommandRunner {
     /// A command type, with the subcommands it may have.
     public static func command<C: Command>(_ command: C.Type, subcommands: [CommandTree] = []) -> CommandTree {
-        CommandTree(C.spec, runner: { arguments, context in try C.run(try C.options(arguments), context) }, subcommands: subcommands)
+        CommandTree(C.spec, runner: { arguments, context in try C.run(try C.options(arguments), context) }, options: { _ = try C.options($0) },
+                    subcommands: subcommands)
     }
 }
 

@@ -209,5 +209,5 @@ public enum StandardOptions {
     ]
 
     public static let configFile = ToolSpec.Entry("$XDG_CONFIG_HOME/starline/config.json",
-        "Configuration profiles: {\"defaultProfile\":\"NAME\",\"profiles\":{\"NAME\":{\"api\":URL,\"chat\":URL,\"appId\":ID,\"service\":NAME,\"timeout\":SECONDS}}}. Command-line flags override environment variables, which override the profile, which overrides the defaults.")
+        "Configuration profiles: {\"defaultProfile\":\"NAME\",\"profiles\":{\"NAME\":{\"api\":URL,\"chat\":URL,\"appId\":ID,\"service\":NAME,\"timeout\":SECONDS|\"DURATION\"}}} (a number is seconds; a string is a duration as --timeout takes). Command-line flags override environment variables, which override the profile, which overrides the defaults.")
 }

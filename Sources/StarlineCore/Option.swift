@@ -92,18 +92,6 @@ extension Option where Value == Int? {
     }
 }
 
-extension Option where Value == Duration {
-    /// A duration given in whole seconds, within `range` seconds.
-    public static func seconds(_ long: String, short: Character? = nil, help: String, default defaultValue: Int64,
-                               range: ClosedRange<Int64>, env: String? = nil, configKey: String? = nil) -> Option {
-        precondition(range.contains(defaultValue), "the default of --\(long) is outside its range")
-        var spec = OptionSpec.value(long, short: short, "SECONDS", help: help, default: String(defaultValue), env: env, configKey: configKey)
-        spec.range = "\(range.lowerBound)–\(range.upperBound)"
-        let bounds = Int(range.lowerBound)...Int(range.upperBound)
-        return Option(spec: spec) { .seconds(Int64(try $0.integer(long, in: bounds) ?? Int(defaultValue))) }
-    }
-}
-
 extension Option where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
     /// One of an enumeration's cases by raw value; the choices shown and completed are its cases. (Closures,
     /// not key paths, below: a key path is instantiated at run time, which every start of every tool would pay.)

@@ -11,48 +11,22 @@ public struct TimeSpan: Equatable, Sendable {
         self.seconds = seconds
     }
 
-    /// `1d`, `+2w`, `36h`, `90m`, `45s`, and sums such as `1d12h`. Nil when malformed or empty.
+    /// `DurationText`'s syntax (`1d`, `+2w`, `36h`, `90m`, `45s`, sums such as `1d12h`, bare seconds), its
+    /// days kept as calendar days. Nil when malformed or empty.
     public init?(parsing text: String) {
-        var s = Substring(text.lowercased())
-        if s.hasPrefix("+") { s = s.dropFirst() }
-        guard let parsed = TimeSpan.parseUnits(s) else { return nil }
-        self = parsed
+        guard let parts = DurationText.parts(text) else { return nil }
+        self.init(parts)
     }
 
+    /// Parsed parts; a part saturated by a huge value leads out of range in `added`, never to a trap.
+    public init(_ parts: DurationText.Parts) {
+        self.init(days: Int(parts.days), seconds: parts.seconds)
+    }
+
+    /// The span of a date offset (`+3d` after its sign): the same syntax, with a unit required.
     static func parseUnits(_ text: Substring) -> TimeSpan? {
-        guard !text.isEmpty else { return nil }
-        var result = TimeSpan()
-        var number: Int64? = nil
-        for c in text {
-            if let d = c.wholeNumberValue, c.isASCII {
-                let (m, o1) = (number ?? 0).multipliedReportingOverflow(by: 10)
-                let (v, o2) = m.addingReportingOverflow(Int64(d))
-                guard !o1, !o2, v < 1_000_000_000 else { return nil }
-                number = v
-                continue
-            }
-            guard let n = number else { return nil }
-            // Sums of units are checked too (`999999999h999999999h…`): an overflow is a malformed span.
-            let unit: (days: Int64, seconds: Int64)
-            switch c {
-            case "w": unit = (7, 0)
-            case "d": unit = (1, 0)
-            case "h": unit = (0, 3600)
-            case "m": unit = (0, 60)
-            case "s": unit = (0, 1)
-            default: return nil
-            }
-            let (days, o1) = n.multipliedReportingOverflow(by: unit.days)
-            let (seconds, o2) = n.multipliedReportingOverflow(by: unit.seconds)
-            let (sumDays, o3) = Int64(result.days).addingReportingOverflow(days)
-            let (sumSeconds, o4) = result.seconds.addingReportingOverflow(seconds)
-            guard !o1, !o2, !o3, !o4 else { return nil }
-            result.days = Int(sumDays)
-            result.seconds = sumSeconds
-            number = nil
-        }
-        guard number == nil else { return nil }  // a bare number has no unit
-        return result
+        guard text.first != "+" else { return nil }
+        return DurationText.parts(text, unitRequired: true).map(TimeSpan.init)
     }
 
     /// More calendar days than years 0001–9999 hold: such a span leads out of range from any instant.

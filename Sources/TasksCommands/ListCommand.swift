@@ -7,7 +7,7 @@ enum ListCommand: Command {
     static let today = Option<Bool>.flag("today", help: "Only tasks due today (local time).")
     static let dueBefore = Option<DateExpression?>.date("due-before", help: "Only tasks due before WHEN (due < WHEN).")
     static let dueAfter = Option<DateExpression?>.date("due-after", help: "Only tasks due after WHEN (due > WHEN).")
-    static let dueWithin = Option<TimeSpan?>.span("due-within", "DURATION", help: "Only tasks due from now to now + DURATION, both included (1d, 36h, 2w, 1d12h).")
+    static let dueWithin = Option<TimeSpan?>.span("due-within", help: "Only tasks due from now to now + DURATION, both included (d and w are calendar days).", range: 0...(3_660_000 * 86_400))
     static let noDue = Option<Bool>.flag("no-due", help: "Only tasks without a due date.")
     static let done = Option<Bool>.flag("done", help: "Only done tasks.")
     static let all = Option<Bool>.flag("all", help: "Open and done tasks.")

@@ -66,14 +66,14 @@ extension Option where Value == DateExpression? {
 }
 
 extension Option where Value == TimeSpan? {
-    /// A duration such as `1d`, `36h` or `1d12h`.
-    static func span(_ long: String, _ valueName: String, help: String) -> Option {
-        .converted(.value(long, valueName, help: help)) { text in
-            guard let span = TimeSpan(parsing: text) else {
-                throw StarlineError(.usage, "invalid duration '\(text)' for --\(long); use a number and a unit: 1d, 36h, 2w, 90m, 1d12h",
-                                    details: .object([("option", .string(long)), ("value", .string(text))]))
+    /// A duration in the syntax of every duration option (`DurationText`) within `range` seconds, its days kept
+    /// as calendar days (`1d` is the same wall-clock time tomorrow, across a DST change).
+    static func span(_ long: String, help: String, range: ClosedRange<Int64>) -> Option {
+        .converted(.duration(long, help: help, range: range)) { text in
+            guard let parts = DurationText.parts(text), range.contains(parts.totalSeconds) else {
+                throw DurationText.invalid(text, option: long, range: range)
             }
-            return span
+            return TimeSpan(parts)
         }
     }
 }

@@ -127,7 +127,7 @@ import Testing
 
     @Test("bad dates, durations, tags and URLs are usage errors (exit 2)")
     func usageErrors() throws {
-        for args in [["add", "x", "--due", "someday"], ["list", "--due-within", "3"], ["list", "--due-before", "2026-02-30"],
+        for args in [["add", "x", "--due", "someday"], ["list", "--due-within", "3x"], ["list", "--due-before", "2026-02-30"],
                      ["add", "x", "--tag", "two words"], ["sites", "add", "example.com"], ["recent", "add", "javascript:alert(1)"],
                      ["add", "  "], ["edit", "abc"], ["list", "--now", "yesterday-ish"]] {
             let run = try tasks(args)

@@ -7,7 +7,7 @@ private enum Shade: String, CaseIterable, Sendable { case light, dark }
 private enum PaintCommand: Command {
     static let coats = Option<Int>.integer("coats", short: "c", "N", help: "Coats of paint.", default: 2, range: 1...5)
     static let shade = Option<Shade>.choice("shade", "SHADE", help: "The shade.", default: .light, env: "SAMPLE_SHADE")
-    static let wait = Option<Duration>.seconds("wait", help: "Drying time.", default: 60, range: 0...3600)
+    static let wait = Option<Duration>.duration("wait", help: "Drying time.", default: 60, range: 0...3600)
     static let note = Option<String?>.string("note", "TEXT", help: "A note.")
     static let spec = CommandSpec("paint", abstract: "Paint things", options: [coats.spec, shade.spec, wait.spec, note.spec],
                                   arguments: [ArgumentSpec("WALL", help: "The wall.")])
@@ -97,7 +97,9 @@ private func run(_ words: [String], stdin: [UInt8] = [], environment: Environmen
         let help = run(["paint", "--help"])
         #expect(help.status == .ok)
         #expect(help.stdout.contains("Coats of paint. (1–5) (default: 2)"))
-        #expect(help.stdout.contains("Drying time. (0–3600) (default: 60)"))
+        // A duration shows the shared note, and its range and default as durations (help text is wrapped).
+        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("--wait DURATION Drying time. \(DurationText.helpNote) (0–1h) (default: 1m)"), "\(words)")
         #expect(help.stdout.contains("[light, dark]"))
     }
 

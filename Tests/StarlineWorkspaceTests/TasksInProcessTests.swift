@@ -56,7 +56,7 @@ import Testing
     @Test("bad --keep and --due-within values are usage errors naming the option, and nothing is written",
           arguments: [(["recent", "add", "https://a.example/", "--keep", "0"], "keep"),
                       (["recent", "add", "https://a.example/", "--keep", "many"], "keep"),
-                      (["list", "--due-within", "3"], "due-within"),
+                      (["list", "--due-within", "3x"], "due-within"),
                       (["add", "x", "--due", "someday"], "due"),
                       (["list", "--now", "yesterday-ish"], "now")])
     func badValues(_ words: [String], _ option: String) throws {
