@@ -68,10 +68,19 @@ public final class HTTPTransport: HTTPExchange {
     /// One blocking transfer on the calling thread.
     package func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         let curl = try CurlLibrary.shared.get()
-        if request.url.utf8.starts(with: "https:".utf8) || request.url.lowercased().hasPrefix("https:") { try checkTrust() }
+        if Self.isHTTPS(request.url) { try checkTrust() }
         let transfer = try CurlTransfer(request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
                                         loopback: isLoopback(request.url), trust: trust)
         return try transfer.run(curl, pool: pool)
+    }
+
+    /// The scheme is https (ASCII case-insensitive), without building a lowercased copy of every URL of a bulk run.
+    static func isHTTPS(_ url: String) -> Bool {
+        var bytes = url.utf8.makeIterator()
+        for expected in "https:".utf8 {
+            guard let byte = bytes.next(), byte | 0x20 == expected | 0x20 else { return false }
+        }
+        return true
     }
 
     /// A CA bundle that is missing or not a regular file is a configuration error before anything is sent over
