@@ -4,7 +4,7 @@ import StarlineChat
 import PlatformCommands
 
 /// The global options of sl-chat: the platform's (API base for the session, service, timeout, events)
-/// without `--app-id` — chat always uses the `workbench` session (DESIGN W4) — and the chat base URL (W4).
+/// without `--app-id` — chat always uses the `workbench` session (W4) — and the chat base URL (W4).
 struct ChatOptions: Sendable {
     static let chatAppId = "workbench"
     static let globalOptions: [OptionSpec] = StandardOptions.output + [StandardOptions.api, StandardOptions.chat, PlatformOptions.service.spec,

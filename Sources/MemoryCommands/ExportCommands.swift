@@ -72,7 +72,7 @@ enum ExportCommand: Command {
             try encryptor.finish()
             return summary
         }
-        // What a person must act on goes to stderr, TTY or not (DESIGN section 3) — or where they said.
+        // What a person must act on goes to stderr, TTY or not (README, Conventions) — or where they said.
         if let fd = options.shareCodeFD {
             guard Array((code + "\n").utf8).withUnsafeBytes({ FileBytes.write(fd: Int32(fd), $0) }) else {
                 throw FileBytes.posixError("cannot write the share code to descriptor \(fd)", path: "fd \(fd)")

@@ -25,7 +25,7 @@ public struct PlatformOptions: Sendable {
         try self.init(arguments, appId: try arguments[Self.appId])
     }
 
-    /// For a tool bound to one app, without `--app-id` (sl-chat always uses `workbench`, DESIGN W4).
+    /// For a tool bound to one app, without `--app-id` (sl-chat always uses `workbench`, W4).
     public init(_ arguments: ParsedArguments, appId: String) throws {
         api = try arguments[StandardOptions.apiBase]
         self.appId = appId

@@ -1,7 +1,7 @@
 import StarlineCore
 import StarlinePlatform
 
-/// The chat routes of the HTTP contract (DESIGN §4, docs/openapi.yaml), typed, as blocking calls on the
+/// The chat routes of the HTTP contract (docs/openapi.yaml), typed, as blocking calls on the
 /// calling thread: the outbox and `tail --follow` run on worker threads over reused keep-alive handles
 /// (the bulk engine's model), and a CLI run has nothing else to do while it waits.
 ///

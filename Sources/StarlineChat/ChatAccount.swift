@@ -17,7 +17,7 @@ public struct ChatAccount: Sendable, Equatable {
     public var key: String { chatBase.description + "|" + userId }
 }
 
-/// A chat message as the server describes it (DESIGN §4): `{id, clientId, conversationId, senderId, text,
+/// A chat message as the server describes it (docs/openapi.yaml): `{id, clientId, conversationId, senderId, text,
 /// createdAt, seq}`. Output adds fields, never renames them (docs/formats.md, "Chat records").
 public struct ChatMessage: Sendable, Equatable {
     public var id: String

@@ -2,7 +2,7 @@ import StarlineCore
 import StarlineSQLite
 
 /// `chat.db` in the state directory: the cache of conversations, messages, friends and moments, the sync
-/// cursor, the durable outbox and the named consumer cursors (W5, W9; DESIGN §5 sl-chat). One SQLite file
+/// cursor, the durable outbox and the named consumer cursors (W5, W9; README, sl-chat). One SQLite file
 /// (the shared store type: private files, WAL, `BEGIN IMMEDIATE` under an flock), every row keyed by the
 /// account. Network I/O never happens inside a transaction.
 public final class ChatStore: @unchecked Sendable {

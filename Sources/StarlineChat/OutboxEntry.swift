@@ -78,7 +78,7 @@ public struct OutboxEntry: Sendable, Equatable {
         return .object(fields)
     }
 
-    /// clientIds the server accepts (DESIGN §4): 1–128 of A-Z a-z 0-9 . _ -
+    /// clientIds the server accepts (docs/openapi.yaml): 1–128 of A-Z a-z 0-9 . _ -
     public static func isValidClientId(_ id: String) -> Bool {
         (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { b in
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E

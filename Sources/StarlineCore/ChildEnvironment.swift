@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// The environment of every process the tools start (DESIGN section 3: "No secret of a sign-in flow, token or
-/// passphrase ever appears in the argv or environment of a process the tools start"). A child's environment
+/// The environment of every process the tools start (README, Security notes: no secret of a sign-in flow,
+/// token or passphrase ever appears in the argv or environment of a process the tools start). A child's environment
 /// is readable in /proc/PID/environ for as long as it runs — the unlock agent runs for hours — and lies in
 /// ordinary, swappable memory; so what a tool was given to read once (`STARLINE_TOKEN`,
 /// `STARLINE_MEMORY_PASSPHRASE`, a share code) stops with the tool. Every `posix_spawn` in the suite passes

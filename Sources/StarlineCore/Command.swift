@@ -1,5 +1,6 @@
-/// One command of a tool, in the house shape (DESIGN section 2): its spec, a typed `Options` value made
-/// from the parsed arguments in exactly one place, and a `run` that gets those options and the context.
+/// One command of a tool, in the house shape (docs/architecture.md, "The shape of a command"): its spec,
+/// a typed `Options` value made from the parsed arguments in exactly one place, and a `run` that gets those
+/// options and the context.
 ///
 ///     enum DecodeCommand: Command {
 ///         static let jobs = Option<Int?>.integer("jobs", short: "j", "N", help: "…", range: 1...256)

@@ -1,9 +1,9 @@
 /// Parses a command line against a `ToolSpec`.
 ///
-/// Conventions (DESIGN section 3): `--opt=v` and `--opt v`; `-abc` clusters of short flags, where the
-/// first short option that takes a value consumes the rest of the cluster (`-s4`) or the next word;
-/// options may come before or after positional arguments; `--` ends the options; `-` alone is a
-/// positional argument (stdin). A usage error names the bad word and suggests the nearest option.
+/// Conventions (README, Conventions shared by every tool): `--opt=v` and `--opt v`; `-abc` clusters of
+/// short flags, where the first short option that takes a value consumes the rest of the cluster (`-s4`) or
+/// the next word; options may come before or after positional arguments; `--` ends the options; `-` alone
+/// is a positional argument (stdin). A usage error names the bad word and suggests the nearest option.
 public struct CommandLineParser: Sendable {
     public let tool: ToolSpec
 

@@ -1,4 +1,4 @@
-/// The exit-status table shared by every Starline tool (DESIGN section 3).
+/// The exit-status table shared by every Starline tool (README, Exit codes).
 ///
 /// This is the only place where a failure becomes a process exit code.
 public enum ExitStatus: Int32, CaseIterable, Sendable {

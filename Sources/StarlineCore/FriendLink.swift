@@ -1,6 +1,6 @@
 /// A friend link: `{chat base}/f/{code}` with a code of 8–64 characters from `[A-Za-z0-9_-]`, where the chat
 /// base is the configured one exactly (scheme, host, port, path prefix) or the default
-/// `https://chat.thestarline.cn` (DESIGN §4: "the configured chat base … or the default") — a link someone
+/// `https://chat.thestarline.cn` (W4, W6: the configured chat base or the default) — a link someone
 /// shared from the real service stays a friend link for a user pointed at a devserver.
 public enum FriendLink {
     public static func isValidCode(_ code: some StringProtocol) -> Bool {

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CSignals
 
-/// How every tool ends on SIGINT, SIGTERM and SIGHUP (DESIGN section 3, "Signals"): exit 128 + the signal
+/// How every tool ends on SIGINT, SIGTERM and SIGHUP (README, Conventions: "Signals"): exit 128 + the signal
 /// number (130 for Ctrl-C), temporary files removed, locks released (flock locks go with the process), and
 /// whatever the command left half-done undone — a pending login abandoned, so `sl-restore` does not answer
 /// `noResult` for its whole lifetime.

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Directories created 0700 and files holding secrets refused when others can read them (DESIGN §3):
+/// Directories created 0700 and files holding secrets refused when others can read them (README, Security notes):
 /// the session store, device key, vault, unlock cache and passphrase files.
 public enum PrivateFiles {
     /// `mkdir -p` with mode 0700 for every directory it creates (set exactly, regardless of the umask).
@@ -41,7 +41,7 @@ public enum PrivateFiles {
     }
 
     /// Refuses a directory that another user owns or that group or others may write (INSECURE_PERMISSIONS,
-    /// DESIGN §3): whoever can write it can replace the files in it — a database, its lock file — with
+    /// README, Security notes): whoever can write it can replace the files in it — a database, its lock file — with
     /// their own. Group or world read access is allowed (an existing 0755 state directory keeps working).
     /// Throws STORAGE_ERROR when it cannot be examined or is not a directory. Symbolic links are followed,
     /// like `checkPrivate` does.

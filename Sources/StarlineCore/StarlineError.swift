@@ -34,7 +34,7 @@ public struct StarlineError: Error, CustomStringConvertible, Sendable {
 /// unnoticed, because there is no code without one. Codes compare by their string.
 public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
-    /// The process exit status of a failure with this code (DESIGN section 3).
+    /// The process exit status of a failure with this code (README, Exit codes).
     public let exitStatus: ExitStatus
 
     public init(_ rawValue: String, exit exitStatus: ExitStatus) {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Where the suite keeps its files (DESIGN section 3): XDG base directories, or everything under
+/// Where the suite keeps its files (README, Environment and files): XDG base directories, or everything under
 /// `STARLINE_HOME` (tests use it).
 public struct StarlinePaths: Sendable, Equatable {
     public var config: String

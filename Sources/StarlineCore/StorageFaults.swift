@@ -1,4 +1,4 @@
-/// TEST-ONLY storage fault injection for the SQLite stores (DESIGN §6: storage faults that work even as
+/// TEST-ONLY storage fault injection for the SQLite stores (S13, S17: storage faults that work even as
 /// root, which ignores file modes). Not a feature: do not document it to users or rely on it in scripts.
 /// Debug builds only: a release build ignores the variable (`TestHooks`).
 ///

@@ -44,7 +44,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     // MARK: RFC 3339
 
-    /// `2026-11-30T08:00:00Z`: the one output form of every time (DESIGN section 3).
+    /// `2026-11-30T08:00:00Z`: the one output form of every time (README, Conventions).
     /// A time outside `supportedRange` prints as the nearest one inside it (0001-01-01T00:00:00Z or
     /// 9999-12-31T23:59:59Z), never wrapped and never a trap.
     public var rfc3339: String {

@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// The error codes of the age format, each with its exit status (DESIGN section 3): a damaged or foreign
+/// The error codes of the age format, each with its exit status (README, Exit codes): a damaged or foreign
 /// file is DATA (12); only a wrong passphrase is LOCKED (13), the status of "wrong passphrase" everywhere.
 extension ErrorCode {
     /// The passphrase does not open the file's scrypt stanza (age's "no identity matched" for scrypt).

@@ -207,7 +207,7 @@ package final class DevServerStore {
         return (try? JSON.parse(text)) ?? .array([])
     }
 
-    /// The default fixture of DESIGN section 4.
+    /// The default fixture: the users, apps and conversations a fresh server starts with (README, sl-devserver).
     static let defaultFixture: JSON = try! JSON.parse("""
     {
       "users": [

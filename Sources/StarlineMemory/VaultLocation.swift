@@ -13,7 +13,7 @@ public struct VaultLocation: Sendable, Equatable {
         self.pinPath = pinPath
     }
 
-    /// The defaults of DESIGN section 5: `<data>/memory/` and `<state>/memory/pin`.
+    /// The defaults (README, Environment and files): `<data>/memory/` and `<state>/memory/pin`.
     public init(paths: StarlinePaths) {
         self.init(directory: paths.data + "/memory", pinPath: paths.state + "/memory/pin")
     }

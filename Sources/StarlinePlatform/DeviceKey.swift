@@ -80,7 +80,7 @@ public enum DeviceKey {
     }
 }
 
-/// The machine id mixed into the sealing key (DESIGN §5): `/etc/machine-id`, else
+/// The machine id mixed into the sealing key (S3; docs/session-model.md): `/etc/machine-id`, else
 /// `/var/lib/dbus/machine-id`, else a generated 0600 `<state>/host-id`.
 ///
 /// `STARLINE_MACHINE_ID_FILE=PATH` (a test/override knob, read through the store's `Environment`) replaces

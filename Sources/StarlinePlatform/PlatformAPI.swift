@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// The platform routes of the HTTP contract (DESIGN §4, docs/openapi.yaml), typed.
+/// The platform routes of the HTTP contract (docs/openapi.yaml), typed.
 ///
 /// Every failure is a `StarlineError`: transport errors from the `HTTPExchange`, HTTP error answers mapped
 /// in `PlatformAPI.error(status:body:headers:route:)`, and `DATA_ERROR` for answers that do not have the

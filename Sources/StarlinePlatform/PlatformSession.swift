@@ -42,7 +42,7 @@ public struct PlatformSession: Sendable, Equatable {
     }
 }
 
-/// The result of `restoreSession()` across processes (DESIGN section 5, sl-restore).
+/// The result of `restoreSession()` across processes (S4–S6; docs/session-model.md).
 public struct RestoreOutcome: Sendable {
     public enum State: String, Sendable { case valid, cleared, keptUnverified, absent, noResult }
     public var state: State

@@ -1,8 +1,8 @@
 import Glibc
 import StarlineCore
 
-/// A SQLite database file as the suite's stores use it (DESIGN §2, §3): the session store now, the chat
-/// cache and outbox later. It owns the connection and adds what every store needs around it:
+/// A SQLite database file as the suite's stores use it (docs/architecture.md): the session store, the chat
+/// cache and outbox. It owns the connection and adds what every store needs around it:
 ///
 /// - private files: the database's directory (and the lock file's) is created 0700 and refused when
 ///   another user owns it or group/others may write it; the database (created 0600) and the caller's

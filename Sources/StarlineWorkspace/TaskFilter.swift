@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// The deadline and state filters of `sl-tasks list`, combined with AND (DESIGN section 5):
+/// The deadline and state filters of `sl-tasks list`, combined with AND (README, sl-tasks):
 ///
 /// | filter | keeps |
 /// |---|---|

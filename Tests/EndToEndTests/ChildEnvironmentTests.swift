@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// No secret in a child's environment or argv, no secret in a core file (DESIGN section 3). Every process a
+/// No secret in a child's environment or argv, no secret in a core file (README, Security notes). Every process a
 /// tool starts — sl-memory's unlock agent, the browser of a sign-in, sl-qr's isolated scan helper — is read in
 /// /proc while it runs: its environ and cmdline hold none of the secrets the tool was given. And every tool
 /// runs with core dumps off (its /proc/PID/limits), sl-memory also undumpable.

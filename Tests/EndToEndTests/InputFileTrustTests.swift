@@ -4,7 +4,7 @@ import StarlineTestSupport
 import Testing
 
 /// A file named by a path is opened once, checked with fstat on that descriptor, and read from it, bounded
-/// (DESIGN section 3: "Every read of untrusted input is bounded before it is buffered"). Input files (imports,
+/// (README, Security notes: every read of untrusted input is bounded before it is buffered). Input files (imports,
 /// batches, plans) may be regular files, FIFOs or devices but not directories or sockets, and a FIFO nobody
 /// writes never hangs the open; state files (workspace.json, config.json) must be regular files of the user
 /// that nobody else may write; standard input is bounded for every command that reads it whole.

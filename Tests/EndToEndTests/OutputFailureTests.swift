@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// DESIGN section 3, "Failures of the plumbing": every tool, as built, turns a failed write to stdout into
+/// Output failures are failures (README, Conventions): every tool, as built, turns a failed write to stdout into
 /// WRITE_FAILED (exit 10) and ends quietly when its reader has gone away.
 @Suite struct OutputFailureTests {
     /// For each tool, a command that prints to stdout without a server.

@@ -168,7 +168,7 @@ import Testing
         // The same image under the default chat base is only a URL.
         let elsewhere = try qr(["decode", home.file("l.png")]).jsonLines()
         #expect(elsewhere.first?["kind"]?.stringValue == "url")
-        // A link of the default chat base stays a friend link when another base is configured (DESIGN §4).
+        // A link of the default chat base stays a friend link when another base is configured (W6).
         let production = try qr(["decode", home.file("f.png"), "--chat", "http://127.0.0.1:8080/chat"]).jsonLines()
         #expect(production.first?["kind"]?.stringValue == "friendLink")
         let rebuilt = try qr(["friend", "https://chat.thestarline.cn/f/AbCdEfGh1234", "-f", "utf8", "--chat", "http://127.0.0.1:8080/chat"])

@@ -115,7 +115,7 @@ import Testing
         #expect(kind("http://127.0.0.1:8080/f/AbCdEfGh", base: localBase) == .url)
         #expect(kind("http://127.0.0.1:8081/chat/f/AbCdEfGh", base: localBase) == .url)
         #expect(kind("http://localhost:8080/chat/f/AbCdEfGh", base: localBase) == .url)
-        // The default base stays a friend link when another one is configured (DESIGN §4) …
+        // The default base stays a friend link when another one is configured (W6) …
         #expect(kind("https://chat.thestarline.cn/f/AbCdEfGh", base: localBase) == .friendLink)
         // … but only exactly: its look-alikes do not.
         #expect(kind("http://chat.thestarline.cn/f/AbCdEfGh", base: localBase) == .url)
