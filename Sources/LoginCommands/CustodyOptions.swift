@@ -1,7 +1,7 @@
 import StarlineCore
 import StarlinePlatform
 
-/// Where a sign-in keeps the session store's sealing key (issue 13): `--keyring`, `--no-keyring`, or
+/// Where a sign-in keeps the session store's sealing key (S3): `--keyring`, `--no-keyring`, or
 /// `--key-custodian file|keyring` (also STARLINE_KEYRING and the config key `keyring`, which take yes/no words
 /// too). The choice is recorded in the store, so sl-restore and sl-sessions — and a later sign-in that does
 /// not choose — use the same custodian or fail with a clear error.

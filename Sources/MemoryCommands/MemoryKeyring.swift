@@ -5,7 +5,7 @@ import StarlineCore
 import StarlineCrypto
 import StarlineKeyring
 
-/// The vault's data key in the desktop keyring (issue 13, opt-in): `sl-memory unlock --keyring` checks the
+/// The vault's data key in the desktop keyring (W2, opt-in): `sl-memory unlock --keyring` checks the
 /// passphrase once and stores the key under the memory schema — its own service, apart from the session
 /// store's (seed 003: "记忆密钥使用另一 service") — so later commands need no passphrase while the keyring is
 /// unlocked; `sl-memory lock --forget` removes it. A marker file (`<state>/memory/keyring-VAULTID`, nothing

@@ -4,7 +4,7 @@ import Glibc
 import StarlineCore
 import StarlineCrypto
 
-/// Where `sl-memory` reads the vault passphrase (W2, issue 12): `--passphrase-fd N`, `--passphrase-file FILE`
+/// Where `sl-memory` reads the vault passphrase (W2): `--passphrase-fd N`, `--passphrase-file FILE`
 /// (refused when group/world-readable, as ssh refuses a readable key), `STARLINE_MEMORY_PASSPHRASE`, or the
 /// terminal without echo. Never argv: any local user can read a process's arguments. One passphrase a line
 /// from a descriptor or file (`passwd` reads the current one, then the new one).

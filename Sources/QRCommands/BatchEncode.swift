@@ -13,7 +13,7 @@ enum BatchFormat: String, CaseIterable, Sendable {
     case jsonl
 }
 
-/// `sl-qr encode --batch FILE|- --output-dir DIR`: many codes in one process (issue 10 #21), one JSON
+/// `sl-qr encode --batch FILE|- --output-dir DIR`: many codes in one process (no start-up per code), one JSON
 /// record per input line, a bad line reported on its own record without stopping the run.
 ///
 /// The input is streamed: at most one line is buffered, and a line longer than any payload could be

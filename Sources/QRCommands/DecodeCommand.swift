@@ -42,7 +42,8 @@ enum DecodeCommand: Command {
         var limits: Limits
     }
 
-    /// The bounds on one run's reads and work (issue 10 #12), all from typed options.
+    /// The bounds on one run's reads and work (hostile images never cost unbounded memory or time), all
+    /// from typed options.
     struct Limits: Sendable {
         var maxFileBytes: Int
         var maxPixels: Int

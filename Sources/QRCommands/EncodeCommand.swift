@@ -56,7 +56,7 @@ enum EncodeCommand: Command {
         return try QRImageWriter.write(payload: payload, options.encoding, extraFields: [], context)
     }
 
-    /// Standard input, bounded before it is buffered (issue 10 #12): no QR code holds more than
+    /// Standard input, bounded before it is buffered: no QR code holds more than
     /// `QREncoder.absoluteMaxBytes`, so one byte more is all it takes to know the payload cannot fit,
     /// and `< /dev/zero` fails at once with CAPACITY_EXCEEDED instead of growing without limit.
     static func readPayload(_ context: CommandContext, _ options: EncodeOptions) throws -> [UInt8] {

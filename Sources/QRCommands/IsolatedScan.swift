@@ -4,7 +4,7 @@ import Glibc
 import StarlineCore
 import StarlineQR
 
-/// Scanning a large image in a child process that is killed at the image's deadline (issue 10 #12).
+/// Scanning a large image in a child process that is killed at the image's deadline: the time one image may take is bounded for real.
 ///
 /// A zbar pass cannot be interrupted, and its cost is not linear in the pixels: tiled finder patterns
 /// take 0.3 s at 1 megapixel, 1.3 s at 4 and 15 s at 16 in one pass, so a deadline checked between

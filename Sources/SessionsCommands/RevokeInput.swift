@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// One item of a revoke run, as read from the arguments or stdin (issue 11 item 2).
+/// One item of a revoke run, as read from the arguments or stdin (plain ids, JSON Lines, a JSON array or CSV).
 struct RevokeItem: Sendable, Equatable {
     /// 1-based: the line of stdin, the element of a JSON array, or the position among the arguments.
     var line: Int

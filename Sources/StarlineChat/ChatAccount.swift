@@ -67,7 +67,8 @@ public struct ChatMessage: Sendable, Equatable {
     }
 }
 
-/// Where a read's answer came from (issue 14 item 2): the server now, or the cache as of `freshAsOf`.
+/// Where a read's answer came from, so a cached answer never passes for a fresh one: the server now, or
+/// the cache as of `freshAsOf`.
 public struct ReadSource: Sendable {
     public enum Origin: String, Sendable { case cache, server }
     public var origin: Origin

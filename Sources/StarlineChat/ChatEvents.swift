@@ -35,7 +35,7 @@ public enum ChatEvents {
         if !moments.isEmpty { try ChatStore.storeMoments(moments, account: account, db, now: now) }
     }
 
-    /// The explicit record of a gap (issue 14 item 4): events after `cursor` are gone from the server.
+    /// The explicit record of a gap (never a silent skip): events after `cursor` are gone from the server.
     public static func gap(after cursor: String?, serverCode: String, now: Int64) -> JSON {
         .object([("type", .string("gap")), ("after", .optional(cursor)), ("reason", .string(serverCode)),
                  ("detectedAt", .string(Timestamp.rfc3339String(now))),

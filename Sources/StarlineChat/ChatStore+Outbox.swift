@@ -2,7 +2,7 @@ import StarlineCore
 import StarlineSQLite
 import StarlineCrypto
 
-/// The outbox's rows (W5, issue 14 items 3 and 7). Every change is one short transaction under the store's
+/// The outbox's rows (W5). Every change is one short transaction under the store's
 /// flock, so a cron `outbox flush` and an interactive `send` never take the same entry at once: `claim`
 /// moves an entry to `sending` with the claiming process's identity, and only that process may settle it.
 /// A message is claimed only once every message queued before it in its conversation is sent (W5).

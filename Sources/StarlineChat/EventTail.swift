@@ -4,7 +4,7 @@ import StarlineCrypto
 import StarlinePlatform
 
 /// `tail`: the event stream as JSON Lines, optionally for one conversation, optionally following it, and
-/// with `--cursor NAME` a named consumer whose position lives in the chat store (issue 14 item 4).
+/// with `--cursor NAME` a named consumer whose position lives in the chat store (W9).
 ///
 /// Delivery is at least once and, with the cursor, never twice: a page is handed to `deliver` (which
 /// prints and flushes it), and only then are the cursor and the per-conversation positions committed. A

@@ -6,7 +6,7 @@ public enum OutboxKind: String, Sendable, CaseIterable {
     case message, moment
 }
 
-/// The life of an outbox entry (W5, issue 14 item 3):
+/// The life of an outbox entry (W5):
 ///
 /// `pending → sending → sent | failed | unknown`, and back to `pending` when an attempt found no server
 /// (a network error before the request went out, a 5xx, a 429 after the run's attempts). `unknown`: the

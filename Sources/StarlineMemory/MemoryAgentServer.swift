@@ -15,7 +15,7 @@ public enum MemoryAgentEnd: String, Sendable {
     case idleExpired
 }
 
-/// The unlock agent (issue 12 item 2): serves ONE vault's data key on a Unix stream socket to processes of
+/// The unlock agent (W2): serves ONE vault's data key on a Unix stream socket to processes of
 /// the same uid, until `--ttl` or `--idle` runs out, a `STOP` request, or `stop()`. The protocol is
 /// `AgentWire`'s; where the socket lives is `MemoryAgentClient.socketDirectory`.
 ///

@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// What happened to one item of a bulk run (issue 11 item 3).
+/// What happened to one item of a bulk run: each item is reported once, with one of these.
 public enum BulkItemStatus: String, Sendable, CaseIterable {
     case revoked, alreadyRevoked, notFound, failed, skipped
 

@@ -1,7 +1,7 @@
 import StarlineCore
 import StarlineSQLite
 
-/// Where a store key's sealing key lives (issue 13). Everything else — the SQLite rows, the sealed records —
+/// Where a store key's sealing key lives (S3: the file custodian or the desktop keyring). Everything else — the SQLite rows, the sealed records —
 /// is the same for both; only the key that seals them is kept elsewhere.
 ///
 /// - `file`: `device.key` (0600) mixed with the machine id (`DeviceKey`). The default: it needs no desktop

@@ -2,7 +2,7 @@ import StarlineCore
 import StarlineCrypto
 import StarlineKeyring
 
-/// The keyring custodian's side of the session store (issue 13): the sealing key of one store key as an item
+/// The keyring custodian's side of the session store (S3): the sealing key of one store key as an item
 /// of the Secret Service, under the sessions' own schema (`cn.thestarline.Session`; the memory vault has
 /// another, as seed 003 keeps the memory key under another service).
 ///

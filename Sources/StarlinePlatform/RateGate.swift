@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// The one gate every worker of a bulk run passes before each request (issue 11 item 3): a server's 429
+/// The one gate every worker of a bulk run passes before each request (S16, bulk runs): a server's 429
 /// pauses *all* workers until its `Retry-After` is over, not just the one that got it; while throttled the
 /// number of requests in flight is halved (down to one) and then grows back by one per run of successes
 /// (AIMD, as TCP does); `--rate N` spaces requests at least 1/N s apart over the whole run.

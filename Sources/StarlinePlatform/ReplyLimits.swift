@@ -1,6 +1,6 @@
 import StarlineCore
 
-/// What the client makes of the numbers in a server's answers (issue 10 item 11). A server — or whatever
+/// What the client makes of the numbers in a server's answers: nothing the server says may trap or overflow the client. A server — or whatever
 /// answers in its place — may send any JSON number: 2^63 − 1, −2^63, 1e30. Each one either has a documented,
 /// clamped meaning or is DATA_ERROR (exit 12) naming the field; none reaches arithmetic that could trap.
 ///

@@ -1,7 +1,7 @@
 import StarlineCore
 
 /// Listing many users' device sessions as an admin, one blocking request per user, for the workers of
-/// `BulkEngine` (issue 11 item 1): the same rate gate, retries and stop rules as a bulk revocation.
+/// `BulkEngine` (S16): the same rate gate, retries and stop rules as a bulk revocation.
 public struct SessionLister: Sendable {
     public let api: PlatformAPI
     let transport: HTTPTransport

@@ -12,7 +12,7 @@ public struct RevocationTarget: Sendable, Hashable {
     }
 }
 
-/// One attempt at revoking a target, blocking, for the workers of `BulkEngine` (issue 11 item 3).
+/// One attempt at revoking a target, blocking, for the workers of `BulkEngine` (S16).
 public struct SessionRevoker: Sendable {
     public let api: PlatformAPI
     let transport: HTTPTransport

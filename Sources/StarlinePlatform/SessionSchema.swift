@@ -44,7 +44,7 @@ enum SessionSchema {
             );
             CREATE INDEX IF NOT EXISTS pending_revocations_by_key ON pending_revocations (store_key, id);
             """),
-        // Issue 13: where each key's sealing key lives. No row = the file custodian (every store before this).
+        // Key custody (S3): where each key's sealing key lives. No row = the file custodian (every store before this).
         // `keyring_item` names the Secret Service item holding the key; `orphan_item` one whose delete failed
         // (S13), retried by `sl-login clear`.
         SQLiteMigration(version: 2, name: "key custody", sql: """

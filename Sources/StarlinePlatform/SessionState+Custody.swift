@@ -2,7 +2,7 @@ import StarlineCore
 import StarlineCrypto
 import StarlineSQLite
 
-// MARK: - Key custody (issue 13)
+// MARK: - Key custody (S3)
 
 extension SessionState {
     /// This key's custodian and keyring item ids (no secret is read).

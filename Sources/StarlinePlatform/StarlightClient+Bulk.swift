@@ -1,7 +1,7 @@
 import StarlineCore
 
 extension StarlightClient {
-    /// The session a bulk run sends every request with: one login for the whole run (issue 11 item 3).
+    /// The session a bulk run sends every request with: one login for the whole run (S14: every request of it belongs to that account).
     public struct RunCredentials: Sendable {
         public var token: String
         /// Empty for a STARLINE_TOKEN session.

@@ -1,8 +1,8 @@
 import StarlineCore
 
 /// The parsed form of a callback URL's query, from which a payload is classified and redacted — once,
-/// so what `code` says and what `text` shows can never disagree (issue 10 #13: a percent-encoded name
-/// such as `%63ode` used to slip past a textual `code=` prefix match).
+/// so what `code` says and what `text` shows can never disagree (W6: a percent-encoded name
+/// such as `%63ode` is the same parameter as `code`, and is redacted as `code` is).
 struct CallbackQuery {
     /// One `name=value` pair: the raw text (kept as is when not redacted) and the decoded name and value.
     struct Item {

@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 
 /// Pixels that decoding may hold in memory at once, shared by every `-j` worker, so the memory of a
-/// decode run is bounded by the budget rather than by `jobs × largest image` (issue 10 #12: a
+/// decode run is bounded by the budget rather than by `jobs × largest image` (a
 /// 100-megapixel image costs about 300 MB while it is scanned — the image, zbar's copy and a retry
 /// variant — and 8 workers each holding one would need 2.4 GB).
 ///

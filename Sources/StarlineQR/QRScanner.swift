@@ -95,8 +95,8 @@ public final class QRScanner {
     /// coordinates.
     ///
     /// With a `deadline` (seconds of CLOCK_MONOTONIC, see `QRScanner.now()`), no further attempt
-    /// starts once it has passed: the retries are what multiply the cost of a pathological image
-    /// (issue 10 #12), and a zbar pass itself cannot be interrupted, so the bound is one pass past
+    /// starts once it has passed: the retries are what multiply the cost of a pathological image,
+    /// and a zbar pass itself cannot be interrupted, so the bound is one pass past
     /// the deadline.
     ///
     /// `willTry` is called before each retry (not before the first attempt): progress for long decodes.
