@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 10 items 1 and 2: the browser sign-in, in a real browser, and what another local user can see of it.
+/// The browser sign-in, in a real browser, and what another local user can see of it.
 @Suite struct BrowserSignInTests {
     static let chromiumSignIn = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Browser/chromium_signin.py").path
@@ -24,7 +24,7 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: h.home.path + "/starline/run")) ?? []).filter { $0.hasPrefix("sign-in-") }
     }
 
-    /// Item 1: the whole sign-in through the real page in headless Chromium (Debian's chromium and chromedriver,
+    /// The whole sign-in through the real page in headless Chromium (Debian's chromium and chromedriver,
     /// installed by scripts/bootstrap), started by `sl-login --browser` as $BROWSER and answered on its loopback
     /// listener. Before the fix Chromium stayed on the form: its CSP (form-action 'self') blocked the redirect.
     @Test func item1SignInThroughTheRealPageInHeadlessChromium() throws {
@@ -46,7 +46,7 @@ import Testing
         #expect(Self.handoffPages(h).isEmpty, "the private page is removed when the sign-in ends")
     }
 
-    /// Item 1: Deny in the real page ends the sign-in at once with NO_RESULT, and nothing stays pending.
+    /// Deny in the real page ends the sign-in at once with NO_RESULT, and nothing stays pending.
     @Test func item1DenyInChromiumEndsTheSignIn() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let result = h.home.file("chromium.json")
@@ -58,7 +58,7 @@ import Testing
         #expect(Self.waitForFile(result).flatMap { try? JSON.parse($0) }?["finalText"]?.stringValue?.contains("not completed") == true)
     }
 
-    /// Item 1, the protection kept: the sign-in form may post only to the server itself, and its answer may
+    /// The protection kept: the sign-in form may post only to the server itself, and its answer may
     /// redirect only to the origin of the redirect URI it was opened for — not to any loopback port.
     @Test func item1TheFormActionPolicyNamesOnlyTheRedirectOrigin() throws {
         let server = try DevServerProcess()
@@ -72,7 +72,7 @@ import Testing
         #expect(other.header("Content-Security-Policy")?.hasSuffix("form-action 'self'") == true)
     }
 
-    /// Item 2: the browser's argv and environment carry no secret of the flow — it gets the file: URL of a 0600
+    /// The browser's argv and environment carry no secret of the flow — it gets the file: URL of a 0600
     /// page that forwards to the authorize URL (another user can read /proc/PID/cmdline, not that file).
     @Test func item2NoFlowSecretInTheBrowsersArgvOrEnvironment() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
@@ -116,7 +116,7 @@ import Testing
         return "sh '\(script)'"
     }
 
-    /// Item 2: the callback page escapes what it echoes (the `error` of the URL is anyone's input).
+    /// The callback page escapes what it echoes (the `error` of the URL is anyone's input).
     @Test func item2TheCallbackPageEscapesTheError() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let answer = h.home.file("answer.html")
@@ -136,7 +136,7 @@ import Testing
         "\(python) -c 'import socket,sys,time\nend=time.time()+\(seconds)\nwhile time.time()<end:\n s=socket.create_connection((\"127.0.0.1\",int(sys.argv[1])))\n try:\n  while time.time()<end: s.send(b\"G\"); time.sleep(1)\n except OSError: pass' \"$port\""
     }
 
-    /// Item 2: one slow connection (a byte a second, never a request line) does not hold the listener: the
+    /// One slow connection (a byte a second, never a request line) does not hold the listener: the
     /// real callback, sent meanwhile on another connection, is answered and the sign-in completes.
     @Test func item2ASlowConnectionDoesNotHoldTheListener() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
@@ -152,7 +152,7 @@ import Testing
         #expect(try h.restore().state == "valid")
     }
 
-    /// Item 2: the pending TTL always wins — connections that keep dribbling and reconnecting never keep the
+    /// The pending TTL always wins — connections that keep dribbling and reconnecting never keep the
     /// listener waiting past it (before, the listener waited on such a connection whatever the TTL said).
     @Test func item2ThePendingTTLWinsOverDribblingConnections() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())

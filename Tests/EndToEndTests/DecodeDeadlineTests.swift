@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 10 #12: the time one image may take is bounded for real. A zbar pass cannot be interrupted and costs
+/// The time one image may take is bounded for real. A zbar pass cannot be interrupted and costs
 /// more than linearly on tiled finder patterns (15 s for one pass at 16 megapixels here), so images over 2
 /// megapixels are scanned by a helper process that is killed at `--image-timeout`.
 @Suite struct DecodeDeadlineTests {

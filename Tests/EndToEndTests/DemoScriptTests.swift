@@ -2,7 +2,7 @@ import Foundation
 import StarlineTestSupport
 import Testing
 
-/// Issue 15 item 1: `make demo`'s script, run here on the built tools, does every step of the main job and
+/// `make demo`'s script, run here on the built tools, does every step of the main job and
 /// exits 0 — so the README's first command cannot rot unnoticed.
 @Suite struct DemoScriptTests {
     @Test func theDemoRunsTheMainJobEndToEnd() throws {

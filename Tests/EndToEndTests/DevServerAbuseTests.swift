@@ -4,7 +4,7 @@ import StarlineTestSupport
 import Testing
 
 /// Brute force (SMS codes, passwords), DNS rebinding, unbounded growth and connection exhaustion
-/// (issue 10). Counts and status codes only, never timings.
+/// against a server any local user can reach. Counts and status codes only, never timings.
 @Suite struct DevServerAbuseTests {
     static let bobPhone = "+8613800000002"
 

@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 11 item 6: what `sl-sessions` needs from the contract and the devserver — the paged admin
+/// What `sl-sessions` needs from the contract and the devserver — the paged admin
 /// user list, bulk users and sessions under /__dev/, faults with response headers, and per-session
 /// revocation counts.
 @Suite struct DevServerAdminTests {
@@ -36,7 +36,7 @@ import Testing
         try server.dev("POST", "/__dev/users", .object(fields))
     }
 
-    @Test("Issue 11 item 6: paging through the admin user list covers every user exactly once, in id order")
+    @Test("paging through the admin user list covers every user exactly once, in id order")
     func pagingCoversEveryUserExactlyOnce() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")
@@ -58,7 +58,7 @@ import Testing
         #expect(user?["restricted"] == .bool(false))
     }
 
-    @Test("Issue 11 item 6: users added while paging never make a page repeat or skip an existing user")
+    @Test("users added while paging never make a page repeat or skip an existing user")
     func pagingIsStableWhileUsersAreAdded() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")
@@ -76,7 +76,7 @@ import Testing
         #expect(seen == seen.sorted())
     }
 
-    @Test("Issue 11 item 6: limit bounds, bad cursors, non-admins")
+    @Test("limit bounds, bad cursors, non-admins")
     func adminListRefusals() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")
@@ -97,7 +97,7 @@ import Testing
         #expect(try server.request("GET", "/api/admin/users").errorCode == "INVALID_TOKEN")
     }
 
-    @Test("Issue 11 item 6: POST /__dev/users makes deterministic users that sign in, with working sessions")
+    @Test("POST /__dev/users makes deterministic users that sign in, with working sessions")
     func bulkUsersAndTheirSessions() throws {
         let server = try DevServerProcess()
         let made = try createUsers(server, [("count", .int(3)), ("prefix", .string("u")), ("sessionsPerUser", .int(2)), ("appId", .string("com.example.game"))])
@@ -116,7 +116,7 @@ import Testing
         #expect(try createUsers(server, [("count", .int(1)), ("prefix", .string("none"))]).json()["sessions"] == .array([]))
     }
 
-    @Test("Issue 11 item 6: bulk creation refuses what is out of bounds, and an existing id creates no one")
+    @Test("bulk creation refuses what is out of bounds, and an existing id creates no one")
     func bulkCreationLimits() throws {
         let server = try DevServerProcess()
         let refused: [[(String, JSON)]] = [
@@ -148,7 +148,7 @@ import Testing
     }
 
     /// Tests never assert timings: the speed of bulk creation is a benchmark figure (bench/sessions-bulk).
-    @Test("Issue 11 item 6: 10,000 users with a session each, and 10,000 sessions of one user, each in one request")
+    @Test("10,000 users with a session each, and 10,000 sessions of one user, each in one request")
     func bulkCreationInOneRequest() throws {
         let server = try DevServerProcess()
         let made = try createUsers(server, [("count", .int(10_000)), ("prefix", .string("b")), ("sessionsPerUser", .int(1))])
@@ -160,7 +160,7 @@ import Testing
         #expect(try ids.json()["ids"]?.arrayValue?.count == 10_000)
     }
 
-    @Test("Issue 11 item 6: a 429 fault carries Retry-After, and curl sees it")
+    @Test("a 429 fault carries Retry-After, and curl sees it")
     func faultWithRetryAfter() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")
@@ -181,7 +181,7 @@ import Testing
         #expect(try server.dev("GET", "/__dev/counters").json()["counters"]?["DELETE /api/admin/users/{uid}/sessions/{id}"]?.intValue == 3)
     }
 
-    @Test("Issue 11 item 6: fault headers are checked: no CR/LF, token names, bounded")
+    @Test("fault headers are checked: no CR/LF, token names, bounded")
     func faultHeaderValidation() throws {
         let server = try DevServerProcess()
         func fault(_ headers: JSON, status: Bool = true) throws -> HTTPResult {
@@ -215,7 +215,7 @@ import Testing
         #expect(try server.dev("DELETE", "/__dev/faults").json()["cleared"]?.intValue == 1)  // refused faults were not installed
     }
 
-    @Test("Issue 11 item 6: GET /__dev/revocations counts the DELETEs that reached each session")
+    @Test("GET /__dev/revocations counts the DELETEs that reached each session")
     func revokeRequestsAreCountedPerSession() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")

@@ -165,7 +165,7 @@ import Testing
         #expect(try server.request("GET", "/chat/v1/sync?timeout=99", token: bob.token).status == 400)
     }
 
-    /// Issue 10 item 11: the cursor is the client's number; at Int64.max it used to overflow the server's
+    /// The cursor is the client's number; at Int64.max it used to overflow the server's
     /// "events were dropped" check (`since + 1`) and kill it.
     @Test func syncCursorAtTheEndOfInt64() throws {
         let server = try DevServerProcess()

@@ -4,7 +4,7 @@ import StarlineTestSupport
 import Testing
 
 /// What requests can make the server hold: counters, pending rows, faults, connections; and the
-/// dev token that guards the control routes (issue 10).
+/// dev token that guards the control routes: a local server that anyone on the machine can reach stays bounded.
 @Suite struct DevServerLimitsTests {
     /// Many requests on one curl process (kept-alive connections): `(method, path, body)` each; the statuses in order.
     func bulk(_ server: DevServerProcess, _ requests: [(String, String, String?)], dev: Bool = false) throws -> [Int] {

@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 13: the session store's key in a real Secret Service — a private D-Bus session bus and
+/// S3: the session store's key in a real Secret Service — a private D-Bus session bus and
 /// gnome-keyring-daemon per test (`TestKeyring`), sl-login/sl-restore against a real sl-devserver.
 @Suite struct KeyringCustodyTests {
     /// A harness whose tools talk to `keyring`'s bus.

@@ -1,8 +1,8 @@
 import StarlineTestSupport
 import Testing
 
-/// Issue 15 item 3: the README's requirement index is what the test sources say now, and every S/W
-/// requirement of DESIGN.md has at least one test that cites it by name.
+/// The README's requirement index is what the test sources and docs/requirements.md say now, and every S/W
+/// requirement of docs/requirements.md has at least one test that cites it by name.
 @Suite struct RequirementIndexTests {
     @Test func theReadmesRequirementIndexIsCurrentAndEveryRequirementHasATest() throws {
         let run = try Tools.shell("python3 '\(repositoryRoot)/scripts/requirement-index' --check")

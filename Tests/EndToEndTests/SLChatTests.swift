@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 14: the built sl-chat against a real sl-devserver (faults injected through its control routes),
+/// W4–W8: the built sl-chat against a real sl-devserver (faults injected through its control routes),
 /// signed in with the real flows, with real files under a temporary STARLINE_HOME.
 @Suite struct SLChatTests {
     static let putRoute = "PUT /chat/v1/conversations/{id}/messages/{clientId}"

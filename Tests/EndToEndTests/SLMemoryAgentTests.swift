@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// sl-memory's unlock agent and keyring custody, through the built executable (W2, issues 12 and 13).
+/// sl-memory's unlock agent and keyring custody, through the built executable (W2).
 @Suite struct SLMemoryAgentTests {
     typealias Home = SLMemoryTests.Home
 
@@ -79,7 +79,7 @@ import Testing
         #expect(try h.ok(["list"]).arrayValue?.count == 1)
     }
 
-    @Test("issue 13: unlock --keyring keeps the data key in the keyring under its own schema; later runs need no passphrase, a locked keyring is LOCKED without a prompt, lock --forget removes it")
+    @Test("W2 unlock --keyring keeps the data key in the keyring under its own schema; later runs need no passphrase, a locked keyring is LOCKED without a prompt, lock --forget removes it")
     func keyringCustodyOfTheMemoryKey() throws {
         let keyring = try TestKeyring()
         let h = Home()

@@ -4,7 +4,7 @@ import StarlineSQLite
 import StarlineTestSupport
 import Testing
 
-/// sl-memory, the built executable, against real files under a temporary STARLINE_HOME (W2, W3, issue 12).
+/// sl-memory, the built executable, against real files under a temporary STARLINE_HOME (W2, W3).
 @Suite struct SLMemoryTests {
     /// One user's home: the vault, its pin and the agent's runtime directory live under it.
     final class Home: @unchecked Sendable {
@@ -177,7 +177,7 @@ import Testing
         #expect(try h.ok(["list"]).arrayValue?.count == 1)
     }
 
-    @Test("issue 12: an unchanged vault leaves a 0600 pin.fingerprint beside the pin; a record rolled back behind it (mtime put back with touch -d) is still exit 12 naming it")
+    @Test("W2 an unchanged vault leaves a 0600 pin.fingerprint beside the pin; a record rolled back behind it (mtime put back with touch -d) is still exit 12 naming it")
     func openFingerprint() throws {
         let h = Home()
         try h.initialize()

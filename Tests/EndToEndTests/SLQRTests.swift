@@ -231,7 +231,7 @@ import Testing
         let run = try qr(["decode", file, "--expect", "friendLink"])
         #expect(run.status == 12)
         #expect(run.errorCode == "UNEXPECTED_KIND")
-        // With --expect, stdout carries only records of that kind (issue 10 #13): none here.
+        // With --expect, stdout carries only records of that kind: none here.
         #expect(run.stdout.isEmpty)
         let record = try #require(try qr(["decode", file]).jsonLines().first)
         #expect(record["kind"]?.stringValue != "friendLink")
@@ -338,7 +338,7 @@ import Testing
         }
     }
 
-    @Test("issue 10 #12: endless standard input is refused at once, never buffered")
+    @Test("endless standard input is refused at once, never buffered")
     func endlessStandardInputIsBounded() throws {
         let bin = Tools.path("sl-qr")
         // Before: `< /dev/zero` grew until the allocator aborted (16 GB). A 1 GB address-space cap and a
@@ -386,7 +386,7 @@ import Testing
         #expect(loud.stderrText.contains("sl-qr: \(blank).pgm: no QR code found"), "\(loud.stderrText)")
     }
 
-    @Test("issue 10 #21: a batch of friend links through the binary, read back by zbarimg")
+    @Test("a batch of friend links through the binary, read back by zbarimg")
     func batchEncodeThroughTheBinary() throws {
         let links = (1...20).map { String(format: "https://chat.thestarline.cn/f/Friend%06d", $0) }
         let out = home.file("batch-out")

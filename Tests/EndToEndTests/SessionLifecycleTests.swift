@@ -131,7 +131,7 @@ import StarlineSQLite
         }
         let r = try h.restore(["--timeout", how == "timeout" ? "1" : "5"])
         #expect(r.status == 7 && r.state == "keptUnverified")
-        // Issue 10 item 20: the record names the session it kept (unverified), not null.
+        // The record names the session it kept (unverified), not null.
         let kept = try h.status()["session"]?["id"]
         #expect(kept != nil && r.result?["session"]?["id"] == kept)
     }

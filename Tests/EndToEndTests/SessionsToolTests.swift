@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 11: the built sl-sessions against a real sl-devserver, signed in with the real flows.
+/// S16: the built sl-sessions against a real sl-devserver, signed in with the real flows.
 @Suite struct SessionsToolTests {
     func harness(as user: String = "alice") throws -> SessionToolsHarness {
         let h = try SessionToolsHarness(server: try DevServerProcess())
@@ -356,8 +356,8 @@ import Testing
         #expect(inside.isEmpty, "\(inside.count) revocations reached the server during the pause")
     }
 
-    /// S14/S15: another sign-in replaces the stored account mid-run (and, as item 4 of issue 10 has it, revokes
-    /// the run's session): the run stops with SESSION_CHANGED, nothing more is done for the new account, and the
+    /// S14/S15: another sign-in replaces the stored account mid-run (and, as signing in over a stored session
+    /// does, revokes the run's session): the run stops with SESSION_CHANGED, nothing more is done for the new account, and the
     /// late rejection of the old session never clears the new one.
     @Test func s14TheAccountChangingMidRunStopsItAndKeepsTheNewSession() throws {
         let h = try harness()

@@ -3,11 +3,12 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 10, sign-in items done so far (5, 6, 20): what the built sl-login and sl-restore say and do.
+/// What the built sl-login and sl-restore say and do around a sign-in: the URL, the session replaced, a
+/// memory-only token's logout.
 @Suite struct SignInHardeningTests {
     func harness() throws -> SessionToolsHarness { try SessionToolsHarness(server: try DevServerProcess()) }
 
-    /// Item 5: the URL is on stderr even when a browser was started, and a browser command that fails is noticed
+    /// The URL is on stderr even when a browser was started, and a browser command that fails is noticed
     /// (the sign-in keeps waiting: `timeout` ends it after the notice).
     @Test func aFailingBrowserIsNoticedAndTheURLIsShown() throws {
         let h = try harness()
@@ -17,7 +18,7 @@ import Testing
         #expect(run.stdout.isEmpty)
     }
 
-    /// Item 4: signing in over a stored session revokes the session it replaces — at once when the server
+    /// S12: signing in over a stored session revokes the session it replaces — at once when the server
     /// answers, otherwise queued as a pending revocation exactly like an offline logout, and revoked later.
     @Test func item4SigningInOverASessionRevokesTheReplacedOne() throws {
         let h = try harness()
@@ -48,7 +49,7 @@ import Testing
         #expect(try h.server.request("GET", "/api/me", token: third.token).status == 200)
     }
 
-    /// Item 6: with STARLINE_TOKEN nothing is stored, so `logout` revokes that token and, when it cannot, never
+    /// S2: with STARLINE_TOKEN nothing is stored, so `logout` revokes that token and, when it cannot, never
     /// claims a local clean-up; `status` shows the memory session that sl-restore verifies.
     @Test func memoryTokenLogoutAndStatusTellTheTruth() throws {
         let h = try harness()
@@ -71,7 +72,7 @@ import Testing
     }
 }
 
-/// Issue 10 item 7: proxies from the environment are never used for a loopback base URL (the token would
+/// Proxies from the environment are never used for a loopback base URL (the token would
 /// travel in cleartext to the proxy). The proxy here is a closed port: were it used, every request would fail.
 @Suite struct LoopbackProxyTests {
     @Test func environmentProxiesAreNotUsedForLoopbackHosts() throws {
@@ -86,7 +87,7 @@ import Testing
     }
 }
 
-/// Issue 10 item 8 (S13): the revocation marker goes only after the change that makes it unnecessary has
+/// S13: the revocation marker goes only after the change that makes it unnecessary has
 /// committed. A clear, or a new login, whose transaction fails keeps it, so the signed-out candidate stays refused.
 @Suite struct RevocationMarkerTests {
     @Test func s13AFailedClearOrLoginKeepsTheMarker() throws {
@@ -115,7 +116,7 @@ import Testing
     }
 }
 
-/// Issue 10 item 9 (part): the tools that hold tokens and keys never dump core (RLIMIT_CORE 0, hard limit too).
+/// The tools that hold tokens and keys never dump core (RLIMIT_CORE 0, hard limit too).
 @Suite struct CoreDumpTests {
     @Test func theNetworkedToolsRunWithoutCoreDumps() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())

@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 10 item 3: SIGINT, SIGTERM and SIGHUP end every tool cleanly — exit 128 + the signal number (the
+/// SIGINT, SIGTERM and SIGHUP end every tool cleanly — exit 128 + the signal number (the
 /// process exits; it is not killed by the signal), the pending login abandoned so the cron gate keeps
 /// answering for the stored session, temporary files removed.
 @Suite struct SignalTests {

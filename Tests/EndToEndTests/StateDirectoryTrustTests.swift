@@ -5,7 +5,7 @@ import StarlineSQLite
 import StarlineTestSupport
 import Testing
 
-/// Issue 10 item 9: the built tools refuse a state or data directory that another user owns or that group or
+/// The built tools refuse a state or data directory that another user owns or that group or
 /// others may write (INSECURE_PERMISSIONS, exit 10, naming the directory, as ssh does), and refuse a symbolic
 /// link where their own lock, database or key file belongs (STORAGE_ERROR, exit 10), never following it.
 /// The tests run as root here, which is what lets them chown a directory to another uid.
@@ -33,7 +33,7 @@ import Testing
 
     // MARK: The session store's directories
 
-    /// Issue 10 item 9: a state directory writable by group or others, or owned by another user, is refused by
+    /// A state directory writable by group or others, or owned by another user, is refused by
     /// sl-login and sl-restore alike; sl-restore still prints its state record. Fixing the mode or owner fixes it.
     @Test("an insecure state or locks directory is INSECURE_PERMISSIONS naming it; sl-restore still prints its state",
           arguments: ["state", "state/locks"])
@@ -63,7 +63,7 @@ import Testing
 
     // MARK: Symbolic links where the tools' own files belong
 
-    /// Issue 10 item 9: sessions.db, device.key, a lock file and the revocation marker are never followed
+    /// sessions.db, device.key, a lock file and the revocation marker are never followed
     /// through a symbolic link: the run fails with STORAGE_ERROR naming the link, and the link's target is
     /// neither created nor changed.
     @Test("a symlinked database, device key or lock file is STORAGE_ERROR naming it; the target is untouched",
@@ -100,7 +100,7 @@ import Testing
         #expect(try h.restore().state == "valid")
     }
 
-    /// Issue 10 item 9: the S13 revocation marker is read without following a link.
+    /// The S13 revocation marker is read without following a link.
     @Test("a symlinked revocation marker is STORAGE_ERROR, not read through")
     func symlinkedRevocationMarker() throws {
         let h = try harness()
@@ -123,7 +123,7 @@ import Testing
         try Tools.run("sl-tasks", arguments, home: h.path)
     }
 
-    /// Issue 10 item 9: the default data directory and a directory named with --workspace are checked the
+    /// The default data directory and a directory named with --workspace are checked the
     /// same way, for reads and writes; a sticky world-writable directory (what /tmp is) is refused too, with
     /// advice that fits it.
     @Test("sl-tasks refuses a workspace directory that is group/world-writable, sticky-shared or another user's")
@@ -153,7 +153,7 @@ import Testing
         #expect(r.status == 10 && r.errorCode == "INSECURE_PERMISSIONS" && error(r).path == foreign, "\(r.stderrText)")
     }
 
-    /// Issue 10 items 9 and 14: a symlinked workspace.json keeps working, and the directory checked is the
+    /// A symlinked workspace.json keeps working, and the directory checked is the
     /// target's (where the lock, temporary file and .bak go); a symlinked lock file there is refused.
     @Test("a symlinked workspace.json is checked at its target's directory; a symlinked lock file is refused")
     func symlinkedWorkspace() throws {

@@ -4,7 +4,7 @@ import StarlineSQLite
 import StarlineTestSupport
 import Testing
 
-/// Issue 10 item 11 (platform part), through the built tools: a stored session whose `expires_at` is at an end
+/// Stored numbers at the ends of Int64, through the built tools: a stored session whose `expires_at` is at an end
 /// of Int64 (the clear column of `candidates`) used to reach date arithmetic and output. Now it is CORRUPT_FILE
 /// (exit 12) naming the column, `sl-restore` still prints its one state record, and `sl-login clear` removes it.
 @Suite struct StoredNumberTests {

@@ -147,7 +147,7 @@ private func run(_ words: [String], stdin: [UInt8] = [], environment: Environmen
     }
 }
 
-/// Issue 10 item 20: error objects never carry a key twice (`"details":{"command":…,"command":…}`).
+/// Error objects never carry a key twice (`"details":{"command":…,"command":…}`).
 @Suite struct UsageErrorShapeTests {
     func keysAreUnique(_ value: JSON) -> Bool {
         switch value {

@@ -99,9 +99,9 @@ final class PrivateFilesTests: Sendable {
         #expect(PrivateFiles.isGroupOrWorldAccessible(mode: 0o610))
     }
 
-    // MARK: Issue 10 item 9
+    // MARK: Directories of another owner, links in place of the suite's files
 
-    /// Issue 10 item 9: another owner is refused (root can chown, which is how this runs as root), and a
+    /// Another owner is refused (root can chown, which is how this runs as root), and a
     /// sticky shared directory gets advice that fits it; a missing directory passes `checkDirectoryIfPresent`.
     @Test("checkDirectory: another user's directory and a sticky world-writable one are INSECURE_PERMISSIONS")
     func directoryOwnerAndSticky() throws {
@@ -122,7 +122,7 @@ final class PrivateFilesTests: Sendable {
         }
     }
 
-    /// Issue 10 item 9: a lock file that is a symbolic link is refused, dangling or not; its target is neither
+    /// A lock file that is a symbolic link is refused, dangling or not; its target is neither
     /// created nor locked.
     @Test("FileLock refuses a symlinked lock file (STORAGE_ERROR naming it) and never creates its target")
     func symlinkedLockFile() throws {
@@ -141,7 +141,7 @@ final class PrivateFilesTests: Sendable {
         try FileLock.withLock(lock) {}
     }
 
-    /// Issue 10 item 9: the readers of the suite's own files refuse a link instead of reading its target.
+    /// The readers of the suite's own files refuse a link instead of reading its target.
     @Test("AtomicFile.read(followLinks: false) and checkPrivate(followLinks: false) refuse a symbolic link")
     func noFollowReaders() throws {
         let target = dir + "/secret"

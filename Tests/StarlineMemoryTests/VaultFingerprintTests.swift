@@ -7,7 +7,7 @@ import StarlineSQLite
 import StarlineTestSupport
 import Testing
 
-/// The open fingerprint (issue 12): an unchanged vault opens without the O(records) check, and nothing the
+/// The open fingerprint (W2): an unchanged vault opens without the O(records) check, and nothing the
 /// full check catches gets past it — whatever an attacker does to the files' mtimes or to the fingerprint.
 /// Which path an open took is `openCheck`; no test looks at a clock's reading of how long it took.
 @Suite("Memory vault: open fingerprint")
@@ -45,7 +45,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(utimensat(AT_FDCWD, path, times, 0) == 0)
     }
 
-    @Test("issue 12: an unchanged vault opens through the fingerprint, with the passphrase and with the agent's key; a change makes the next open full")
+    @Test("W2 an unchanged vault opens through the fingerprint, with the passphrase and with the agent's key; a change makes the next open full")
     func unchangedVaultOpensThroughTheFingerprint() throws {
         let (vault, notes) = try fastVault()
         #expect(permissionBits(location.fingerprintPath) == 0o600)
@@ -66,7 +66,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(try again.show(notes[0].id).body == "edited")
     }
 
-    @Test("issue 12: a record rolled back in place (same inode, same size, mtimes put back) after a fast open is still VAULT_CORRUPT naming it")
+    @Test("W2 a record rolled back in place (same inode, same size, mtimes put back) after a fast open is still VAULT_CORRUPT naming it")
     func recordRolledBackWithMtimesRestoredIsDetected() throws {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "v1"))
@@ -99,7 +99,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(try MemoryVault.verify(at: location, with: .passphrase(fixture.passphrase)).problems.first?.subject == note.id)
     }
 
-    @Test("issue 12: a record deleted after a fast-path-eligible open is detected on the next open, with mtimes put back")
+    @Test("W2 a record deleted after a fast-path-eligible open is detected on the next open, with mtimes put back")
     func deletedRecordDetected() throws {
         let (_, notes) = try fastVault()
         let before = VaultFiles.of(location)
@@ -112,7 +112,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(error?.details?["problem"]?.stringValue == "recordMissing")
     }
 
-    @Test("issue 12: ciphertexts swapped between two records after a fast-path-eligible open do not authenticate, named")
+    @Test("W2 ciphertexts swapped between two records after a fast-path-eligible open do not authenticate, named")
     func swappedRecordsDetected() throws {
         let (_, notes) = try fastVault()
         let before = VaultFiles.of(location)
@@ -131,7 +131,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(starlineError { _ = try vault.show(b) }?.details?["record"]?.stringValue == b)
     }
 
-    @Test("issue 12: tampering between a fast open and a read is caught by the read (the files are looked at again)")
+    @Test("W2 tampering between a fast open and a read is caught by the read (the files are looked at again)")
     func tamperingAfterAFastOpenIsCaughtByTheRead() throws {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "v1"))
@@ -148,7 +148,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(error?.details?["problem"]?.stringValue == "recordVersion")
     }
 
-    @Test("issue 12: a whole vault put back from an older copy is ROLLBACK_DETECTED after fast opens, even with its old fingerprint and mtimes")
+    @Test("W2 a whole vault put back from an older copy is ROLLBACK_DETECTED after fast opens, even with its old fingerprint and mtimes")
     func wholeVaultRollbackAfterFastOpens() throws {
         // No connection stays open: the files are put back as they would be between two commands.
         let dataKey = try { () throws -> SecretBytes in
@@ -184,7 +184,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(starlineError { _ = try MemoryVault.open(at: location, dataKey: dataKey) }?.code == .rollbackDetected)
     }
 
-    @Test("issue 12: an altered, forged, racy or copied fingerprint is ignored (the full check runs and writes a good one)")
+    @Test("W2 an altered, forged, racy or copied fingerprint is ignored (the full check runs and writes a good one)")
     func badFingerprintsAreIgnored() throws {
         let (vault, _) = try fastVault()
         let good = try AtomicFile.read(location.fingerprintPath)!
@@ -230,7 +230,7 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(try fixture.open().openCheck == .fingerprint)
     }
 
-    @Test("issue 12: verify never takes the fingerprint's word; a clean verify writes one")
+    @Test("W2 verify never takes the fingerprint's word; a clean verify writes one")
     func verifyAlwaysChecksInFull() throws {
         let (vault, notes) = try fastVault()
         let before = VaultFiles.of(location)

@@ -4,7 +4,7 @@ import StarlineSQLite
 import Testing
 @testable import StarlinePlatform
 
-/// Issue 10 item 11 (platform part): numbers from server replies and stored rows at the ends of Int64, beyond
+/// Numbers from server replies and stored rows at the ends of Int64, beyond
 /// it (1e30) and negative. Each one is a clear error or a clamped, documented value (`ReplyLimits`), never a
 /// trap. Server replies come from a stub exchange; stored rows are written into a real store's database.
 @Suite struct AbsurdNumberTests {
@@ -35,7 +35,7 @@ import Testing
 
     // MARK: Server replies
 
-    /// Issue 10 item 11: a token's `expires_in` beyond 10 years is 10 years; ≤ 0 or a fraction is DATA_ERROR.
+    /// A token's `expires_in` beyond 10 years is 10 years; ≤ 0 or a fraction is DATA_ERROR.
     @Test("token expires_in: huge values clamp to 10 years, negative/zero/fractional are DATA_ERROR", arguments: extremes)
     func tokenLifetime(_ value: String) async throws {
         let api = try api([("/oauth/token", Self.grant(expiresIn: value))])
@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    /// Issue 10 item 11: the device code's lifetime is at most a day, its interval 0…300 s (5 when unusable).
+    /// The device code's lifetime is at most a day, its interval 0…300 s (5 when unusable).
     @Test("device authorization: expires_in clamps to a day, interval to 0…300 s or the default 5", arguments: extremes)
     func deviceAuthorization(_ value: String) async throws {
         let body = #"{"device_code":"DC","user_code":"ABCD-EFGH","verification_uri":"https://api.test/oauth/device","#
@@ -83,7 +83,7 @@ import Testing
         #expect(ReplyLimits.nanoseconds(1e300) == 86_400 * 1_000_000_000)
     }
 
-    /// Issue 10 item 11: a `Retry-After` near 2^63 (or past it) is capped by `maxRetryAfter` before any
+    /// A `Retry-After` near 2^63 (or past it) is capped by `maxRetryAfter` before any
     /// conversion; a signed one is not delta-seconds and leaves the policy's backoff. The final 429's details
     /// carry the server's value, saturated (this mapping trapped on 9223372036854775807).
     @Test("Retry-After at the ends of Int64 and beyond: capped, or the own backoff; a final 429 maps without a trap",
@@ -108,7 +108,7 @@ import Testing
         #expect(error.details?["retryAfter"]?.intValue == expected)
     }
 
-    /// Issue 10 item 11: a whole device sign-in whose server answers with absurd numbers: the pending login
+    /// A whole device sign-in whose server answers with absurd numbers: the pending login
     /// expires within a day, the session within 10 years — both times the store can hold and print.
     @MainActor @Test("a device sign-in with expires_in = 2^63 − 1 everywhere stores clamped times")
     func deviceLoginWithAbsurdLifetimes() async throws {
@@ -139,7 +139,7 @@ import Testing
         try db.execute(sql)
     }
 
-    /// Issue 10 item 11: a stored time outside years 0001–9999 is CORRUPT_FILE (exit 12) naming the column;
+    /// A stored time outside years 0001–9999 is CORRUPT_FILE (exit 12) naming the column;
     /// restore reports keptUnverified/corruptRecord with exit 12; `clear` removes it.
     @MainActor @Test("stored candidate times at INT64_MIN / INT64_MAX are CORRUPT_FILE; restore says so (exit 12); clear removes them",
                      arguments: ["expires_at", "created_at", "verified_at"], ["-9223372036854775808", "9223372036854775807"])
@@ -161,7 +161,7 @@ import Testing
         #expect(await client.restoreSession().state == .absent)
     }
 
-    /// Issue 10 item 11: a pending login with an impossible expiry is CORRUPT_FILE, and `cancel` removes it;
+    /// A pending login with an impossible expiry is CORRUPT_FILE, and `cancel` removes it;
     /// a pending revocation's created_at likewise; counters at Int64.max wrap or saturate instead of trapping.
     @MainActor @Test("corrupt pending login / revocation rows and counters at Int64.max never trap")
     func corruptPendingRowsAndCounters() async throws {

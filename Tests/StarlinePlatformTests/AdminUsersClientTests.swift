@@ -4,7 +4,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Issue 11 item 6: `PlatformAPI.adminUsers` against a real sl-devserver.
+/// `PlatformAPI.adminUsers` against a real sl-devserver.
 @Suite struct AdminUsersClientTests {
     func api(_ server: DevServerProcess) throws -> PlatformAPI {
         PlatformAPI(base: try BaseURL(validating: server.baseURL), appId: "workbench", transport: HTTPTransport(timeout: 10), retries: 0)
@@ -20,7 +20,7 @@ import Testing
         }
     }
 
-    @Test("Issue 11 item 6: adminUsers pages to the end with nextCursor, each user once")
+    @Test("adminUsers pages to the end with nextCursor, each user once")
     func pagesThroughEveryUser() async throws {
         let server = try DevServerProcess()
         #expect(try server.dev("POST", "/__dev/users", .object([("count", .int(25)), ("prefix", .string("c"))])).status == 201)
@@ -41,7 +41,7 @@ import Testing
         #expect(all.users.count == 28 && all.nextCursor == nil)
     }
 
-    @Test("Issue 11 item 6: adminUsers maps 400 and 403 with the route")
+    @Test("adminUsers maps 400 and 403 with the route")
     func refusals() async throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")

@@ -3,7 +3,7 @@ import StarlineCore
 @testable import StarlinePlatform
 import Testing
 
-/// Issue 11 item 3: the bulk engine's logic, with the requests stubbed (the end-to-end tests run the real tool
+/// The bulk engine's logic, with the requests stubbed (the end-to-end tests run the real tool
 /// against sl-devserver with faults).
 @Suite struct BulkEngineTests {
     /// Runs `items` through the engine with `answer` as the server; the results in the order they ended.

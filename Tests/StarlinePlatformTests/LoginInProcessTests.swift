@@ -58,7 +58,7 @@ func runPlatformTool(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: 
     }
 }
 
-/// Issue 10 item 6: options that cannot go together, or do not apply to the command, are usage errors.
+/// Options that cannot go together, or do not apply to the command, are usage errors.
 @Suite struct LoginOptionConflictTests {
     @MainActor
     func run(_ words: [String]) async -> (status: StarlineCore.ExitStatus, stderr: String) {

@@ -3,7 +3,7 @@ import StarlineCore
 import Testing
 @testable import StarlinePlatform
 
-/// Issue 10 item 10: tokens an offline logout left behind are retried best-effort within a small total budget,
+/// S12: tokens an offline logout left behind are retried best-effort within a small total budget,
 /// so they never delay a restore's answer by more (before: every token with full timeouts and retries).
 @Suite struct PendingRevocationBudgetTests {
     /// Answers every revocation after 0.7 s.

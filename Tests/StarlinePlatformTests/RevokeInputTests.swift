@@ -4,7 +4,7 @@ import StarlineCore
 import StarlinePlatform
 import Testing
 
-/// Issue 11 item 2: what `sl-sessions revoke -` reads, in each format, with the line of every bad row.
+/// What `sl-sessions revoke -` reads, in each format, with the line of every bad row.
 @Suite struct RevokeInputTests {
     func parse(_ text: String, user: String? = nil) throws -> (format: RevokeInput.Format, items: [RevokeItem], malformed: [MalformedInput]) {
         try RevokeInput.parse(Array(text.utf8), defaultUser: user)

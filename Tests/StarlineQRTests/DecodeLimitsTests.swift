@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import StarlineQR
 
-/// Issue 10 #12 and #13 on the library side: reads bounded before they are buffered, a pixel budget
+/// Decoding's bounds and inputs on the library side: reads bounded before they are buffered, a pixel budget
 /// shared by workers, a deadline on the retry attempts, and the PBM and CMYK JPEG inputs zbarimg reads.
 @Suite struct DecodeLimitsTests {
     func message(_ body: () throws -> Any) -> String? {
@@ -90,7 +90,7 @@ import Testing
         #expect(retries == QRScanner.Attempt.allCases.dropFirst().filter { !$0.usesSecondEngine || zxingInstalled })
     }
 
-    // MARK: PBM and CMYK JPEG (issue 10 #13)
+    // MARK: PBM and CMYK JPEG (what zbarimg reads)
 
     @Test func rawAndPlainPBM() throws {
         // 10×2: row 0 alternates black/white, row 1 is all black; raw rows are padded to 2 bytes.

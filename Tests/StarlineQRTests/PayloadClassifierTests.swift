@@ -39,7 +39,7 @@ import Testing
         #expect(kind(text) != .authCallback)
     }
 
-    @Test("issue 10 #13: every loopback spelling is a callback, its code redacted in code and text", arguments: [
+    @Test("W6 every loopback spelling is a callback, its code redacted in code and text", arguments: [
         "http://localhost:8080/callback?code=SECRET1&state=s",
         "http://LOCALHOST/callback?code=SECRET1",
         "http://localhost.:8080/callback?code=SECRET1",
@@ -62,7 +62,7 @@ import Testing
         #expect(!payload.includesBytes)
     }
 
-    @Test("issue 10 #13: a percent-encoded parameter name is the same parameter: redacted in text as in code", arguments: [
+    @Test("W6 a percent-encoded parameter name is the same parameter: redacted in text as in code", arguments: [
         "starline-workbench://auth/callback?%63ode=SECRET2&state=s",
         "starline-workbench://auth/callback?state=s&c%6Fde=SECRET2",
         "http://127.0.0.1:5000/callback?%63%6f%64%65=SECRET2",
@@ -77,7 +77,7 @@ import Testing
         if !text.contains("#") { #expect(shown.fields.first { $0.0 == "code" }?.1 == .string("SECRET2")) }
     }
 
-    @Test("issue 10 #13: a duplicated code, state or error is refused: no code is picked, none is shown", arguments: [
+    @Test("W6 a duplicated code, state or error is refused: no code is picked, none is shown", arguments: [
         "starline-workbench://auth/callback?code=SECRETA&code=SECRETB&state=s",
         "http://127.0.0.1:5000/callback?code=SECRETA&%63ode=SECRETB",
         "starline-workbench://auth/callback?code=SECRETA&state=1&state=2",

@@ -3,7 +3,8 @@ import StarlineCore
 import Testing
 @testable import QRCommands
 
-/// Issue 10 (#12, #13, #20, #21) through the sl-qr commands, run in-process with captured streams.
+/// sl-qr's bounds, `--expect`, output paths and batches through its commands, run in-process with captured
+/// streams.
 @Suite struct QRHardeningTests {
     func run(_ words: [String], stdin: [UInt8] = []) -> (status: StarlineCore.ExitStatus, stdout: [UInt8], stderr: String) {
         let captured = IOStreams.capturing(stdin: stdin)
@@ -21,7 +22,7 @@ import Testing
         return path
     }()
 
-    // MARK: #12 bounded reads and work
+    // MARK: Bounded reads and work
 
     @Test func encodeStopsReadingStandardInputPastTheLargestPayload() throws {
         let r = run(["encode", "-", "-o", dir + "/big.png"], stdin: [UInt8](repeating: 0x31, count: 1 << 20))
@@ -53,7 +54,7 @@ import Testing
         #expect(record["found"]?.intValue == 0 && record["timedOut"] == .bool(true))
     }
 
-    // MARK: #13 --expect
+    // MARK: --expect
 
     @Test func expectPrintsOnlyRecordsOfThatKind() throws {
         let png = run(["encode", "-f", "png", "https://example.com/x"]).stdout
@@ -65,7 +66,7 @@ import Testing
         #expect(try lines(match.stdout).map { $0["url"]?.stringValue } == ["https://chat.thestarline.cn/f/AbCdEfGh1234"])
     }
 
-    // MARK: #20 output extension, progress
+    // MARK: Output extension, progress
 
     @Test("an unknown -o extension is a usage error naming the formats", arguments: ["x.jpg", "x.GIF", "dir.d/code.pdf"])
     func unknownExtension(_ name: String) throws {
@@ -87,7 +88,7 @@ import Testing
         #expect(shown.status == .ok && shown.stderr.contains("decoded 2 of 2 files (2 with a QR code)"))
     }
 
-    // MARK: #21 batch encode
+    // MARK: Batch encode
 
     @Test func batchWritesOneFilePerLineAndReportsBadLinesOnTheirOwn() throws {
         let input = "https://chat.thestarline.cn/f/AbCdEfGh0001\n\nhttps://chat.thestarline.cn/f/AbCdEfGh0003\r\n"

@@ -5,9 +5,9 @@ import Testing
 @testable import StarlineWorkspace
 @testable import TasksCommands
 
-/// Issue 10, the sl-tasks items: out-of-range input from every source is an error and never a trap or a
-/// wrapped date (11), a symlinked workspace.json is written through (14), no-ops write nothing (15), numbers
-/// of unknown fields keep their text (16), and imports are deterministic and strict (17).
+/// sl-tasks against hostile input: out-of-range input from every source is an error and never a trap or a
+/// wrapped date, a symlinked workspace.json is written through, no-ops write nothing, numbers of unknown
+/// fields keep their text, and imports are deterministic and strict.
 @Suite struct HardeningTests {
     let home = TemporaryDirectory("sl-tasks-hardening")
     var dataDir: String { home.path + "/starline/data" }

@@ -5,7 +5,7 @@ import Testing
 @testable import StarlineWorkspace
 @testable import TasksCommands
 
-/// Issue 10, item 17: imports are keyed deterministically, refuse newer documents, check Taskwarrior tags,
+/// W1: imports are keyed deterministically, refuse newer documents, check Taskwarrior tags,
 /// decode bookmark text, treat invalid UTF-8 alike everywhere; and the workspace path is checked.
 @Suite struct ImportHardeningTests {
     let home = TemporaryDirectory("sl-tasks-import-hardening")

@@ -5,7 +5,7 @@ import Testing
 @testable import StarlineWorkspace
 @testable import TasksCommands
 
-/// Issue 10, items 14–16: a symlinked workspace.json is written through, a no-op writes nothing, numbers
+/// A symlinked workspace.json is written through, a no-op writes nothing, numbers
 /// of unknown fields survive a rewrite with their text.
 @Suite struct StoreHardeningTests {
     let home = TemporaryDirectory("sl-tasks-store-hardening")
