@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// libFuzzer targets for Starline's parsers of untrusted input (issue 15). A package of its own, so the main
+// libFuzzer targets for Starline's parsers of untrusted input. A package of its own, so the main
 // package, `make test` and CI never see the sanitizer flags: `make fuzz` (scripts/fuzz) builds it with
 //   swift build --package-path fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
 // (one `-sanitize=` list: a second `-sanitize=` replaces the first, and coverage is lost without `fuzzer`).
