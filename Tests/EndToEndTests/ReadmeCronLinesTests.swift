@@ -12,7 +12,7 @@ import Testing
 ///
 /// `@reboot` lines start services that run until stopped: each must come up (sl-devserver prints its first
 /// line; `tail --follow` reaches its long poll) and still be running, then ends cleanly on SIGTERM — exit 0
-/// for sl-devserver, as documented, and 143 (128 + SIGTERM, DESIGN section 3) for every other tool.
+/// for sl-devserver, as documented, and 143 (128 + SIGTERM, README, Conventions: "Signals") for every other tool.
 @Suite struct ReadmeCronLinesTests {
     struct CronLine: CustomStringConvertible {
         /// The README line it is on (1-based).
