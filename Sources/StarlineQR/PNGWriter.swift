@@ -63,8 +63,12 @@ enum PNGWriter {
         return filtered
     }
 
-    /// A zlib stream (RFC 1950) of `data`, as IDAT holds it, at zlib's default level tuned for filtered data
-    /// (Z_FILTERED).
+    /// A zlib stream (RFC 1950) of `data`, as IDAT holds it, at zlib's fastest level (Z_BEST_SPEED).
+    ///
+    /// Speed over the last bytes: on 300 friend-link codes (Up-filtered) level 1 takes 17 µs and 298 bytes of
+    /// IDAT, level 6 with Z_FILTERED 48 µs and 238 bytes (zlib 1.2.13) — a third of `encode --batch`'s time
+    /// per link went to deflate_slow and longest_match. The PNG stays smaller than qrencode's (~370 bytes
+    /// against 405 for the same link).
     ///
     /// zlib's defaults size its state for large inputs (~270 KB, mostly zeroed at init: page faults that
     /// cost more than compressing a QR image). A 4 KB window still reaches the previous scanline — the
@@ -79,7 +83,7 @@ enum PNGWriter {
         stream.initialize(to: z_stream())
         defer { stream.deinitialize(count: 1); stream.deallocate() }
         let windowBits: Int32 = scanlineBytes <= 4096 - 262 ? 12 : 15
-        guard starline_deflate_init2_filtered(stream, Z_DEFAULT_COMPRESSION, windowBits, 2) == Z_OK else {
+        guard starline_deflate_init2_filtered(stream, Z_BEST_SPEED, windowBits, 2) == Z_OK else {
             throw StarlineError(.internalError, "zlib could not start compressing the image")
         }
         defer { deflateEnd(stream) }

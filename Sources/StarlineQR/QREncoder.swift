@@ -123,30 +123,23 @@ public enum QREncoder {
                         minVersion: Int) throws -> QRMatrix? {
         precondition(!bytes.isEmpty && bytes.count <= absoluteMaxBytes)
         let version = Int32(minVersion)
-        let size = Int32(bytes.count)
         // libqrencode reports failures as "NULL is returned, and errno is set to indicate the
         // error"; clear errno first so a stale value is never mistaken for the cause, and read
         // it right after the call, before any cleanup can touch it.
         errno = 0
         let (code, error): (UnsafeMutablePointer<QRcode>?, Int32) = switch encoding {
         case .ascii:
-            // QRcode_encodeString: "string: input string. It must be NUL terminated." With hint
-            // QR_MODE_8 "all of non-alphanumerical characters will be encoded as is", and the
-            // library splits digits / upper-case runs into numeric / alphanumeric segments.
-            // casesensitive = 1: never fold lower case into alphanumeric mode.
-            (Array(bytes) + [0]).withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { chars in
-                    (QRcode_encodeString(chars.baseAddress, version, level.cLevel, QR_MODE_8, 1), errno)
-                }
-            }
+            // What QRcode_encodeString(text, version, level, QR_MODE_8, 1) does — "all of
+            // non-alphanumerical characters will be encoded as is", digits and upper-case runs split into
+            // numeric / alphanumeric segments, lower case never folded — with libqrencode's split ported
+            // (QRSegmentSplit) so that the mask can be chosen here (QRMaskChoice).
+            try encodeSegments(bytes, version: version, level: level)
         case .utf8:
             try encodeWithUTF8ECI(bytes, version: version, level: level)
         case .binary:
-            // QRcode_encodeData: "Encode byte stream (may include '\0') in 8-bit mode." — the
+            // As QRcode_encodeData: "Encode byte stream (may include '\0') in 8-bit mode." — the
             // length is explicit, so nothing is cut at a NUL.
-            bytes.withUnsafeBufferPointer { buffer in
-                (QRcode_encodeData(size, buffer.baseAddress, version, level.cLevel), errno)
-            }
+            try encodeEightBit(bytes, version: version, level: level)
         }
         guard let code else {
             if error == ERANGE { return nil }
@@ -182,8 +175,64 @@ public enum QREncoder {
         guard appended == 0 else {
             throw libqrencodeFailure(errno, "appending \(bytes.count) bytes")
         }
+        return encodeChoosingMask(input, level: level)
+    }
+
+    /// ASCII text in libqrencode's segments (QRSegmentSplit).
+    private static func encodeSegments(_ bytes: ArraySlice<UInt8>, version: Int32,
+                                       level: QRErrorCorrection) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
+        guard let input = QRinput_new2(version, level.cLevel) else {
+            throw libqrencodeFailure(errno, "creating the input")
+        }
+        defer { QRinput_free(input) }
+        let text = Array(bytes)
+        for segment in QRSegmentSplit.segments(text, version: Int(version)) {
+            let appended = text[segment.range].withUnsafeBufferPointer { buffer in
+                QRinput_append(input, segment.mode, Int32(buffer.count), buffer.baseAddress)
+            }
+            guard appended == 0 else { throw libqrencodeFailure(errno, "appending \(segment.range.count) bytes") }
+        }
+        return encodeChoosingMask(input, level: level)
+    }
+
+    /// One 8-bit segment, as QRcode_encodeData builds it.
+    private static func encodeEightBit(_ bytes: ArraySlice<UInt8>, version: Int32,
+                                       level: QRErrorCorrection) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
+        guard let input = QRinput_new2(version, level.cLevel) else {
+            throw libqrencodeFailure(errno, "creating the input")
+        }
+        defer { QRinput_free(input) }
+        let appended = bytes.withUnsafeBufferPointer { buffer in
+            QRinput_append(input, QR_MODE_8, Int32(buffer.count), buffer.baseAddress)
+        }
+        guard appended == 0 else { throw libqrencodeFailure(errno, "appending \(bytes.count) bytes") }
+        return encodeChoosingMask(input, level: level)
+    }
+
+    /// `QRcode_encodeMask(input, mask)`: exported by libqrencode 4 (its own tests call it; declared in
+    /// qrencode_inner.h, which is not installed), looked up rather than declared so that a libqrencode
+    /// without it still works, with its own mask evaluation.
+    private nonisolated(unsafe) static let encodeMask: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?)? =
+        dlsym(nil, "QRcode_encodeMask").map { unsafeBitCast($0, to: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?).self) }
+
+    /// The symbol of `input` with the mask libqrencode would choose, chosen by QRMaskChoice on bit rows:
+    /// encoded once with mask 0, then re-masked if another mask wins. Symbols wider than
+    /// `QRMaskChoice.maxWidth` (version 12 and up) go through QRcode_encodeInput as they are.
+    /// The second value is errno when the first is nil (read before any clean-up can touch it).
+    private static func encodeChoosingMask(_ input: OpaquePointer, level: QRErrorCorrection) -> (UnsafeMutablePointer<QRcode>?, Int32) {
         errno = 0
-        // errno is read here, before the deferred QRinput_free runs.
+        if let encodeMask {
+            guard let code = encodeMask(input, 0) else { return (nil, errno) }
+            let width = Int(code.pointee.width)
+            if width <= QRMaskChoice.maxWidth {
+                let levelIndex = Int(level.cLevel.rawValue)
+                let best = QRMaskChoice.best(code.pointee.data, width: width, appliedMask: 0, level: levelIndex)
+                if best != 0 { QRMaskChoice.remask(code.pointee.data, width: width, from: 0, to: best, level: levelIndex) }
+                return (code, 0)
+            }
+            QRcode_free(code)
+            errno = 0
+        }
         let code = QRcode_encodeInput(input)
         return (code, code == nil ? errno : 0)
     }
