@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <string.h>
 #include <time.h>
@@ -106,3 +107,9 @@ _Noreturn void starline_signals_finish(int signal) {
 }
 
 void starline_die_with_parent(void) { prctl(PR_SET_PDEATHSIG, SIGKILL); }
+
+int starline_terminal_columns(int fd) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+    return size.ws_col;
+}

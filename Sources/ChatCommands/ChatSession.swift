@@ -22,14 +22,17 @@ struct ChatOptions: Sendable {
 struct ReadOptions: Sendable {
     static let offline = Option<Bool>.flag("offline", help: "Answer from the cache only; never touch the network.")
     static let maxAge = Option<Duration>.duration("max-age", help: "Serve from the cache when it was refreshed within DURATION (0: always ask the server unless --offline).", default: 60, range: 0...(366 * 86_400))
-    static var specs: [OptionSpec] { [offline.spec, maxAge.spec] }
+    /// With -o/--fields (RecordList): every read command prints a list.
+    static var specs: [OptionSpec] { [offline.spec, maxAge.spec] + ListOptions.specs }
 
     var offline: Bool
     var maxAge: Int64
+    var list: ListOptions
 
     init(_ arguments: ParsedArguments) throws {
         offline = try arguments[Self.offline]
         maxAge = try arguments[Self.maxAge].components.seconds
+        list = try ListOptions(arguments)
     }
 
     /// True when data fetched at `at` may be served from the cache now.

@@ -9,11 +9,11 @@ enum OutboxListCommand: AsyncCommand {
     static let spec = CommandSpec(
         "list", abstract: "List outbox entries, one JSON line each (oldest first)",
         discussion: "Local: reads the outbox only. Each record is {\"type\":\"outbox\",\"kind\",\"clientId\",\"conversationId\",\"text\",\"state\",\"attempts\",\"createdAt\",\"updatedAt\",\"message\"|\"moment\",\"error\"}, plus \"heldBy\" on a message that waits for an earlier one of its conversation not sent yet: the clientId of the earliest such entry (messages of one conversation leave in queue order; a failed one holds the rest until it is retried or dropped).",
-        options: [state.spec],
+        options: [state.spec] + ListOptions.specs,
         examples: [Example("sl-chat outbox list --state failed", "What the server refused.")],
         exitStatuses: [(.ok, "listed"), (.usage, "an unknown state")])
 
-    struct Options { var states: [OutboxState]?; var chat: ChatOptions }
+    struct Options { var states: [OutboxState]?; var chat: ChatOptions; var list: ListOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let names = try arguments[state]
         let states = try names.map { name -> OutboxState in
@@ -22,18 +22,21 @@ enum OutboxListCommand: AsyncCommand {
             }
             return s
         }
-        return Options(states: states.isEmpty ? nil : states, chat: try ChatOptions(arguments))
+        return Options(states: states.isEmpty ? nil : states, chat: try ChatOptions(arguments), list: try ListOptions(arguments))
     }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context, network: false)
         let holders = try session.store.holders(account: session.account)
+        let list = RecordList(context.output, options.list, json: .lines,
+                              columns: ["clientId", "conversationId", "state", "attempts", "heldBy", "text"])
         for entry in try session.store.outbox(account: session.account, states: options.states) {
             var record = entry.json
             if entry.kind == .message, let holder = holders[entry.clientId] { record.set("heldBy", .string(holder)) }
-            context.output.emitLine(record)
+            list.add(record)
         }
+        list.finish()
         return .ok
     }
 }

@@ -46,7 +46,8 @@ enum ConversationsCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let (conversations, source) = try await ConversationList.load(options, context)
-        for c in conversations { context.output.emitLine(source.annotate(c)) }
+        RecordList.print(conversations.map(source.annotate), context.output, options.read.list, json: .lines,
+                         columns: ["id", "title", "kind", "unread", "lastMessage.text"])
         return .ok
     }
 }
@@ -66,12 +67,14 @@ enum UnreadCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let (conversations, source) = try await ConversationList.load(options, context)
+        let list = RecordList(context.output, options.read.list, json: .lines, columns: ["conversationId", "title", "unread", "lastMessage.text"])
         for c in conversations {
             guard let unread = c["unread"]?.intValue, unread > 0 else { continue }
-            context.output.emitLine(source.annotate(.object([
+            list.add(source.annotate(.object([
                 ("conversationId", c["id"] ?? .null), ("title", c["title"] ?? .null), ("unread", .int(unread)), ("lastMessage", c["lastMessage"] ?? .null),
             ])))
         }
+        list.finish()
         return .ok
     }
 }
@@ -92,6 +95,8 @@ enum HistoryCommand: AsyncCommand {
         exitStatuses: [(.ok, "printed"), (.notFound, "no such conversation"), (.noResult, "--offline and the page is not cached")])
 
     struct Options { var conversation: String; var page: HistoryPage; var chat: ChatOptions; var read: ReadOptions }
+    /// A table's columns (RecordList).
+    static let columns = ["seq", "createdAt", "senderId", "text"]
     static func options(_ arguments: ParsedArguments) throws -> Options {
         Options(conversation: arguments.positionals[0],
                 page: HistoryPage(before: try arguments[before].map(Int64.init), after: try arguments[after].map(Int64.init), limit: try arguments[limit]),
@@ -106,7 +111,7 @@ enum HistoryCommand: AsyncCommand {
         if options.read.isFresh(synced, now: now),
            let cached = try session.store.cachedHistory(options.page, account: session.account, conversation: options.conversation) {
             let source = ReadSource(.cache, freshAsOf: synced)
-            for m in cached { context.output.emitLine(source.annotate(m.json)) }
+            RecordList.print(cached.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
             return .ok
         }
         if options.read.offline {
@@ -122,7 +127,7 @@ enum HistoryCommand: AsyncCommand {
         }
         try session.store.storeHistory(messages, page: page, account: session.account, conversation: options.conversation, now: now)
         let source = ReadSource(.server, freshAsOf: now)
-        for m in messages { context.output.emitLine(source.annotate(m.json)) }
+        RecordList.print(messages.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
         return .ok
     }
 }

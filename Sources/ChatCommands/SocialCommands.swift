@@ -8,11 +8,15 @@ enum FriendsCommand: AsyncCommand {
     static let spec = CommandSpec(
         "friends", abstract: "List friends, one JSON line each",
         discussion: "Each record is the server's friend ({\"id\",\"name\",…,\"conversationId\"}) with \"source\" and \"freshAsOf\".",
-        options: [ReadOptions.offline.spec],
+        options: [ReadOptions.offline.spec] + ListOptions.specs,
         exitStatuses: [(.ok, "listed"), (.noResult, "--offline and nothing cached")])
 
-    struct Options { var chat: ChatOptions; var offline: Bool }
-    static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), offline: try arguments[ReadOptions.offline]) }
+    struct Options { var chat: ChatOptions; var offline: Bool; var list: ListOptions }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(chat: try ChatOptions(arguments), offline: try arguments[ReadOptions.offline], list: try ListOptions(arguments))
+    }
+    /// A table's columns (RecordList).
+    static let columns = ["id", "name", "conversationId"]
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
@@ -20,13 +24,14 @@ enum FriendsCommand: AsyncCommand {
         let now = context.io.now().seconds
         if options.offline {
             let source = ReadSource(.cache, freshAsOf: nil)
-            for f in try session.store.friends(account: session.account) { context.output.emitLine(source.annotate(f)) }
+            RecordList.print(try session.store.friends(account: session.account).map(source.annotate), context.output, options.list,
+                             json: .lines, columns: columns)
             return .ok
         }
         let friends = try session.guarded { try session.api.friends() }
         try session.store.storeFriends(friends, account: session.account)
         let source = ReadSource(.server, freshAsOf: now)
-        for f in friends { context.output.emitLine(source.annotate(f)) }
+        RecordList.print(friends.map(source.annotate), context.output, options.list, json: .lines, columns: columns)
         return .ok
     }
 }
@@ -113,12 +118,12 @@ enum MomentsListCommand: AsyncCommand {
     static let spec = CommandSpec(
         "list", abstract: "The moments feed (yours and your friends'), newest first",
         discussion: "One JSON line per moment ({\"id\",\"clientId\",\"authorId\",\"text\",\"createdAt\"}) with \"source\" and \"freshAsOf\".",
-        options: [before.spec, limit.spec],
+        options: [before.spec, limit.spec] + ListOptions.specs,
         exitStatuses: [(.ok, "listed")])
 
-    struct Options { var before: String?; var limit: Int; var chat: ChatOptions }
+    struct Options { var before: String?; var limit: Int; var chat: ChatOptions; var list: ListOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(before: try arguments[before], limit: try arguments[limit], chat: try ChatOptions(arguments))
+        Options(before: try arguments[before], limit: try arguments[limit], chat: try ChatOptions(arguments), list: try ListOptions(arguments))
     }
 
     @MainActor
@@ -128,7 +133,7 @@ enum MomentsListCommand: AsyncCommand {
         let now = context.io.now().seconds
         try session.store.storeMoments(moments, account: session.account, now: now)
         let source = ReadSource(.server, freshAsOf: now)
-        for m in moments { context.output.emitLine(source.annotate(m)) }
+        RecordList.print(moments.map(source.annotate), context.output, options.list, json: .lines, columns: ["createdAt", "authorId", "text"])
         return .ok
     }
 }

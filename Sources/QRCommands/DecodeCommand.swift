@@ -20,7 +20,7 @@ enum DecodeCommand: Command {
     static let spec = CommandSpec(
         "decode", abstract: "Decode QR symbols in images into classified JSON records",
         discussion: "Reads PNG, JPEG (including CMYK) and PBM/PGM/PPM images (the format is detected from the content) and prints one JSON record per symbol, in reading order: {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are not UTF-8. When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, smoothed, sharpened and upscaled (attempts zxing, zxing-smoothed, zxing-sharpened, zxing-upscaled: strong perspective, noise, blur, small modules; only when installed, see `sl-qr --version`), then libzbar tries downscaled and upscaled copies and copies for photographs (stretched, binarized, sharpened, smooth-upscaled, inverted-binarized, inverted-upscaled); attempt says which one worked. A file without a symbol gives {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), --pixel-budget (100 megapixels at once across workers), --image-timeout (10 s of retries per image). Progress goes to stderr on a terminal or with --progress; -q/--quiet drops it. With --raw only the payloads are printed, each followed by a newline, as zbarimg --raw does (a file without a symbol gets a notice on stderr unless -q), so `zbarimg --raw -q IMG` becomes `sl-qr decode --raw -q IMG`. Exit 0 when every file gave a symbol, 12 when none did, 8 when some did not.",
-        options: [expect.spec, raw.spec, quiet.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec],
+        options: [expect.spec, raw.spec, quiet.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec] + ListOptions.specs,
         arguments: [ArgumentSpec("FILE|-", help: "Image files; - reads one image from standard input.", variadic: true, completion: .file(extensions: ["png", "jpg", "jpeg", "pgm", "ppm", "pnm"]))],
         examples: [
             Example("sl-qr decode scan.jpg", "Print the symbols of a photo."),
@@ -40,7 +40,11 @@ enum DecodeCommand: Command {
         var raw: Bool
         var quiet: Bool
         var limits: Limits
+        var list: ListOptions
     }
+
+    /// A table's columns (RecordList): a person wants to see what each file holds.
+    static let columns = ["file", "kind", "text", "attempt"]
 
     /// The bounds on one run's reads and work (hostile images never cost unbounded memory or time), all
     /// from typed options.
@@ -60,7 +64,17 @@ enum DecodeCommand: Command {
                        classifier: PayloadClassifier(chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
                        pretty: try arguments[StandardOptions.pretty], raw: try arguments[raw], quiet: try arguments[quiet],
                        limits: Limits(maxFileBytes: try arguments[maxFileSize] << 20, maxPixels: try arguments[maxPixels] * 1_000_000,
-                                      pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000))
+                                      pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000),
+                       list: try listOptions(arguments))
+    }
+
+    /// -o/--fields choose how records print; --raw prints no records, so it takes neither.
+    static func listOptions(_ arguments: ParsedArguments) throws -> ListOptions {
+        let list = try ListOptions(arguments)
+        if try arguments[raw], list.format != nil || list.fields != nil {
+            throw StarlineError(.usage, "--raw prints only the payloads: it cannot be combined with -o/--output or --fields")
+        }
+        return list
     }
 
     struct FileOutcome: Sendable {
@@ -126,6 +140,8 @@ enum DecodeCommand: Command {
         }
 
         var found = 0, failed = 0
+        // --pretty keeps its pretty record per symbol; otherwise JSON Lines piped, a table on a terminal, or -o.
+        let list = options.raw || options.pretty ? nil : RecordList(output, options.list, json: .lines, columns: columns)
         var unexpected: [String] = []
         var firstError: StarlineError?
         for outcome in outcomes.compactMap({ $0 }) {
@@ -137,13 +153,14 @@ enum DecodeCommand: Command {
                 }
             } else {
                 for record in outcome.records where expect == nil || record["kind"]?.stringValue == expect?.rawValue {
-                    if options.pretty { output.emit(record) } else { output.emitLine(record) }
+                    if let list { list.add(record) } else { output.emit(record) }
                 }
             }
             if outcome.found { found += 1 } else { failed += 1 }
             if let e = outcome.error, firstError == nil { firstError = e }
             unexpected += outcome.unexpectedKinds
         }
+        list?.finish()
         output.flush()
         if let expect, !unexpected.isEmpty {
             throw StarlineError(.unexpectedKind, "expected \(expect.rawValue) but found \(unexpected.joined(separator: ", "))",

@@ -27,6 +27,7 @@ struct AdminListing {
         let source: @Sendable () -> String? = if let pager { { pager.next() } } else { BulkEngine.source(try namedUsers()) }
 
         let output = context.output
+        let list = RecordList(output, options.list, json: .lines, columns: ListCommand.columns)
         let filter = options.filter
         let now = self.now
         let counts = Locked((users: 0, failed: 0))
@@ -43,11 +44,12 @@ struct AdminListing {
             }
             for var session in sessions where filter.keeps(session, now: now) {
                 session.set("user", .string(result.item))
-                output.emitLine(session)
+                list.add(session)
             }
             return nil
         }
         let summary = BulkRun<String, [JSON]>(engine).run(source: source, attempt: attempt, finished: finished)
+        list.finish()
         if let error = summary.stopError ?? pager?.error {
             throw error.exitStatus == .sessionEnded ? client.runSessionEnded(credentials, reason: error) : error
         }

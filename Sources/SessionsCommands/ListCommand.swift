@@ -14,7 +14,7 @@ enum ListCommand: AsyncCommand {
     static let spec = CommandSpec(
         "list", abstract: "List device sessions, one JSON line each (yours, or users' as an admin)",
         discussion: "Each record is a session as the server describes it ({\"id\",\"appId\",\"device\",\"ip\",\"createdAt\",\"lastSeenAt\",\"current\"}) with its \"user\" — exactly what sl-sessions revoke - reads. With --user or --all-users (admin) the users are listed in parallel through the same rate limiter and retries as a bulk revocation; a user that cannot be listed is reported on stderr and the run exits 8.",
-        options: [users.spec, allUsers.spec, app.spec, idleFor.spec, notCurrent.spec, parallel.spec],
+        options: [users.spec, allUsers.spec, app.spec, idleFor.spec, notCurrent.spec, parallel.spec] + ListOptions.specs,
         examples: [
             Example("sl-sessions list --jsonl | jq -r 'select(.current|not) | .id'", "The ids of the other sessions."),
             Example("sl-sessions list --all-users --idle-for 30d --jsonl | sl-sessions revoke --journal idle.journal -", "Revoke every session idle for 30 days."),
@@ -28,16 +28,20 @@ enum ListCommand: AsyncCommand {
         var filter: SessionFilter
         var parallel: Int
         var platform: PlatformOptions
+        var list: ListOptions
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let options = Options(users: try arguments[users], allUsers: try arguments[allUsers],
                               filter: SessionFilter(app: try arguments[app], idleSeconds: try arguments[idleFor]?.components.seconds, notCurrent: try arguments[notCurrent]),
-                              parallel: try arguments[parallel], platform: try PlatformOptions(arguments))
+                              parallel: try arguments[parallel], platform: try PlatformOptions(arguments), list: try ListOptions(arguments))
         if options.allUsers && !options.users.isEmpty { throw StarlineError(.usage, "--all-users and --user cannot be used together") }
         if options.users.contains("-") && options.users.count > 1 { throw StarlineError(.usage, "--user - (stdin) cannot be combined with other --user values") }
         return options
     }
+
+    /// A table's columns (RecordList).
+    static let columns = ["id", "user", "appId", "device", "lastSeenAt", "current"]
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
@@ -46,10 +50,12 @@ enum ListCommand: AsyncCommand {
         guard options.allUsers || !options.users.isEmpty else {
             let (owner, sessions) = try await client.sessionsWithUser()
             let user = owner["id"] ?? .null
+            let list = RecordList(context.output, options.list, json: .lines, columns: columns)
             for var session in sessions where options.filter.keeps(session, now: now) {
                 session.set("user", user)
-                context.output.emitLine(session)
+                list.add(session)
             }
+            list.finish()
             return .ok
         }
         return try await AdminListing(options, context, client: client, now: now).run()

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSignals
 
 /// Everything a command reads from or writes to the world outside its arguments: standard input, output
 /// and error, whether each is a terminal, the environment and the clock (gh's `iostreams`). A tool's
@@ -14,10 +15,13 @@ public final class IOStreams: Sendable {
     public let stdoutIsTerminal: Bool
     public let stderrIsTerminal: Bool
     public let environment: Environment
+    /// The width of the terminal on stdout in columns, when stdout is one and says (tables fit it).
+    public let terminalColumns: Int?
     private let clock: @Sendable () -> Timestamp
 
     public init(stdin: InputSource, stdout: any ByteSink, stderr: any ByteSink, stdinIsTerminal: Bool, stdoutIsTerminal: Bool,
-                stderrIsTerminal: Bool, environment: Environment, clock: @escaping @Sendable () -> Timestamp = { .now() }) {
+                stderrIsTerminal: Bool, environment: Environment, terminalColumns: Int? = nil,
+                clock: @escaping @Sendable () -> Timestamp = { .now() }) {
         self.stdin = stdin
         self.stdout = stdout
         self.stderr = stderr
@@ -25,6 +29,7 @@ public final class IOStreams: Sendable {
         self.stdoutIsTerminal = stdoutIsTerminal
         self.stderrIsTerminal = stderrIsTerminal
         self.environment = environment
+        self.terminalColumns = terminalColumns
         self.clock = clock
     }
 
@@ -33,21 +38,23 @@ public final class IOStreams: Sendable {
 
     /// This process's descriptors 0, 1 and 2 and its environment.
     public static func process() -> IOStreams {
-        IOStreams(stdin: .fileDescriptor(STDIN_FILENO),
-                  stdout: FileDescriptorSink(STDOUT_FILENO, name: "standard output", endsProcessWhenClosed: true),
-                  stderr: FileDescriptorSink(STDERR_FILENO, name: "standard error"),
-                  stdinIsTerminal: isatty(STDIN_FILENO) == 1, stdoutIsTerminal: isatty(STDOUT_FILENO) == 1,
-                  stderrIsTerminal: isatty(STDERR_FILENO) == 1, environment: .process)
+        let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
+        let columns = stdoutIsTerminal ? Int(starline_terminal_columns(STDOUT_FILENO)) : 0
+        return IOStreams(stdin: .fileDescriptor(STDIN_FILENO),
+                         stdout: FileDescriptorSink(STDOUT_FILENO, name: "standard output", endsProcessWhenClosed: true),
+                         stderr: FileDescriptorSink(STDERR_FILENO, name: "standard error"),
+                         stdinIsTerminal: isatty(STDIN_FILENO) == 1, stdoutIsTerminal: stdoutIsTerminal,
+                         stderrIsTerminal: isatty(STDERR_FILENO) == 1, environment: .process, terminalColumns: columns > 0 ? columns : nil)
     }
 
     /// Streams for a test: `stdin` is the given bytes, stdout and stderr are captured (read them back from
     /// the returned sinks); nothing is a terminal unless `terminal`.
     public static func capturing(stdin: [UInt8] = [], environment: Environment = [:], terminal: Bool = false,
-                                 now: Timestamp? = nil) -> (io: IOStreams, stdout: CapturingSink, stderr: CapturingSink) {
+                                 columns: Int? = nil, now: Timestamp? = nil) -> (io: IOStreams, stdout: CapturingSink, stderr: CapturingSink) {
         let out = CapturingSink(), err = CapturingSink()
         let clock: @Sendable () -> Timestamp = if let now { { now } } else { { .now() } }
         let io = IOStreams(stdin: .bytes(stdin), stdout: out, stderr: err, stdinIsTerminal: terminal, stdoutIsTerminal: terminal,
-                           stderrIsTerminal: terminal, environment: environment, clock: clock)
+                           stderrIsTerminal: terminal, environment: environment, terminalColumns: columns, clock: clock)
         return (io, out, err)
     }
 }

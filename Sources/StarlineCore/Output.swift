@@ -11,6 +11,8 @@ public final class Output: @unchecked Sendable {
     public enum Mode: Sendable, Equatable { case pretty, compact, jsonLines }
 
     public var mode: Mode
+    /// Whether --pretty, --compact or --jsonl chose `mode` (a list on a terminal is then JSON, not a table).
+    public let modeIsExplicit: Bool
     /// Progress and warnings are shown when stderr is a terminal, or with --progress.
     public var showsProgress: Bool
     public let io: IOStreams
@@ -24,6 +26,7 @@ public final class Output: @unchecked Sendable {
     public init(io: IOStreams, mode: Mode? = nil, progress: Bool = false) {
         self.io = io
         self.mode = mode ?? (io.stdoutIsTerminal ? .pretty : .compact)
+        modeIsExplicit = mode != nil
         showsProgress = progress || io.stderrIsTerminal
         buffer.reserveCapacity(Output.bufferLimit)
     }

@@ -47,20 +47,22 @@ enum RecentAddCommand: Command {
 enum RecentListCommand: Command {
     static let since = Option<DateExpression?>.date("since", help: "Only visits at or after WHEN.")
 
-    static let spec = CommandSpec("list", abstract: "List recent visits", options: [since.spec])
+    static let spec = CommandSpec("list", abstract: "List recent visits", options: [since.spec] + ListOptions.specs)
 
     struct Options {
         var global: TasksGlobalOptions
         var since: DateExpression?
+        var list: ListOptions
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(global: try TasksGlobalOptions(arguments), since: try arguments[since])
+        Options(global: try TasksGlobalOptions(arguments), since: try arguments[since], list: try ListOptions(arguments))
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let bench = try Workbench(options.global, context)
-        bench.emitList(try bench.store.read().recents(since: try bench.date(options.since, option: "since")).map(RecentRecord.output))
+        bench.emitList(try bench.store.read().recents(since: try bench.date(options.since, option: "since")).map(RecentRecord.output), options.list,
+                       columns: ["lastVisitedAt", "visits", "title", "url"])
         return .ok
     }
 }

@@ -48,13 +48,15 @@ enum SitesAddCommand: Command {
 
 /// `sl-tasks sites list`.
 enum SitesListCommand: Command {
-    static let spec = CommandSpec("list", abstract: "List bookmarks in the order they were added")
+    static let spec = CommandSpec("list", abstract: "List bookmarks in the order they were added", options: ListOptions.specs)
 
-    static func options(_ arguments: ParsedArguments) throws -> TasksGlobalOptions { try TasksGlobalOptions(arguments) }
+    static func options(_ arguments: ParsedArguments) throws -> (global: TasksGlobalOptions, list: ListOptions) {
+        (try TasksGlobalOptions(arguments), try ListOptions(arguments))
+    }
 
-    static func run(_ options: TasksGlobalOptions, _ context: CommandContext) throws -> ExitStatus {
-        let bench = try Workbench(options, context)
-        bench.emitList(try bench.store.read().websites.map(SiteRecord.output))
+    static func run(_ options: (global: TasksGlobalOptions, list: ListOptions), _ context: CommandContext) throws -> ExitStatus {
+        let bench = try Workbench(options.global, context)
+        bench.emitList(try bench.store.read().websites.map(SiteRecord.output), options.list, columns: ["id", "title", "url"])
         return .ok
     }
 }

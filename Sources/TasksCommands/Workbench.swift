@@ -53,8 +53,14 @@ struct Workbench {
         }
     }
 
-    /// Prints a list: one JSON array, or one line per record with --jsonl.
-    func emitList(_ records: [JSON]) {
+    /// Prints a list as `list` asks (RecordList): piped, one JSON array, or one line per record with --jsonl,
+    /// written here in one piece (`bench/tasks` measures it against Taskwarrior); on a terminal a table of
+    /// `columns`.
+    func emitList(_ records: [JSON], _ list: ListOptions, columns: [String]) {
+        guard RecordList.format(output, list, json: .array) == .json, list.fields == nil else {
+            RecordList.print(records, output, list, json: .array, columns: columns)
+            return
+        }
         var w = JSONWriter(capacity: records.count * 320 + 16)
         if output.mode == .jsonLines {
             for r in records {

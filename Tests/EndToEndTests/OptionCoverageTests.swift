@@ -62,6 +62,7 @@ import TasksCommands
         case "file|keyring": "file"
         case "KEY": "client-key-1"
         case "STATE": "pending"
+        case "A,B,…": "id"
         default: nil
         }
     }

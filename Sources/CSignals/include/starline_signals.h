@@ -29,4 +29,8 @@ _Noreturn void starline_signals_finish(int signal);
 /// This process gets SIGKILL when its parent ends (prctl PR_SET_PDEATHSIG; prctl is variadic).
 void starline_die_with_parent(void);
 
+/// The width in columns of the terminal on `fd` (ioctl TIOCGWINSZ; ioctl is variadic), 0 when it is not a
+/// terminal or does not say.
+int starline_terminal_columns(int fd);
+
 #endif

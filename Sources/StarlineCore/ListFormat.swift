@@ -1,0 +1,65 @@
+/// How a command that prints a list prints it (DESIGN section 3, Output): JSON for pipes, a table for people.
+///
+/// Piped or redirected, a list command prints what it always printed — a JSON array, or JSON Lines for the
+/// commands that stream — so no script changes. On a terminal it prints an aligned table (as gh, kubectl and
+/// docker do) unless `--pretty`, `--compact` or `--jsonl` asks for JSON. `-o/--output` chooses any of them.
+public enum ListFormat: String, Sendable, CaseIterable {
+    /// The command's JSON: one array (compact, or pretty on a terminal), or JSON Lines for a streaming command.
+    case json
+    /// One compact JSON record per line.
+    case jsonl
+    /// Aligned columns with a header, as wide as the terminal (`COLUMNS`, else the terminal's width, else 80).
+    case table
+    /// RFC 4180: a header row, CRLF line ends, quoted where needed; formula cells neutralised.
+    case csv
+    /// Tab-separated with a header row; tabs, newlines and backslashes in a value escaped as \t, \n, \\.
+    case tsv
+}
+
+/// `-o/--output FORMAT` and `--fields A,B,…` of every command that prints a list; its `RecordList` prints.
+public struct ListOptions: Sendable {
+    public static let format = Option<ListFormat?>.choice(
+        "output", short: "o", "FORMAT",
+        help: "Print the list as json, jsonl, table, csv or tsv. Default: a table on a terminal; piped or redirected, the JSON this command always printed.")
+    public static let fields = Option<[String]?>.converted(
+        .value("fields", "A,B,…", help: "Only these fields, in this order (a.b reaches into an object): the columns of a table, CSV or TSV, the keys of JSON."),
+        { try ListOptions.parseFields($0) })
+    public static let specs: [OptionSpec] = [format.spec, fields.spec]
+
+    /// The format asked for with -o, if any.
+    public var format: ListFormat?
+    /// The fields asked for with --fields, if any.
+    public var fields: [String]?
+
+    public init(format: ListFormat? = nil, fields: [String]? = nil) {
+        self.format = format
+        self.fields = fields
+    }
+
+    public init(_ arguments: ParsedArguments) throws {
+        format = try arguments[Self.format]
+        fields = try arguments[Self.fields]
+    }
+
+    /// At most this many fields, each a path of at most 8 names of at most 64 characters: a list of columns,
+    /// not a way to make the tool do unbounded work per record.
+    static let maxFields = 64
+
+    static func parseFields(_ text: String) throws -> [String] {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace() }
+        func refuse(_ why: String) -> StarlineError {
+            StarlineError(.usage, "--fields '\(text)': \(why)", details: .object([("option", .string("fields")), ("value", .string(text))]))
+        }
+        guard !names.isEmpty, names.count <= maxFields else { throw refuse("give 1 to \(maxFields) field names separated by commas") }
+        for name in names {
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            guard !name.isEmpty, parts.count <= 8, parts.allSatisfy({ !$0.isEmpty && $0.count <= 64 }) else {
+                throw refuse("'\(name)' is not a field name (letters, digits and _, a.b for a field inside an object)")
+            }
+            guard name.unicodeScalars.allSatisfy({ $0 == "." || $0 == "_" || $0 == "-" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) }) else {
+                throw refuse("'\(name)' is not a field name (letters, digits and _, a.b for a field inside an object)")
+            }
+        }
+        return names
+    }
+}

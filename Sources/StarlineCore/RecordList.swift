@@ -1,0 +1,124 @@
+/// Prints the records of a list command in the format `ListOptions` and the streams call for (DESIGN
+/// section 3, Output): the command hands over records one by one, as it always did, and never formats.
+///
+/// Piped or redirected without `-o`, the bytes are exactly what the command printed before tables existed —
+/// a JSON array (`JSONForm.array`) or JSON Lines (`.lines`) — so scripts see no change, and nothing here is
+/// set up (no width, no buffering) unless a table or delimited text is asked for. Every format streams:
+/// a JSON array is written element by element, CSV and TSV row by row, a table in blocks of
+/// `TableLayout.blockRows` rows laid out together (memory stays bounded on a list of any length).
+public final class RecordList: @unchecked Sendable {
+    // @unchecked: as Output, written from one thread at a time (bulk workers hand results to one finisher).
+    /// What the command printed when piped: one JSON array, or one JSON line per record.
+    public enum JSONForm: Sendable { case array, lines }
+
+    private enum Form { case jsonArray(JSON.Style), jsonLines, table, delimited(DelimitedText.Dialect) }
+
+    private let output: Output
+    private let form: Form
+    private let fields: [String]?
+    private let columns: [String]
+    private var count = 0
+    private var table: TableLayout?
+    /// A JSON array's bytes not yet written (written in 64 KiB pieces, not per record).
+    private var pending: [UInt8] = []
+
+    /// `columns`: what a table, CSV or TSV shows without `--fields` — the fields a person scans the list for.
+    public init(_ output: Output, _ options: ListOptions, json: JSONForm, columns: [String]) {
+        self.output = output
+        fields = options.fields
+        self.columns = options.fields ?? columns
+        let format = options.format ?? Self.defaultFormat(output, json: json)
+        form = switch format {
+        case .json: .jsonArray(output.mode == .pretty ? .pretty : .compact)
+        case .jsonl: .jsonLines
+        case .table: .table
+        case .csv: .delimited(.csv)
+        case .tsv: .delimited(.tsv)
+        }
+    }
+
+    /// The format the list will be printed in, `-o` or the default for these streams.
+    public static func format(_ output: Output, _ options: ListOptions, json: JSONForm) -> ListFormat {
+        options.format ?? defaultFormat(output, json: json)
+    }
+
+    /// Without `-o`: JSON when asked for (--pretty, --compact, --jsonl) or when stdout is not a terminal, in the
+    /// command's own form; a table for a person.
+    static func defaultFormat(_ output: Output, json: JSONForm) -> ListFormat {
+        guard output.modeIsExplicit || !output.stdoutIsTerminal else { return .table }
+        return output.mode == .jsonLines || json == .lines ? .jsonl : .json
+    }
+
+    /// One record, printed now (or, for a table, with its block).
+    public func add(_ record: JSON) {
+        defer { count += 1 }
+        switch form {
+        case .jsonArray(let style):
+            pending.append(count == 0 ? 0x5B : 0x2C)
+            if style == .pretty { pending += [0x0A, 0x20, 0x20] }
+            projected(record).write(to: &pending, style: style, indent: 1)
+            if pending.count >= 64 * 1024 { output.writeBytes(pending); pending.removeAll(keepingCapacity: true) }
+        case .jsonLines:
+            output.emitLine(projected(record))
+        case .table:
+            if table == nil {
+                table = TableLayout(columns: columns, width: Self.width(output))
+            }
+            let cells = columns.map { CellText.table(Self.value(record, at: $0)) }
+            if let block = table!.add(cells) { output.write(block); output.flush() }
+        case .delimited(let dialect):
+            if count == 0 { output.write(DelimitedText.row(columns, dialect: dialect, header: true)) }
+            output.write(DelimitedText.row(columns.map { CellText.delimited(Self.value(record, at: $0)) }, dialect: dialect))
+            output.flush()
+        }
+    }
+
+    public func add(contentsOf records: [JSON]) { for r in records { add(r) } }
+
+    /// Ends the list: closes a JSON array (`[]` when empty) and prints a table's last block. A table of
+    /// nothing prints nothing on stdout (as ls does); CSV and TSV still print their header.
+    public func finish() {
+        switch form {
+        case .jsonArray(let style):
+            pending += count == 0 ? Array("[]\n".utf8) : Array((style == .pretty ? "\n]\n" : "]\n").utf8)
+            output.writeBytes(pending)
+            pending.removeAll()
+        case .jsonLines: break
+        case .table:
+            if let block = table?.finish() { output.write(block) }
+            output.flush()
+        case .delimited(let dialect):
+            if count == 0 { output.write(DelimitedText.row(columns, dialect: dialect, header: true)) }
+            output.flush()
+        }
+    }
+
+    /// A whole list at once.
+    public static func print(_ records: [JSON], _ output: Output, _ options: ListOptions, json: JSONForm, columns: [String]) {
+        let list = RecordList(output, options, json: json, columns: columns)
+        list.add(contentsOf: records)
+        list.finish()
+    }
+
+    /// The record with only `--fields` (in that order; a missing one is null), or as it is.
+    private func projected(_ record: JSON) -> JSON {
+        guard let fields else { return record }
+        return .object(fields.map { ($0, Self.value(record, at: $0) ?? .null) })
+    }
+
+    /// The value at `path` (`a.b` reaches into objects), nil when absent.
+    static func value(_ record: JSON, at path: String) -> JSON? {
+        var value: JSON? = record
+        for key in path.split(separator: ".") {
+            guard case .object? = value else { return nil }
+            value = value?[String(key)]
+        }
+        return value
+    }
+
+    /// The table's width: `COLUMNS` when set to a number, else the terminal's, else 80.
+    static func width(_ output: Output) -> Int {
+        if let text = output.io.environment["COLUMNS"], let columns = Int(text), (10...10_000).contains(columns) { return columns }
+        return output.io.terminalColumns ?? 80
+    }
+}

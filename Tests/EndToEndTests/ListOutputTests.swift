@@ -1,0 +1,111 @@
+import Foundation
+import StarlineCore
+import StarlineTestSupport
+import Testing
+
+/// Tables and CSV for people, JSON for pipes (DESIGN section 3, Output), through the built tools: on a
+/// terminal (a real pty from `script`) a list command prints an aligned table; piped, the JSON it always
+/// printed; `-o` and `--fields` choose. W1 (the workbench's lists), W2 (memory), W4 (chat), S16 (sessions).
+@Suite struct ListOutputTests {
+    let home = TemporaryDirectory("sl-list")
+
+    /// `command` run under a pseudo-terminal `columns` wide: what a person sees (the tty's CRLF back to LF).
+    func onTerminal(_ command: String, columns: Int = 100, harness: SessionToolsHarness? = nil) throws -> ToolRun {
+        let arguments = ["-qec", command, "/dev/null"]
+        let environment = ["COLUMNS": String(columns), "TERM": "dumb"]
+        var run = try harness?.run("/usr/bin/script", arguments, environment: environment)
+            ?? Tools.run("/usr/bin/script", arguments, home: home.path, environment: environment)
+        run.stdout = Array(run.stdoutText.replacingOccurrences(of: "\r\n", with: "\n").utf8)
+        return run
+    }
+
+    func tasks(_ arguments: [String]) throws -> ToolRun { try Tools.run("sl-tasks", arguments, home: home.path) }
+
+    @Test("W1: sl-tasks list is a table on a terminal, the same JSON array as always when piped, CSV and TSV with -o")
+    func w1TasksListTableForPeopleJSONForPipes() throws {
+        #expect(try tasks(["add", "Pay rent", "--due", "2026-12-24T09:00:00Z", "--tag", "home"]).status == 0)
+        #expect(try tasks(["add", "=HYPERLINK(\"http://evil.example\",\"click\")", "--tag", "x"]).status == 0)
+        let bin = Tools.path("sl-tasks")
+
+        let table = try onTerminal("'\(bin)' list --all")
+        #expect(table.status == 0, "\(table.stderrText)")
+        let lines = table.stdoutText.split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(table.stdoutText)")
+        #expect(lines[0].hasPrefix("ID ") && lines[0].contains("  TITLE ") && lines[0].hasSuffix("TAGS"), "\(table.stdoutText)")
+        #expect(lines[1].contains("Pay rent") && lines[1].contains("2026-12-24T09:00:00Z") && lines[1].hasSuffix("home"))
+        #expect(!table.stdoutText.contains("{"), "a table, not JSON")
+
+        // Piped: one JSON array of whole records, as before.
+        let piped = try tasks(["list", "--all"])
+        let array = try #require(try JSON.parse(piped.stdoutText).arrayValue)
+        #expect(array.count == 2 && array[0]["title"]?.stringValue == "Pay rent" && array[0]["notes"] != nil && array[0]["createdAt"] != nil)
+        #expect(piped.stdoutText.hasPrefix("[{\"id\":") && piped.stdoutText.hasSuffix("}]\n"))
+        // --pretty on a terminal still asks for JSON.
+        #expect(try onTerminal("'\(bin)' list --all --pretty").stdoutText.hasPrefix("[\n  {\n"))
+
+        let csv = try tasks(["list", "--all", "-o", "csv", "--fields", "title,due,tags"])
+        #expect(csv.status == 0)
+        #expect(csv.stdoutText == "title,due,tags\r\nPay rent,2026-12-24T09:00:00Z,home\r\n\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")\",,x\r\n")
+        let tsv = try tasks(["list", "--all", "--output", "tsv", "--fields", "title,done"])
+        #expect(tsv.stdoutText == "title\tdone\nPay rent\tfalse\n=HYPERLINK(\"http://evil.example\",\"click\")\tfalse\n".replacingOccurrences(of: "\n=", with: "\n'="))
+        // --fields shapes the JSON too; -o table works when piped (as kubectl's -o wide does).
+        #expect(try tasks(["list", "--all", "-o", "jsonl", "--fields", "title"]).stdoutText
+            == "{\"title\":\"Pay rent\"}\n{\"title\":\"=HYPERLINK(\\\"http://evil.example\\\",\\\"click\\\")\"}\n")
+        #expect(try tasks(["list", "--all", "-o", "table", "--fields", "title"]).stdoutText.hasPrefix("TITLE\nPay rent\n"))
+        // A bad format or field list is a usage error.
+        let bad = try tasks(["list", "-o", "yaml"])
+        #expect(bad.status == 2 && bad.errorCode == "USAGE")
+        #expect(try tasks(["list", "--fields", "a,,b"]).status == 2)
+        // Sites and recents take the same options.
+        #expect(try tasks(["sites", "add", "https://example.com/", "--title", "Example"]).status == 0)
+        #expect(try tasks(["sites", "list", "-o", "csv", "--fields", "title,url"]).stdoutText == "title,url\r\nExample,https://example.com/\r\n")
+        #expect(try tasks(["recent", "list", "-o", "tsv"]).stdoutText == "lastVisitedAt\tvisits\ttitle\turl\n")
+    }
+
+    @Test("a table is as wide as the terminal: long cells are cut with …")
+    func tableFitsTheTerminal() throws {
+        #expect(try tasks(["add", String(repeating: "a long task title ", count: 12), "--tag", "t"]).status == 0)
+        let table = try onTerminal("'\(Tools.path("sl-tasks"))' list", columns: 60)
+        let lines = table.stdoutText.split(separator: "\n")
+        try #require(lines.count == 2, "\(table.stdoutText)")
+        #expect(lines.allSatisfy { $0.count <= 60 } && lines[1].contains("…"), "\(table.stdoutText)")
+    }
+
+    @Test("sl-qr decode: a table of what each file holds on a terminal, JSON Lines piped, CSV with -o")
+    func qrDecodeTable() throws {
+        let png = home.file("friend.png")
+        #expect(try Tools.run("sl-qr", ["friend", "AbCdEfGh1234", "-o", png], home: home.path).status == 0)
+        // -q: on a terminal the progress line would share the screen (stderr) with the table.
+        let table = try onTerminal("'\(Tools.path("sl-qr"))' decode -q '\(png)'", columns: 150)
+        let lines = table.stdoutText.split(separator: "\n").map(String.init)
+        try #require(lines.count == 2, "\(table.stdoutText)")
+        #expect(lines[0].hasPrefix("FILE ") && lines[1].contains("friendLink")
+            && lines[1].contains("https://chat.thestarline.cn/f/AbCdEfGh1234") && lines[1].hasSuffix("original"), "\(table.stdoutText)")
+        let piped = try Tools.run("sl-qr", ["decode", png], home: home.path)
+        #expect(try piped.jsonLines().first?["url"]?.stringValue == "https://chat.thestarline.cn/f/AbCdEfGh1234")
+        let csv = try Tools.run("sl-qr", ["decode", png, "-o", "csv", "--fields", "kind,code"], home: home.path)
+        #expect(csv.stdoutText == "kind,code\r\nfriendLink,AbCdEfGh1234\r\n")
+        let raw = try Tools.run("sl-qr", ["decode", png, "--raw", "-o", "csv"], home: home.path)
+        #expect(raw.status == 2 && raw.errorCode == "USAGE")
+    }
+
+    @Test("W4/S16: sl-chat conversations and history, sl-sessions list: tables on a terminal, CSV with -o, JSON Lines piped")
+    func w4ChatAndSessionsLists() throws {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        try h.storeLogin("alice")
+        #expect(try h.run("sl-chat", ["send", "c_team", "hello, \"team\""]).status == 0)
+        let table = try onTerminal("'\(Tools.path("sl-chat"))' conversations", columns: 120, harness: h)
+        #expect(table.status == 0, "\(table.stderrText)")
+        let header = table.stdoutText.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(header.hasPrefix("ID ") && header.contains("TITLE") && header.contains("LASTMESSAGE.TEXT"), "\(table.stdoutText)")
+        let history = try h.run("sl-chat", ["history", "c_team", "-o", "csv", "--fields", "text"])
+        #expect(history.stdoutText.hasPrefix("text\r\n") && history.stdoutText.contains("\"hello, \"\"team\"\"\"\r\n"), "\(history.stdoutText)")
+        let piped = try h.run("sl-chat", ["conversations"])
+        #expect(try piped.jsonLines().contains { $0["id"]?.stringValue == "c_team" })
+        let sessions = try h.run("sl-sessions", ["list", "-o", "csv", "--fields", "user,current"])
+        #expect(sessions.status == 0 && sessions.stdoutText.hasPrefix("user,current\r\n") && sessions.stdoutText.contains(",true\r\n"),
+                "\(sessions.stdoutText)\(sessions.stderrText)")
+        let sessionTable = try onTerminal("'\(Tools.path("sl-sessions"))' list", harness: h)
+        #expect(sessionTable.stdoutText.hasPrefix("ID "), "\(sessionTable.stdoutText)")
+    }
+}

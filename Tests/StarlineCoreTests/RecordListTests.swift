@@ -1,0 +1,128 @@
+import StarlineCore
+import Testing
+
+/// The list output of every list command (RecordList): JSON kept byte for byte when piped, and tables, CSV and
+/// TSV for people and spreadsheets — through injected streams, so every format's edge is checked in-process.
+@Suite struct RecordListTests {
+    static let records: [JSON] = [
+        .object([("id", .string("t1")), ("title", .string("Pay rent")), ("due", .string("2026-12-03T09:00:00Z")), ("done", .bool(false)),
+                 ("tags", .array([.string("home"), .string("money")])), ("n", .int(-5))]),
+        .object([("id", .string("t2")), ("title", .string("=HYPERLINK(\"http://evil\",\"x\")")), ("due", .null), ("done", .bool(true)),
+                 ("tags", .array([])), ("n", .int(7))]),
+    ]
+
+    func run(_ records: [JSON], format: ListFormat?, fields: [String]? = nil, json: RecordList.JSONForm = .array,
+             terminal: Bool = false, columns: Int? = nil, mode: Output.Mode? = nil, environment: Environment = [:]) -> String {
+        let (io, out, _) = IOStreams.capturing(environment: environment, terminal: terminal, columns: columns)
+        let output = Output(io: io, mode: mode)
+        RecordList.print(records, output, ListOptions(format: format, fields: fields), json: json, columns: ["id", "title", "due", "tags"])
+        output.flush()
+        return out.text
+    }
+
+    @Test("piped without -o: exactly the JSON array or JSON Lines the command printed before")
+    func pipedOutputIsUnchanged() {
+        #expect(run(Self.records, format: nil) == JSON.array(Self.records).serialized(.compact) + "\n")
+        #expect(run(Self.records, format: nil, json: .lines) == Self.records.map { $0.serialized(.compact) + "\n" }.joined())
+        #expect(run([], format: nil) == "[]\n")
+        #expect(run([], format: nil, json: .lines) == "")
+        // --jsonl on an array command, --pretty on a terminal: as before.
+        #expect(run(Self.records, format: nil, mode: .jsonLines) == Self.records.map { $0.serialized(.compact) + "\n" }.joined())
+        #expect(run(Self.records, format: nil, terminal: true, mode: .pretty) == JSON.array(Self.records).serialized(.pretty) + "\n")
+        // A long list streams, and still equals the one-piece array.
+        let many = (0..<5_000).map { JSON.object([("id", .int(Int64($0))), ("text", .string(String(repeating: "x", count: $0 % 40)))]) }
+        #expect(run(many, format: nil) == JSON.array(many).serialized(.compact) + "\n")
+    }
+
+    @Test("on a terminal: an aligned table with upper-case headers, as gh and kubectl print")
+    func terminalTable() {
+        let text = run(Self.records, format: nil, terminal: true, columns: 120)
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: width - text.count) }
+        let title = "=HYPERLINK(\"http://evil\",\"x\")"
+        #expect(text == [
+            "ID  " + pad("TITLE", title.count) + "  " + pad("DUE", 20) + "  TAGS",
+            "t1  " + pad("Pay rent", title.count) + "  2026-12-03T09:00:00Z  home, money",
+            "t2  " + title,  // empty cells at the end of a line leave no trailing blanks
+        ].map { $0 + "\n" }.joined(), "\(text)")
+        // No rows: nothing at all (as ls prints nothing).
+        #expect(run([], format: .table, terminal: true) == "")
+    }
+
+    @Test("a table fits the terminal: the widest column is cut with …, wide characters count two columns")
+    func tableFitsTheWidth() {
+        let long: [JSON] = [.object([("id", .string("m1")), ("title", .string("星线的一个非常长的标题，比终端还宽得多，需要截断")), ("due", .null),
+                                     ("tags", .array([]))])]
+        let text = run(long, format: .table, columns: 40)
+        for line in text.split(separator: "\n") {
+            let width = line.unicodeScalars.reduce(0) { $0 + (($1.value >= 0x3000 && $1.value <= 0x9FFF) || ($1.value >= 0xFF00 && $1.value <= 0xFF60) ? 2 : 1) }
+            #expect(width <= 40, "\(line) is \(width) columns")
+        }
+        #expect(text.contains("…"))
+        // COLUMNS wins over the terminal's width.
+        let narrow = run(Self.records, format: .table, columns: 200, environment: ["COLUMNS": "30"])
+        #expect(narrow.split(separator: "\n").allSatisfy { $0.count <= 30 }, "\(narrow)")
+    }
+
+    @Test("a hostile value cannot move the cursor or forge a row of a table")
+    func tableCellsHaveNoControlCharacters() {
+        let hostile: [JSON] = [.object([("id", .string("x\u{1B}[2J\u{1B}[31m")), ("title", .string("line1\nt9  forged row\r")), ("due", .string("\u{7}")),
+                                        ("tags", .array([.string("\u{9B}31m")]))])]
+        let text = run(hostile, format: .table, columns: 200)
+        #expect(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) })
+        #expect(text.split(separator: "\n").count == 2)
+    }
+
+    @Test("CSV: RFC 4180 quoting, CRLF, a header row; a formula cell is neutralised, a negative number is not")
+    func csv() {
+        let text = run(Self.records, format: .csv, fields: ["id", "title", "n", "tags", "done", "due"])
+        #expect(text == "id,title,n,tags,done,due\r\n"
+            + "t1,Pay rent,-5,\"home, money\",false,2026-12-03T09:00:00Z\r\n"
+            + "t2,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",7,,true,\r\n")
+        let formulas: [JSON] = ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "safe"].map { .object([("v", .string($0))]) }
+        let cells = run(formulas, format: .csv, fields: ["v"]).components(separatedBy: "\r\n").dropFirst().dropLast()
+        #expect(Array(cells) == ["'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "\"'\rx\"", "safe"])
+        // Quotes, commas and newlines inside a field.
+        let tricky: [JSON] = [.object([("v", .string("a \"b\", c\nd"))])]
+        #expect(run(tricky, format: .csv, fields: ["v"]) == "v\r\n\"a \"\"b\"\", c\nd\"\r\n")
+        // An empty list still has its header.
+        #expect(run([], format: .csv, fields: ["id", "title"]) == "id,title\r\n")
+    }
+
+    @Test("TSV: tabs, newlines and backslashes escaped, a header row")
+    func tsv() {
+        let values: [JSON] = [.object([("a", .string("x\ty")), ("b", .string("1\\2\n3")), ("c", .int(3))])]
+        #expect(run(values, format: .tsv, fields: ["a", "b", "c"]) == "a\tb\tc\nx\\ty\t1\\\\2\\n3\t3\n")
+    }
+
+    @Test("--fields picks and orders keys in every format; a.b reaches into an object; a missing field is null or empty")
+    func fields() {
+        let nested: [JSON] = [.object([("id", .string("c1")), ("lastMessage", .object([("text", .string("hi")), ("seq", .int(4))]))])]
+        #expect(run(nested, format: .jsonl, fields: ["lastMessage.text", "id", "nope"]) == #"{"lastMessage.text":"hi","id":"c1","nope":null}"# + "\n")
+        #expect(run(nested, format: .csv, fields: ["id", "lastMessage.seq", "nope"]) == "id,lastMessage.seq,nope\r\nc1,4,\r\n")
+        #expect(run(nested, format: .json, fields: ["id"]) == #"[{"id":"c1"}]"# + "\n")
+    }
+
+    @Test("--fields refuses what is not a list of field names (exit 2)")
+    func badFields() throws {
+        for text in ["", "a,,b", "a b", "a.", ".a", String(repeating: "a,", count: 64) + "a", "a;rm -rf"] {
+            let (io, _, err) = IOStreams.capturing()
+            let status = ToolMain.execute(Self.tool, ["list", "--fields", text], io: io)
+            #expect(status == .usage, "'\(text)'")
+            #expect(err.text.contains("\"code\":\"USAGE\""))
+        }
+    }
+
+    static let tool = Tool<CommandRunner>(
+        name: "sl-list-test",
+        commands: .group(CommandSpec("sl-list-test", abstract: "a list"), [.command(ListTestCommand.self)]),
+        globalOptions: StandardOptions.output)
+
+    enum ListTestCommand: Command {
+        static let spec = CommandSpec("list", abstract: "prints the test records", options: ListOptions.specs)
+        static func options(_ arguments: ParsedArguments) throws -> ListOptions { try ListOptions(arguments) }
+        static func run(_ options: ListOptions, _ context: CommandContext) throws -> StarlineCore.ExitStatus {
+            RecordList.print(RecordListTests.records, context.output, options, json: .array, columns: ["id", "title"])
+            return .ok
+        }
+    }
+}
