@@ -67,7 +67,7 @@ enum GetCommand: Command {
     static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the attachment to FILE (a regular file is replaced only once it is complete and verified; a device or FIFO is written in place) instead of stdout.",
                                                completion: .file(extensions: []))
     static let spec = CommandSpec(
-        "get", abstract: "Stream an attachment to stdout or a file, checking its size and BLAKE2b hash",
+        "get", abstract: "Stream an attachment to stdout or a file, authenticating every chunk and checking its size",
         discussion: "On stdout the bytes are written as they are decrypted and verified chunk by chunk; a damaged file stops the stream with exit 12 (VAULT_CORRUPT naming the attachment). With -o the file appears only when the whole attachment verified; the record printed on stdout then describes it.",
         options: [output.spec],
         arguments: [NoteRecord.idArgument, ArgumentSpec("NAME", help: "The attachment's name.")])
