@@ -26,7 +26,7 @@ enum UnlockCommand: Command {
         let access = try VaultAccess(options.memory, context)
         var passphrase = options.memory.passphrase(context)
         // Unlock always checks a passphrase: the agent's key is never taken on trust from another agent.
-        let vault = try MemoryVault.open(at: access.location, passphrase: try passphrase.read("Passphrase: "), faults: access.faults)
+        let vault = try passphrase.attempt("Passphrase: ") { try MemoryVault.open(at: access.location, passphrase: $0, faults: access.faults) }
         if options.keyring { try MemoryKeyring.store(vault.dataKey, vaultID: vault.vaultID, environment: context.environment) }
         let pid = try MemoryAgentLauncher.start(key: vault.dataKey, vaultID: vault.vaultID, ttl: .seconds(options.ttl), idle: .seconds(options.idle),
                                                 environment: context.environment, executable: "/proc/self/exe",

@@ -62,7 +62,7 @@ enum AttachCommand: Command {
     }
 }
 
-/// `sl-memory get ID NAME [-o FILE]`.
+/// `sl-memory get ID [NAME] [-o FILE]`.
 enum GetCommand: Command {
     static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the attachment to FILE (a regular file is replaced only once it is complete and verified; a device or FIFO is written in place) instead of stdout.",
                                                completion: .file(extensions: []))
@@ -70,21 +70,22 @@ enum GetCommand: Command {
         "get", abstract: "Stream an attachment to stdout or a file, authenticating every chunk and checking its size",
         discussion: "On stdout the bytes are written as they are decrypted and verified chunk by chunk; a damaged file stops the stream with exit 12 (VAULT_CORRUPT naming the attachment). With -o the file appears only when the whole attachment verified; the record printed on stdout then describes it.",
         options: [output.spec],
-        arguments: [NoteRecord.idArgument, ArgumentSpec("NAME", help: "The attachment's name.")])
-    struct Options { var memory: MemoryOptions; var id: String; var name: String; var output: String? }
+        arguments: [NoteRecord.idArgument, ArgumentSpec("NAME", help: "The attachment's name; may be left out when the note has exactly one.", optional: true)])
+    struct Options { var memory: MemoryOptions; var id: String; var name: String?; var output: String? }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0], name: arguments.positionals[1], output: try arguments[output])
+        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0], name: arguments.positionals.dropFirst().first, output: try arguments[output])
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
+        let name = try options.name ?? NoteRecord.onlyAttachment(of: options.id, in: vault)
         guard let path = options.output else {
             guard let sink = context.io.stdout as? FileDescriptorSink else {
                 throw StarlineError(.usage, "get without -o needs stdout to be a file descriptor")
             }
-            _ = try vault.getAttachment(options.id, name: options.name, to: sink.fd)
+            _ = try vault.getAttachment(options.id, name: name, to: sink.fd)
             return .ok
         }
-        let attachment = try CompletedFile.write(to: path) { fd in try vault.getAttachment(options.id, name: options.name, to: fd) }
+        let attachment = try CompletedFile.write(to: path) { fd in try vault.getAttachment(options.id, name: name, to: fd) }
         var record = NoteRecord.attachment(attachment)
         record.set("file", .string(path))
         context.output.emit(record)

@@ -52,8 +52,7 @@ enum PasswdCommand: Command {
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let access = try VaultAccess(options.memory, context)
         var passphrase = options.memory.passphrase(context)
-        let current = try passphrase.read("Current passphrase: ")
-        let vault = try MemoryVault.open(at: access.location, passphrase: current, faults: access.faults)
+        let (vault, current) = try passphrase.attempt("Current passphrase: ") { (try MemoryVault.open(at: access.location, passphrase: $0, faults: access.faults), $0) }
         let new = try passphrase.read("New passphrase: ", confirm: true)
         try vault.changePassphrase(current: current, new: new, limits: options.kdf?.limits)
         context.output.emit(.object([("changed", .bool(true)), ("vaultId", .string(vault.vaultID)), ("kdf", KDFLevel.json(vault.limits))]))
@@ -70,8 +69,7 @@ enum RekeyCommand: Command {
     static func run(_ options: MemoryOptions, _ context: CommandContext) throws -> ExitStatus {
         let access = try VaultAccess(options, context)
         var passphrase = options.passphrase(context)
-        let secret = try passphrase.read("Passphrase: ")
-        let vault = try MemoryVault.open(at: access.location, passphrase: secret, faults: access.faults)
+        let (vault, secret) = try passphrase.attempt("Passphrase: ") { (try MemoryVault.open(at: access.location, passphrase: $0, faults: access.faults), $0) }
         let result = try vault.rekey(passphrase: secret)
         _ = try? MemoryAgentClient.stop(vaultID: vault.vaultID, environment: context.environment)
         context.output.emit(.object([("rekeyed", .bool(true)), ("epoch", .int(Int64(result.epoch))), ("recordsMoved", .int(Int64(result.recordsMoved))),
@@ -94,14 +92,14 @@ enum VerifyCommand: Command {
         let access = try VaultAccess(options.memory, context)
         var passphrase = options.memory.passphrase(context)
         if options.acceptRollback {
-            let vault = try MemoryVault.acceptRollback(at: access.location, passphrase: try passphrase.read("Passphrase: "), faults: access.faults)
+            let vault = try passphrase.attempt("Passphrase: ") { try MemoryVault.acceptRollback(at: access.location, passphrase: $0, faults: access.faults) }
             context.output.emit(.object([("accepted", .bool(true)), ("counter", .int(Int64(clamping: vault.counter)))]))
             return .ok
         }
         // A vault that does not open (a record swapped, a rollback) is still checked, so every problem is listed.
         let key = passphrase.isExplicit ? nil : try access.agentOrKeyringKey()
-        let credential: VaultCredential = try key.map { .dataKey($0) } ?? .passphrase(try passphrase.read("Passphrase: "))
-        let report = try MemoryVault.verify(at: access.location, with: credential, faults: access.faults)
+        let report = try key.map { try MemoryVault.verify(at: access.location, with: .dataKey($0), faults: access.faults) }
+            ?? passphrase.attempt("Passphrase: ") { try MemoryVault.verify(at: access.location, with: .passphrase($0), faults: access.faults) }
         let problems = JSON.array(report.problems.map { .object([("kind", .string($0.kind.rawValue)), ("subject", .string($0.subject)), ("message", .string($0.message))]) })
         context.output.emit(.object([("ok", .bool(report.isClean)), ("records", .int(Int64(report.records))), ("attachments", .int(Int64(report.attachments))),
                                      ("counter", .int(Int64(clamping: report.counter))), ("problems", problems)]))

@@ -75,7 +75,7 @@ struct VaultAccess {
 
     func open(_ passphrase: inout PassphraseSource) throws -> (vault: MemoryVault, source: KeySource) {
         if passphrase.isExplicit {
-            return (try MemoryVault.open(at: location, with: .passphrase(try passphrase.read("Passphrase: ")), faults: faults), .passphrase)
+            return (try passphrase.attempt("Passphrase: ") { try MemoryVault.open(at: location, with: .passphrase($0), faults: faults) }, .passphrase)
         }
         // One database open for the id the agent is asked by and for the unlock itself.
         let locked = try MemoryVault.locked(at: location, faults: faults)
@@ -95,7 +95,7 @@ struct VaultAccess {
             throw StarlineError(.locked, "the memory vault is locked: run sl-memory unlock, or give the passphrase with --passphrase-fd, --passphrase-file or STARLINE_MEMORY_PASSPHRASE",
                                 details: .object([("vault", .string(location.directory))]))
         }
-        return (try locked.open(with: .passphrase(try passphrase.read("Passphrase for \(location.directory): "))), .passphrase)
+        return (try passphrase.attempt("Passphrase for \(location.directory): ") { try locked.open(with: .passphrase($0)) }, .passphrase)
     }
 
     /// The key of a running agent or the keyring (`unlock --keyring`), without a passphrase; nil when neither has it.

@@ -33,6 +33,31 @@ enum NoteRecord {
 
     static let idArgument = ArgumentSpec("ID", help: "A note id or a unique prefix of one.")
 
+    /// The attachment `get` reads when no name is given: the note's only one. None is NOT_FOUND and several
+    /// a usage error, each listing the names there are (none, or which to choose from).
+    static func onlyAttachment(of id: String, in vault: MemoryVault) throws -> String {
+        let note = try vault.show(id)
+        let names = note.attachments.map(\.name)
+        let details = JSON.object([("id", .string(note.id)), ("attachments", .array(names.map(JSON.string)))])
+        switch names.count {
+        case 1: return names[0]
+        case 0: throw StarlineError(.notFound, "note \(note.id) has no attachments", details: details)
+        default:
+            throw StarlineError(.usage, "note \(note.id) has \(names.count) attachments; name the one to get: \(names.map { "'\($0)'" }.joined(separator: ", "))",
+                                details: details)
+        }
+    }
+
+    /// Longest title `add --lines` derives from a line (in characters); a longer line is cut and ends in "…".
+    static let maxDerivedTitle = 80
+
+    /// The title of a note added without --title from a line: the line, trimmed, cut to `maxDerivedTitle`.
+    static func title(fromLine line: String) -> String {
+        let text = line.trimmingWhitespace()
+        guard text.count > maxDerivedTitle else { return text }
+        return String(text.prefix(maxDerivedTitle - 1)).trimmingWhitespace() + "…"
+    }
+
     /// The options of a command that takes only a note id (`show`, `rm`).
     struct Target {
         var memory: MemoryOptions
@@ -64,7 +89,7 @@ enum NoteRecord {
 /// `sl-memory add [TEXT…|-]`.
 enum AddCommand: Command {
     static let attach = Option<[String]>.strings("attach", short: "a", "FILE", help: "Attach FILE to the new note (repeatable).")
-    static let lines = Option<Bool>.flag("lines", help: "One note per line of stdin (blank lines skipped), all added in one transaction; one record each (JSON Lines with --jsonl).")
+    static let lines = Option<Bool>.flag("lines", help: "One note per line of stdin (blank lines skipped), each titled by its line (cut to \(NoteRecord.maxDerivedTitle) characters) unless --title, all added in one transaction; one record each (JSON Lines with --jsonl).")
     static let spec = CommandSpec(
         "add", abstract: "Add a note (text from the arguments or stdin) and print it",
         options: [NoteRecord.title.spec, NoteRecord.tag.spec, attach.spec, lines.spec],
@@ -90,7 +115,7 @@ enum AddCommand: Command {
                 guard let text = String(validating: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self) else {
                     throw StarlineError(.usage, "a line on stdin is not UTF-8")
                 }
-                return text.trimmingWhitespace().isEmpty ? nil : NoteDraft(title: options.title ?? "", body: text, tags: options.tags)
+                return text.trimmingWhitespace().isEmpty ? nil : NoteDraft(title: options.title ?? NoteRecord.title(fromLine: text), body: text, tags: options.tags)
             }
             let vault = try VaultAccess.open(options.memory, context)
             let notes = try vault.add(contentsOf: drafts)

@@ -76,6 +76,27 @@ struct PassphraseSource {
         return SecretBytes(copying: Array(text.utf8))
     }
 
+    /// Tries typed at the terminal before a wrong passphrase fails the command, as ssh and gpg give.
+    static let terminalTries = 3
+
+    /// `open` with the next passphrase. At the terminal a passphrase that `open` finds wrong (WRONG_PASSPHRASE)
+    /// is asked for again, `terminalTries` in all, and the last error is thrown; a descriptor, a file or the
+    /// environment fails at once: a script's passphrase does not get better by asking again, and each try costs
+    /// an Argon2id derivation.
+    mutating func attempt<T>(_ prompt: String, _ open: (SecretBytes) throws -> T) throws -> T {
+        var tries = 1
+        var ask = prompt
+        while true {
+            let secret = try read(ask)
+            do {
+                return try open(secret)
+            } catch let error as StarlineError where error.code == .wrongPassphrase && canPrompt && tries < Self.terminalTries {
+                tries += 1
+                ask = "Wrong passphrase, try again. " + prompt
+            }
+        }
+    }
+
     private mutating func nextLine() throws -> String {
         guard let lines, next < lines.count, !lines[next].isEmpty else {
             throw StarlineError(.usage, "no passphrase given: one passphrase a line is read (passwd: the current one, then the new one)")
