@@ -1,4 +1,4 @@
-/// How a command that prints a list prints it (DESIGN section 3, Output): JSON for pipes, a table for people.
+/// How a command that prints a list prints it (README, Conventions): JSON for pipes, a table for people.
 ///
 /// Piped or redirected, a list command prints what it always printed — a JSON array, or JSON Lines for the
 /// commands that stream — so no script changes. On a terminal it prints an aligned table (as gh, kubectl and

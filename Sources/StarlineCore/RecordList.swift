@@ -1,5 +1,5 @@
-/// Prints the records of a list command in the format `ListOptions` and the streams call for (DESIGN
-/// section 3, Output): the command hands over records one by one, as it always did, and never formats.
+/// Prints the records of a list command in the format `ListOptions` and the streams call for (README,
+/// Conventions): the command hands over records one by one, as it always did, and never formats.
 ///
 /// Piped or redirected without `-o`, the bytes are exactly what the command printed before tables existed —
 /// a JSON array (`JSONForm.array`) or JSON Lines (`.lines`) — so scripts see no change, and nothing here is

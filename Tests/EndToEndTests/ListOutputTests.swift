@@ -3,7 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Tables and CSV for people, JSON for pipes (DESIGN section 3, Output), through the built tools: on a
+/// Tables and CSV for people, JSON for pipes (README, Conventions), through the built tools: on a
 /// terminal (a real pty from `script`) a list command prints an aligned table; piped, the JSON it always
 /// printed; `-o` and `--fields` choose. W1 (the workbench's lists), W2 (memory), W4 (chat), S16 (sessions).
 @Suite struct ListOutputTests {
