@@ -155,7 +155,7 @@ import TasksCommands
             if let profile {
                 try FileManager.default.createDirectory(atPath: home.file("starline/config"), withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
-                FileManager.default.createFile(atPath: home.file("starline/config/config.json"), contents: Data(profile.utf8),
+                _ = FileManager.default.createFile(atPath: home.file("starline/config/config.json"), contents: Data(profile.utf8),
                                                attributes: [.posixPermissions: 0o600])
             }
             let env = Environment(["STARLINE_HOME": home.file("starline"), "HOME": home.path].merging(environment) { $1 })
