@@ -26,6 +26,9 @@ enum NoteRecord {
         return .object(fields)
     }
 
+    /// The columns of a note list on a terminal (`list`, `search`).
+    static let columns = ["id", "title", "tags", "updatedAt"]
+
     /// A list: one JSON array, or one line per record with --jsonl.
     static func emitList(_ records: [JSON], _ output: Output) {
         if output.mode == .jsonLines { for r in records { output.emitLine(r) } } else { output.emit(.array(records)) }
@@ -136,15 +139,16 @@ enum AddCommand: Command {
 
 /// `sl-memory list`.
 enum ListCommand: Command {
-    static let spec = CommandSpec("list", abstract: "List notes (titles, tags, attachments; no bodies)", options: [NoteRecord.tag.spec])
-    struct Options { var memory: MemoryOptions; var tags: [String] }
+    static let spec = CommandSpec("list", abstract: "List notes (titles, tags, attachments; no bodies)",
+                                  options: [NoteRecord.tag.spec] + ListOptions.specs)
+    struct Options { var memory: MemoryOptions; var tags: [String]; var list: ListOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(memory: try MemoryOptions(arguments), tags: try arguments[NoteRecord.tag])
+        Options(memory: try MemoryOptions(arguments), tags: try arguments[NoteRecord.tag], list: try ListOptions(arguments))
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
         let notes = try vault.list().filter { note in options.tags.allSatisfy(note.tags.contains) }
-        NoteRecord.emitList(notes.map(NoteRecord.summary), context.output)
+        RecordList.print(notes.map(NoteRecord.summary), context.output, options.list, json: .array, columns: NoteRecord.columns)
         return .ok
     }
 }
@@ -201,17 +205,19 @@ enum SearchCommand: Command {
     static let spec = CommandSpec(
         "search", abstract: "Find the notes whose title, text or tags hold every word",
         discussion: "The vault keeps an encrypted index (keyed BLAKE2b tokens of every word): a search computes the tokens of its words and decrypts only the notes that hold them all. Words match whole, case-insensitively.",
+        options: ListOptions.specs,
         arguments: [ArgumentSpec("WORD", help: "Words that must all occur.", variadic: true)],
         examples: [Example("sl-memory search wifi password --jsonl | jq -r .id", "The ids of notes holding both words.")])
-    struct Options { var memory: MemoryOptions; var query: String }
+    struct Options { var memory: MemoryOptions; var query: String; var list: ListOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let query = arguments.positionals.joined(separator: " ")
         guard !query.trimmingWhitespace().isEmpty else { throw StarlineError(.usage, "no words to search for") }
-        return Options(memory: try MemoryOptions(arguments), query: query)
+        return Options(memory: try MemoryOptions(arguments), query: query, list: try ListOptions(arguments))
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
-        NoteRecord.emitList(try vault.search(options.query).map(NoteRecord.summary), context.output)
+        RecordList.print(try vault.search(options.query).map(NoteRecord.summary), context.output, options.list, json: .array,
+                         columns: NoteRecord.columns)
         return .ok
     }
 }

@@ -62,6 +62,22 @@ import Testing
         #expect(try tasks(["recent", "list", "-o", "tsv"]).stdoutText == "lastVisitedAt\tvisits\ttitle\turl\n")
     }
 
+    @Test("W2: sl-memory list and search print tables on a terminal and CSV with -o, the JSON array when piped")
+    func w2MemoryLists() throws {
+        let runtime = TemporaryDirectory("sl-list-run")
+        let environment = ["STARLINE_MEMORY_PASSPHRASE": "correct horse battery staple", "XDG_RUNTIME_DIR": runtime.path]
+        func memory(_ arguments: [String]) throws -> ToolRun { try Tools.run("sl-memory", arguments, home: home.path, environment: environment) }
+        let initialized = try memory(["init"])
+        try #require(initialized.status == 0, "\(initialized.stderrText)")
+        #expect(try memory(["add", "--title", "router", "--tag", "home", "wifi password is on the box"]).status == 0)
+        let csv = try memory(["list", "-o", "csv", "--fields", "title,tags"])
+        #expect(csv.stdoutText == "title,tags\r\nrouter,home\r\n", "\(csv.stdoutText)\(csv.stderrText)")
+        let piped = try memory(["search", "wifi"])
+        #expect(try JSON.parse(piped.stdoutText).arrayValue?.first?["title"]?.stringValue == "router")
+        let tsv = try memory(["search", "wifi", "-o", "tsv", "--fields", "title"])
+        #expect(tsv.stdoutText == "title\nrouter\n")
+    }
+
     @Test("a table is as wide as the terminal: long cells are cut with …")
     func tableFitsTheTerminal() throws {
         #expect(try tasks(["add", String(repeating: "a long task title ", count: 12), "--tag", "t"]).status == 0)
