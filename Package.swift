@@ -113,7 +113,8 @@ let package = Package(
         .target(name: "MemoryCommands", dependencies: ["StarlineMemory", "StarlineKeyring"]),
         .target(name: "ChatCommands", dependencies: ["PlatformCommands", "StarlineChat"]),
 
-        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "CProcess"], path: "Tests/StarlineTestSupport"),
+        // StarlinePlatform: the scripted transport (ScriptedTransport) that in-process tool runs are given.
+        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "StarlinePlatform", "CProcess"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"],

@@ -44,12 +44,14 @@ struct ReadOptions: Sendable {
 }
 
 /// Everything a chat command runs with: the session of app `workbench` from the session store (or
-/// STARLINE_TOKEN), the account it belongs to, the chat API with that token, and the chat store.
+/// STARLINE_TOKEN), the account it belongs to, the chat API with that token, and the chat store — the
+/// client and the chat API's transport and clock from the run's `PlatformFactory`.
 ///
 /// S14/W8: `sameAccount` is checked after every request, before anything is stored or printed; S15: an
 /// answer that ends the session (401, an ending 403) clears it only if it is still the stored one (`ended`).
 @MainActor
 struct ChatSession {
+    let factory: PlatformFactory
     let client: StarlightClient
     let credentials: StarlightClient.RunCredentials
     let account: ChatAccount
@@ -58,7 +60,8 @@ struct ChatSession {
     let sameAccount: @Sendable () -> Bool
 
     static func open(_ options: ChatOptions, _ context: CommandContext, network: Bool = true, parallel: Int = 2) async throws -> ChatSession {
-        let client = try PlatformToolSupport.client(options.platform, context, network: network)
+        let factory = PlatformFactory(options.platform, context)
+        let client = try factory.client(network: network)
         var credentials = try client.runCredentials()
         if credentials.user["id"]?.stringValue == nil {
             // STARLINE_TOKEN: the token says nothing of its user until the platform verified it.
@@ -73,10 +76,10 @@ struct ChatSession {
             throw StarlineError(.data, "the stored session names no user id; sign in again with sl-login")
         }
         let account = ChatAccount(chatBase: options.chat, userId: userId)
-        let transport = HTTPTransport(timeout: Double(options.platform.timeout), maxConnections: parallel)
         let store = try ChatStore(paths: context.paths, faults: try StorageFaults(environment: context.environment))
-        return ChatSession(client: client, credentials: credentials, account: account,
-                           api: ChatAPI(base: options.chat, token: credentials.token, transport: transport), store: store,
+        let api = ChatAPI(base: options.chat, token: credentials.token, transport: factory.transport(maxConnections: parallel),
+                          timeout: Double(options.platform.timeout), clock: factory.clock)
+        return ChatSession(factory: factory, client: client, credentials: credentials, account: account, api: api, store: store,
                            sameAccount: client.sameAccountCheck(credentials))
     }
 

@@ -44,7 +44,9 @@ struct OutboxRun {
         let delivery = OutboxDelivery(api: session.api, store: session.store, account: session.account,
                                       notice: { output.notice("sl-chat: " + $0) }, sameAccount: session.sameAccount)
         let collected = Locked(Outcome())
-        let summary = delivery.run(jobs, configuration: options.engine) { result in
+        var engine = options.engine
+        engine.clock = session.factory.bulkClock
+        let summary = delivery.run(jobs, configuration: engine) { result in
             if printEarlier || !result.job.earlier {
                 output.emitLine(Self.record(result))
                 output.flush()

@@ -27,6 +27,14 @@ extension CommandTree where Runner == AsyncCommandRunner {
 }
 
 extension ToolMain {
+    /// Runs an async tool in-process on `io` and returns its status (tests use it). `network`: every client
+    /// the run's `PlatformFactory` builds talks to its transport and waits on its clocks (a test's stub).
+    @MainActor
+    public static func execute(_ tool: Tool<AsyncCommandRunner>, _ words: [String], io: IOStreams,
+                               network: PlatformFactory.Injection) async -> ExitStatus {
+        await PlatformFactory.$injected.withValue(network) { await execute(tool, words, io: io) }
+    }
+
     /// Runs an async tool in-process on `io` and returns its status (tests use it).
     @MainActor
     public static func execute(_ tool: Tool<AsyncCommandRunner>, _ words: [String], io: IOStreams) async -> ExitStatus {

@@ -57,47 +57,26 @@ public enum PlatformToolSupport {
         StandardOptions.configFile,
     ]
 
-    /// The client for this run: memory-only with STARLINE_TOKEN, else backed by the session store. A command
-    /// that will talk to the server passes `network: true`, so libcurl (~9 ms to load) is loaded on a thread
-    /// while the store is read (see `CurlLibrary.preload`).
+    /// The session client for this run, from the run's factory (`PlatformFactory.client`), for a command
+    /// that needs nothing else of it.
     @MainActor
-    /// `custodian`: the key custodian a sign-in asked for (nil: the store's recorded one).
     public static func client(_ options: PlatformOptions, _ context: CommandContext, network: Bool = false,
                               custodian: KeyCustodian? = nil) throws -> StarlightClient {
-        let client = try makeClient(options, context, custodian: custodian)
-        if network { HTTPTransport.preloadLibrary() }
-        return client
+        try PlatformFactory(options, context).client(network: network, custodian: custodian)
     }
 
+    /// `--events`: each event stamped with the run's clock (`context.io.now()`).
     @MainActor
-    private static func makeClient(_ options: PlatformOptions, _ context: CommandContext, custodian: KeyCustodian?) throws -> StarlightClient {
-        let configuration = StarlightClient.Configuration(api: options.api, appId: options.appId, timeout: Double(options.timeout))
-        let client: StarlightClient
-        if let token = context.environment["STARLINE_TOKEN"], !token.isEmpty {
-            client = StarlightClient(configuration: configuration, store: nil)
-            client.adoptMemoryToken(token)
-        } else {
-            let key = StoreKey(api: options.api, appId: options.appId, service: options.service)
-            // Storage faults (tests) are read here, in the tool layer, and passed in: the store never reads the environment for them.
-            client = StarlightClient(configuration: configuration, store: try SessionStore(paths: context.paths, key: key, environment: context.environment,
-                                                                                           storageFaults: try StorageFaults(environment: context.environment),
-                                                                                           preferredCustodian: custodian))
-        }
-        if let path = options.eventsPath { try attachEvents(client, path: path, output: context.output) }
-        return client
-    }
-
-    @MainActor
-    static func attachEvents(_ client: StarlightClient, path: String, output: Output) throws {
-        let writer = try EventWriter(path: path, output: output)
+    static func attachEvents(_ client: StarlightClient, path: String, context: CommandContext) throws {
+        let writer = try EventWriter(path: path, output: context.output)
+        let io = context.io
         client.onSessionChanged = { session in
-            writer.write(.object([("event", .string("sessionChanged")), ("time", .string(Timestamp.rfc3339String(Timestamp.now().seconds))), ("session", session?.json() ?? .null)]))
+            writer.write(.object([("event", .string("sessionChanged")), ("time", .string(Timestamp.rfc3339String(io.now().seconds))), ("session", session?.json() ?? .null)]))
         }
         client.onError = { error in
-            writer.write(.object([("event", .string("error")), ("time", .string(Timestamp.rfc3339String(Timestamp.now().seconds))), ("error", error.json["error"] ?? .null)]))
+            writer.write(.object([("event", .string("error")), ("time", .string(Timestamp.rfc3339String(io.now().seconds))), ("error", error.json["error"] ?? .null)]))
         }
     }
-
 }
 
 /// `--events FILE|-`: one JSON line per event, appended (O_APPEND, so concurrent runs interleave whole lines).

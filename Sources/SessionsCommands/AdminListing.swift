@@ -6,22 +6,23 @@ import PlatformCommands
 @MainActor
 struct AdminListing {
     let options: ListCommand.Options
+    let factory: PlatformFactory
     let context: CommandContext
     let client: StarlightClient
     let now: Int64
 
-    init(_ options: ListCommand.Options, _ context: CommandContext, client: StarlightClient, now: Int64) {
+    init(_ options: ListCommand.Options, _ factory: PlatformFactory, client: StarlightClient, now: Int64) {
         self.options = options
-        self.context = context
+        self.factory = factory
+        self.context = factory.context
         self.client = client
         self.now = now
     }
 
     func run() async throws -> ExitStatus {
         let credentials = try client.runCredentials()
-        let transport = HTTPTransport(timeout: Double(options.platform.timeout), maxConnections: options.parallel)
-        let lister = SessionLister(api: client.platform, transport: transport, token: credentials.token)
-        let engine = BulkConfiguration(parallel: options.parallel)
+        let lister = SessionLister(api: client.platform, transport: factory.transport(maxConnections: options.parallel), token: credentials.token)
+        let engine = BulkConfiguration(parallel: options.parallel, clock: factory.bulkClock)
         // --all-users streams: users are listed page by page as the workers need them, never all held at once.
         let pager = options.allUsers ? UserPager(lister: lister, engine: engine) : nil
         let source: @Sendable () -> String? = if let pager { { pager.next() } } else { BulkEngine.source(try namedUsers()) }

@@ -45,7 +45,8 @@ enum ListCommand: AsyncCommand {
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context, network: true)
+        let factory = PlatformFactory(options.platform, context)
+        let client = try factory.client(network: true)
         let now = context.io.now().seconds
         guard options.allUsers || !options.users.isEmpty else {
             let (owner, sessions) = try await client.sessionsWithUser()
@@ -58,7 +59,7 @@ enum ListCommand: AsyncCommand {
             list.finish()
             return .ok
         }
-        return try await AdminListing(options, context, client: client, now: now).run()
+        return try await AdminListing(options, factory, client: client, now: now).run()
     }
 }
 

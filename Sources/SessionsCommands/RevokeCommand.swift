@@ -93,11 +93,12 @@ enum RevokeCommand: AsyncCommand {
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options.platform, context, network: !options.dryRun || options.others || options.all)
+        let factory = PlatformFactory(options.platform, context)
+        let client = try factory.client(network: !options.dryRun || options.others || options.all)
         let credentials = try client.runCredentials()
         let source = try await RevokeSource.build(options, context, client: client, credentials: credentials)
         if options.dryRun { return try source.printDryRun(context.output, shard: options.shard) }
-        let run = try RevokeRun(options, source: source, credentials: credentials, client: client, context: context)
+        let run = try RevokeRun(options, factory: factory, source: source, credentials: credentials, client: client)
         return try run.execute()
     }
 }

@@ -11,6 +11,8 @@ final class ResultReporter: Sendable {
     let journal: BulkJournal?
     /// Items, when known before the run (nil for stdin, which streams).
     let total: Int?
+    /// The run's wall clock (`context.io.now()`), for the journal entries' `at`.
+    let now: @Sendable () -> Timestamp
 
     private struct State {
         var counts: [BulkItemStatus: Int] = [:]
@@ -23,10 +25,11 @@ final class ResultReporter: Sendable {
     private let state = Locked(State())
     private let started = MonotonicClock.nanoseconds()
 
-    init(output: Output, journal: BulkJournal?, total: Int?) {
+    init(output: Output, journal: BulkJournal?, total: Int?, now: @escaping @Sendable () -> Timestamp) {
         self.output = output
         self.journal = journal
         self.total = total
+        self.now = now
     }
 
     var counts: [BulkItemStatus: Int] { state.withLock { $0.counts } }
@@ -50,7 +53,7 @@ final class ResultReporter: Sendable {
             var failure: StarlineError?
             if report.kind != .fromJournal, let journal, s.failure == nil {
                 var entry = record
-                entry.set("at", .string(Timestamp.rfc3339String(Timestamp.now().seconds)))
+                entry.set("at", .string(Timestamp.rfc3339String(now().seconds)))
                 failure = journal.record(entry)
                 if let failure { s.failure = failure }
             }

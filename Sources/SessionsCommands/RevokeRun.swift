@@ -11,6 +11,7 @@ import PlatformCommands
 @MainActor
 final class RevokeRun {
     let options: RevokeCommand.Options
+    let factory: PlatformFactory
     let source: RevokeSource
     let credentials: StarlightClient.RunCredentials
     let client: StarlightClient
@@ -20,9 +21,11 @@ final class RevokeRun {
     let reason: String?
     let started = MonotonicClock.nanoseconds()
 
-    init(_ options: RevokeCommand.Options, source: RevokeSource, credentials: StarlightClient.RunCredentials, client: StarlightClient,
-         context: CommandContext) throws {
+    init(_ options: RevokeCommand.Options, factory: PlatformFactory, source: RevokeSource, credentials: StarlightClient.RunCredentials,
+         client: StarlightClient) throws {
+        let context = factory.context
         self.options = options
+        self.factory = factory
         self.source = source
         self.credentials = credentials
         self.client = client
@@ -32,11 +35,12 @@ final class RevokeRun {
         let api = options.platform.api.description
         let caller = credentials.user["id"]?.stringValue
         var reason = options.reason
+        let io = context.io
         journal = try options.journal.map { path in
             try BulkJournal(path: path, resume: options.resume, run: {
                 .object([
                     ("tool", .string("sl-sessions \(StarlineVersion.current)")), ("command", .string("revoke")),
-                    ("startedAt", .string(Timestamp.rfc3339String(Timestamp.now().seconds))),
+                    ("startedAt", .string(Timestamp.rfc3339String(io.now().seconds))),
                     ("caller", .object([("user", .optional(caller)), ("sessionId", .string(credentials.sessionId))])),
                     ("api", .string(api)), ("reason", .optional(reason)),
                     ("input", .object([("source", .string(options.source)), ("user", .optional(options.user)),
@@ -73,13 +77,16 @@ final class RevokeRun {
 
     func execute() throws -> ExitStatus {
         let output = context.output
-        let reporter = ResultReporter(output: output, journal: journal, total: source.total)
-        let transport = HTTPTransport(timeout: Double(options.platform.timeout), maxConnections: options.engine.parallel)
+        let io = context.io
+        let reporter = ResultReporter(output: output, journal: journal, total: source.total, now: { io.now() })
+        let transport = factory.transport(maxConnections: options.engine.parallel)
+        var engine = options.engine
+        engine.clock = factory.bulkClock
         let revoker = SessionRevoker(api: client.platform, transport: transport, token: credentials.token, ownUser: credentials.user["id"]?.stringValue)
         let lister = SessionLister(api: client.platform, transport: transport, token: credentials.token)
         let sameAccount = AccountWatch(check: client.sameAccountCheck(credentials))
         let revocation = BulkRevocation(
-            configuration: options.engine, revoker: revoker, lister: lister, credentials: credentials, index: index, shard: options.shard,
+            configuration: engine, revoker: revoker, lister: lister, credentials: credentials, index: index, shard: options.shard,
             sameAccount: { sameAccount.stillSame() }, onOutage: { reporter.outage($0) }, report: { reporter.write($0) })
         // SIGINT/SIGTERM/SIGHUP: what finished is reported, the requests in flight get their answers (≤ 1.5 s
         // of the 2 s clean-up budget), then the summary says the run was interrupted.

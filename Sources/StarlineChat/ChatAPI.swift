@@ -11,14 +11,22 @@ import StarlinePlatform
 public struct ChatAPI: Sendable {
     public let base: BaseURL
     public let token: String
-    let transport: HTTPTransport
+    /// The run's transport (any `HTTPExchange`: a tool's comes from its factory, a test's is a stub).
+    let transport: any HTTPExchange
+    /// The transport's timeout in seconds: a long poll is given this much beyond its own wait.
+    public let timeout: Double
+    /// The wall clock of the chat client (what it stores and compares; a tool's `IOStreams` clock) and the
+    /// waits of its retries and `tail`'s pauses.
+    public let clock: RetryClock
     /// Retries for reads.
     public var retries = 2
 
-    public init(base: BaseURL, token: String, transport: HTTPTransport) {
+    public init(base: BaseURL, token: String, transport: any HTTPExchange, timeout: Double, clock: RetryClock) {
         self.base = base
         self.token = token
         self.transport = transport
+        self.timeout = timeout
+        self.clock = clock
     }
 
     // MARK: Reads
@@ -49,7 +57,7 @@ public struct ChatAPI: Sendable {
         var query: [(String, String)] = [("limit", String(limit)), ("timeout", String(timeout))]
         if let since { query.append(("since", since)) }
         let request = HTTPRequestSpec(method: "GET", url: url("/v1/sync", query: query), headers: headers(),
-                                      timeout: Double(timeout) + max(10, transport.timeout))
+                                      timeout: Double(timeout) + max(10, self.timeout))
         let reply = try send(request, route: route, retries: retries)
         if reply.status == 410 || reply.status == 400, let code = (try? reply.json())?["error"]?["code"]?.stringValue,
            code == "CURSOR_EXPIRED" || code == "INVALID_CURSOR" {
@@ -108,7 +116,7 @@ public struct ChatAPI: Sendable {
         }
         let spec = request("PUT", path, json: .object([("text", .string(entry.text))]))
         do {
-            return (route, .success(try transport.transfer(spec, cancel: nil)))
+            return (route, .success(try transport.performBlocking(spec)))
         } catch {
             var e = (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
             e.details = PlatformAPI.adding([("route", .string(route))], to: e.details)
@@ -138,7 +146,7 @@ public struct ChatAPI: Sendable {
 
     func send(_ request: HTTPRequestSpec, route: String, retries: Int) throws -> HTTPReply {
         do {
-            return try transport.sendBlocking(request, retries: retries)
+            return try transport.sendBlocking(request, retries: retries, clock: clock)
         } catch var error as StarlineError {
             error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
             throw error
@@ -148,7 +156,7 @@ public struct ChatAPI: Sendable {
     /// The JSON object of a 2xx answer, or the mapped error.
     public func success(_ reply: HTTPReply, _ route: String) throws -> JSON {
         guard (200...299).contains(reply.status) else {
-            throw PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
+            throw PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: clock.now())
         }
         guard let json = try? JSON.parse(reply.body), case .object = json else {
             throw Self.malformed(route, "not a JSON object (HTTP \(reply.status))")

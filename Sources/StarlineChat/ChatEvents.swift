@@ -115,7 +115,7 @@ public struct ChatSync: Sendable {
             let answer = try prefetched.map { try $0.result() } ?? api.sync(since: cursor, limit: pageSize, timeout: 0)
             prefetched = nil
             guard sameAccount() else { throw OutboxDelivery.accountChanged() }
-            let now = Timestamp.now().seconds
+            let now = api.clock.now()
             switch answer {
             case .expired(let code):
                 guard cursor != nil else { throw ChatAPI.malformed("GET /v1/sync", "the server refused a sync from the start (\(code))") }

@@ -69,7 +69,7 @@ public final class EventTail {
                 failures += 1
                 let wait = RetryPolicy(retries: 0, baseDelay: 0.5, maxDelay: 30).backoff(min(failures - 1, 16))
                 notice("sl-chat tail: \(error.message); reconnecting in \(format1(wait)) s")
-                HTTPTransport.sleep(seconds: wait)
+                api.clock.pause(wait)
                 continue
             }
             let took = MonotonicClock.nanoseconds() - asked
@@ -79,7 +79,7 @@ public final class EventTail {
                 guard cursor != nil else { throw ChatAPI.malformed("GET /v1/sync", "the server refused a sync from the start (\(code))") }
                 gapsInARow += 1
                 guard gapsInARow <= ChatEvents.maximumGapsInARow else { throw ChatEvents.tooManyGaps(gapsInARow) }
-                try deliver([ChatEvents.gap(after: cursor, serverCode: code, now: Timestamp.now().seconds)])
+                try deliver([ChatEvents.gap(after: cursor, serverCode: code, now: api.clock.now())])
                 try backfill(deliver: deliver)
                 cursor = nil
                 try commit([], cursor: nil, delivered: 0)
@@ -107,7 +107,7 @@ public final class EventTail {
                     idle += 1
                     let pause = RetryPolicy(retries: 0, baseDelay: 0.5, maxDelay: 30).backoff(min(idle - 1, 16))
                     notice("sl-chat tail: the server answered at once with no new event (\(idle) in a row); asking again in \(format1(pause)) s")
-                    HTTPTransport.sleep(seconds: pause)
+                    api.clock.pause(pause)
                 }
             }
         }
@@ -195,7 +195,7 @@ public final class EventTail {
     /// Records what was delivered (`count` of `events` were handed to `deliver`): positions, cursor and the
     /// cache, in one transaction.
     private func commit(_ events: [JSON], cursor next: String?, delivered count: Int, advanceOnly: Bool = false) throws {
-        let now = Timestamp.now().seconds
+        let now = api.clock.now()
         var moved: [String: Int64] = [:]
         for event in events {
             guard let m = ChatEvents.message(of: event) else { continue }

@@ -151,9 +151,9 @@ public final class OutboxDelivery: Sendable {
             return .done(.sent(json))
         }
         if reply.status == 429 {
-            return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) })
+            return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0, now: api.clock.now()) })
         }
-        let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
+        let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: api.clock.now())
         if error.exitStatus == .sessionEnded { return .stopRun(error) }
         return RetryPolicy.isRetryable(status: reply.status) ? .transient(error) : .failed(error)
     }
@@ -166,7 +166,7 @@ public final class OutboxDelivery: Sendable {
         let deadline = clock.now() &+ UInt64(min(max(0, holderWait), 86_400) * 1e9)
         var announced = false
         while true {
-            let outcome = try store.claim(job.kind, clientId: job.clientId, account: account, owner: owner, now: Timestamp.now().seconds)
+            let outcome = try store.claim(job.kind, clientId: job.clientId, account: account, owner: owner, now: api.clock.now())
             guard case .held(let holder) = outcome, holder.state == .sending, let sender = holder.owner, sender != owner, sender.isAlive,
                   run.stopError == nil, clock.now() < deadline else { return outcome }
             if !announced {
@@ -224,7 +224,7 @@ public final class OutboxDelivery: Sendable {
 
     /// Settles the entry of a finished job (unless it was never claimed) and builds its result.
     func finish(_ job: Job, _ result: BulkItemResult<Int, Delivered>) -> Result {
-        let now = Timestamp.now().seconds
+        let now = api.clock.now()
         guard let claim = job.claim else {
             // Tried and not claimed: held by an earlier entry, another process has it, or it was settled (sent,
             // failed, dropped) already — only the second is busy. Never tried: the run stopped first.

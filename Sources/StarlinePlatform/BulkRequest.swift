@@ -6,9 +6,9 @@ import StarlineCore
 /// FORBIDDEN stops the run (no item can succeed); other retryable statuses are transient, the rest fail.
 enum BulkRequest {
     /// The request on the calling thread (a reused keep-alive handle); errors carry the route.
-    static func send(_ transport: HTTPTransport, _ request: HTTPRequestSpec, route: String) -> Result<HTTPReply, StarlineError> {
+    static func send(_ transport: any HTTPExchange, _ request: HTTPRequestSpec, route: String) -> Result<HTTPReply, StarlineError> {
         do {
-            return .success(try transport.transfer(request, cancel: nil))
+            return .success(try transport.performBlocking(request))
         } catch var error as StarlineError {
             error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
             return .failure(error)
@@ -18,8 +18,8 @@ enum BulkRequest {
     }
 
     /// `known` takes the answers the command gives a meaning of its own (its 2xx, a 404 that means "gone");
-    /// nil leaves an answer to the common rules.
-    static func attempt<Value>(_ outcome: Result<HTTPReply, StarlineError>, route: String,
+    /// nil leaves an answer to the common rules. `now` (epoch seconds, the client's clock) reads a `Retry-After` date.
+    static func attempt<Value>(_ outcome: Result<HTTPReply, StarlineError>, route: String, now: @autoclosure () -> Int64,
                                known: (HTTPReply) -> BulkAttempt<Value>?) -> BulkAttempt<Value> {
         let reply: HTTPReply
         switch outcome {
@@ -29,9 +29,9 @@ enum BulkRequest {
         }
         if let attempt = known(reply) { return attempt }
         if reply.status == 429 {
-            return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) })
+            return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0, now: now()) })
         }
-        let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
+        let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: now())
         if error.exitStatus == .sessionEnded || error.exitStatus == .forbidden { return .stopRun(error) }
         return RetryPolicy.isRetryable(status: reply.status) ? .transient(error) : .failed(error)
     }

@@ -1,31 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StarlineCore
 
-/// One attempt at an HTTP request: the seam between the retrying layer and whatever moves the bytes.
-/// `HTTPTransport` (libcurl) is the real one; tests put a stub here to run the retry logic in-process.
+/// One attempt at an HTTP request: the seam between the retrying layers and whatever moves the bytes — the
+/// one transport protocol of the suite. `HTTPTransport` (libcurl) is the real one, and the only one a tool
+/// builds (through the front ends' factory); tests put a scripted stub here to run clients, and whole tools,
+/// in-process.
 ///
-/// `perform` returns the server's answer whatever its status — a 503 is an answer, not an error — and throws
-/// a `StarlineError` only when there is none: `TIMEOUT` or `NETWORK_ERROR` (retryable: `send` repeats those),
+/// The blocking form is the requirement: the bulk workers, the outbox and `tail` run on worker threads
+/// and call it directly. `perform` is its async form (by default on a thread of its own, since a
+/// cooperative thread must not block; `HTTPTransport` also aborts the transfer when the task is cancelled).
+///
+/// Both return the server's answer whatever its status — a 503 is an answer, not an error — and throw a
+/// `StarlineError` only when there is none: `TIMEOUT` or `NETWORK_ERROR` (retryable: `send` repeats those),
 /// `USAGE` for a request that cannot be sent, `DATA_ERROR` for an answer over the size limit, `INTERRUPTED`
-/// when the task is cancelled. It never repeats the request itself.
+/// when the task is cancelled. Neither repeats the request itself.
 public protocol HTTPExchange: Sendable {
+    /// One attempt on the calling thread, which it blocks.
+    func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply
+    /// One attempt without blocking the caller's thread.
     func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply
 }
 
-/// The time the retry loop reads and waits, injected so tests can record the waits instead of sitting them out.
+extension HTTPExchange {
+    /// `performBlocking` on a worker thread (or, without a thread to be had, on this one).
+    public func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply {
+        if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPReply, any Error>) in
+            let started = WorkerThreads.detach {
+                continuation.resume(with: Result { try self.performBlocking(request) })
+            }
+            if !started { continuation.resume(with: Result { try self.performBlocking(request) }) }
+        }
+    }
+}
+
+/// The time the retry loops read and wait on, injected so tests can record the waits instead of sitting them
+/// out — and the wall clock of the client code that takes one (`StarlightClient`, `ChatAPI`): a tool's
+/// comes from its `IOStreams` (`context.io.now()`), through the front ends' factory.
 public struct RetryClock: Sendable {
-    /// Epoch seconds, to turn a `Retry-After` date into a wait.
+    /// Epoch seconds: to turn a `Retry-After` date into a wait, and every time a client stores or compares.
     public var now: @Sendable () -> Int64
     /// Waits `seconds`; throws when the task is cancelled meanwhile (as `Task.sleep` does).
     public var sleep: @Sendable (_ seconds: Double) async throws -> Void
+    /// Blocks the calling thread for `seconds` (the blocking callers' waits: `sendBlocking`, `tail`'s pauses).
+    public var pause: @Sendable (_ seconds: Double) -> Void
 
-    public init(now: @escaping @Sendable () -> Int64, sleep: @escaping @Sendable (_ seconds: Double) async throws -> Void) {
+    public init(now: @escaping @Sendable () -> Int64, sleep: @escaping @Sendable (_ seconds: Double) async throws -> Void,
+                pause: @escaping @Sendable (_ seconds: Double) -> Void = RetryClock.realPause) {
         self.now = now
         self.sleep = sleep
+        self.pause = pause
     }
 
-    /// The wall clock and `Task.sleep`.
-    public static let system = RetryClock(now: { Timestamp.now().seconds },
-                                          sleep: { seconds in try await Task.sleep(nanoseconds: ReplyLimits.nanoseconds(seconds)) })
+    /// Real waits (`Task.sleep`, `nanosleep`) with the time read from `now`: what a tool runs on, with its
+    /// `IOStreams`' clock.
+    public static func waiting(now: @escaping @Sendable () -> Int64) -> RetryClock {
+        RetryClock(now: now, sleep: realSleep, pause: realPause)
+    }
+
+    /// The wall clock and real waits: the default of library callers that inject nothing (the tools inject
+    /// their `IOStreams`' clock through the factory instead).
+    public static let system = RetryClock.waiting(now: { Timestamp.now().seconds })
+
+    public static let realSleep: @Sendable (Double) async throws -> Void = { seconds in try await Task.sleep(nanoseconds: ReplyLimits.nanoseconds(seconds)) }
+    public static let realPause: @Sendable (Double) -> Void = { seconds in HTTPTransport.sleep(seconds: seconds) }
 }
 
 extension HTTPExchange {
@@ -56,6 +96,27 @@ extension HTTPExchange {
             }
             // Also when the wait ended without noticing (a zero Retry-After, an injected clock): no new attempt.
             if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
+        }
+    }
+
+    /// The blocking form of `send`, for synchronous callers (it blocks the calling thread).
+    public func sendBlocking(_ request: HTTPRequestSpec, retries: Int = 0, clock: RetryClock = .system) throws -> HTTPReply {
+        try sendBlocking(request, retry: RetryPolicy(retries: retries), clock: clock)
+    }
+
+    /// `send(_:retry:clock:)` on the calling thread: the same decisions, with the waits `clock.pause`d in place.
+    public func sendBlocking(_ request: HTTPRequestSpec, retry: RetryPolicy, clock: RetryClock = .system) throws -> HTTPReply {
+        var attempt = 0
+        while true {
+            let outcome: Result<HTTPReply, StarlineError>
+            do {
+                outcome = .success(try performBlocking(request))
+            } catch let error as StarlineError {
+                outcome = .failure(error)
+            }
+            guard let wait = retry.delay(after: outcome, attempt: attempt, now: clock.now()) else { return try outcome.get() }
+            attempt += 1
+            clock.pause(wait)
         }
     }
 }

@@ -4,8 +4,9 @@ import Glibc
 import StarlineCore
 
 /// HTTP/1.1 over libcurl (loaded with dlopen on the first request), with a pool of easy handles so
-/// connections are kept alive and reused across requests. The suite's `HTTPExchange`: `send` (from the
-/// protocol) repeats requests as a `RetryPolicy` says; `sendBlocking` does the same on the calling thread.
+/// connections are kept alive and reused across requests. The suite's `HTTPExchange`: `send` and
+/// `sendBlocking` (from the protocol) repeat requests as a `RetryPolicy` says. A tool builds it in one place,
+/// the front ends' factory (`PlatformFactory`); libraries take any `HTTPExchange`.
 ///
 /// Sendable without a lock of its own: the configuration is immutable, and the pool — the only mutable
 /// state — locks itself. `curl_global_init` runs once, inside `CurlLibrary.shared` (swift_once).
@@ -117,25 +118,9 @@ public final class HTTPTransport: HTTPExchange {
 
     // MARK: Blocking
 
-    /// The blocking form of `send`, for synchronous callers (it blocks the calling thread).
-    public func sendBlocking(_ request: HTTPRequestSpec, retries: Int = 0) throws -> HTTPReply {
-        try sendBlocking(request, retry: RetryPolicy(retries: retries))
-    }
-
-    /// `send(_:retry:)` on the calling thread: the same decisions, with the waits slept in place.
-    public func sendBlocking(_ request: HTTPRequestSpec, retry: RetryPolicy) throws -> HTTPReply {
-        var attempt = 0
-        while true {
-            let outcome: Result<HTTPReply, StarlineError>
-            do {
-                outcome = .success(try transfer(request, cancel: nil))
-            } catch let error as StarlineError {
-                outcome = .failure(error)
-            }
-            guard let wait = retry.delay(after: outcome, attempt: attempt, now: Timestamp.now().seconds) else { return try outcome.get() }
-            attempt += 1
-            HTTPTransport.sleep(seconds: wait)
-        }
+    /// One attempt on the calling thread (the blocking form of `perform`; `sendBlocking` retries it).
+    public func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
+        try transfer(request, cancel: nil)
     }
 
     /// Sleeps the calling thread, resuming after signals.

@@ -40,9 +40,11 @@ public final class LoopbackListener: @unchecked Sendable {
         socketFD = -1
     }
 
-    /// Waits (off the caller's thread) for the one `/callback` request carrying `state`.
-    public func waitForCallback(state: String, deadline: Int64) async throws -> StarlightClient.Callback {
-        try await withCheckedThrowingContinuation { continuation in
+    /// Waits (off the caller's thread) up to `seconds` for the one `/callback` request carrying `state`. A wait
+    /// on sockets, so on the monotonic clock: the pending login's lifetime, not an instant of the wall clock.
+    public func waitForCallback(state: String, within seconds: Int64) async throws -> StarlightClient.Callback {
+        let deadline = MonotonicClock.nanoseconds() &+ UInt64(min(max(0, seconds), 86_400)) * 1_000_000_000
+        return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { [self] in
                 continuation.resume(with: Result { try self.acceptCallback(state: state, deadline: deadline) })
             }
@@ -64,20 +66,21 @@ public final class LoopbackListener: @unchecked Sendable {
 
     /// Serves connections side by side (one poll over the listener and every open connection), each with its
     /// own overall deadline, until the one `/callback` carrying `state` arrives or the pending login's
-    /// `deadline` (epoch seconds) passes — that deadline always wins, whatever the connections do.
-    func acceptCallback(state: String, deadline: Int64) throws -> StarlightClient.Callback {
+    /// `deadline` (monotonic nanoseconds) passes — that deadline always wins, whatever the connections do.
+    func acceptCallback(state: String, deadline: UInt64) throws -> StarlightClient.Callback {
         var connections: [Connection] = []
         defer { for connection in connections { Glibc.close(connection.fd) } }
         while true {
-            let remaining = deadline - Timestamp.now().seconds
-            guard remaining > 0 else { throw StarlineError(.noResult, "no browser callback arrived before the login expired") }
             let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { throw StarlineError(.noResult, "no browser callback arrived before the login expired") }
+            // Whole milliseconds, rounded up: the poll below never wakes before the deadline only to spin.
+            let remaining = Int64((deadline - now + 999_999) / 1_000_000)
             connections.removeAll { connection in
                 if connection.deadline > now { return false }
                 Glibc.close(connection.fd)
                 return true
             }
-            var timeout = min(remaining, 60) * 1000
+            var timeout = min(remaining, 60_000)
             if let soonest = connections.map(\.deadline).min() { timeout = min(timeout, Int64((soonest - now) / 1_000_000) + 1) }
             var pollers = [pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)]
                 + connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }

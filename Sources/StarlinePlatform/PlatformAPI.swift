@@ -3,7 +3,7 @@ import StarlineCore
 /// The platform routes of the HTTP contract (docs/openapi.yaml), typed.
 ///
 /// Every failure is a `StarlineError`: transport errors from the `HTTPExchange`, HTTP error answers mapped
-/// in `PlatformAPI.error(status:body:headers:route:)`, and `DATA_ERROR` for answers that do not have the
+/// in `PlatformAPI.error(status:body:headers:route:now:)`, and `DATA_ERROR` for answers that do not have the
 /// contract's shape. Every error's details carry `route` ("GET /api/me"), and `status` when the server
 /// answered. Tokens, codes and passwords never appear in messages or details.
 public struct PlatformAPI: Sendable {
@@ -13,12 +13,16 @@ public struct PlatformAPI: Sendable {
     public let transport: any HTTPExchange
     /// Retries for requests that are safe to repeat (GET, DELETE, revocation); others are never repeated.
     public var retries: Int
-    /// What the retries wait on: tests record the waits instead of sitting them out.
+    /// What the retries wait on, and the time a `Retry-After` date is read against: a tool's `IOStreams`
+    /// clock with real waits; tests record the waits instead of sitting them out.
     public var clock: RetryClock
+    /// A timeout for every request of this value, in place of the transport's (nil: the transport's): work
+    /// with a budget of its own (`StarlightClient.retryPendingRevocations`) shares the run's transport.
+    public var requestTimeout: Double?
     /// `device_platform` sent with token requests (shown in the session list).
     public var devicePlatform = "linux"
 
-    public init(base: BaseURL, appId: String, transport: any HTTPExchange = HTTPTransport(), retries: Int = 2, clock: RetryClock = .system) {
+    public init(base: BaseURL, appId: String, transport: any HTTPExchange, retries: Int = 2, clock: RetryClock = .system) {
         self.base = base
         self.appId = appId
         self.transport = transport
@@ -216,6 +220,8 @@ public struct PlatformAPI: Sendable {
 
     /// Sends with retries when idempotent, adding `route` to transport errors.
     func send(_ route: String, _ request: HTTPRequestSpec, idempotent: Bool) async throws -> HTTPReply {
+        var request = request
+        if let requestTimeout { request.timeout = requestTimeout }
         do {
             return try await transport.send(request, retry: RetryPolicy(retries: idempotent ? retries : 0), clock: clock)
         } catch var error as StarlineError {
@@ -227,7 +233,7 @@ public struct PlatformAPI: Sendable {
     /// The JSON body of a 2xx answer, or the mapped error.
     func expectSuccess(_ reply: HTTPReply, _ route: String, allowEmpty: Bool = false) throws -> JSON {
         guard (200...299).contains(reply.status) else {
-            throw PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route)
+            throw PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: clock.now())
         }
         if allowEmpty, reply.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .object([]) }
         let json: JSON
@@ -295,7 +301,8 @@ extension PlatformAPI {
     /// | anything else (1xx, 3xx: redirects are not followed) | `SERVER_ERROR`, not retryable | 7 |
     ///
     /// Details: `status`, `route` (when given), `serverCode` (the server's code, when any).
-    public static func error(status: Int, body: [UInt8], headers: [String: String], route: String? = nil) -> StarlineError {
+    /// `now`: epoch seconds (the caller's clock), against which a `Retry-After` date is read.
+    public static func error(status: Int, body: [UInt8], headers: [String: String], route: String? = nil, now: Int64) -> StarlineError {
         let json = try? JSON.parse(body)
         // API errors: {"error":{"code","message"}}; OAuth errors: {"error":"invalid_grant","error_description"}.
         let apiCode = json?["error"]?["code"]?.stringValue
@@ -343,7 +350,7 @@ extension PlatformAPI {
             return make(.notFound, explained("not found\(on)"))
         case 429:
             // Whole seconds as the server gave them (saturated, never converted from a Double that could trap).
-            let wait = headers["retry-after"].flatMap { RetryPolicy.retryAfterSeconds($0, now: Timestamp.now().seconds) }
+            let wait = headers["retry-after"].flatMap { RetryPolicy.retryAfterSeconds($0, now: now) }
             if let wait { details.append(("retryAfter", .int(wait))) }
             return make(.rateLimited, "the server is rate limiting requests" + (wait.map { "; retry after \($0) s" } ?? ""),
                         retryable: true)

@@ -23,12 +23,14 @@ public struct PlatformSession: Sendable, Equatable {
                   expiresAt: candidate.expiresAt, verifiedAt: candidate.verifiedAt)
     }
 
-    var candidate: StoredCandidate {
+    /// The stored form, created at `createdAt` (epoch seconds, the client's clock).
+    func candidate(createdAt: Int64) -> StoredCandidate {
         StoredCandidate(accessToken: accessToken, sessionId: sessionId, user: user, roles: roles, expiresAt: expiresAt,
-                        createdAt: Timestamp.now().seconds, verifiedAt: verifiedAt)
+                        createdAt: createdAt, verifiedAt: verifiedAt)
     }
 
-    public var isExpired: Bool { expiresAt <= Timestamp.now().seconds }
+    /// Expired at `now` (epoch seconds, the client's clock).
+    public func isExpired(at now: Int64) -> Bool { expiresAt <= now }
 
     /// The JSON the tools print: no token unless `showToken`.
     public func json(showToken: Bool = false) -> JSON {

@@ -40,7 +40,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// Seconds to wait before retry number `attempt` (0-based) after `reply`, or nil when it is not retryable.
-    func delay(after reply: HTTPReply, attempt: Int, now: Int64 = Timestamp.now().seconds) -> Double? {
+    func delay(after reply: HTTPReply, attempt: Int, now: Int64) -> Double? {
         guard Self.isRetryable(status: reply.status) else { return nil }
         if let retryAfter = reply.header("Retry-After").flatMap({ RetryPolicy.parseRetryAfter($0, now: now) }) {
             return max(0, min(retryAfter, maxRetryAfter))
@@ -61,12 +61,8 @@ public struct RetryPolicy: Sendable, Equatable {
 
     // MARK: Retry-After
 
-    /// `Retry-After`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3); seconds from now.
-    public static func parseRetryAfter(_ value: String) -> Double? {
-        parseRetryAfter(value, now: Timestamp.now().seconds)
-    }
-
-    /// `Retry-After` as seen at `now` (epoch seconds); a date in the past is 0.
+    /// `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3) as seen at `now` (epoch seconds, the
+    /// caller's injected clock); a date in the past is 0.
     public static func parseRetryAfter(_ value: String, now: Int64) -> Double? {
         retryAfterSeconds(value, now: now).map(Double.init)
     }

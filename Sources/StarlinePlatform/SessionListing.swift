@@ -4,10 +4,11 @@ import StarlineCore
 /// `BulkEngine` (S16): the same rate gate, retries and stop rules as a bulk revocation.
 public struct SessionLister: Sendable {
     public let api: PlatformAPI
-    let transport: HTTPTransport
+    /// The run's transport (keep-alive handles for the workers); `api` gives the routes and the clock.
+    let transport: any HTTPExchange
     let token: String
 
-    public init(api: PlatformAPI, transport: HTTPTransport, token: String) {
+    public init(api: PlatformAPI, transport: any HTTPExchange, token: String) {
         self.api = api
         self.transport = transport
         self.token = token
@@ -37,7 +38,7 @@ public struct SessionLister: Sendable {
 
     private func get<Value>(_ route: String, _ path: String, _ read: (AnswerReader) throws -> Value) -> BulkAttempt<Value> {
         let request = HTTPRequestSpec(method: "GET", url: api.url(path), headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
-        return BulkRequest.attempt(BulkRequest.send(transport, request, route: route), route: route) { reply in
+        return BulkRequest.attempt(BulkRequest.send(transport, request, route: route), route: route, now: api.clock.now()) { reply in
             BulkRequest.success(api, reply, route: route, read)
         }
     }

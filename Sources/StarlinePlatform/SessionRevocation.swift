@@ -15,14 +15,14 @@ public struct RevocationTarget: Sendable, Hashable {
 /// One attempt at revoking a target, blocking, for the workers of `BulkEngine` (S16).
 public struct SessionRevoker: Sendable {
     public let api: PlatformAPI
-    let transport: HTTPTransport
+    let transport: any HTTPExchange
     let token: String
     /// The caller's user id: a target of that user goes through the caller's own route, so that `list --jsonl`
     /// (which names the user) piped into revoke works without the admin role.
     let ownUser: String?
 
     /// `transport` carries the run's keep-alive connections (one handle per worker, reused).
-    public init(api: PlatformAPI, transport: HTTPTransport, token: String, ownUser: String?) {
+    public init(api: PlatformAPI, transport: any HTTPExchange, token: String, ownUser: String?) {
         self.api = api
         self.transport = transport
         self.token = token
@@ -49,7 +49,7 @@ public struct SessionRevoker: Sendable {
     /// by `BulkRequest`'s common rules.
     func classify(_ outcome: Result<HTTPReply, StarlineError>, route: String) -> Answer {
         var wasCurrent = false
-        let attempt: BulkAttempt<BulkItemStatus> = BulkRequest.attempt(outcome, route: route) { reply in
+        let attempt: BulkAttempt<BulkItemStatus> = BulkRequest.attempt(outcome, route: route, now: api.clock.now()) { reply in
             if reply.status == 404 { return .done(.notFound) }
             return BulkRequest.success(api, reply, route: route) { answer in
                 wasCurrent = answer.json["current"]?.boolValue ?? false

@@ -27,25 +27,25 @@ extension StarlightClient {
         switch method {
         case .token(let token):
             let generation = try beginPersistentLogin(PendingLogin(mode: .token, state: "", verifier: "", redirectURI: "", deviceCode: nil,
-                                                                   createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + pendingTTL))
+                                                                   createdAt: clock.now(), expiresAt: clock.now() + pendingTTL))
             let me: Me
             do { me = try await platform.me(token: token) } catch {
                 abandonPendingLogin(generation)
                 throw Self.starline(error)
             }
             // Both times are RFC 3339 instants (years 0001–9999): the difference cannot overflow.
-            let grant = TokenGrant(accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - Timestamp.now().seconds, user: me.user, roles: me.roles)
+            let grant = TokenGrant(accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - clock.now(), user: me.user, roles: me.roles)
             return try await finishLogin(grant, generation: generation, revokeOnFailure: false)
         case .device(let present):
             let authorization = try await platform.deviceAuthorization()
             let generation = try beginPersistentLogin(PendingLogin(mode: .device, state: "", verifier: "", redirectURI: authorization.verificationURI,
-                                                                   deviceCode: authorization.deviceCode, createdAt: Timestamp.now().seconds,
-                                                                   expiresAt: ReplyLimits.instant(Timestamp.now().seconds,
+                                                                   deviceCode: authorization.deviceCode, createdAt: clock.now(),
+                                                                   expiresAt: ReplyLimits.instant(clock.now(),
                                                                                                   plus: min(authorization.expiresIn, ReplyLimits.maxDeviceCodeLifetime))))
             present(authorization)
             // PlatformAPI clamped both (ReplyLimits); clamped again here for an authorization made by other code.
             var interval = min(max(0, authorization.interval), ReplyLimits.pollInterval.upperBound)
-            let deadline = ReplyLimits.instant(Timestamp.now().seconds, plus: authorization.expiresIn)
+            let deadline = ReplyLimits.instant(clock.now(), plus: authorization.expiresIn)
             while true {
                 try await Task.sleep(nanoseconds: UInt64(interval) * 1_000_000_000)
                 try checkNotCancelled(generation)
@@ -59,7 +59,7 @@ extension StarlightClient {
                 case .slowDown: interval = ReplyLimits.slowedDown(interval)  // RFC 8628 §3.5, at most 300 s
                 case .granted(let grant): return try await finishLogin(grant, generation: generation, revokeOnFailure: true)
                 }
-                if Timestamp.now().seconds > deadline {
+                if clock.now() > deadline {
                     abandonPendingLogin(generation)
                     throw StarlineError(.noResult, "the device code expired before the sign-in was approved")
                 }
@@ -68,11 +68,11 @@ extension StarlightClient {
             let (verifier, challenge) = PKCE.make()
             let state = Base64.encodeURL(Sodium.randomBytes(16))
             let generation = try beginPersistentLogin(PendingLogin(mode: .loopback, state: state, verifier: verifier, redirectURI: listener.redirectURI,
-                                                                   deviceCode: nil, createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + pendingTTL))
+                                                                   deviceCode: nil, createdAt: clock.now(), expiresAt: clock.now() + pendingTTL))
             let url = platform.authorizeURL(redirectURI: listener.redirectURI, state: state, codeChallenge: challenge)
             open(url)
             let callback: Callback
-            do { callback = try await listener.waitForCallback(state: state, deadline: Timestamp.now().seconds + pendingTTL) } catch {
+            do { callback = try await listener.waitForCallback(state: state, within: pendingTTL) } catch {
                 abandonPendingLogin(generation)
                 throw Self.starline(error)
             }
@@ -94,7 +94,7 @@ extension StarlightClient {
         let state = Base64.encodeURL(Sodium.randomBytes(16))
         let redirect = "starline-\(configuration.appId)://auth/callback"
         let pending = PendingLogin(mode: .paste, state: state, verifier: verifier, redirectURI: redirect, deviceCode: nil,
-                                   createdAt: Timestamp.now().seconds, expiresAt: Timestamp.now().seconds + ttl)
+                                   createdAt: clock.now(), expiresAt: clock.now() + ttl)
         _ = try beginPersistentLogin(pending)
         return (platform.authorizeURL(redirectURI: redirect, state: state, codeChallenge: challenge), pending)
     }
@@ -189,8 +189,8 @@ extension StarlightClient {
     private func finishLogin(_ grant: TokenGrant, generation: Int64, revokeOnFailure: Bool) async throws -> PlatformSession {
         // PlatformAPI clamped the lifetime (ReplyLimits); `instant` keeps any other grant inside what the store holds.
         let new = PlatformSession(accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
-                                  expiresAt: ReplyLimits.instant(Timestamp.now().seconds, plus: min(grant.expiresIn, ReplyLimits.maxTokenLifetime)),
-                                  verifiedAt: Timestamp.now().seconds)
+                                  expiresAt: ReplyLimits.instant(clock.now(), plus: min(grant.expiresIn, ReplyLimits.maxTokenLifetime)),
+                                  verifiedAt: clock.now())
         let epochBefore = epoch
         var replacedSession = false
         if let store {
@@ -206,7 +206,7 @@ extension StarlightClient {
                         try state.addPendingRevocation(sessionId: old.sessionId, accessToken: old.accessToken)
                         replacedSession = true
                     }
-                    try state.saveCandidate(new.candidate)
+                    try state.saveCandidate(new.candidate(createdAt: clock.now()))
                     try state.clearPendingLogin()
                     try state.clearRevocationMarker()
                     try state.bumpGeneration()

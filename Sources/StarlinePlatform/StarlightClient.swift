@@ -25,9 +25,9 @@ public final class StarlightClient {
     /// nil: a memory-only session (S2); it is not restored after the process exits.
     public let store: SessionStore?
     package let platform: PlatformAPI
-    /// The transport a test injected; nil for libcurl (best-effort work then gets a transport of its own with
-    /// a timeout of what is left of its budget).
-    private let injectedTransport: (any HTTPExchange)?
+    /// The wall clock every time this client stores or compares is read from (a tool's `IOStreams` clock),
+    /// and the waits of its retries.
+    public let clock: RetryClock
 
     public private(set) var session: PlatformSession?
     /// Retained by the client (S7). Reports errors of authenticated requests and storage write/delete errors.
@@ -44,14 +44,13 @@ public final class StarlightClient {
     var pendingLoginOnInterrupt: InterruptRegistration?
     var inFlightRestore: Task<RestoreOutcome, Never>?
 
-    /// `transport`: one HTTP attempt per call (nil: libcurl, with the configuration's timeout); the retries
-    /// are PlatformAPI's.
-    public init(configuration: Configuration, store: SessionStore?, transport: (any HTTPExchange)? = nil) {
+    /// `transport`: one HTTP attempt per call (a tool's comes from its factory, `HTTPTransport` with the
+    /// configuration's timeout); the retries are PlatformAPI's, waiting on `clock`.
+    public init(configuration: Configuration, store: SessionStore?, transport: any HTTPExchange, clock: RetryClock = .system) {
         self.configuration = configuration
         self.store = store
-        platform = PlatformAPI(base: configuration.api, appId: configuration.appId,
-                               transport: transport ?? HTTPTransport(timeout: configuration.timeout))
-        injectedTransport = transport
+        self.clock = clock
+        platform = PlatformAPI(base: configuration.api, appId: configuration.appId, transport: transport, clock: clock)
     }
 
     /// A memory-only session for an existing token (`STARLINE_TOKEN`): nothing is read from or written to storage.
@@ -82,7 +81,7 @@ public final class StarlightClient {
         // S5: a session this instance already verified (or logged in) and that has not expired is returned
         // without a network call. (Every CLI run is a new instance: there `maxAge` plays this part, for
         // the stored candidate.)
-        if let session, !session.isExpired, session.verifiedAt != nil {
+        if let session, !session.isExpired(at: clock.now()), session.verifiedAt != nil {
             return RestoreOutcome(state: .valid, session: session)
         }
         if let inFlightRestore { return await inFlightRestore.value }  // S5: share the in-flight restore
@@ -102,7 +101,7 @@ public final class StarlightClient {
     private func performRestore(maxAge: Int64) async -> RestoreOutcome {
         let epochAtStart = epoch
         guard let store else { return await restoreMemorySession() }
-        let started = Timestamp.now().seconds
+        let started = clock.now()
         // Without --max-age a stored session is always verified: load libcurl while the store is read.
         if maxAge == 0 { HTTPTransport.preloadLibrary() }
         // Tokens an earlier offline logout could not revoke, first and best-effort (S12).
@@ -127,13 +126,13 @@ public final class StarlightClient {
                 guard let c = candidate else {
                     return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in"))
                 }
-                if c.accessToken.isEmpty || c.sessionId.isEmpty || c.expiresAt <= Timestamp.now().seconds {
+                if c.accessToken.isEmpty || c.sessionId.isEmpty || c.expiresAt <= clock.now() {
                     // Expired or malformed: cleared without a network call (S4 step 1).
                     try state.deleteCandidate()
-                    return RestoreOutcome(state: .cleared, reason: c.expiresAt <= Timestamp.now().seconds ? "expired" : "malformed",
+                    return RestoreOutcome(state: .cleared, reason: c.expiresAt <= clock.now() ? "expired" : "malformed",
                                           error: StarlineError(.sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(c.expiresAt)); log in again"))
                 }
-                if maxAge > 0, let verified = c.verifiedAt, Timestamp.now().seconds - verified <= maxAge {
+                if maxAge > 0, let verified = c.verifiedAt, clock.now() - verified <= maxAge {
                     return RestoreOutcome(state: .valid, session: PlatformSession(c))
                 }
                 return nil
@@ -209,7 +208,7 @@ public final class StarlightClient {
                 updated.user = me.user
                 updated.roles = me.roles
                 updated.expiresAt = me.expiresAt
-                updated.verifiedAt = Timestamp.now().seconds
+                updated.verifiedAt = clock.now()
                 try state.saveCandidate(updated)
                 return RestoreOutcome(state: .valid, session: PlatformSession(updated))
             }
@@ -229,7 +228,7 @@ public final class StarlightClient {
         do {
             let me = try await platform.me(token: token)
             guard epoch == epochAtStart else { return RestoreOutcome(state: .noResult, reason: "superseded") }
-            let s = PlatformSession(accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt, verifiedAt: Timestamp.now().seconds)
+            let s = PlatformSession(accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt, verifiedAt: clock.now())
             publish(s)
             return RestoreOutcome(state: .valid, session: s)
         } catch {
@@ -296,8 +295,10 @@ public final class StarlightClient {
             let now = MonotonicClock.nanoseconds()
             guard now < deadline else { return lastFailure }
             let remaining = min(Double(deadline - now) / 1_000_000_000, configuration.timeout)
-            let api = PlatformAPI(base: configuration.api, appId: configuration.appId,
-                                  transport: injectedTransport ?? HTTPTransport(timeout: max(0.05, remaining)), retries: retries)
+            // The run's transport, each request bounded by what is left of the budget.
+            var api = platform
+            api.retries = retries
+            api.requestTimeout = max(0.05, remaining)
             do {
                 try await api.revoke(token: item.accessToken)
                 _ = try? store.withState { try $0.removePendingRevocation(id: item.id) }

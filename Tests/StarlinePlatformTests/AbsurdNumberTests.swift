@@ -14,7 +14,7 @@ import Testing
     final class RoutedExchange: HTTPExchange {
         let routes: [(String, HTTPReply)]
         init(_ routes: [(String, HTTPReply)]) { self.routes = routes }
-        func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply {
+        func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
             let path = WebURL(request.url)?.path ?? request.url
             return routes.first { path.hasSuffix($0.0) }?.1 ?? HTTPReply(status: 404, body: Array("{}".utf8))
         }

@@ -122,8 +122,9 @@ import Testing
     // MARK: Classification of answers
 
     @Test func answersAreClassifiedAsTheRunNeeds() throws {
-        let revoker = SessionRevoker(api: PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", retries: 0),
-                                     transport: HTTPTransport(), token: "t", ownUser: nil)
+        let transport = HTTPTransport()
+        let revoker = SessionRevoker(api: PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: transport, retries: 0),
+                                     transport: transport, token: "t", ownUser: nil)
         func classify(_ status: Int, _ body: String = "{}", headers: [String: String] = [:]) -> BulkAttempt<BulkItemStatus> {
             revoker.classify(.success(HTTPReply(status: status, headers: headers, body: Array(body.utf8))), route: "DELETE /x").attempt
         }

@@ -203,13 +203,15 @@ import Testing
             }
         }
         #expect(sawRetry)
-        #expect(RetryPolicy.parseRetryAfter("3") == 3)
-        #expect(RetryPolicy.parseRetryAfter(" 0 ") == 0)
-        #expect(RetryPolicy.parseRetryAfter("soon") == nil)
+        let now: Int64 = 1_700_000_000
+        #expect(RetryPolicy.parseRetryAfter("3", now: now) == 3)
+        #expect(RetryPolicy.parseRetryAfter(" 0 ", now: now) == 0)
+        #expect(RetryPolicy.parseRetryAfter("soon", now: now) == nil)
         #expect(RetryPolicy.parseIMFFixdate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
-        #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 1994 08:49:37 GMT") == 0)  // in the past
-        #expect(RetryPolicy(retries: 1).delay(after: HTTPReply(status: 429, headers: ["retry-after": "3600"]), attempt: 0) == 10)  // capped
-        #expect(RetryPolicy(retries: 1).delay(after: HTTPReply(status: 404), attempt: 0) == nil)
+        #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == 0)  // in the past
+        #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_700) == 77)  // read against the given clock
+        #expect(RetryPolicy(retries: 1).delay(after: HTTPReply(status: 429, headers: ["retry-after": "3600"]), attempt: 0, now: now) == 10)  // capped
+        #expect(RetryPolicy(retries: 1).delay(after: HTTPReply(status: 404), attempt: 0, now: now) == nil)
     }
 
     @Test func redirectsAreNotFollowed() async throws {

@@ -14,6 +14,11 @@ import Testing
             try await Task.sleep(nanoseconds: 700_000_000)
             return HTTPReply(status: 200, headers: [:], body: [])
         }
+        func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
+            calls.withLock { $0 += 1 }
+            HTTPTransport.sleep(seconds: 0.7)
+            return HTTPReply(status: 200, headers: [:], body: [])
+        }
     }
 
     @MainActor @Test func bestEffortRevocationsStopAtTheirBudget() async throws {

@@ -18,7 +18,9 @@ import Testing
             self.onAttempt = onAttempt
         }
 
-        func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply {
+        func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply { try performBlocking(request) }
+
+        func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
             let (attempt, outcome) = state.withLock { s in
                 s.requests.append(request)
                 return (s.requests.count, s.script.count > 1 ? s.script.removeFirst() : s.script[0])

@@ -19,7 +19,7 @@ import Testing
         let store = try SessionStore(paths: StarlinePaths(environment: ["STARLINE_HOME": home.path]),
                                      key: StoreKey(api: api, appId: "workbench", service: "default"), environment: Environment(env),
                                      storageFaults: try StorageFaults(environment: Environment(env)))
-        return StarlightClient(configuration: .init(api: api, appId: "workbench", timeout: 10), store: store)
+        return StarlightClient(configuration: .init(api: api, appId: "workbench", timeout: 10), store: store, transport: HTTPTransport(timeout: 10))
     }
 
     final class Recorder {
