@@ -168,8 +168,9 @@ import Testing
         let wrongAPI = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", otherAPI, "--resume"])
         #expect(try wrongAPI.status == 2 && wrongAPI.error()["error"]?["code"]?.stringValue == "JOURNAL_MISMATCH", "\(wrongAPI.stderrText)")
 
-        let holder = try Tools.spawn("/usr/bin/flock", [journal, "sleep", "5"], home: h.home.path)
-        usleep(300_000)
+        // Held once flock says so on stdout (its child runs only with the lock taken), not after a guessed pause.
+        let holder = try Tools.spawn("/usr/bin/flock", [journal, "sh", "-c", "echo locked; exec sleep 10"], home: h.home.path)
+        #expect(holder.waitForStdout(seconds: 30) { $0.contains("locked") }, "flock holds the journal")
         let locked = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume"])
         holder.signal(SIGKILL)
         _ = holder.wait()

@@ -130,12 +130,7 @@ import Testing
         let h = try harness()
         try fault(h, [("route", .string(Self.putFault)), ("delayMs", .int(4000)), ("count", .int(1))])
         let sending = try h.spawn("sl-chat", ["send", "c_team", "in flight", "--client-id", "k1"])
-        var seen = false
-        for _ in 0..<100 where !seen {
-            seen = (try? h.counter(Self.putRoute)) == 1
-            if !seen { usleep(50_000) }
-        }
-        #expect(seen, "the PUT reached the server")
+        #expect(eventually { (try? h.counter(Self.putRoute)) == 1 }, "the PUT reached the server")
         sending.signal(SIGKILL)
         _ = sending.wait()
         #expect(try outbox(h).first?["state"]?.stringValue == "sending", "left claimed by a process that is gone")
@@ -151,7 +146,8 @@ import Testing
         let h = try harness()
         try fault(h, [("route", .string(Self.putFault)), ("delayMs", .int(2500)), ("count", .int(1))])
         let sending = try h.spawn("sl-chat", ["send", "c_team", "from alice"])
-        usleep(800_000)
+        // The switch lands while the PUT is held at the server (2.5 s), not before it was sent.
+        #expect(eventually { (try? h.counter(Self.putRoute)) == 1 }, "the PUT reached the server")
         try h.storeLogin("bob")
         let run = sending.wait()
         #expect(run.status == 11, "\(run.stderrText)")

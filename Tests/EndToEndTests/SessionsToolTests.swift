@@ -17,6 +17,13 @@ import Testing
         return try reply.json()["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
+    /// Waits until a spawned run has printed `results` result lines: the run is under way (a real condition,
+    /// where a sleep would guess how long start-up and sign-in take).
+    func underway(_ run: RunningTool, results: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(run.waitForStdout(seconds: 60) { $0.split(separator: "\n").count >= results }, "the run is under way",
+                sourceLocation: sourceLocation)
+    }
+
     func adminSessionCount(_ h: SessionToolsHarness, user: String) throws -> Int {
         let admin = try h.server.login("alice")
         return try h.server.request("GET", "/api/admin/users/\(user)/sessions", token: admin.token).json()["sessions"]?.arrayValue?.count ?? -1
@@ -154,9 +161,9 @@ import Testing
         _ = try createSessions(h, user: "carol", count: 200)
         // Injected while the run goes on (--rate 100: ~2 s): a burst of 503s, then connection resets.
         let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "100"])
-        usleep(500_000)
+        underway(revoke, results: 20)
+        // The server takes faults in the order they were added: the 503s first, then the resets.
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(503)), ("count", .int(12))]))
-        usleep(300_000)
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(8))]))
         let run = revoke.waitOrKill(seconds: 60)
         #expect(run.status == 0, "\(run.stderrText)")
@@ -186,7 +193,7 @@ import Testing
         _ = try createSessions(h, user: "carol", count: 300)
         let current = try h.status()["session"]?["id"]?.stringValue ?? ""
         let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "50"])
-        usleep(1_500_000)
+        underway(revoke, results: 20)
         _ = try h.server.dev("POST", "/__dev/sessions/\(current)/expire")
         let run = revoke.waitOrKill(seconds: 30)
         #expect(run.status == 4, "\(run.stderrText)")
@@ -204,7 +211,7 @@ import Testing
         let input = Array(ids.map { "\($0),carol" }.joined(separator: "\n").utf8)
         let csv = Array("id,user\n".utf8) + input
         let first = try h.spawn("sl-sessions", ["revoke", "--journal", journal, "--reason", "offboarding carol", "--rate", "100", "-"], stdin: csv)
-        usleep(1_500_000)
+        underway(first, results: 50)
         first.signal(SIGKILL)
         _ = first.wait()
         usleep(300_000)  // a request sent just before the kill reaches the server's counters
@@ -320,7 +327,7 @@ import Testing
         #expect(plan.count == 10_000)
         let input = Array(plan.map { $0.serialized() }.joined(separator: "\n").utf8)
         let revoke = try h.spawn("sl-sessions", ["revoke", "--journal", h.home.file("big.journal"), "-"], stdin: input)
-        usleep(300_000)
+        underway(revoke, results: 100)
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(502)), ("count", .int(15))]))
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(5))]))
         let run = revoke.waitOrKill(seconds: 300)
@@ -341,7 +348,7 @@ import Testing
         try h.storeLogin("alice")
         _ = try createSessions(h, user: "carol", count: 600)
         let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "200"])
-        usleep(700_000)
+        underway(revoke, results: 50)
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
                                                                  ("headers", .object([("Retry-After", .string("1"))])), ("count", .int(1))]))
         let run = revoke.waitOrKill(seconds: 60)
@@ -363,7 +370,7 @@ import Testing
         let h = try harness()
         _ = try createSessions(h, user: "carol", count: 300)
         let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "50"])
-        usleep(1_500_000)
+        underway(revoke, results: 20)
         try h.storeLogin("bob")
         let run = revoke.waitOrKill(seconds: 30)
         #expect(run.status == 11, "\(run.stderrText)")
