@@ -6,7 +6,7 @@ import PlatformCommands
 /// What `send` and `moments post` share: texts from the argument, stdin, or stdin line by line; the
 /// clientId minted and stored before the first attempt (or the caller's, `--client-id`); then delivered,
 /// unless `--queue`.
-struct OutboxSubmission {
+struct OutboxSubmission: OptionGroup {
     static let lines = Option<Bool>.flag("lines", help: "Read stdin line by line: one message (and one result line) per non-empty line.")
     static let clientId = Option<String?>.string("client-id", "KEY", help: "Use KEY as the clientId (idempotency key): the same KEY with the same text is the same message, with other text an error (exit 2). With --lines, line N gets KEY.N.")
     static let queue = Option<Bool>.flag("queue", help: "Only store it in the outbox (state pending) and exit 0; sl-chat outbox flush sends it.")

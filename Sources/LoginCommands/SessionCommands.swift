@@ -11,10 +11,9 @@ extension PlatformCommand {
 
 /// `sl-login start`: the first step of a two-step login.
 enum StartCommand: AsyncCommand {
-    static let pendingTTL = Option<Duration>.duration("pending-ttl", help: "How long the pending login stays valid.", default: 600, range: 30...86400)
     static let spec = CommandSpec("start", abstract: "Start a two-step login and print its URL",
                                   discussion: "Prints {\"url\",\"expiresAt\"}: open the URL anywhere, sign in, and pass the callback it redirects to (starline-APPID://auth/callback?…) to sl-login complete — as text, or as the JSON line of sl-qr decode --show-secrets. The pending login persists for --pending-ttl, across processes and restarts.",
-                                  options: [pendingTTL.spec] + CustodyOptions.specs)
+                                  options: [SignInOptions.pendingTTL.spec] + CustodyOptions.specs)
 
     struct Options {
         var pendingTTL: Int64
@@ -23,7 +22,7 @@ enum StartCommand: AsyncCommand {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(pendingTTL: try arguments[pendingTTL].components.seconds, custodian: try CustodyOptions.preferred(arguments),
+        Options(pendingTTL: try arguments[SignInOptions.pendingTTL].components.seconds, custodian: try CustodyOptions.preferred(arguments),
                 platform: try PlatformOptions(arguments))
     }
 

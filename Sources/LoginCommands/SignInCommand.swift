@@ -22,8 +22,8 @@ enum SignInFlow: Sendable {
     }
 }
 
-/// The sign-in options of `sl-login` and `sl-login switch`, declared once.
-struct SignInOptions {
+/// The sign-in options of `sl-login` and `sl-login switch`, declared once (`sl-login start` takes its `--pending-ttl`).
+struct SignInOptions: OptionGroup {
     static let browser = Option<Bool>.flag("browser", help: "Sign in in a browser with a loopback redirect (the default on a terminal with a browser).")
     static let noBrowser = Option<Bool>.flag("no-browser", help: "Like --browser, but print the URL instead of opening a browser (for ssh -L).")
     static let device = Option<Bool>.flag("device", help: "Sign in with a device code shown here, approved on another device.")

@@ -6,7 +6,7 @@ import StarlineCrypto
 import StarlineMemory
 
 /// The options every `sl-memory` command takes: which vault, and where a passphrase comes from.
-struct MemoryOptions {
+struct MemoryOptions: OptionGroup {
     static let vault = Option<String?>.string("vault", "DIR", help: "Use the vault in DIR instead of <data>/memory.", env: "STARLINE_MEMORY_VAULT",
                                               completion: .directory)
     static let specs: [OptionSpec] = [vault.spec] + PassphraseSource.specs

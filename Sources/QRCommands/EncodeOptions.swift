@@ -27,7 +27,7 @@ enum QRFormat: String, CaseIterable, Sendable {
 }
 
 /// The options `encode` and `friend` share, declared once with their defaults and ranges.
-struct EncodeOptions {
+struct EncodeOptions: OptionGroup {
     static let format = Option<QRFormat?>.choice("format", short: "f", "FORMAT", help: "Output format; from the -o extension (.png, .svg, .txt, .json; another extension is an error), else png, or utf8 when writing to a terminal.")
     static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the image to FILE and print a JSON record instead. A regular FILE is replaced atomically (never seen half-written; through a symbolic link, its target), a device or FIFO written in place, and, like other output files, gets the umask and is not fsync'ed (use sync(1) when that matters).", completion: .file(extensions: ["png", "svg", "txt", "json"]))
     static let level = Option<QRErrorCorrection>.choice("level", short: "l", "LEVEL", help: "Error correction level.", default: .M)

@@ -5,7 +5,7 @@ import StarlineCore
 import StarlineWorkspace
 
 /// The options every command of `sl-tasks` takes: which workspace file, and the clock.
-struct TasksGlobalOptions {
+struct TasksGlobalOptions: OptionGroup {
     static let workspace = Option<String?>.string(
         "workspace", "FILE", help: "Use FILE instead of <data>/workspace.json.", env: "STARLINE_WORKSPACE",
         completion: .file(extensions: ["json"]))
