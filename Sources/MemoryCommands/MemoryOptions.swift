@@ -78,24 +78,24 @@ struct VaultAccess {
             return (try passphrase.attempt("Passphrase: ") { try MemoryVault.open(at: location, with: .passphrase($0), faults: faults) }, .passphrase)
         }
         // One database open for the id the agent is asked by and for the unlock itself.
-        let locked = try MemoryVault.locked(at: location, faults: faults)
-        let vaultID = locked.vaultID
+        let keyless = try MemoryVault.keyless(at: location, faults: faults)
+        let vaultID = keyless.vaultID
         if let key = try MemoryAgentClient.fetchKey(vaultID: vaultID, environment: environment) {
             do {
-                return (try locked.open(with: .dataKey(key)), .agent)
+                return (try keyless.open(with: .dataKey(key)), .agent)
             } catch let error as StarlineError where error.code == .wrongKey {
                 // A rekey since the unlock: the agent's key is stale. Stop it; the passphrase decides below.
                 _ = try? MemoryAgentClient.stop(vaultID: vaultID, environment: environment)
             }
         }
         if let key = try MemoryKeyring.lookup(vaultID: vaultID, environment: environment) {
-            return (try locked.open(with: .dataKey(key)), .keyring)
+            return (try keyless.open(with: .dataKey(key)), .keyring)
         }
         guard passphrase.canPrompt else {
             throw StarlineError(.locked, "the memory vault is locked: run sl-memory unlock, or give the passphrase with --passphrase-fd, --passphrase-file or STARLINE_MEMORY_PASSPHRASE",
                                 details: .object([("vault", .string(location.directory))]))
         }
-        return (try passphrase.attempt("Passphrase for \(location.directory): ") { try locked.open(with: .passphrase($0)) }, .passphrase)
+        return (try passphrase.attempt("Passphrase for \(location.directory): ") { try keyless.open(with: .passphrase($0)) }, .passphrase)
     }
 
     /// The key of a running agent or the keyring (`unlock --keyring`), without a passphrase; nil when neither has it.

@@ -22,7 +22,7 @@ public struct ChatAccount: Sendable, Equatable {
 public struct ReadSource: Sendable {
     public enum Origin: String, Sendable { case cache, server }
     public var origin: Origin
-    /// Epoch seconds: when the data was last fetched from the server.
+    /// Unix seconds: when the data was last fetched from the server.
     public var freshAsOf: Int64?
 
     public init(_ origin: Origin, freshAsOf: Int64?) {

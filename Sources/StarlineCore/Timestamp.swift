@@ -33,7 +33,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The real clock.
     public static func now() -> Timestamp { Timestamp(seconds: Int64(time(nil))) }
 
-    /// Milliseconds since the epoch (durations in logs, long-poll deadlines).
+    /// Milliseconds since the Unix epoch (durations in logs, long-poll deadlines).
     public static func nowMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
@@ -251,6 +251,6 @@ public enum LocalCalendar {
 }
 
 extension Timestamp {
-    /// RFC 3339 UTC text of epoch seconds (the network tools keep times as plain seconds).
+    /// RFC 3339 UTC text of Unix seconds (the network tools keep times as plain seconds).
     public static func rfc3339String(_ seconds: Int64) -> String { Timestamp(seconds: seconds).rfc3339 }
 }

@@ -14,7 +14,7 @@ enum RowCheck {
 extension MemoryVault {
     // MARK: - Unlocking
 
-    /// Reads the header and unlocks it with `credential` (`LockedMemoryVault.unlock`), so that a header
+    /// Reads the header and unlocks it with `credential` (`KeylessMemoryVault.unlock`), so that a header
     /// edited in `vault.db` never reads as a wrong passphrase: its limits were capped when it was decoded;
     /// a header that is not the one the pin saw at the counter the vault is still at is VAULT_CORRUPT
     /// before any key is derived (`RollbackPin.headerProblem`); and a failed unlock of a header the pin did

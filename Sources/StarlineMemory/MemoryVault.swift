@@ -133,7 +133,7 @@ public final class MemoryVault {
     /// fingerprint of the files they were last checked in), and the pin.
     public static func open(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults = VaultFaults(),
                             now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws -> MemoryVault {
-        try locked(at: location, faults: faults).open(with: credential, now: now)
+        try keyless(at: location, faults: faults).open(with: credential, now: now)
     }
 
     /// The checks of `open` on an unlocked vault.
@@ -173,7 +173,7 @@ public final class MemoryVault {
     /// Unlocks without the manifest and pin checks (`open` and `verify` add them).
     static func unlock(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults,
                        now: @escaping @Sendable () -> Timestamp) throws -> MemoryVault {
-        try locked(at: location, faults: faults).unlock(with: credential, now: now)
+        try keyless(at: location, faults: faults).unlock(with: credential, now: now)
     }
 
     static func openStore(_ location: VaultLocation, faults: VaultFaults) throws -> SQLiteStore {

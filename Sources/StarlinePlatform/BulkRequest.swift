@@ -18,7 +18,7 @@ enum BulkRequest {
     }
 
     /// `known` takes the answers the command gives a meaning of its own (its 2xx, a 404 that means "gone");
-    /// nil leaves an answer to the common rules. `now` (epoch seconds, the client's clock) reads a `Retry-After` date.
+    /// nil leaves an answer to the common rules. `now` (Unix seconds, the client's clock) reads a `Retry-After` date.
     static func attempt<Value>(_ outcome: Result<HTTPReply, StarlineError>, route: String, now: @autoclosure () -> Int64,
                                known: (HTTPReply) -> BulkAttempt<Value>?) -> BulkAttempt<Value> {
         let reply: HTTPReply

@@ -23,7 +23,7 @@ public enum DeviceKey {
             guard try PrivateFiles.checkPrivate(path, followLinks: false, what: "device key") else { return nil }
             fd = try PrivateFiles.openNoFollow(path, O_RDONLY, what: "device key", action: "cannot read device key", missingIsNil: true)
         } catch {
-            throw SessionStore.lockedError(error)
+            throw SessionStore.unreadableStoreError(error)
         }
         if fd < 0 { return nil }
         defer { close(fd) }
@@ -146,7 +146,7 @@ public struct MachineIdentity: Sendable, Equatable {
             content = try AtomicFile.read(path, followLinks: followLinks, what: "host id")
         } catch {
             // "cannot open the session store: cannot read /etc/machine-id: Permission denied"
-            throw SessionStore.lockedError(error)
+            throw SessionStore.unreadableStoreError(error)
         }
         guard let content else { return nil }
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }

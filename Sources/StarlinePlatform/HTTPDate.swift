@@ -11,7 +11,7 @@ import Glibc
 enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// `Sun, 06 Nov 1994 08:49:37 GMT` → epoch seconds; nil for anything else.
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` → Unix seconds; nil for anything else.
     static func parseIMFFixdate(_ text: String) -> Int64? {
         let b = Array(text.utf8)
         guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,

@@ -40,7 +40,7 @@ extension HTTPExchange {
 /// out — and the wall clock of the client code that takes one (`StarlightClient`, `ChatAPI`): a tool's
 /// comes from its `IOStreams` (`context.io.now()`), through the front ends' factory.
 public struct RetryClock: Sendable {
-    /// Epoch seconds: to turn a `Retry-After` date into a wait, and every time a client stores or compares.
+    /// Unix seconds: to turn a `Retry-After` date into a wait, and every time a client stores or compares.
     public var now: @Sendable () -> Int64
     /// Waits `seconds`; throws when the task is cancelled meanwhile (as `Task.sleep` does).
     public var sleep: @Sendable (_ seconds: Double) async throws -> Void

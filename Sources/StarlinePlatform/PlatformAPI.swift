@@ -301,7 +301,7 @@ extension PlatformAPI {
     /// | anything else (1xx, 3xx: redirects are not followed) | `SERVER_ERROR`, not retryable | 7 |
     ///
     /// Details: `status`, `route` (when given), `serverCode` (the server's code, when any).
-    /// `now`: epoch seconds (the caller's clock), against which a `Retry-After` date is read.
+    /// `now`: Unix seconds (the caller's clock), against which a `Retry-After` date is read.
     public static func error(status: Int, body: [UInt8], headers: [String: String], route: String? = nil, now: Int64) -> StarlineError {
         let json = try? JSON.parse(body)
         // API errors: {"error":{"code","message"}}; OAuth errors: {"error":"invalid_grant","error_description"}.

@@ -72,7 +72,7 @@ public struct Me: Sendable, Equatable {
     public var roles: [String]
     public var sessionId: String
     public var appId: String
-    /// Epoch seconds.
+    /// Unix seconds.
     public var expiresAt: Int64
 
     public init(user: JSON, roles: [String], sessionId: String, appId: String, expiresAt: Int64) {

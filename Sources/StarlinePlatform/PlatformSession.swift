@@ -23,13 +23,13 @@ public struct PlatformSession: Sendable, Equatable {
                   expiresAt: candidate.expiresAt, verifiedAt: candidate.verifiedAt)
     }
 
-    /// The stored form, created at `createdAt` (epoch seconds, the client's clock).
+    /// The stored form, created at `createdAt` (Unix seconds, the client's clock).
     func candidate(createdAt: Int64) -> StoredCandidate {
         StoredCandidate(accessToken: accessToken, sessionId: sessionId, user: user, roles: roles, expiresAt: expiresAt,
                         createdAt: createdAt, verifiedAt: verifiedAt)
     }
 
-    /// Expired at `now` (epoch seconds, the client's clock).
+    /// Expired at `now` (Unix seconds, the client's clock).
     public func isExpired(at now: Int64) -> Bool { expiresAt <= now }
 
     /// The JSON the tools print: no token unless `showToken`.

@@ -30,7 +30,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// Seconds to wait before repeating attempt `attempt` (0-based) that ended in `outcome`, or nil when the
     /// outcome is final: no retries left, an answer not worth repeating, or an error that is not transient.
-    /// `now` (epoch seconds) is only read for a `Retry-After` date.
+    /// `now` (Unix seconds) is only read for a `Retry-After` date.
     func delay(after outcome: Result<HTTPReply, StarlineError>, attempt: Int, now: Int64) -> Double? {
         guard attempt < retries else { return nil }
         switch outcome {
@@ -61,7 +61,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     // MARK: Retry-After
 
-    /// `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3) as seen at `now` (epoch seconds, the
+    /// `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3) as seen at `now` (Unix seconds, the
     /// caller's injected clock); a date in the past is 0.
     public static func parseRetryAfter(_ value: String, now: Int64) -> Double? {
         retryAfterSeconds(value, now: now).map(Double.init)

@@ -113,7 +113,7 @@ public final class SessionState {
         try pendingLogin(now: SessionStore.now())
     }
 
-    /// `pendingLogin()` with an explicit clock (epoch seconds).
+    /// `pendingLogin()` with an explicit clock (Unix seconds).
     public func pendingLogin(now: Int64) throws -> PendingLogin? {
         try checkValid()
         guard let row = try sql({ try database.queryFirst(SessionRows.selectPendingLogin, [.text(keyId)]) }) else { return nil }

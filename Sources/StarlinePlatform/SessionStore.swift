@@ -160,9 +160,9 @@ public final class SessionStore: @unchecked Sendable {
 
     // MARK: - Errors
 
-    /// A STORAGE_ERROR from reading a store file, prefixed "cannot open the session store: " (the "locked"
-    /// state of S17). Other codes (INSECURE_PERMISSIONS) pass unchanged.
-    static func lockedError(_ error: StarlineError) -> StarlineError {
+    /// A STORAGE_ERROR from reading a store file, prefixed "cannot open the session store: " (the unreadable
+    /// store of S17, which S17 calls "locked"). Other codes (INSECURE_PERMISSIONS) pass unchanged.
+    static func unreadableStoreError(_ error: StarlineError) -> StarlineError {
         SQLiteStore.openFailure(name, error)
     }
 

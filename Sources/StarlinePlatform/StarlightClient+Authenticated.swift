@@ -21,16 +21,16 @@ extension StarlightClient {
         } else {
             throw StarlineError(.notLoggedIn, "not logged in")
         }
-        let epochAtStart = epoch
+        let identityChangesAtStart = identityChanges
         do {
             let result = try await operation(current)
-            try checkSameAccount(current, epochAtStart: epochAtStart)
+            try checkSameAccount(current, identityChangesAtStart: identityChangesAtStart)
             return result
         } catch let error as StarlineError where error.exitStatus == .sessionEnded {
-            try checkSameAccount(current, epochAtStart: epochAtStart)
+            try checkSameAccount(current, identityChangesAtStart: identityChangesAtStart)
             throw sessionEnded(sessionId: current.sessionId, reason: error)
         } catch let error as StarlineError {
-            try checkSameAccount(current, epochAtStart: epochAtStart)
+            try checkSameAccount(current, identityChangesAtStart: identityChangesAtStart)
             onError?(error)
             throw error
         }
@@ -49,8 +49,8 @@ extension StarlightClient {
         return reason
     }
 
-    private func checkSameAccount(_ used: PlatformSession, epochAtStart: Int) throws {
-        var stillSame = epoch == epochAtStart
+    private func checkSameAccount(_ used: PlatformSession, identityChangesAtStart: Int) throws {
+        var stillSame = identityChanges == identityChangesAtStart
         if stillSame, let store {
             stillSame = (try? store.withState { try $0.candidateSessionId() }) == used.sessionId
         }

@@ -138,7 +138,7 @@ extension StarlightClient {
 
     private func loginInProgressBegin() {
         loginInProgress = true
-        epoch += 1
+        identityChanges += 1
         inFlightRestore = nil  // S6: a new login invalidates restore results already in flight
     }
 
@@ -191,7 +191,7 @@ extension StarlightClient {
         let new = PlatformSession(accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
                                   expiresAt: ReplyLimits.instant(clock.now(), plus: min(grant.expiresIn, ReplyLimits.maxTokenLifetime)),
                                   verifiedAt: clock.now())
-        let epochBefore = epoch
+        let identityChangesBefore = identityChanges
         var replacedSession = false
         if let store {
             do {
@@ -221,7 +221,7 @@ extension StarlightClient {
                 throw failure
             }
         }
-        guard epoch == epochBefore else {
+        guard identityChanges == identityChangesBefore else {
             throw StarlineError(.noResult, "the identity changed while the login finished; its result was not published")
         }
         publish(new)
@@ -237,7 +237,7 @@ extension StarlightClient {
     /// Invalidates a pending login (here and in other processes); an established session is kept.
     @discardableResult
     public func cancelLogin() throws -> Bool {
-        epoch += 1
+        identityChanges += 1
         loginInProgress = false
         guard let store else { return false }
         return try store.withState { state in

@@ -13,7 +13,7 @@ extension StarlightClient {
     /// Clears the local session and candidate first, then revokes on the server. A network failure
     /// never restores the old identity; the token is remembered and revoked by a later run (S12).
     public func logout() async -> LogoutResult {
-        epoch += 1
+        identityChanges += 1
         let old = session
         publish(nil)
         guard let store else {
@@ -22,13 +22,13 @@ extension StarlightClient {
             return await logoutMemorySession(token: token)
         }
         let record = recordLogout(store)
-        if let locked = record.lockedFailure {
-            // Locked means locked (S3, S17): the token could not be read, so it could not be revoked or kept for
+        if let keyringFailure = record.keyringFailure {
+            // A locked keyring means locked (S3, S17): the token could not be read, so it could not be revoked or kept for
             // a later run; deleting it now would leave it working on the server with nobody able to revoke it.
-            _ = reportStorageError(locked)
+            _ = reportStorageError(keyringFailure)
             return LogoutResult(hadSession: true, revoked: false, pendingRevocations: pendingRevocationCount(),
-                                error: StarlineError(locked.code, "\(locked.message). Nothing was logged out: run sl-login logout again once the keyring is unlocked, or sl-login clear to delete the local session without revoking it",
-                                                     details: locked.details))
+                                error: StarlineError(keyringFailure.code, "\(keyringFailure.message). Nothing was logged out: run sl-login logout again once the keyring is unlocked, or sl-login clear to delete the local session without revoking it",
+                                                     details: keyringFailure.details))
         }
         let deletion = deleteCandidate(store, after: record)
         // onError reports storage write/delete errors (S7); a read error is part of the returned result.
@@ -49,7 +49,7 @@ extension StarlightClient {
 
     /// Drops the identity and deletes the candidate, without a server call. Retries an earlier failed delete (S13).
     public func clearSession() throws {
-        epoch += 1
+        identityChanges += 1
         publish(nil)
         guard let store else { return }
         do {
@@ -101,7 +101,7 @@ extension StarlightClient {
                 do { record.candidate = try state.candidate() } catch {
                     let failure = Self.starline(error)
                     if failure.code == .storageLocked || failure.code == .keyringUnavailable {
-                        record.lockedFailure = failure
+                        record.keyringFailure = failure
                         throw failure
                     }
                     record.readFailure = failure
@@ -111,7 +111,7 @@ extension StarlightClient {
                 if let c = record.candidate { try state.addPendingRevocation(sessionId: c.sessionId, accessToken: c.accessToken) }
             }
         } catch {
-            if record.lockedFailure == nil { record.recordFailure = Self.starline(error) }
+            if record.keyringFailure == nil { record.recordFailure = Self.starline(error) }
         }
         return record
     }
@@ -194,7 +194,7 @@ private struct LogoutRecord {
     /// The transaction failed, so the token is not remembered for a later run.
     var recordFailure: StarlineError?
     /// The keyring is locked or unreachable: nothing was changed, and the logout stops here.
-    var lockedFailure: StarlineError?
+    var keyringFailure: StarlineError?
     /// Whether there was a session to end, also one that could not be read.
     var hadSession: Bool { candidate != nil || readFailure != nil }
 }

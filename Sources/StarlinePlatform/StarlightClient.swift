@@ -36,7 +36,7 @@ public final class StarlightClient {
 
     /// Bumped by every change of identity in this process (login, logout, clear, cancel); checked after
     /// every await and after callbacks so late results never overwrite newer state (S8, W8).
-    var epoch = 0
+    var identityChanges = 0
     /// STARLINE_TOKEN: the token of the memory-only mode, verified by `restoreSession()` before it is published.
     package var memoryToken: String?
     var loginInProgress = false
@@ -67,9 +67,9 @@ public final class StarlightClient {
 
     /// Reports a storage error through onError; returns false when the callback changed the identity (S8).
     func reportStorageError(_ error: StarlineError) -> Bool {
-        let before = epoch
+        let before = identityChanges
         onError?(error)
-        return epoch == before
+        return identityChanges == before
     }
 
     // MARK: Restore (S4, S5, S6)
@@ -92,14 +92,14 @@ public final class StarlightClient {
         return outcome
     }
 
-    /// Publishes a valid outcome's session, unless a login, cancel or logout (a new epoch) came first.
-    private func published(_ outcome: RestoreOutcome, epochAtStart: Int) -> RestoreOutcome {
-        if outcome.state == .valid, epoch == epochAtStart, let s = outcome.session { publish(s) }
+    /// Publishes a valid outcome's session, unless a login, cancel or logout (a change of identity) came first.
+    private func published(_ outcome: RestoreOutcome, identityChangesAtStart: Int) -> RestoreOutcome {
+        if outcome.state == .valid, identityChanges == identityChangesAtStart, let s = outcome.session { publish(s) }
         return outcome
     }
 
     private func performRestore(maxAge: Int64) async -> RestoreOutcome {
-        let epochAtStart = epoch
+        let identityChangesAtStart = identityChanges
         guard let store else { return await restoreMemorySession() }
         let started = clock.now()
         // Without --max-age a stored session is always verified: load libcurl while the store is read.
@@ -137,7 +137,7 @@ public final class StarlightClient {
                 }
                 return nil
             }
-            if let early { return published(early, epochAtStart: epochAtStart) }
+            if let early { return published(early, identityChangesAtStart: identityChangesAtStart) }
         } catch {
             return .storageFailure(Self.starline(error))
         }
@@ -170,7 +170,7 @@ public final class StarlightClient {
                 }
                 return nil
             }
-            if let shared { return published(shared, epochAtStart: epochAtStart) }
+            if let shared { return published(shared, identityChangesAtStart: identityChangesAtStart) }
         } catch {
             return .storageFailure(Self.starline(error))
         }
@@ -195,7 +195,7 @@ public final class StarlightClient {
             return RestoreOutcome(state: .keptUnverified, session: PlatformSession(original), reason: failure.code.rawValue, error: failure)
         }
         // W8: re-check after the await — a login, cancel or logout (here or in another process) wins.
-        guard epoch == epochAtStart, !loginInProgress else {
+        guard identityChanges == identityChangesAtStart, !loginInProgress else {
             return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login started while restoring"))
         }
         do {
@@ -212,7 +212,7 @@ public final class StarlightClient {
                 try state.saveCandidate(updated)
                 return RestoreOutcome(state: .valid, session: PlatformSession(updated))
             }
-            return published(verified, epochAtStart: epochAtStart)
+            return published(verified, identityChangesAtStart: identityChangesAtStart)
         } catch {
             // S17: a failed write is never reported as persisted; the verified session is not published.
             let failure = Self.starline(error)
@@ -224,17 +224,17 @@ public final class StarlightClient {
     /// STARLINE_TOKEN: verify the memory-only token; nothing touches storage.
     private func restoreMemorySession() async -> RestoreOutcome {
         guard let token = session?.accessToken ?? memoryToken else { return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in")) }
-        let epochAtStart = epoch
+        let identityChangesAtStart = identityChanges
         do {
             let me = try await platform.me(token: token)
-            guard epoch == epochAtStart else { return RestoreOutcome(state: .noResult, reason: "superseded") }
+            guard identityChanges == identityChangesAtStart else { return RestoreOutcome(state: .noResult, reason: "superseded") }
             let s = PlatformSession(accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt, verifiedAt: clock.now())
             publish(s)
             return RestoreOutcome(state: .valid, session: s)
         } catch {
             let failure = Self.starline(error)
             if failure.exitStatus == .sessionEnded {
-                if epoch == epochAtStart { publish(nil) }
+                if identityChanges == identityChangesAtStart { publish(nil) }
                 return RestoreOutcome(state: .cleared, reason: failure.code.rawValue, error: failure)
             }
             return RestoreOutcome(state: .keptUnverified, reason: failure.code.rawValue, error: failure)

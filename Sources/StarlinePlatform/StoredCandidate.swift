@@ -3,7 +3,7 @@ import StarlineCore
 /// The persisted credential (S2): what `restoreSession()` reads, verifies with `GET /api/me` and updates.
 ///
 /// In the store the access token is sealed (XChaCha20-Poly1305, this device only, S3); the other fields are
-/// kept in clear columns. Times are epoch seconds.
+/// kept in clear columns. Times are Unix seconds.
 public struct StoredCandidate: Sendable, Equatable {
     public var accessToken: String
     public var sessionId: String

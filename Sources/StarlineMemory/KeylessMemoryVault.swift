@@ -1,10 +1,10 @@
 import StarlineCore
 import StarlineSQLite
 
-/// A vault whose database is open and whose header was read, not yet unlocked: its id (the header is not
-/// encrypted) names its unlock agent and keyring entry, which have to be asked before there is a key, and
-/// `open(with:)` then unlocks it on the same connection — one database open per command, not two.
-public final class LockedMemoryVault {
+/// A keyless vault: its database is open and its header read, but no key is loaded yet. Its id (the header
+/// is not encrypted) names its unlock agent and keyring entry, which have to be asked before there is a
+/// key, and `open(with:)` then unlocks it on the same connection — one database open per command, not two.
+public final class KeylessMemoryVault {
     public let location: VaultLocation
     let store: SQLiteStore
     let faults: VaultFaults
@@ -39,7 +39,7 @@ public final class LockedMemoryVault {
 
     /// Opens the database and reads the header. A missing vault is VAULT_NOT_FOUND (saying so when the pin
     /// knew one there), a damaged header VAULT_CORRUPT.
-    static func open(at location: VaultLocation, faults: VaultFaults) throws -> LockedMemoryVault {
+    static func open(at location: VaultLocation, faults: VaultFaults) throws -> KeylessMemoryVault {
         let path = location.databasePath
         do {
             guard MemoryVault.exists(at: location) else {
@@ -48,7 +48,7 @@ public final class LockedMemoryVault {
                     ?? "\(path) does not exist")
             }
             let store = try MemoryVault.openStore(location, faults: faults)
-            return LockedMemoryVault(location: location, store: store, faults: faults,
+            return KeylessMemoryVault(location: location, store: store, faults: faults,
                                      header: try readHeader(store, location: location, faults: faults))
         } catch {
             throw VaultErrors.classify(error, path: path)
@@ -64,14 +64,14 @@ public final class LockedMemoryVault {
 }
 
 extension MemoryVault {
-    /// The vault at `location`, opened but not unlocked (see `LockedMemoryVault`).
-    public static func locked(at location: VaultLocation, faults: VaultFaults = VaultFaults()) throws -> LockedMemoryVault {
-        try LockedMemoryVault.open(at: location, faults: faults)
+    /// The vault at `location`, opened but not unlocked (see `KeylessMemoryVault`).
+    public static func keyless(at location: VaultLocation, faults: VaultFaults = VaultFaults()) throws -> KeylessMemoryVault {
+        try KeylessMemoryVault.open(at: location, faults: faults)
     }
 
     /// The vault's id, read without unlocking it. A missing vault is VAULT_NOT_FOUND, a damaged header
     /// VAULT_CORRUPT, as for `open`.
     public static func vaultID(at location: VaultLocation, faults: VaultFaults = VaultFaults()) throws -> String {
-        try locked(at: location, faults: faults).vaultID
+        try keyless(at: location, faults: faults).vaultID
     }
 }
