@@ -212,7 +212,7 @@ public enum QREncoder {
     /// `QRcode_encodeMask(input, mask)`: exported by libqrencode 4 (its own tests call it; declared in
     /// qrencode_inner.h, which is not installed), looked up rather than declared so that a libqrencode
     /// without it still works, with its own mask evaluation.
-    private nonisolated(unsafe) static let encodeMask: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?)? =
+    private static let encodeMask: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?)? =
         dlsym(nil, "QRcode_encodeMask").map { unsafeBitCast($0, to: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?).self) }
 
     /// The symbol of `input` with the mask libqrencode would choose, chosen by QRMaskChoice on bit rows:

@@ -49,7 +49,9 @@ import Testing
         #expect(TimeSpan(parsing: "36h") == TimeSpan(seconds: 36 * 3600))
         #expect(TimeSpan(parsing: "1d12h30m5s") == TimeSpan(days: 1, seconds: 12 * 3600 + 30 * 60 + 5))
         #expect(TimeSpan(parsing: "90M") == TimeSpan(seconds: 5400))
-        for bad in ["", "d", "5", "1x", "+", "1d2", "-1d", "1.5h", "１d"] {
+        // Bare seconds, as every duration option takes them.
+        #expect(TimeSpan(parsing: "5") == TimeSpan(seconds: 5))
+        for bad in ["", "d", "1x", "+", "1d2", "-1d", "1.5h", "１d"] {
             #expect(TimeSpan(parsing: bad) == nil, "\(bad) should be refused")
         }
     }
