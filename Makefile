@@ -8,7 +8,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
-.PHONY: all build bootstrap test generated install uninstall deb package-check fresh-check demo torture fuzz bench bench-tasks clean
+.PHONY: all build bootstrap test generated format install uninstall deb package-check fresh-check demo torture fuzz bench bench-tasks clean
 
 all: build
 
@@ -26,6 +26,10 @@ build: bootstrap
 # -warnings-as-errors: changing the compiler flags would make every other target rebuild everything.
 test: bootstrap
 	@mkdir -p .build
+	@# The tree is formatted (make format): swift format's line limit and layout (.swift-format, layout only,
+	@# no rewriting rules), long help text as multi-line literals.
+	@scripts/wrap-long-strings --check $$(find Sources Tests -name '*.swift') && swift format lint -r --strict Sources Tests || \
+		{ echo "make test: the sources are not formatted: run make format" >&2; exit 1; }
 	@echo "swift build --build-tests  (output: .build/test-build.log)"
 	@{ swift build --build-tests 2>&1; echo $$? > .build/test-build.status; } | tee .build/test-build.log
 	@status=$$(cat .build/test-build.status); [ "$$status" = 0 ] || exit $$status
@@ -50,6 +54,12 @@ generated: bootstrap
 		$(DEBUG_BIN)/$$t --generate fish > completions/fish/$$t.fish; \
 		echo "generated man page and completions for $$t"; \
 	done
+
+# Formats Sources and Tests: long one-line string literals become multi-line literals with line continuations
+# (their values unchanged), then swift format (the toolchain's) lays out every file by .swift-format.
+format:
+	scripts/wrap-long-strings $$(find Sources Tests -name '*.swift')
+	swift format -i -r Sources Tests
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/starline $(DESTDIR)$(PREFIX)/share/man/man1 \

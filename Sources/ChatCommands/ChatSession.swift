@@ -7,8 +7,11 @@ import PlatformCommands
 /// without `--app-id` — chat always uses the `workbench` session (W4) — and the chat base URL (W4).
 struct ChatOptions: Sendable {
     static let chatAppId = "workbench"
-    static let globalOptions: [OptionSpec] = StandardOptions.output + [StandardOptions.api, StandardOptions.chat, PlatformOptions.service.spec,
-                                                                       PlatformOptions.timeout.spec, PlatformOptions.events.spec]
+    static let globalOptions: [OptionSpec] =
+        StandardOptions.output + [
+            StandardOptions.api, StandardOptions.chat, PlatformOptions.service.spec,
+            PlatformOptions.timeout.spec, PlatformOptions.events.spec
+        ]
     var platform: PlatformOptions
     var chat: BaseURL
 
@@ -21,7 +24,9 @@ struct ChatOptions: Sendable {
 /// `--offline` and `--max-age`, for the commands that read.
 struct ReadOptions: Sendable {
     static let offline = Option<Bool>.flag("offline", help: "Answer from the cache only; never touch the network.")
-    static let maxAge = Option<Duration>.duration("max-age", help: "Serve from the cache when it was refreshed within DURATION (0: always ask the server unless --offline).", default: 60, range: 0...(366 * 86_400))
+    static let maxAge = Option<Duration>.duration(
+        "max-age", help: "Serve from the cache when it was refreshed within DURATION (0: always ask the server unless --offline).",
+        default: 60, range: 0...(366 * 86_400))
     /// With -o/--fields (RecordList): every read command prints a list.
     static var specs: [OptionSpec] { [offline.spec, maxAge.spec] + ListOptions.specs }
 
@@ -59,28 +64,36 @@ struct ChatSession {
     let store: ChatStore
     let sameAccount: @Sendable () -> Bool
 
-    static func open(_ options: ChatOptions, _ context: CommandContext, network: Bool = true, parallel: Int = 2) async throws -> ChatSession {
+    static func open(_ options: ChatOptions, _ context: CommandContext, network: Bool = true, parallel: Int = 2) async throws -> ChatSession
+    {
         let factory = PlatformFactory(options.platform, context)
         let client = try factory.client(network: network)
         var credentials = try client.runCredentials()
         if credentials.user["id"]?.stringValue == nil {
             // STARLINE_TOKEN: the token says nothing of its user until the platform verified it.
-            guard network else { throw StarlineError(.usage, "--offline needs the session stored by sl-login: STARLINE_TOKEN names no user until it is verified") }
+            guard network else {
+                throw StarlineError(
+                    .usage, "--offline needs the session stored by sl-login: STARLINE_TOKEN names no user until it is verified")
+            }
             let outcome = await client.restoreSession()
             guard outcome.state == .valid, let session = outcome.session else {
-                throw outcome.error ?? StarlineError(.notLoggedIn, "STARLINE_TOKEN could not be verified (\(outcome.reason ?? outcome.state.rawValue))")
+                throw outcome.error
+                    ?? StarlineError(.notLoggedIn, "STARLINE_TOKEN could not be verified (\(outcome.reason ?? outcome.state.rawValue))")
             }
-            credentials = StarlightClient.RunCredentials(token: session.accessToken, sessionId: session.sessionId, user: session.user, roles: session.roles)
+            credentials = StarlightClient.RunCredentials(
+                token: session.accessToken, sessionId: session.sessionId, user: session.user, roles: session.roles)
         }
         guard let userId = credentials.user["id"]?.stringValue, !userId.isEmpty else {
             throw StarlineError(.data, "the stored session names no user id; sign in again with sl-login")
         }
         let account = ChatAccount(chatBase: options.chat, userId: userId)
         let store = try ChatStore(paths: context.paths, faults: try StorageFaults(environment: context.environment))
-        let api = ChatAPI(base: options.chat, token: credentials.token, transport: factory.transport(maxConnections: parallel),
-                          timeout: Double(options.platform.timeout), clock: factory.clock)
-        return ChatSession(factory: factory, client: client, credentials: credentials, account: account, api: api, store: store,
-                           sameAccount: client.sameAccountCheck(credentials))
+        let api = ChatAPI(
+            base: options.chat, token: credentials.token, transport: factory.transport(maxConnections: parallel),
+            timeout: Double(options.platform.timeout), clock: factory.clock)
+        return ChatSession(
+            factory: factory, client: client, credentials: credentials, account: account, api: api, store: store,
+            sameAccount: client.sameAccountCheck(credentials))
     }
 
     /// Runs `body` (requests and what follows them) with S14 and S15: SESSION_CHANGED when the stored account

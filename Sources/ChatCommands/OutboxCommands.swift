@@ -5,10 +5,17 @@ import PlatformCommands
 
 /// `sl-chat outbox list`: the entries, oldest first.
 enum OutboxListCommand: AsyncCommand {
-    static let state = Option<[String]>.strings("state", "STATE", help: "Only entries in STATE (pending, sending, sent, failed, unknown); repeatable.")
+    static let state = Option<[String]>.strings(
+        "state", "STATE", help: "Only entries in STATE (pending, sending, sent, failed, unknown); repeatable.")
     static let spec = CommandSpec(
         "list", abstract: "List outbox entries, one JSON line each (oldest first)",
-        discussion: "Local: reads the outbox only. Each record is {\"type\":\"outbox\",\"kind\",\"clientId\",\"conversationId\",\"text\",\"state\",\"attempts\",\"createdAt\",\"updatedAt\",\"message\"|\"moment\",\"error\"}, plus \"heldBy\" on a message that waits for an earlier one of its conversation not sent yet: the clientId of the earliest such entry (messages of one conversation leave in queue order; a failed one holds the rest until it is retried or dropped).",
+        discussion: """
+            Local: reads the outbox only. Each record is \
+            {\"type\":\"outbox\",\"kind\",\"clientId\",\"conversationId\",\"text\",\"state\",\"attempts\",\"createdAt\",\"updatedAt\",\"message\"|\"moment\",\"error\"}, \
+            plus \"heldBy\" on a message that waits for an earlier one of its conversation not sent yet: the clientId of \
+            the earliest such entry (messages of one conversation leave in queue order; a failed one holds the rest until \
+            it is retried or dropped).
+            """,
         options: [state.spec] + ListOptions.specs,
         examples: [Example("sl-chat outbox list --state failed", "What the server refused.")],
         exitStatuses: [(.ok, "listed"), (.usage, "an unknown state")])
@@ -18,7 +25,8 @@ enum OutboxListCommand: AsyncCommand {
         let names = try arguments[state]
         let states = try names.map { name -> OutboxState in
             guard let s = OutboxState(rawValue: name) else {
-                throw StarlineError(.usage, "unknown state '\(name)': expected one of \(OutboxState.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw StarlineError(
+                    .usage, "unknown state '\(name)': expected one of \(OutboxState.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return s
         }
@@ -29,8 +37,9 @@ enum OutboxListCommand: AsyncCommand {
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context, network: false)
         let holders = try session.store.holders(account: session.account)
-        let list = RecordList(context.output, options.list, json: .lines,
-                              columns: ["clientId", "conversationId", "state", "attempts", "heldBy", "text"])
+        let list = RecordList(
+            context.output, options.list, json: .lines,
+            columns: ["clientId", "conversationId", "state", "attempts", "heldBy", "text"])
         for entry in try session.store.outbox(account: session.account, states: options.states) {
             var record = entry.json
             if entry.kind == .message, let holder = holders[entry.clientId] { record.set("heldBy", .string(holder)) }
@@ -45,11 +54,22 @@ enum OutboxListCommand: AsyncCommand {
 enum OutboxFlushCommand: AsyncCommand {
     static let spec = CommandSpec(
         "flush", abstract: "Send every queued entry (pending, unknown, or left sending by a process that died)",
-        discussion: "The messages of one conversation go out one at a time in the order they were queued (conversations side by side), each claimed first so a concurrent flush or send never sends one twice; one result line each, then a {\"summary\":{…,\"held\",…}} line. Unknown entries are settled by looking up their echo before they are sent again with the same clientId. A message is not sent while one queued before it in its conversation is not: it is held (pending, with \"heldBy\": the clientId of that entry) — it waits for an entry another process is sending, and a failed entry holds the rest of its conversation until it is retried (sl-chat outbox retry) or dropped.",
+        discussion: """
+            The messages of one conversation go out one at a time in the order they were queued (conversations side by \
+            side), each claimed first so a concurrent flush or send never sends one twice; one result line each, then a \
+            {\"summary\":{…,\"held\",…}} line. Unknown entries are settled by looking up their echo before they are sent \
+            again with the same clientId. A message is not sent while one queued before it in its conversation is not: it \
+            is held (pending, with \"heldBy\": the clientId of that entry) — it waits for an entry another process is \
+            sending, and a failed entry holds the rest of its conversation until it is retried (sl-chat outbox retry) or \
+            dropped.
+            """,
         options: DeliveryOptions.specs,
         examples: [Example("*/5 * * * * sl-chat outbox flush >> ~/chat-flush.log 2>&1", "A crontab line that keeps the outbox moving.")],
-        exitStatuses: [(.ok, "everything is sent"), (.partial, "some entries failed, are still queued, or are held"), (.sessionEnded, "the server ended the session"),
-                       (.sessionChanged, "the account changed during the run")])
+        exitStatuses: [
+            (.ok, "everything is sent"), (.partial, "some entries failed, are still queued, or are held"),
+            (.sessionEnded, "the server ended the session"),
+            (.sessionChanged, "the account changed during the run")
+        ])
 
     struct Options { var delivery: DeliveryOptions; var chat: ChatOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
@@ -72,15 +92,24 @@ enum OutboxFlushCommand: AsyncCommand {
 enum OutboxRetryCommand: AsyncCommand {
     static let spec = CommandSpec(
         "retry", abstract: "Queue failed entries again (with the same clientId)",
-        discussion: "Moves failed entries back to pending and prints them; sl-chat outbox flush (or this command with --flush) sends them. A failed message holds back the messages queued after it in its conversation: with --flush they are sent after it, in order.",
+        discussion: """
+            Moves failed entries back to pending and prints them; sl-chat outbox flush (or this command with --flush) \
+            sends them. A failed message holds back the messages queued after it in its conversation: with --flush they \
+            are sent after it, in order.
+            """,
         options: [flush.spec] + DeliveryOptions.specs,
         arguments: [ArgumentSpec("CLIENT_ID", help: "The entries' client ids.", variadic: true)],
-        exitStatuses: [(.ok, "queued again (and sent, with --flush)"), (.notFound, "an id is not in the outbox"), (.partial, "--flush: some were not sent (or are held)")])
+        exitStatuses: [
+            (.ok, "queued again (and sent, with --flush)"), (.notFound, "an id is not in the outbox"),
+            (.partial, "--flush: some were not sent (or are held)")
+        ])
     static let flush = Option<Bool>.flag("flush", help: "Send them now.")
 
     struct Options { var ids: [String]; var flush: Bool; var delivery: DeliveryOptions; var chat: ChatOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(ids: arguments.positionals, flush: try arguments[flush], delivery: try DeliveryOptions(arguments), chat: try ChatOptions(arguments))
+        Options(
+            ids: arguments.positionals, flush: try arguments[flush], delivery: try DeliveryOptions(arguments),
+            chat: try ChatOptions(arguments))
     }
 
     @MainActor
@@ -120,12 +149,18 @@ enum OutboxRetryCommand: AsyncCommand {
 enum OutboxDropCommand: AsyncCommand {
     static let spec = CommandSpec(
         "drop", abstract: "Remove entries from the outbox",
-        discussion: "Prints each removed entry. An entry being sent by a running process is not removed (exit 8); a sent entry can be removed (the message stays on the server). Dropping a message that was not sent releases the messages of its conversation it held back: the next sl-chat outbox flush sends them.",
+        discussion: """
+            Prints each removed entry. An entry being sent by a running process is not removed (exit 8); a sent entry can \
+            be removed (the message stays on the server). Dropping a message that was not sent releases the messages of \
+            its conversation it held back: the next sl-chat outbox flush sends them.
+            """,
         arguments: [ArgumentSpec("CLIENT_ID", help: "The entries' client ids.", variadic: true)],
         exitStatuses: [(.ok, "removed"), (.notFound, "an id is not in the outbox"), (.partial, "an entry is being sent now")])
 
     struct Options { var ids: [String]; var chat: ChatOptions }
-    static func options(_ arguments: ParsedArguments) throws -> Options { Options(ids: arguments.positionals, chat: try ChatOptions(arguments)) }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(ids: arguments.positionals, chat: try ChatOptions(arguments))
+    }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {

@@ -5,14 +5,16 @@ import PlatformCommands
 
 /// The engine options every delivering command shares (send, outbox flush, moments post).
 struct DeliveryOptions: Sendable {
-    static let maxAttempts = Option<Int>.integer("max-attempts", "N", help: "Attempts per message on network errors and 5xx (429s are waited out).", default: 5, range: 1...20)
+    static let maxAttempts = Option<Int>.integer(
+        "max-attempts", "N", help: "Attempts per message on network errors and 5xx (429s are waited out).", default: 5, range: 1...20)
     static let rate = Option<Int?>.integer("rate", "N", help: "At most N sends a second.", range: 1...10_000)
     static var specs: [OptionSpec] { [maxAttempts.spec, rate.spec] }
 
     var engine: BulkConfiguration
 
     init(_ arguments: ParsedArguments) throws {
-        engine = BulkConfiguration(parallel: 1, requestsPerSecond: try arguments[Self.rate].map(Double.init), maxAttempts: try arguments[Self.maxAttempts])
+        engine = BulkConfiguration(
+            parallel: 1, requestsPerSecond: try arguments[Self.rate].map(Double.init), maxAttempts: try arguments[Self.maxAttempts])
     }
 }
 
@@ -41,8 +43,9 @@ struct OutboxRun {
     /// `send` prints only its own entry; they are counted on stderr instead).
     func deliver(_ jobs: [OutboxDelivery.Job], _ options: DeliveryOptions, printEarlier: Bool = true) -> Outcome {
         let output = context.output
-        let delivery = OutboxDelivery(api: session.api, store: session.store, account: session.account,
-                                      notice: { output.notice("sl-chat: " + $0) }, sameAccount: session.sameAccount)
+        let delivery = OutboxDelivery(
+            api: session.api, store: session.store, account: session.account,
+            notice: { output.notice("sl-chat: " + $0) }, sameAccount: session.sameAccount)
         let collected = Locked(Outcome())
         var engine = options.engine
         engine.clock = session.factory.bulkClock
@@ -53,7 +56,13 @@ struct OutboxRun {
             }
             collected.withLock { o in
                 if result.job.earlier { o.earlier += 1 } else { o.last = result }
-                if result.heldBy != nil { o.held += 1 } else if result.busy { o.busy += 1 } else if let state = result.entry?.state { o.counts[state, default: 0] += 1 }
+                if result.heldBy != nil {
+                    o.held += 1
+                } else if result.busy {
+                    o.busy += 1
+                } else if let state = result.entry?.state {
+                    o.counts[state, default: 0] += 1
+                }
             }
             return output.failure.map { _ in StarlineError(.writeFailed, "cannot write the results to stdout") }
         }
@@ -64,7 +73,8 @@ struct OutboxRun {
     }
 
     nonisolated static func record(_ result: OutboxDelivery.Result) -> JSON {
-        var record = result.entry?.json ?? .object([("type", .string("outbox")), ("clientId", .string(result.job.clientId)), ("state", .null)])
+        var record =
+            result.entry?.json ?? .object([("type", .string("outbox")), ("clientId", .string(result.job.clientId)), ("state", .null)])
         if let line = result.job.line { record.set("line", .int(line)) }
         if result.busy { record.set("busy", .bool(true)) }
         if let holder = result.heldBy { record.set("heldBy", .string(holder.clientId)) }
@@ -74,7 +84,10 @@ struct OutboxRun {
 
     func summary(_ outcome: Outcome) {
         var fields: [(String, JSON)] = OutboxState.allCases.filter { $0 != .sending }.map { ($0.rawValue, .int(outcome.counts[$0] ?? 0)) }
-        fields += [("busy", .int(outcome.busy)), ("held", .int(outcome.held)), ("items", .int(outcome.total)), ("throttledMs", .int(outcome.throttledMs))]
+        fields += [
+            ("busy", .int(outcome.busy)), ("held", .int(outcome.held)), ("items", .int(outcome.total)),
+            ("throttledMs", .int(outcome.throttledMs))
+        ]
         context.output.emitLine(.object([("summary", .object(fields))]))
     }
 
@@ -84,8 +97,10 @@ struct OutboxRun {
         let open = (outcome.counts[.pending] ?? 0) + (outcome.counts[.unknown] ?? 0) + (outcome.counts[.sending] ?? 0) + outcome.held
         let failed = outcome.counts[.failed] ?? 0
         guard open + failed == 0 else {
-            throw StarlineError(.partial, "\(failed) failed, \(open) not sent yet (\(outcome.held) of them held behind an earlier entry of their conversation; kept in the outbox: sl-chat outbox flush sends them)",
-                                details: .object([("failed", .int(failed)), ("open", .int(open)), ("held", .int(outcome.held))]))
+            throw StarlineError(
+                .partial,
+                "\(failed) failed, \(open) not sent yet (\(outcome.held) of them held behind an earlier entry of their conversation; kept in the outbox: sl-chat outbox flush sends them)",
+                details: .object([("failed", .int(failed)), ("open", .int(open)), ("held", .int(outcome.held))]))
         }
         return .ok
     }
@@ -104,13 +119,19 @@ struct OutboxRun {
             let why: String
             if let holder = result.heldBy {
                 details.append(("heldBy", .string(holder.clientId)))
-                let remedy = holder.state == .failed ? " (sl-chat outbox retry \(holder.clientId) sends it again, outbox drop \(holder.clientId) gives it up)" : ""
-                why = ": \(holder.clientId), queued before it in \(holder.conversationId), is \(holder.state.rawValue) and leaves first\(remedy)"
+                let remedy =
+                    holder.state == .failed
+                    ? " (sl-chat outbox retry \(holder.clientId) sends it again, outbox drop \(holder.clientId) gives it up)" : ""
+                why =
+                    ": \(holder.clientId), queued before it in \(holder.conversationId), is \(holder.state.rawValue) and leaves first\(remedy)"
             } else {
-                why = result.error.map { ": \($0.message)" } ?? (result.busy ? ": another process (\(entry.owner?.pid ?? 0)) is sending it" : "")
+                why =
+                    result.error.map { ": \($0.message)" }
+                    ?? (result.busy ? ": another process (\(entry.owner?.pid ?? 0)) is sending it" : "")
             }
-            throw StarlineError(.network, "not sent yet\(why); it stays in the outbox as \(entry.state.rawValue) (sl-chat outbox flush sends it)",
-                                retryable: true, details: .object(details))
+            throw StarlineError(
+                .network, "not sent yet\(why); it stays in the outbox as \(entry.state.rawValue) (sl-chat outbox flush sends it)",
+                retryable: true, details: .object(details))
         }
     }
 }

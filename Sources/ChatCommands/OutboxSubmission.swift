@@ -8,9 +8,20 @@ import PlatformCommands
 /// unless `--queue`.
 struct OutboxSubmission: OptionGroup {
     static let lines = Option<Bool>.flag("lines", help: "Read stdin line by line: one message (and one result line) per non-empty line.")
-    static let clientId = Option<String?>.string("client-id", "KEY", help: "Use KEY as the clientId (idempotency key): the same KEY with the same text is the same message, with other text an error (exit 2). With --lines, line N gets KEY.N.")
-    static let queue = Option<Bool>.flag("queue", help: "Only store it in the outbox (state pending) and exit 0; sl-chat outbox flush sends it.")
-    static let allowEmpty = Option<Bool>.flag("allow-empty", help: "With TEXT -, an empty stdin is not an error: nothing is sent and it exits 0 with a summary of \"items\":0 (for cron jobs whose input may be empty). --lines needs no flag: no lines is nothing to send.")
+    static let clientId = Option<String?>.string(
+        "client-id", "KEY",
+        help: """
+            Use KEY as the clientId (idempotency key): the same KEY with the same text is the same message, with other \
+            text an error (exit 2). With --lines, line N gets KEY.N.
+            """)
+    static let queue = Option<Bool>.flag(
+        "queue", help: "Only store it in the outbox (state pending) and exit 0; sl-chat outbox flush sends it.")
+    static let allowEmpty = Option<Bool>.flag(
+        "allow-empty",
+        help: """
+            With TEXT -, an empty stdin is not an error: nothing is sent and it exits 0 with a summary of \"items\":0 \
+            (for cron jobs whose input may be empty). --lines needs no flag: no lines is nothing to send.
+            """)
     static var specs: [OptionSpec] { [lines.spec, clientId.spec, queue.spec, allowEmpty.spec] + DeliveryOptions.specs }
     static let maxTextBytes = 64 * 1024
 
@@ -49,7 +60,12 @@ struct OutboxSubmission: OptionGroup {
             if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
             guard !bytes.isEmpty else {
                 if allowEmpty { return [] }
-                throw StarlineError(.usage, "stdin is empty: nothing to send (--allow-empty makes that a successful no-op; --lines reads one message per line)")
+                throw StarlineError(
+                    .usage,
+                    """
+                    stdin is empty: nothing to send (--allow-empty makes that a successful no-op; --lines reads one message per \
+                    line)
+                    """)
             }
             return [(nil, try Self.text(bytes, line: nil))]
         }
@@ -77,12 +93,15 @@ struct OutboxSubmission: OptionGroup {
 
     /// Stores every text in the outbox (each before any is sent), then delivers them unless `--queue`.
     @MainActor
-    func submit(_ kind: OutboxKind, conversation: String, texts: [(line: Int?, text: String)], session: ChatSession,
-                _ context: CommandContext) throws -> ExitStatus {
+    func submit(
+        _ kind: OutboxKind, conversation: String, texts: [(line: Int?, text: String)], session: ChatSession,
+        _ context: CommandContext
+    ) throws -> ExitStatus {
         if texts.isEmpty { return Self.nothingToSend(context) }
         let now = context.io.now().seconds
         let submissions = texts.map { line, text in
-            ChatStore.Submission(conversation: conversation, text: text, clientId: clientId.map { key in line.map { "\(key).\($0)" } ?? key })
+            ChatStore.Submission(
+                conversation: conversation, text: text, clientId: clientId.map { key in line.map { "\(key).\($0)" } ?? key })
         }
         let stored = try session.store.enqueue(kind, submissions, account: session.account, now: now)
         let entries = zip(texts.map(\.line), stored).map { ($0, $1) }
@@ -97,7 +116,8 @@ struct OutboxSubmission: OptionGroup {
         }
         // W5: the conversation's messages queued before these leave first; all of them in queue order.
         let ours = Set(stored.map(\.clientId))
-        let earlier = kind == .message
+        let earlier =
+            kind == .message
             ? try session.store.openMessages(account: session.account, conversation: conversation, before: stored.map(\.seq).max())
                 .filter { !ours.contains($0.clientId) }.map { (line: Int?.none, entry: $0, earlier: true) }
             : []
@@ -105,7 +125,9 @@ struct OutboxSubmission: OptionGroup {
             .map { OutboxDelivery.Job($0.entry, line: $0.line, earlier: $0.earlier) }
         let outcome = run.deliver(jobs, delivery, printEarlier: lines)
         if !lines, outcome.earlier > 0 {
-            context.output.notice("sl-chat: \(outcome.earlier) \(outcome.earlier == 1 ? "entry" : "entries") queued before it in \(conversation) tried first (sl-chat outbox list shows them)")
+            context.output.notice(
+                "sl-chat: \(outcome.earlier) \(outcome.earlier == 1 ? "entry" : "entries") queued before it in \(conversation) tried first (sl-chat outbox list shows them)"
+            )
         }
         if lines {
             run.summary(outcome)

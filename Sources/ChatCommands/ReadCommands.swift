@@ -8,7 +8,9 @@ import PlatformCommands
 enum ConversationList {
     /// What `conversations` and `unread` take: the chat options and the read options.
     struct Options { var chat: ChatOptions; var read: ReadOptions }
-    nonisolated static func options(_ arguments: ParsedArguments) throws -> Options { Options(chat: try ChatOptions(arguments), read: try ReadOptions(arguments)) }
+    nonisolated static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(chat: try ChatOptions(arguments), read: try ReadOptions(arguments))
+    }
 
     /// The list for `options`, opening the session (without the network for --offline).
     static func load(_ options: Options, _ context: CommandContext) async throws -> (conversations: [JSON], source: ReadSource) {
@@ -20,7 +22,10 @@ enum ConversationList {
         let cached = try session.store.conversations(account: session.account)
         if read.isFresh(cached.fetchedAt, now: now) {
             guard cached.fetchedAt != nil else {
-                throw StarlineError(.noResult, "nothing is cached for \(session.account.userId) at \(session.account.chatBase) yet; run sl-chat conversations (or sync) once online")
+                throw StarlineError(
+                    .noResult,
+                    "nothing is cached for \(session.account.userId) at \(session.account.chatBase) yet; run sl-chat conversations (or sync) once online"
+                )
             }
             return (cached.conversations, ReadSource(.cache, freshAsOf: cached.fetchedAt))
         }
@@ -34,11 +39,19 @@ enum ConversationList {
 enum ConversationsCommand: AsyncCommand {
     static let spec = CommandSpec(
         "conversations", abstract: "List conversations, one JSON line each",
-        discussion: "Each record is the server's conversation ({\"id\",\"kind\",\"title\",\"members\",\"lastMessage\",\"unread\"}) with \"source\" (server or cache) and \"freshAsOf\". Served from the cache when it was refreshed within --max-age, or with --offline.",
+        discussion: """
+            Each record is the server's conversation ({\"id\",\"kind\",\"title\",\"members\",\"lastMessage\",\"unread\"}) \
+            with \"source\" (server or cache) and \"freshAsOf\". Served from the cache when it was refreshed within \
+            --max-age, or with --offline.
+            """,
         options: ReadOptions.specs,
-        examples: [Example("sl-chat conversations | jq -r 'select(.unread > 0) | .title'", "Titles of the conversations with unread messages.")],
-        exitStatuses: [(.ok, "listed"), (.noResult, "--offline and nothing cached yet"), (.notLoggedIn, "no session stored"),
-                       (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached")])
+        examples: [
+            Example("sl-chat conversations | jq -r 'select(.unread > 0) | .title'", "Titles of the conversations with unread messages.")
+        ],
+        exitStatuses: [
+            (.ok, "listed"), (.noResult, "--offline and nothing cached yet"), (.notLoggedIn, "no session stored"),
+            (.sessionEnded, "the server ended the session"), (.transient, "the chat service could not be reached")
+        ])
 
     typealias Options = ConversationList.Options
     static func options(_ arguments: ParsedArguments) throws -> Options { try ConversationList.options(arguments) }
@@ -46,8 +59,9 @@ enum ConversationsCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let (conversations, source) = try await ConversationList.load(options, context)
-        RecordList.print(conversations.map(source.annotate), context.output, options.read.list, json: .lines,
-                         columns: ["id", "title", "kind", "unread", "lastMessage.text"])
+        RecordList.print(
+            conversations.map(source.annotate), context.output, options.read.list, json: .lines,
+            columns: ["id", "title", "kind", "unread", "lastMessage.text"])
         return .ok
     }
 }
@@ -56,7 +70,10 @@ enum ConversationsCommand: AsyncCommand {
 enum UnreadCommand: AsyncCommand {
     static let spec = CommandSpec(
         "unread", abstract: "Unread counts and previews, one JSON line per conversation with unread messages",
-        discussion: "Prints {\"conversationId\",\"title\",\"unread\",\"lastMessage\",\"source\",\"freshAsOf\"} for each conversation with unread messages. Never marks anything read (sl-chat read does).",
+        discussion: """
+            Prints {\"conversationId\",\"title\",\"unread\",\"lastMessage\",\"source\",\"freshAsOf\"} for each \
+            conversation with unread messages. Never marks anything read (sl-chat read does).
+            """,
         options: ReadOptions.specs,
         examples: [Example("sl-chat unread | jq -s 'map(.unread) | add'", "The total number of unread messages.")],
         exitStatuses: [(.ok, "listed (also when nothing is unread)"), (.noResult, "--offline and nothing cached yet")])
@@ -67,12 +84,16 @@ enum UnreadCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let (conversations, source) = try await ConversationList.load(options, context)
-        let list = RecordList(context.output, options.read.list, json: .lines, columns: ["conversationId", "title", "unread", "lastMessage.text"])
+        let list = RecordList(
+            context.output, options.read.list, json: .lines, columns: ["conversationId", "title", "unread", "lastMessage.text"])
         for c in conversations {
             guard let unread = c["unread"]?.intValue, unread > 0 else { continue }
-            list.add(source.annotate(.object([
-                ("conversationId", c["id"] ?? .null), ("title", c["title"] ?? .null), ("unread", .int(unread)), ("lastMessage", c["lastMessage"] ?? .null),
-            ])))
+            list.add(
+                source.annotate(
+                    .object([
+                        ("conversationId", c["id"] ?? .null), ("title", c["title"] ?? .null), ("unread", .int(unread)),
+                        ("lastMessage", c["lastMessage"] ?? .null)
+                    ])))
         }
         list.finish()
         return .ok
@@ -82,25 +103,36 @@ enum UnreadCommand: AsyncCommand {
 /// `sl-chat history CONV`: a page of messages, oldest first.
 enum HistoryCommand: AsyncCommand {
     static let limit = Option<Int>.integer("limit", short: "n", "N", help: "Messages in the page.", default: 50, range: 1...200)
-    static let before = Option<Int?>.integer("before", "SEQ", help: "The newest messages older than SEQ (page backwards).", range: 0...Int.max)
+    static let before = Option<Int?>.integer(
+        "before", "SEQ", help: "The newest messages older than SEQ (page backwards).", range: 0...Int.max)
     static let after = Option<Int?>.integer("after", "SEQ", help: "The oldest messages newer than SEQ (page forwards).", range: 0...Int.max)
 
     static let spec = CommandSpec(
         "history", abstract: "A page of a conversation's messages, oldest first, one JSON line each",
-        discussion: "Without --before/--after: the newest --limit messages. Page backwards with --before (the seq of the oldest message shown), forwards with --after (the seq of the newest). Each record is the server's message ({\"id\",\"clientId\",\"conversationId\",\"senderId\",\"text\",\"createdAt\",\"seq\"}) with \"source\" and \"freshAsOf\"; the cache answers when it holds the whole page and was synced within --max-age, or with --offline.",
+        discussion: """
+            Without --before/--after: the newest --limit messages. Page backwards with --before (the seq of the oldest \
+            message shown), forwards with --after (the seq of the newest). Each record is the server's message \
+            ({\"id\",\"clientId\",\"conversationId\",\"senderId\",\"text\",\"createdAt\",\"seq\"}) with \"source\" and \
+            \"freshAsOf\"; the cache answers when it holds the whole page and was synced within --max-age, or with \
+            --offline.
+            """,
         options: [limit.spec, before.spec, after.spec] + ReadOptions.specs,
         arguments: [ArgumentSpec("CONV", help: "The conversation id.")],
-        examples: [Example("sl-chat history c_team --limit 20", "The last 20 messages."),
-                   Example("sl-chat history c_team --before 120", "The page before message 120.")],
+        examples: [
+            Example("sl-chat history c_team --limit 20", "The last 20 messages."),
+            Example("sl-chat history c_team --before 120", "The page before message 120.")
+        ],
         exitStatuses: [(.ok, "printed"), (.notFound, "no such conversation"), (.noResult, "--offline and the page is not cached")])
 
     struct Options { var conversation: String; var page: HistoryPage; var chat: ChatOptions; var read: ReadOptions }
     /// A table's columns (RecordList).
     static let columns = ["seq", "createdAt", "senderId", "text"]
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(conversation: arguments.positionals[0],
-                page: HistoryPage(before: try arguments[before].map(Int64.init), after: try arguments[after].map(Int64.init), limit: try arguments[limit]),
-                chat: try ChatOptions(arguments), read: try ReadOptions(arguments))
+        Options(
+            conversation: arguments.positionals[0],
+            page: HistoryPage(
+                before: try arguments[before].map(Int64.init), after: try arguments[after].map(Int64.init), limit: try arguments[limit]),
+            chat: try ChatOptions(arguments), read: try ReadOptions(arguments))
     }
 
     @MainActor
@@ -109,13 +141,16 @@ enum HistoryCommand: AsyncCommand {
         let now = context.io.now().seconds
         let synced = try session.store.syncState(account: session.account).syncedAt
         if options.read.isFresh(synced, now: now),
-           let cached = try session.store.cachedHistory(options.page, account: session.account, conversation: options.conversation) {
+            let cached = try session.store.cachedHistory(options.page, account: session.account, conversation: options.conversation)
+        {
             let source = ReadSource(.cache, freshAsOf: synced)
-            RecordList.print(cached.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
+            RecordList.print(
+                cached.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
             return .ok
         }
         if options.read.offline {
-            throw StarlineError(.noResult, "this page of \(options.conversation) is not in the cache (run sl-chat sync or history once online)")
+            throw StarlineError(
+                .noResult, "this page of \(options.conversation) is not in the cache (run sl-chat sync or history once online)")
         }
         let page = options.page
         let messages = try session.guarded {
@@ -127,7 +162,8 @@ enum HistoryCommand: AsyncCommand {
         }
         try session.store.storeHistory(messages, page: page, account: session.account, conversation: options.conversation, now: now)
         let source = ReadSource(.server, freshAsOf: now)
-        RecordList.print(messages.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
+        RecordList.print(
+            messages.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
         return .ok
     }
 }
@@ -143,14 +179,23 @@ enum ReadCommand: AsyncCommand {
     static let upTo = Option<String?>.string("up-to", "ID", help: "The id of the last message read.")
     static let spec = CommandSpec(
         "read", abstract: "Mark a conversation read up to a message",
-        discussion: "Moves the read mark of CONV forward to the message ID (a mark never moves back) and prints {\"conversationId\",\"lastReadSeq\",\"unread\"}.",
+        discussion: """
+            Moves the read mark of CONV forward to the message ID (a mark never moves back) and prints \
+            {\"conversationId\",\"lastReadSeq\",\"unread\"}.
+            """,
         options: [upTo.spec], arguments: [ArgumentSpec("CONV", help: "The conversation id.")],
-        examples: [Example("sl-chat read c_team --up-to \"$(sl-chat history c_team -n 1 | jq -r .id)\"", "Mark everything read up to the newest message.")],
+        examples: [
+            Example(
+                "sl-chat read c_team --up-to \"$(sl-chat history c_team -n 1 | jq -r .id)\"",
+                "Mark everything read up to the newest message.")
+        ],
         exitStatuses: [(.ok, "marked"), (.notFound, "no such conversation"), (.usage, "no --up-to, or a message that is not in CONV")])
 
     struct Options { var conversation: String; var upTo: String; var chat: ChatOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        guard let id = try arguments[upTo], !id.isEmpty else { throw StarlineError(.usage, "read needs --up-to ID (the last message read)") }
+        guard let id = try arguments[upTo], !id.isEmpty else {
+            throw StarlineError(.usage, "read needs --up-to ID (the last message read)")
+        }
         return Options(conversation: arguments.positionals[0], upTo: id, chat: try ChatOptions(arguments))
     }
 

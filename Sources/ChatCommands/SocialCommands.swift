@@ -24,8 +24,9 @@ enum FriendsCommand: AsyncCommand {
         let now = context.io.now().seconds
         if options.offline {
             let source = ReadSource(.cache, freshAsOf: nil)
-            RecordList.print(try session.store.friends(account: session.account).map(source.annotate), context.output, options.list,
-                             json: .lines, columns: columns)
+            RecordList.print(
+                try session.store.friends(account: session.account).map(source.annotate), context.output, options.list,
+                json: .lines, columns: columns)
             return .ok
         }
         let friends = try session.guarded { try session.api.friends() }
@@ -38,16 +39,22 @@ enum FriendsCommand: AsyncCommand {
 
 /// `sl-chat friend-link create`: a code and its URL (pipe the URL into `sl-qr encode`).
 enum FriendLinkCreateCommand: AsyncCommand {
-    static let ttl = Option<Duration?>.duration("ttl", help: "How long the link works. Default: the server's (7 days).", range: 1...(30 * 86_400))
+    static let ttl = Option<Duration?>.duration(
+        "ttl", help: "How long the link works. Default: the server's (7 days).", range: 1...(30 * 86_400))
     static let spec = CommandSpec(
         "create", abstract: "Create a single-use friend link",
-        discussion: "Prints {\"code\",\"url\",\"expiresAt\"}. The URL is {chat base}/f/{code}: encode it as a QR code with sl-qr encode.",
+        discussion: """
+            Prints {\"code\",\"url\",\"expiresAt\"}. The URL is {chat base}/f/{code}: encode it as a QR code with sl-qr \
+            encode.
+            """,
         options: [ttl.spec],
         examples: [Example("sl-chat friend-link create | jq -j .url | sl-qr encode -o invite.png -", "A friend-link QR code.")],
         exitStatuses: [(.ok, "created")])
 
     struct Options { var ttl: Int64?; var chat: ChatOptions }
-    static func options(_ arguments: ParsedArguments) throws -> Options { Options(ttl: try arguments[ttl]?.components.seconds, chat: try ChatOptions(arguments)) }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(ttl: try arguments[ttl]?.components.seconds, chat: try ChatOptions(arguments))
+    }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
@@ -55,7 +62,8 @@ enum FriendLinkCreateCommand: AsyncCommand {
         let link = try session.guarded { try session.api.createFriendLink(ttlSeconds: options.ttl) }
         // The server's URL must be a friend link of this chat service, or it is not passed on.
         guard let url = link["url"]?.stringValue, let code = link["code"]?.stringValue,
-              (try? FriendLink.make(url, chatBase: options.chat.chat))?.code == code else {
+            (try? FriendLink.make(url, chatBase: options.chat.chat))?.code == code
+        else {
             throw StarlineError(.data, "the server's friend link is not a link of \(options.chat)/f/CODE; it was not printed")
         }
         context.output.emit(link)
@@ -67,21 +75,32 @@ enum FriendLinkCreateCommand: AsyncCommand {
 enum FriendLinkRedeemCommand: AsyncCommand {
     static let spec = CommandSpec(
         "redeem", abstract: "Redeem a friend link (a URL, a bare code, or the JSON line sl-qr decode prints)",
-        discussion: "Accepts {chat base}/f/CODE (or the default chat service's), a bare CODE, or - to read one from stdin: the URL, the code, or a JSON line of sl-qr decode (kind friendLink). Anything else is refused before any request (INVALID_FRIEND_LINK, exit 2). Prints {\"friend\",\"conversationId\"}.",
+        discussion: """
+            Accepts {chat base}/f/CODE (or the default chat service's), a bare CODE, or - to read one from stdin: the \
+            URL, the code, or a JSON line of sl-qr decode (kind friendLink). Anything else is refused before any request \
+            (INVALID_FRIEND_LINK, exit 2). Prints {\"friend\",\"conversationId\"}.
+            """,
         arguments: [ArgumentSpec("URL|CODE|-", help: "The friend link.")],
         examples: [Example("sl-qr decode invite.png | sl-chat friend-link redeem -", "Redeem the link in a QR image.")],
-        exitStatuses: [(.ok, "redeemed"), (.usage, "not a friend link"), (.data, "the link was used already or expired"), (.notFound, "no such link")])
+        exitStatuses: [
+            (.ok, "redeemed"), (.usage, "not a friend link"), (.data, "the link was used already or expired"), (.notFound, "no such link")
+        ])
 
     struct Options { var input: String; var chat: ChatOptions }
-    static func options(_ arguments: ParsedArguments) throws -> Options { Options(input: arguments.positionals[0], chat: try ChatOptions(arguments)) }
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(input: arguments.positionals[0], chat: try ChatOptions(arguments))
+    }
 
     /// The link's code, from whatever form it came in; INVALID_FRIEND_LINK for anything else.
     static func code(_ input: String, chatBase: BaseURL) throws -> String {
         let trimmed = input.trimmingWhitespace()
         if trimmed.hasPrefix("{") {
-            guard let json = try? JSON.parse(trimmed) else { throw StarlineError(.invalidFriendLink, "the input is not a JSON object, a friend-link URL or a code") }
+            guard let json = try? JSON.parse(trimmed) else {
+                throw StarlineError(.invalidFriendLink, "the input is not a JSON object, a friend-link URL or a code")
+            }
             if let kind = json["kind"]?.stringValue, kind != "friendLink" {
-                throw StarlineError(.invalidFriendLink, "the scanned symbol is a \(kind), not a friend link", details: .object([("kind", .string(kind))]))
+                throw StarlineError(
+                    .invalidFriendLink, "the scanned symbol is a \(kind), not a friend link", details: .object([("kind", .string(kind))]))
             }
             guard let text = json["url"]?.stringValue ?? json["text"]?.stringValue ?? json["code"]?.stringValue else {
                 throw StarlineError(.invalidFriendLink, "the JSON line has no url, text or code")
@@ -96,16 +115,22 @@ enum FriendLinkRedeemCommand: AsyncCommand {
         var input = options.input
         if input == "-" {
             let bytes = try context.readStandardInput(maxBytes: 64 * 1024)
-            let lines = String(decoding: bytes, as: UTF8.self).splitAtScalar("\n").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
+            let lines = String(decoding: bytes, as: UTF8.self).splitAtScalar("\n").map { String($0).trimmingWhitespace() }.filter {
+                !$0.isEmpty
+            }
             guard lines.count == 1 else {
-                throw StarlineError(.invalidFriendLink, lines.isEmpty ? "stdin is empty: no friend link" : "stdin has \(lines.count) lines; redeem one friend link at a time")
+                throw StarlineError(
+                    .invalidFriendLink,
+                    lines.isEmpty ? "stdin is empty: no friend link" : "stdin has \(lines.count) lines; redeem one friend link at a time")
             }
             input = lines[0]
         }
         let code = try code(input, chatBase: options.chat.chat)
         let session = try await ChatSession.open(options.chat, context)
         let answer = try session.guarded { try session.api.redeemFriendLink(code: code) }
-        if let friend = answer["friend"], friend["id"]?.stringValue != nil { try? session.store.addFriends([friend], account: session.account) }
+        if let friend = answer["friend"], friend["id"]?.stringValue != nil {
+            try? session.store.addFriends([friend], account: session.account)
+        }
         context.output.emit(answer)
         return .ok
     }
@@ -117,13 +142,17 @@ enum MomentsListCommand: AsyncCommand {
     static let limit = Option<Int>.integer("limit", short: "n", "N", help: "Moments in the page.", default: 50, range: 1...200)
     static let spec = CommandSpec(
         "list", abstract: "The moments feed (yours and your friends'), newest first",
-        discussion: "One JSON line per moment ({\"id\",\"clientId\",\"authorId\",\"text\",\"createdAt\"}) with \"source\" and \"freshAsOf\".",
+        discussion: """
+            One JSON line per moment ({\"id\",\"clientId\",\"authorId\",\"text\",\"createdAt\"}) with \"source\" and \
+            \"freshAsOf\".
+            """,
         options: [before.spec, limit.spec] + ListOptions.specs,
         exitStatuses: [(.ok, "listed")])
 
     struct Options { var before: String?; var limit: Int; var chat: ChatOptions; var list: ListOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(before: try arguments[before], limit: try arguments[limit], chat: try ChatOptions(arguments), list: try ListOptions(arguments))
+        Options(
+            before: try arguments[before], limit: try arguments[limit], chat: try ChatOptions(arguments), list: try ListOptions(arguments))
     }
 
     @MainActor
@@ -133,7 +162,8 @@ enum MomentsListCommand: AsyncCommand {
         let now = context.io.now().seconds
         try session.store.storeMoments(moments, account: session.account, now: now)
         let source = ReadSource(.server, freshAsOf: now)
-        RecordList.print(moments.map(source.annotate), context.output, options.list, json: .lines, columns: ["createdAt", "authorId", "text"])
+        RecordList.print(
+            moments.map(source.annotate), context.output, options.list, json: .lines, columns: ["createdAt", "authorId", "text"])
         return .ok
     }
 }
@@ -142,11 +172,17 @@ enum MomentsListCommand: AsyncCommand {
 enum MomentsPostCommand: AsyncCommand {
     static let spec = CommandSpec(
         "post", abstract: "Post a moment (through the durable outbox)",
-        discussion: "Like sl-chat send: stored with its clientId before the first attempt, then sent; --queue only stores it. Prints the outbox entry (kind moment).",
+        discussion: """
+            Like sl-chat send: stored with its clientId before the first attempt, then sent; --queue only stores it. \
+            Prints the outbox entry (kind moment).
+            """,
         options: OutboxSubmission.specs,
         arguments: [ArgumentSpec("TEXT|-", help: "The text, or - to read it from stdin.", optional: true)],
         examples: [Example("sl-chat moments post 'shipped 1.0'", "Post a moment.")],
-        exitStatuses: [(.ok, "posted (or queued)"), (.transient, "not sent yet: it stays in the outbox"), (.usage, "--client-id reused with other text")])
+        exitStatuses: [
+            (.ok, "posted (or queued)"), (.transient, "not sent yet: it stays in the outbox"),
+            (.usage, "--client-id reused with other text")
+        ])
 
     struct Options { var text: String?; var submission: OutboxSubmission; var chat: ChatOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {

@@ -9,37 +9,86 @@ let stopBudgetMilliseconds = 1_500
 
 /// Serving: the tool's one command.
 enum ServeCommand: Command {
-    static let port = Option<Int>.integer("port", short: "p", "PORT", help: "TCP port on 127.0.0.1; 0 picks a free one.", default: 8080, range: 0...65535)
-    static let db = Option<String?>.string("db", "FILE", help: "Keep state in this SQLite file across restarts (default: in memory).", completion: .file(extensions: ["db", "sqlite"]))
-    static let seed = Option<String?>.string("seed", "FILE", help: "Seed an empty database from this JSON fixture instead of the built-in one.", completion: .file(extensions: ["json"]))
-    static let autoApprove = Option<String?>.string("auto-approve", "USER", help: "Approve authorization requests and device codes as USER at once, without the sign-in form.")
-    static let log = Option<String?>.string("log", "FILE", help: "Append one JSON line per request (route template, status, time; never tokens, codes or passwords).", completion: .file(extensions: ["jsonl", "log"]))
-    static let devToken = Option<String?>.string("dev-token", "TOKEN", help: "The X-Dev-Token for /__dev/ routes (default: the one kept in --db FILE by an earlier run, else random; printed at start). Kept in --db FILE for later runs.", env: "STARLINE_DEV_TOKEN")
-    static let deviceInterval = Option<Duration>.duration("device-interval", help: "Polling interval given to device-code clients.", default: 5, range: 0...3600)
-    static let sessionTTL = Option<Duration>.duration("session-ttl", help: "Lifetime of new sessions.", default: 86400, range: 1...(365 * 86400))
+    static let port = Option<Int>.integer(
+        "port", short: "p", "PORT", help: "TCP port on 127.0.0.1; 0 picks a free one.", default: 8080, range: 0...65535)
+    static let db = Option<String?>.string(
+        "db", "FILE", help: "Keep state in this SQLite file across restarts (default: in memory).",
+        completion: .file(extensions: ["db", "sqlite"]))
+    static let seed = Option<String?>.string(
+        "seed", "FILE", help: "Seed an empty database from this JSON fixture instead of the built-in one.",
+        completion: .file(extensions: ["json"]))
+    static let autoApprove = Option<String?>.string(
+        "auto-approve", "USER", help: "Approve authorization requests and device codes as USER at once, without the sign-in form.")
+    static let log = Option<String?>.string(
+        "log", "FILE", help: "Append one JSON line per request (route template, status, time; never tokens, codes or passwords).",
+        completion: .file(extensions: ["jsonl", "log"]))
+    static let devToken = Option<String?>.string(
+        "dev-token", "TOKEN",
+        help: """
+            The X-Dev-Token for /__dev/ routes (default: the one kept in --db FILE by an earlier run, else random; \
+            printed at start). Kept in --db FILE for later runs.
+            """, env: "STARLINE_DEV_TOKEN")
+    static let deviceInterval = Option<Duration>.duration(
+        "device-interval", help: "Polling interval given to device-code clients.", default: 5, range: 0...3600)
+    static let sessionTTL = Option<Duration>.duration(
+        "session-ttl", help: "Lifetime of new sessions.", default: 86400, range: 1...(365 * 86400))
     static let codeTTL = Option<Duration>.duration("code-ttl", help: "Lifetime of authorization codes.", default: 60, range: 1...3600)
-    static let deviceCodeTTL = Option<Duration>.duration("device-code-ttl", help: "Lifetime of device codes.", default: 600, range: 1...86400)
-    static let deviceSlowDown = Option<Int>.integer("device-slow-down", "N", help: "Answer slow_down to the first N polls of every device code (tests of clients).", default: 0, range: 0...100)
-    static let connectionTimeout = Option<Duration>.duration("connection-timeout", help: "Close a connection idle this long (e.g. a half-sent request).", default: 30, range: 1...3600)
-    static let maxConnections = Option<Int>.integer("max-connections", "N", help: "Connections served at once (each holds a thread); more are closed at once.", default: 512, range: 1...4096)
-    static let maxConnectionsPerIP = Option<Int>.integer("max-connections-per-ip", "N", help: "Connections served at once from one client address.", default: 128, range: 1...4096)
-    static let eventRetention = Option<Int>.integer("event-retention", "N", help: "Keep the newest N sync events; an older cursor gets 410 CURSOR_EXPIRED.", default: 100_000, range: 1...100_000_000)
+    static let deviceCodeTTL = Option<Duration>.duration(
+        "device-code-ttl", help: "Lifetime of device codes.", default: 600, range: 1...86400)
+    static let deviceSlowDown = Option<Int>.integer(
+        "device-slow-down", "N", help: "Answer slow_down to the first N polls of every device code (tests of clients).", default: 0,
+        range: 0...100)
+    static let connectionTimeout = Option<Duration>.duration(
+        "connection-timeout", help: "Close a connection idle this long (e.g. a half-sent request).", default: 30, range: 1...3600)
+    static let maxConnections = Option<Int>.integer(
+        "max-connections", "N", help: "Connections served at once (each holds a thread); more are closed at once.", default: 512,
+        range: 1...4096)
+    static let maxConnectionsPerIP = Option<Int>.integer(
+        "max-connections-per-ip", "N", help: "Connections served at once from one client address.", default: 128, range: 1...4096)
+    static let eventRetention = Option<Int>.integer(
+        "event-retention", "N", help: "Keep the newest N sync events; an older cursor gets 410 CURSOR_EXPIRED.", default: 100_000,
+        range: 1...100_000_000)
     static let routes = Option<Bool>.flag("routes", help: "Print the served routes, one 'METHOD /path' per line, and exit.")
 
     static let spec = CommandSpec(
-            "sl-devserver", abstract: "a local Starline platform and chat server with fault injection",
-            discussion: "sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by /chat. State lives in SQLite: in memory unless --db names a file (which also keeps the dev token: a server restarted on the same file prints the same devToken, so scripts holding it keep working), seeded from --seed or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT, SIGTERM or SIGHUP stops it cleanly (exit 0) and promptly, within 2 s whatever its clients do: long polls are answered at once (an empty page), requests held by an injected delay are answered, keep-alive connections are closed and the port is free when it has exited. A port in use is ADDRESS_IN_USE (exit 7, retryable), not a usage error.",
-            options: [port.spec, db.spec, seed.spec, autoApprove.spec, log.spec, devToken.spec, deviceInterval.spec, sessionTTL.spec,
-                      codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, connectionTimeout.spec, maxConnections.spec,
-                      maxConnectionsPerIP.spec, eventRetention.spec, routes.spec],
-            examples: [
-                Example("sl-devserver --port 8080", "Serve on http://127.0.0.1:8080 (chat at http://127.0.0.1:8080/chat)."),
-                Example("export STARLINE_API_BASE_URL=http://127.0.0.1:8080 STARLINE_CHAT_BASE_URL=http://127.0.0.1:8080/chat", "Point the other tools at it."),
-                Example("curl -s -H \"X-Dev-Token: $TOKEN\" -d '{\"route\":\"GET /api/me\",\"status\":503,\"count\":2}' http://127.0.0.1:8080/__dev/faults", "Make the next two GET /api/me calls fail with 503."),
-                Example("sl-devserver --port 0 --auto-approve alice --db /tmp/dev.db --log /tmp/dev.jsonl", "A throw-away server for tests that signs everyone in as alice."),
-            ],
-            exitStatuses: [(.ok, "stopped by SIGINT, SIGTERM or SIGHUP (or --routes printed)"),
-                           (.transient, "the port is in use (ADDRESS_IN_USE) or cannot be listened on (NETWORK_ERROR)")])
+        "sl-devserver", abstract: "a local Starline platform and chat server with fault injection",
+        discussion: """
+            sl-devserver serves the Starline HTTP contract (docs/openapi.yaml, also at /openapi.yaml) on a loopback \
+            address: OAuth sign-in with PKCE and device codes, the account API, device sessions, the chat service under \
+            /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired \
+            sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is \
+            {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by \
+            /chat. State lives in SQLite: in memory unless --db names a file (which also keeps the dev token: a server \
+            restarted on the same file prints the same devToken, so scripts holding it keep working), seeded from --seed \
+            or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench \
+            and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT, SIGTERM or SIGHUP \
+            stops it cleanly (exit 0) and promptly, within 2 s whatever its clients do: long polls are answered at once \
+            (an empty page), requests held by an injected delay are answered, keep-alive connections are closed and the \
+            port is free when it has exited. A port in use is ADDRESS_IN_USE (exit 7, retryable), not a usage error.
+            """,
+        options: [
+            port.spec, db.spec, seed.spec, autoApprove.spec, log.spec, devToken.spec, deviceInterval.spec, sessionTTL.spec,
+            codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, connectionTimeout.spec, maxConnections.spec,
+            maxConnectionsPerIP.spec, eventRetention.spec, routes.spec
+        ],
+        examples: [
+            Example("sl-devserver --port 8080", "Serve on http://127.0.0.1:8080 (chat at http://127.0.0.1:8080/chat)."),
+            Example(
+                "export STARLINE_API_BASE_URL=http://127.0.0.1:8080 STARLINE_CHAT_BASE_URL=http://127.0.0.1:8080/chat",
+                "Point the other tools at it."),
+            Example(
+                """
+                curl -s -H \"X-Dev-Token: $TOKEN\" -d '{\"route\":\"GET /api/me\",\"status\":503,\"count\":2}' \
+                http://127.0.0.1:8080/__dev/faults
+                """, "Make the next two GET /api/me calls fail with 503."),
+            Example(
+                "sl-devserver --port 0 --auto-approve alice --db /tmp/dev.db --log /tmp/dev.jsonl",
+                "A throw-away server for tests that signs everyone in as alice.")
+        ],
+        exitStatuses: [
+            (.ok, "stopped by SIGINT, SIGTERM or SIGHUP (or --routes printed)"),
+            (.transient, "the port is in use (ADDRESS_IN_USE) or cannot be listened on (NETWORK_ERROR)")
+        ])
 
     struct Options {
         var configuration: DevServerConfiguration
@@ -57,7 +106,8 @@ enum ServeCommand: Command {
         // The parser skips empty environment values; an empty token is refused however it is given,
         // never silently replaced by a random one.
         if configuration.devToken?.trimmingWhitespace().isEmpty == true
-            || (configuration.devToken == nil && arguments.environment["STARLINE_DEV_TOKEN"] != nil) {
+            || (configuration.devToken == nil && arguments.environment["STARLINE_DEV_TOKEN"] != nil)
+        {
             throw StarlineError(.usage, "--dev-token / STARLINE_DEV_TOKEN must not be empty (leave both unset for a random token)")
         }
         configuration.deviceInterval = Int(try arguments[deviceInterval].components.seconds)
@@ -98,7 +148,8 @@ enum ServeCommand: Command {
         sigaddset(&signals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         try server.start()
-        context.output.write(JSON.object([("listening", .string(server.baseURL)), ("devToken", .string(server.devToken))]).serialized() + "\n")
+        context.output.write(
+            JSON.object([("listening", .string(server.baseURL)), ("devToken", .string(server.devToken))]).serialized() + "\n")
         context.output.flush()
         context.output.progress("sl-devserver: serving \(server.baseURL) (chat: \(server.baseURL)/chat); stop with Ctrl-C")
         var received: Int32 = 0

@@ -43,7 +43,8 @@ final class BrowserHandoffPage {
 
     /// `file://` and the path, each component percent-encoded.
     var fileURL: String {
-        "file://" + path.splitAtScalar("/", omittingEmptySubsequences: false).map { PercentEncoding.encode(String($0)) }.joined(separator: "/")
+        "file://"
+            + path.splitAtScalar("/", omittingEmptySubsequences: false).map { PercentEncoding.encode(String($0)) }.joined(separator: "/")
     }
 
     func remove() {
@@ -59,12 +60,13 @@ final class BrowserHandoffPage {
     /// no script, no referrer.
     static func html(_ url: String) -> [UInt8] {
         let target = HTMLText.escape(url)
-        return Array("""
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
-        <meta http-equiv="refresh" content="0;url=\(target)"><title>Starline sign-in</title></head>
-        <body style="font-family:system-ui,sans-serif;margin:3rem"><p>Opening the Starline sign-in… <a href="\(target)">Continue</a></p></body></html>
+        return Array(
+            """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+            <meta http-equiv="refresh" content="0;url=\(target)"><title>Starline sign-in</title></head>
+            <body style="font-family:system-ui,sans-serif;margin:3rem"><p>Opening the Starline sign-in… <a href="\(target)">Continue</a></p></body></html>
 
-        """.utf8)
+            """.utf8)
     }
 }

@@ -11,9 +11,14 @@ extension PlatformCommand {
 
 /// `sl-login start`: the first step of a two-step login.
 enum StartCommand: AsyncCommand {
-    static let spec = CommandSpec("start", abstract: "Start a two-step login and print its URL",
-                                  discussion: "Prints {\"url\",\"expiresAt\"}: open the URL anywhere, sign in, and pass the callback it redirects to (starline-APPID://auth/callback?…) to sl-login complete — as text, or as the JSON line of sl-qr decode --show-secrets. The pending login persists for --pending-ttl, across processes and restarts.",
-                                  options: [SignInOptions.pendingTTL.spec] + CustodyOptions.specs)
+    static let spec = CommandSpec(
+        "start", abstract: "Start a two-step login and print its URL",
+        discussion: """
+            Prints {\"url\",\"expiresAt\"}: open the URL anywhere, sign in, and pass the callback it redirects to \
+            (starline-APPID://auth/callback?…) to sl-login complete — as text, or as the JSON line of sl-qr decode \
+            --show-secrets. The pending login persists for --pending-ttl, across processes and restarts.
+            """,
+        options: [SignInOptions.pendingTTL.spec] + CustodyOptions.specs)
 
     struct Options {
         var pendingTTL: Int64
@@ -22,8 +27,9 @@ enum StartCommand: AsyncCommand {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(pendingTTL: try arguments[SignInOptions.pendingTTL].components.seconds, custodian: try CustodyOptions.preferred(arguments),
-                platform: try PlatformOptions(arguments))
+        Options(
+            pendingTTL: try arguments[SignInOptions.pendingTTL].components.seconds, custodian: try CustodyOptions.preferred(arguments),
+            platform: try PlatformOptions(arguments))
     }
 
     @MainActor
@@ -31,17 +37,25 @@ enum StartCommand: AsyncCommand {
         let client = try PlatformToolSupport.client(options.platform, context, custodian: options.custodian)
         let (url, pending) = try client.startLogin(ttl: options.pendingTTL)
         context.output.emit(.object([("url", .string(url)), ("expiresAt", .string(Timestamp.rfc3339String(pending.expiresAt)))]))
-        context.output.notice("Open the URL, sign in, then run: sl-login complete CALLBACK (or pipe sl-qr decode --show-secrets into sl-login complete -)")
+        context.output.notice(
+            """
+            Open the URL, sign in, then run: sl-login complete CALLBACK (or pipe sl-qr decode --show-secrets into \
+            sl-login complete -)
+            """)
         return .ok
     }
 }
 
 /// `sl-login complete CALLBACK|-`: the second step.
 enum CompleteCommand: AsyncCommand {
-    static let spec = CommandSpec("complete", abstract: "Finish a two-step login with its callback",
-                                  options: [StandardOptions.showSecrets.spec],
-                                  arguments: [ArgumentSpec("CALLBACK|-", help: "The callback URL, or - to read it (or an sl-qr decode JSON line) from stdin.")],
-                                  examples: [Example("sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a login from a photographed callback QR code.")])
+    static let spec = CommandSpec(
+        "complete", abstract: "Finish a two-step login with its callback",
+        options: [StandardOptions.showSecrets.spec],
+        arguments: [ArgumentSpec("CALLBACK|-", help: "The callback URL, or - to read it (or an sl-qr decode JSON line) from stdin.")],
+        examples: [
+            Example(
+                "sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a login from a photographed callback QR code.")
+        ])
 
     struct Options {
         var callback: String
@@ -50,13 +64,16 @@ enum CompleteCommand: AsyncCommand {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(callback: arguments.positionals[0], showSecrets: try arguments[StandardOptions.showSecrets], platform: try PlatformOptions(arguments))
+        Options(
+            callback: arguments.positionals[0], showSecrets: try arguments[StandardOptions.showSecrets],
+            platform: try PlatformOptions(arguments))
     }
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let client = try PlatformToolSupport.client(options.platform, context, network: true)
-        let input = options.callback == "-" ? String(decoding: try context.readStandardInput(maxBytes: 64 * 1024), as: UTF8.self) : options.callback
+        let input =
+            options.callback == "-" ? String(decoding: try context.readStandardInput(maxBytes: 64 * 1024), as: UTF8.self) : options.callback
         await client.retryPendingRevocations()
         let session = try await client.completeLogin(try StarlightClient.Callback.parse(input))
         context.output.emit(SignIn.loggedIn(session, mode: .paste, showSecrets: options.showSecrets))
@@ -93,7 +110,9 @@ enum TokenCommand: PlatformCommand {
         guard let store = client.store, let candidate = try store.withState({ try $0.usableCandidate() }) else {
             throw StarlineError(.notLoggedIn, "not logged in")
         }
-        guard candidate.expiresAt > context.io.now().seconds else { throw StarlineError(.sessionExpired, "the stored session expired; log in again") }
+        guard candidate.expiresAt > context.io.now().seconds else {
+            throw StarlineError(.sessionExpired, "the stored session expired; log in again")
+        }
         context.output.write(candidate.accessToken + "\n")
         return .ok
     }
@@ -107,8 +126,11 @@ enum LogoutCommand: PlatformCommand {
     static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
         let client = try PlatformToolSupport.client(options, context, network: true)
         let result = await client.logout()
-        context.output.emit(.object([("loggedOut", .bool(true)), ("hadSession", .bool(result.hadSession)), ("revoked", .bool(result.revoked)),
-                                     ("pendingRevocations", .int(result.pendingRevocations))]))
+        context.output.emit(
+            .object([
+                ("loggedOut", .bool(true)), ("hadSession", .bool(result.hadSession)), ("revoked", .bool(result.revoked)),
+                ("pendingRevocations", .int(result.pendingRevocations))
+            ]))
         if let error = result.error { throw error }
         return .ok
     }
@@ -140,13 +162,22 @@ enum CancelCommand: PlatformCommand {
 
 /// `sl-login status`: what is stored, without the network.
 enum StatusCommand: PlatformCommand {
-    static let spec = CommandSpec("status", abstract: "Show the stored session, pending login and pending revocations (no network)",
-                                  discussion: "Prints what is stored for this API, app ID and service on stdout, whatever the outcome, and exits as gh auth status does: 0 only while a session is stored and unexpired (or STARLINE_TOKEN gives one), so `sl-login status && JOB` runs JOB only while logged in. Without a session it exits 3 (NOT_LOGGED_IN), and the error object on stderr says what to run (sl-login; sl-login --device over ssh; sl-login --with-token in a script). It never calls the server: sl-restore verifies a session.",
-                                  examples: [Example("sl-login status --compact >/dev/null 2>&1 || sl-login --device", "Sign in only when no session is stored.")],
-                                  exitStatuses: [(.ok, "a session is stored and unexpired, or STARLINE_TOKEN is set"),
-                                                 (.notLoggedIn, "no session stored, or only one a failed sign-out left unusable (sl-login clear)"),
-                                                 (.sessionEnded, "the stored session expired (SESSION_EXPIRED): log in again"),
-                                                 (.storage, "the store cannot be read"), (.data, "a stored record is corrupt; sl-login clear removes it")])
+    static let spec = CommandSpec(
+        "status", abstract: "Show the stored session, pending login and pending revocations (no network)",
+        discussion: """
+            Prints what is stored for this API, app ID and service on stdout, whatever the outcome, and exits as gh auth \
+            status does: 0 only while a session is stored and unexpired (or STARLINE_TOKEN gives one), so `sl-login \
+            status && JOB` runs JOB only while logged in. Without a session it exits 3 (NOT_LOGGED_IN), and the error \
+            object on stderr says what to run (sl-login; sl-login --device over ssh; sl-login --with-token in a script). \
+            It never calls the server: sl-restore verifies a session.
+            """,
+        examples: [Example("sl-login status --compact >/dev/null 2>&1 || sl-login --device", "Sign in only when no session is stored.")],
+        exitStatuses: [
+            (.ok, "a session is stored and unexpired, or STARLINE_TOKEN is set"),
+            (.notLoggedIn, "no session stored, or only one a failed sign-out left unusable (sl-login clear)"),
+            (.sessionEnded, "the stored session expired (SESSION_EXPIRED): log in again"),
+            (.storage, "the store cannot be read"), (.data, "a stored record is corrupt; sl-login clear removes it")
+        ])
 
     /// What to run to get a session, for the NOT_LOGGED_IN message and its details.
     static let signInHint = "run sl-login (sl-login --device over ssh; printf %s \"$TOKEN\" | sl-login --with-token in a script)"
@@ -158,8 +189,10 @@ enum StatusCommand: PlatformCommand {
         var fields: [(String, JSON)] = [("api", .string(api.description)), ("appId", .string(client.configuration.appId))]
         guard let store = client.store else {
             // STARLINE_TOKEN: a session exists (sl-restore verifies it), but its user is unknown without the network.
-            fields += [("storage", .object([("backend", .string("memory")), ("source", .string("STARLINE_TOKEN"))])),
-                       ("session", .object([("source", .string("STARLINE_TOKEN")), ("verified", .bool(false))]))]
+            fields += [
+                ("storage", .object([("backend", .string("memory")), ("source", .string("STARLINE_TOKEN"))])),
+                ("session", .object([("source", .string("STARLINE_TOKEN")), ("verified", .bool(false))]))
+            ]
             context.output.emit(.object(fields))
             return .ok
         }
@@ -177,10 +210,27 @@ enum StatusCommand: PlatformCommand {
         if let c = summary.candidate { sessionJSON.set("expired", .bool(c.expiresAt <= now)) }
         fields.append(("session", sessionJSON))
         let pending = summary.pendingLogin.flatMap { $0.expiresAt > now ? $0 : nil }
-        fields.append(("pendingLogin", pending.map { .object([("mode", .string($0.mode.rawValue)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
-                                                              ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))]) } ?? .null))
-        fields.append(("pendingRevocations", .array(summary.pendingRevocations.map { .object([("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
-                                                                                            ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))]) })))
+        fields.append(
+            (
+                "pendingLogin",
+                pending.map {
+                    .object([
+                        ("mode", .string($0.mode.rawValue)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+                        ("expiresAt", .string(Timestamp.rfc3339String($0.expiresAt)))
+                    ])
+                } ?? .null
+            ))
+        fields.append(
+            (
+                "pendingRevocations",
+                .array(
+                    summary.pendingRevocations.map {
+                        .object([
+                            ("sessionId", .string($0.sessionId)), ("createdAt", .string(Timestamp.rfc3339String($0.createdAt))),
+                            ("attempts", .int($0.attempts)), ("lastError", .optional($0.lastError))
+                        ])
+                    })
+            ))
         fields.append(("clearIncomplete", .bool(summary.revocationMarker != nil)))
         context.output.emit(.object(fields))
         // The record is printed whatever the verdict; a stdout that failed is reported ahead of it (WRITE_FAILED).
@@ -191,8 +241,10 @@ enum StatusCommand: PlatformCommand {
 
     /// Exit 0 only while a usable session is stored (as `gh auth status`): scripts gate on `sl-login status && …`.
     static func verdict(_ summary: StoreSummary, store: SessionStore, api: BaseURL, appId: String, now: Int64) throws {
-        let details: JSON = .object([("api", .string(api.description)), ("appId", .string(appId)), ("service", .string(store.key.service)),
-                                     ("run", .string("sl-login"))])
+        let details: JSON = .object([
+            ("api", .string(api.description)), ("appId", .string(appId)), ("service", .string(store.key.service)),
+            ("run", .string("sl-login"))
+        ])
         guard let candidate = summary.candidate else {
             var message = "not logged in to \(api.description) (app \(appId), service \(store.key.service)): \(signInHint)"
             if summary.pendingLogin.map({ $0.expiresAt > now }) == true {
@@ -201,11 +253,15 @@ enum StatusCommand: PlatformCommand {
             throw StarlineError(.notLoggedIn, message, details: details)
         }
         if let marked = summary.revocationMarker, marked.isEmpty || marked == candidate.sessionId {
-            throw StarlineError(.notLoggedIn, "the last sign-out could not delete the stored session, so it is not used: run sl-login clear, then \(signInHint)",
-                                details: details)
+            throw StarlineError(
+                .notLoggedIn,
+                "the last sign-out could not delete the stored session, so it is not used: run sl-login clear, then \(signInHint)",
+                details: details)
         }
         guard candidate.expiresAt > now else {
-            throw StarlineError(.sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(candidate.expiresAt)): \(signInHint)", details: details)
+            throw StarlineError(
+                .sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(candidate.expiresAt)): \(signInHint)",
+                details: details)
         }
     }
 }

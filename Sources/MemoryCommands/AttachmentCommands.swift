@@ -31,7 +31,8 @@ final class AttachmentInput {
         let (fd, info) = try InputFile.openExamined(path, failure: "cannot read the file to attach, \(path)")
         guard info.st_mode & S_IFMT == S_IFREG else {
             Glibc.close(fd)
-            throw StarlineError(.usage, "\(path) is not a regular file (attach a stream with - and --name)", details: .object([("path", .string(path))]))
+            throw StarlineError(
+                .usage, "\(path) is not a regular file (attach a stream with - and --name)", details: .object([("path", .string(path))]))
         }
         InputFile.makeBlocking(fd)
         let base = path.split(separator: "/").last.map(String.init) ?? path
@@ -41,17 +42,22 @@ final class AttachmentInput {
 
 /// `sl-memory attach ID FILE|-`.
 enum AttachCommand: Command {
-    static let name = Option<String?>.string("name", "NAME", help: "The attachment's name in the vault (default: the file's name; required for -).")
+    static let name = Option<String?>.string(
+        "name", "NAME", help: "The attachment's name in the vault (default: the file's name; required for -).")
     static let replace = Option<Bool>.flag("replace", help: "Replace an attachment of the same name.")
     static let spec = CommandSpec(
         "attach", abstract: "Attach a file to a note (streamed and encrypted in chunks; any size)",
         options: [name.spec, replace.spec],
         arguments: [NoteRecord.idArgument, ArgumentSpec("FILE|-", help: "The file, or - for stdin (with --name).")],
-        examples: [Example("sl-memory attach 3f2a scan.pdf", "Attach a PDF."), Example("tar c notes/ | sl-memory attach 3f2a - --name notes.tar", "Attach a stream.")])
+        examples: [
+            Example("sl-memory attach 3f2a scan.pdf", "Attach a PDF."),
+            Example("tar c notes/ | sl-memory attach 3f2a - --name notes.tar", "Attach a stream.")
+        ])
     struct Options { var memory: MemoryOptions; var id: String; var file: String; var name: String?; var replace: Bool }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0], file: arguments.positionals[1],
-                name: try arguments[name], replace: try arguments[replace])
+        Options(
+            memory: try MemoryOptions(arguments), id: arguments.positionals[0], file: arguments.positionals[1],
+            name: try arguments[name], replace: try arguments[replace])
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let input = try AttachmentInput.open(options.file, name: options.name)
@@ -64,16 +70,30 @@ enum AttachCommand: Command {
 
 /// `sl-memory get ID [NAME] [-o FILE]`.
 enum GetCommand: Command {
-    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the attachment to FILE (a regular file is replaced only once it is complete and verified; a device or FIFO is written in place) instead of stdout.",
-                                               completion: .file(extensions: []))
+    static let output = Option<String?>.string(
+        "output", short: "o", "FILE",
+        help: """
+            Write the attachment to FILE (a regular file is replaced only once it is complete and verified; a device or \
+            FIFO is written in place) instead of stdout.
+            """,
+        completion: .file(extensions: []))
     static let spec = CommandSpec(
         "get", abstract: "Stream an attachment to stdout or a file, authenticating every chunk and checking its size",
-        discussion: "On stdout the bytes are written as they are decrypted and verified chunk by chunk; a damaged file stops the stream with exit 12 (VAULT_CORRUPT naming the attachment). With -o the file appears only when the whole attachment verified; the record printed on stdout then describes it.",
+        discussion: """
+            On stdout the bytes are written as they are decrypted and verified chunk by chunk; a damaged file stops the \
+            stream with exit 12 (VAULT_CORRUPT naming the attachment). With -o the file appears only when the whole \
+            attachment verified; the record printed on stdout then describes it.
+            """,
         options: [output.spec],
-        arguments: [NoteRecord.idArgument, ArgumentSpec("NAME", help: "The attachment's name; may be left out when the note has exactly one.", optional: true)])
+        arguments: [
+            NoteRecord.idArgument,
+            ArgumentSpec("NAME", help: "The attachment's name; may be left out when the note has exactly one.", optional: true)
+        ])
     struct Options { var memory: MemoryOptions; var id: String; var name: String?; var output: String? }
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0], name: arguments.positionals.dropFirst().first, output: try arguments[output])
+        Options(
+            memory: try MemoryOptions(arguments), id: arguments.positionals[0], name: arguments.positionals.dropFirst().first,
+            output: try arguments[output])
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)

@@ -11,8 +11,10 @@ import StarlineCore
 enum CompletedFile {
     /// `body` writes to the descriptor; `check` gets the synced, closed partial file's path and what `body`
     /// returned, before the rename.
-    static func write<T>(to path: String, check: ((_ partialPath: String, _ written: T) throws -> Void)? = nil,
-                         _ body: (_ fd: Int32) throws -> T) throws -> T {
+    static func write<T>(
+        to path: String, check: ((_ partialPath: String, _ written: T) throws -> Void)? = nil,
+        _ body: (_ fd: Int32) throws -> T
+    ) throws -> T {
         let file: String
         switch try OutputTarget.resolve(path) {
         case .replace(let resolved): file = resolved

@@ -46,7 +46,8 @@ enum MemoryKeyring {
         guard chosen else { return false }
         switch try open(environment).delete(attributes: attributes(vaultID)) {
         case .locked:
-            throw StarlineError(.storageLocked, "the keyring is locked: unlock it and run sl-memory lock --forget again (the key stays in it until then)")
+            throw StarlineError(
+                .storageLocked, "the keyring is locked: unlock it and run sl-memory lock --forget again (the key stays in it until then)")
         case .deleted, .absent:
             unlink(marker)
             return true

@@ -7,8 +7,9 @@ import StarlineMemory
 
 /// The options every `sl-memory` command takes: which vault, and where a passphrase comes from.
 struct MemoryOptions: OptionGroup {
-    static let vault = Option<String?>.string("vault", "DIR", help: "Use the vault in DIR instead of <data>/memory.", env: "STARLINE_MEMORY_VAULT",
-                                              completion: .directory)
+    static let vault = Option<String?>.string(
+        "vault", "DIR", help: "Use the vault in DIR instead of <data>/memory.", env: "STARLINE_MEMORY_VAULT",
+        completion: .directory)
     static let specs: [OptionSpec] = [vault.spec] + PassphraseSource.specs
 
     var vaultDirectory: String?
@@ -40,7 +41,9 @@ struct MemoryOptions: OptionGroup {
 
     static func currentDirectory() -> String {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
-        let ok = buffer.withUnsafeMutableBufferPointer { getcwd(UnsafeMutableRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), $0.count) != nil }
+        let ok = buffer.withUnsafeMutableBufferPointer {
+            getcwd(UnsafeMutableRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), $0.count) != nil
+        }
         guard ok else { return "." }
         return String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
     }
@@ -75,7 +78,10 @@ struct VaultAccess {
 
     func open(_ passphrase: inout PassphraseSource) throws -> (vault: MemoryVault, source: KeySource) {
         if passphrase.isExplicit {
-            return (try passphrase.attempt("Passphrase: ") { try MemoryVault.open(at: location, with: .passphrase($0), faults: faults) }, .passphrase)
+            return (
+                try passphrase.attempt("Passphrase: ") { try MemoryVault.open(at: location, with: .passphrase($0), faults: faults) },
+                .passphrase
+            )
         }
         // One database open for the id the agent is asked by and for the unlock itself.
         let keyless = try MemoryVault.keyless(at: location, faults: faults)
@@ -92,8 +98,13 @@ struct VaultAccess {
             return (try keyless.open(with: .dataKey(key)), .keyring)
         }
         guard passphrase.canPrompt else {
-            throw StarlineError(.locked, "the memory vault is locked: run sl-memory unlock, or give the passphrase with --passphrase-fd, --passphrase-file or STARLINE_MEMORY_PASSPHRASE",
-                                details: .object([("vault", .string(location.directory))]))
+            throw StarlineError(
+                .locked,
+                """
+                the memory vault is locked: run sl-memory unlock, or give the passphrase with --passphrase-fd, \
+                --passphrase-file or STARLINE_MEMORY_PASSPHRASE
+                """,
+                details: .object([("vault", .string(location.directory))]))
         }
         return (try passphrase.attempt("Passphrase for \(location.directory): ") { try keyless.open(with: .passphrase($0)) }, .passphrase)
     }

@@ -4,8 +4,10 @@ import StarlineMemory
 /// Notes as `sl-memory` prints them.
 enum NoteRecord {
     static func attachment(_ a: MemoryAttachment) -> JSON {
-        .object([("name", .string(a.name)), ("size", .int(Int64(clamping: a.size))), ("blake2b", .string(a.blake2b)),
-                 ("addedAt", .string(a.addedAt.rfc3339))])
+        .object([
+            ("name", .string(a.name)), ("size", .int(Int64(clamping: a.size))), ("blake2b", .string(a.blake2b)),
+            ("addedAt", .string(a.addedAt.rfc3339))
+        ])
     }
 
     static func summary(_ n: MemoryNoteSummary) -> JSON {
@@ -17,10 +19,14 @@ enum NoteRecord {
     }
 
     /// One field order for both: the body (a `show`, not a `list`) after the title.
-    private static func record(_ id: String, _ version: Int, _ createdAt: Timestamp, _ updatedAt: Timestamp, _ title: String,
-                               body: String?, _ tags: [String], _ attachments: [MemoryAttachment]) -> JSON {
-        var fields: [(String, JSON)] = [("id", .string(id)), ("version", .int(Int64(version))), ("createdAt", .string(createdAt.rfc3339)),
-                                        ("updatedAt", .string(updatedAt.rfc3339)), ("title", .string(title))]
+    private static func record(
+        _ id: String, _ version: Int, _ createdAt: Timestamp, _ updatedAt: Timestamp, _ title: String,
+        body: String?, _ tags: [String], _ attachments: [MemoryAttachment]
+    ) -> JSON {
+        var fields: [(String, JSON)] = [
+            ("id", .string(id)), ("version", .int(Int64(version))), ("createdAt", .string(createdAt.rfc3339)),
+            ("updatedAt", .string(updatedAt.rfc3339)), ("title", .string(title))
+        ]
         if let body { fields.append(("body", .string(body))) }
         fields += [("tags", .array(tags.map(JSON.string))), ("attachments", .array(attachments.map(attachment)))]
         return .object(fields)
@@ -46,8 +52,10 @@ enum NoteRecord {
         case 1: return names[0]
         case 0: throw StarlineError(.notFound, "note \(note.id) has no attachments", details: details)
         default:
-            throw StarlineError(.usage, "note \(note.id) has \(names.count) attachments; name the one to get: \(names.map { "'\($0)'" }.joined(separator: ", "))",
-                                details: details)
+            throw StarlineError(
+                .usage,
+                "note \(note.id) has \(names.count) attachments; name the one to get: \(names.map { "'\($0)'" }.joined(separator: ", "))",
+                details: details)
         }
     }
 
@@ -78,7 +86,9 @@ enum NoteRecord {
     static func body(_ words: [String], _ context: CommandContext, required: Bool) throws -> String? {
         if words == ["-"] || (words.isEmpty && required && !context.io.stdinIsTerminal) {
             let bytes = try context.readStandardInput(maxBytes: 16 * 1024 * 1024)
-            guard let text = String(validating: bytes, as: UTF8.self) else { throw StarlineError(.usage, "the note text on stdin is not UTF-8") }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw StarlineError(.usage, "the note text on stdin is not UTF-8")
+            }
             return text
         }
         if words.isEmpty {
@@ -92,19 +102,31 @@ enum NoteRecord {
 /// `sl-memory add [TEXT…|-]`.
 enum AddCommand: Command {
     static let attach = Option<[String]>.strings("attach", short: "a", "FILE", help: "Attach FILE to the new note (repeatable).")
-    static let lines = Option<Bool>.flag("lines", help: "One note per line of stdin (blank lines skipped), each titled by its line (cut to \(NoteRecord.maxDerivedTitle) characters) unless --title, all added in one transaction; one record each (JSON Lines with --jsonl).")
+    static let lines = Option<Bool>.flag(
+        "lines",
+        help:
+            "One note per line of stdin (blank lines skipped), each titled by its line (cut to \(NoteRecord.maxDerivedTitle) characters) unless --title, all added in one transaction; one record each (JSON Lines with --jsonl)."
+    )
     static let spec = CommandSpec(
         "add", abstract: "Add a note (text from the arguments or stdin) and print it",
         options: [NoteRecord.title.spec, NoteRecord.tag.spec, attach.spec, lines.spec],
-        arguments: [ArgumentSpec("TEXT|-", help: "The note's text; - (or nothing, with stdin not a terminal) reads stdin.", optional: true, variadic: true)],
-        examples: [Example("sl-memory add --title 'Wi-Fi' --tag home 'The guest network is starline-guest'", "A note with a title and a tag."),
-                   Example("pbpaste | sl-memory add - --title clipboard", "A note from stdin.")])
+        arguments: [
+            ArgumentSpec(
+                "TEXT|-", help: "The note's text; - (or nothing, with stdin not a terminal) reads stdin.", optional: true, variadic: true)
+        ],
+        examples: [
+            Example("sl-memory add --title 'Wi-Fi' --tag home 'The guest network is starline-guest'", "A note with a title and a tag."),
+            Example("pbpaste | sl-memory add - --title clipboard", "A note from stdin.")
+        ])
 
-    struct Options { var memory: MemoryOptions; var draft: [String]; var title: String?; var tags: [String]; var attachments: [String]; var lines: Bool }
+    struct Options {
+        var memory: MemoryOptions; var draft: [String]; var title: String?; var tags: [String]; var attachments: [String]; var lines: Bool
+    }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        let options = Options(memory: try MemoryOptions(arguments), draft: arguments.positionals, title: try arguments[NoteRecord.title],
-                              tags: try arguments[NoteRecord.tag], attachments: try arguments[attach], lines: try arguments[lines])
+        let options = Options(
+            memory: try MemoryOptions(arguments), draft: arguments.positionals, title: try arguments[NoteRecord.title],
+            tags: try arguments[NoteRecord.tag], attachments: try arguments[attach], lines: try arguments[lines])
         if options.lines && (!options.draft.isEmpty || !options.attachments.isEmpty) {
             throw StarlineError(.usage, "--lines reads every note from stdin: it takes no TEXT and no --attach")
         }
@@ -118,7 +140,8 @@ enum AddCommand: Command {
                 guard let text = String(validating: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self) else {
                     throw StarlineError(.usage, "a line on stdin is not UTF-8")
                 }
-                return text.trimmingWhitespace().isEmpty ? nil : NoteDraft(title: options.title ?? NoteRecord.title(fromLine: text), body: text, tags: options.tags)
+                return text.trimmingWhitespace().isEmpty
+                    ? nil : NoteDraft(title: options.title ?? NoteRecord.title(fromLine: text), body: text, tags: options.tags)
             }
             let vault = try VaultAccess.open(options.memory, context)
             let notes = try vault.add(contentsOf: drafts)
@@ -139,8 +162,9 @@ enum AddCommand: Command {
 
 /// `sl-memory list`.
 enum ListCommand: Command {
-    static let spec = CommandSpec("list", abstract: "List notes (titles, tags, attachments; no bodies)",
-                                  options: [NoteRecord.tag.spec] + ListOptions.specs)
+    static let spec = CommandSpec(
+        "list", abstract: "List notes (titles, tags, attachments; no bodies)",
+        options: [NoteRecord.tag.spec] + ListOptions.specs)
     struct Options { var memory: MemoryOptions; var tags: [String]; var list: ListOptions }
     static func options(_ arguments: ParsedArguments) throws -> Options {
         Options(memory: try MemoryOptions(arguments), tags: try arguments[NoteRecord.tag], list: try ListOptions(arguments))
@@ -168,15 +192,17 @@ enum ShowCommand: Command {
 enum EditCommand: Command {
     static let body = Option<String?>.string("body", "TEXT|-", help: "Replace the text (- reads stdin).")
     static let noTags = Option<Bool>.flag("no-tags", help: "Remove every tag.")
-    static let spec = CommandSpec("edit", abstract: "Change a note's title, text or tags (its version goes up by one)",
-                                  discussion: "--tag replaces the tag set with the tags given; --no-tags empties it.",
-                                  options: [NoteRecord.title.spec, body.spec, NoteRecord.tag.spec, noTags.spec], arguments: [NoteRecord.idArgument])
-    struct Options { var memory: MemoryOptions; var id: String; var title: String?; var body: String?; var tags: [String]?; }
+    static let spec = CommandSpec(
+        "edit", abstract: "Change a note's title, text or tags (its version goes up by one)",
+        discussion: "--tag replaces the tag set with the tags given; --no-tags empties it.",
+        options: [NoteRecord.title.spec, body.spec, NoteRecord.tag.spec, noTags.spec], arguments: [NoteRecord.idArgument])
+    struct Options { var memory: MemoryOptions; var id: String; var title: String?; var body: String?; var tags: [String]?;  }
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let tags = try arguments[NoteRecord.tag], none = try arguments[noTags]
         if none && !tags.isEmpty { throw StarlineError(.usage, "--tag and --no-tags cannot be used together") }
-        return Options(memory: try MemoryOptions(arguments), id: arguments.positionals[0], title: try arguments[NoteRecord.title],
-                       body: try arguments[body], tags: none ? [] : tags.isEmpty ? nil : tags)
+        return Options(
+            memory: try MemoryOptions(arguments), id: arguments.positionals[0], title: try arguments[NoteRecord.title],
+            body: try arguments[body], tags: none ? [] : tags.isEmpty ? nil : tags)
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         guard options.title != nil || options.body != nil || options.tags != nil else {
@@ -204,7 +230,10 @@ enum RemoveCommand: Command {
 enum SearchCommand: Command {
     static let spec = CommandSpec(
         "search", abstract: "Find the notes whose title, text or tags hold every word",
-        discussion: "The vault keeps an encrypted index (keyed BLAKE2b tokens of every word): a search computes the tokens of its words and decrypts only the notes that hold them all. Words match whole, case-insensitively.",
+        discussion: """
+            The vault keeps an encrypted index (keyed BLAKE2b tokens of every word): a search computes the tokens of its \
+            words and decrypts only the notes that hold them all. Words match whole, case-insensitively.
+            """,
         options: ListOptions.specs,
         arguments: [ArgumentSpec("WORD", help: "Words that must all occur.", variadic: true)],
         examples: [Example("sl-memory search wifi password --jsonl | jq -r .id", "The ids of notes holding both words.")])
@@ -216,8 +245,9 @@ enum SearchCommand: Command {
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
-        RecordList.print(try vault.search(options.query).map(NoteRecord.summary), context.output, options.list, json: .array,
-                         columns: NoteRecord.columns)
+        RecordList.print(
+            try vault.search(options.query).map(NoteRecord.summary), context.output, options.list, json: .array,
+            columns: NoteRecord.columns)
         return .ok
     }
 }

@@ -9,8 +9,12 @@ import StarlineCrypto
 /// terminal without echo. Never argv: any local user can read a process's arguments. One passphrase a line
 /// from a descriptor or file (`passwd` reads the current one, then the new one).
 struct PassphraseSource {
-    static let fd = Option<Int?>.integer("passphrase-fd", "N", help: "Read the passphrase from file descriptor N (one a line: passwd reads the current, then the new one).", range: 0...65535)
-    static let file = Option<String?>.string("passphrase-file", "FILE", help: "Read the passphrase from FILE, a regular file of yours that group and others cannot access.", completion: .file(extensions: []))
+    static let fd = Option<Int?>.integer(
+        "passphrase-fd", "N", help: "Read the passphrase from file descriptor N (one a line: passwd reads the current, then the new one).",
+        range: 0...65535)
+    static let file = Option<String?>.string(
+        "passphrase-file", "FILE", help: "Read the passphrase from FILE, a regular file of yours that group and others cannot access.",
+        completion: .file(extensions: []))
     static let environmentVariable = "STARLINE_MEMORY_PASSPHRASE"
     static let specs: [OptionSpec] = [fd.spec, file.spec]
 
@@ -30,11 +34,17 @@ struct PassphraseSource {
 
     init(_ given: Given, environment: Environment, stdinIsTerminal: Bool) {
         let fd = given.fd, file = given.file
-        if let fd { origin = .descriptor(Int32(fd)) }
-        else if let file { origin = .file(file) }
-        else if let text = environment[Self.environmentVariable], !text.isEmpty { origin = .environment(text) }
-        else if stdinIsTerminal || Self.hasTerminal { origin = .terminal }
-        else { origin = .none }
+        if let fd {
+            origin = .descriptor(Int32(fd))
+        } else if let file {
+            origin = .file(file)
+        } else if let text = environment[Self.environmentVariable], !text.isEmpty {
+            origin = .environment(text)
+        } else if stdinIsTerminal || Self.hasTerminal {
+            origin = .terminal
+        } else {
+            origin = .none
+        }
     }
 
     /// True when the passphrase was given explicitly (fd, file, environment): it is then always checked, even
@@ -55,7 +65,9 @@ struct PassphraseSource {
         let text: String
         switch origin {
         case .descriptor(let fd):
-            if lines == nil { lines = try SecretLines.split(try FileBytes.read(fd: fd, name: "the passphrase descriptor", maxBytes: 64 * 1024)) }
+            if lines == nil {
+                lines = try SecretLines.split(try FileBytes.read(fd: fd, name: "the passphrase descriptor", maxBytes: 64 * 1024))
+            }
             text = try nextLine()
         case .file(let path):
             if lines == nil {
@@ -70,7 +82,12 @@ struct PassphraseSource {
                 throw StarlineError(.usage, "the two passphrases differ")
             }
         case .none:
-            throw StarlineError(.locked, "no passphrase: give it with --passphrase-fd, --passphrase-file or STARLINE_MEMORY_PASSPHRASE, run on a terminal, or unlock the vault first (sl-memory unlock)")
+            throw StarlineError(
+                .locked,
+                """
+                no passphrase: give it with --passphrase-fd, --passphrase-file or STARLINE_MEMORY_PASSPHRASE, run on a \
+                terminal, or unlock the vault first (sl-memory unlock)
+                """)
         }
         guard !text.isEmpty else { throw StarlineError(.usage, "the passphrase is empty") }
         return SecretBytes(copying: Array(text.utf8))
@@ -126,14 +143,19 @@ enum SecretLines {
         let (fd, info) = try InputFile.openExamined(path, failure: "cannot read the \(what) \(path)")
         defer { close(fd) }
         func refuse(_ problem: String) -> StarlineError {
-            StarlineError(.insecurePermissions, "the \(what) \(path) \(problem)",
-                          details: .object([("path", .string(path)), ("mode", .string(String(info.st_mode & 0o7777, radix: 8))),
-                                            ("owner", .int(Int64(info.st_uid)))]))
+            StarlineError(
+                .insecurePermissions, "the \(what) \(path) \(problem)",
+                details: .object([
+                    ("path", .string(path)), ("mode", .string(String(info.st_mode & 0o7777, radix: 8))),
+                    ("owner", .int(Int64(info.st_uid)))
+                ]))
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw refuse("is not a regular file; a secret is read from a private file, or from a descriptor (the -fd option)")
         }
-        guard info.st_uid == geteuid() else { throw refuse("belongs to uid \(info.st_uid), not to you (uid \(geteuid())); it was not read") }
+        guard info.st_uid == geteuid() else {
+            throw refuse("belongs to uid \(info.st_uid), not to you (uid \(geteuid())); it was not read")
+        }
         if info.st_mode & 0o077 != 0 {
             throw refuse("is accessible by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
         }

@@ -21,8 +21,10 @@ public typealias AsyncCommandRunner = @MainActor @Sendable (ParsedArguments, Com
 
 extension CommandTree where Runner == AsyncCommandRunner {
     public static func command<C: AsyncCommand>(_ command: C.Type, subcommands: [CommandTree] = []) -> CommandTree {
-        CommandTree(C.spec, runner: { arguments, context in try await C.run(try C.options(arguments), context) }, options: { _ = try C.options($0) },
-                    subcommands: subcommands)
+        CommandTree(
+            C.spec, runner: { arguments, context in try await C.run(try C.options(arguments), context) },
+            options: { _ = try C.options($0) },
+            subcommands: subcommands)
     }
 }
 
@@ -30,8 +32,10 @@ extension ToolMain {
     /// Runs an async tool in-process on `io` and returns its status (tests use it). `network`: every client
     /// the run's `PlatformFactory` builds talks to its transport and waits on its clocks (a test's stub).
     @MainActor
-    public static func execute(_ tool: Tool<AsyncCommandRunner>, _ words: [String], io: IOStreams,
-                               network: PlatformFactory.Injection) async -> ExitStatus {
+    public static func execute(
+        _ tool: Tool<AsyncCommandRunner>, _ words: [String], io: IOStreams,
+        network: PlatformFactory.Injection
+    ) async -> ExitStatus {
         await PlatformFactory.$injected.withValue(network) { await execute(tool, words, io: io) }
     }
 

@@ -19,8 +19,10 @@ public struct PlatformFactory: Sendable {
         /// The bulk engine's clock (backoffs, outage budget).
         public var bulkClock: BulkClock
 
-        public init(transport: any HTTPExchange, wait: @escaping @Sendable (Double) -> Void = { _ in },
-                    bulkClock: BulkClock = .virtual()) {
+        public init(
+            transport: any HTTPExchange, wait: @escaping @Sendable (Double) -> Void = { _ in },
+            bulkClock: BulkClock = .virtual()
+        ) {
             self.transport = transport
             self.wait = wait
             self.bulkClock = bulkClock
@@ -79,8 +81,9 @@ public struct PlatformFactory: Sendable {
         } else {
             let key = StoreKey(api: options.api, appId: options.appId, service: options.service)
             // Storage faults (tests) are read here, in the tool layer, and passed in: the store never reads the environment for them.
-            let store = try SessionStore(paths: context.paths, key: key, environment: context.environment,
-                                         storageFaults: try StorageFaults(environment: context.environment), preferredCustodian: custodian)
+            let store = try SessionStore(
+                paths: context.paths, key: key, environment: context.environment,
+                storageFaults: try StorageFaults(environment: context.environment), preferredCustodian: custodian)
             client = StarlightClient(configuration: configuration, store: store, transport: transport, clock: clock)
         }
         if let path = options.eventsPath { try PlatformToolSupport.attachEvents(client, path: path, context: context) }

@@ -48,12 +48,17 @@ struct BatchEncode {
     /// no `..x` tricks), no NUL or control characters, and short enough for any file system.
     static func validateName(_ name: String) throws {
         let problem: String? =
-            name.isEmpty ? "is empty"
-            : name.utf8.count > 200 ? "is longer than 200 bytes"
-            : name.contains("/") ? "contains /"
-            : name.hasPrefix(".") ? "starts with a dot"
-            : name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) ? "contains a control character"
-            : nil
+            name.isEmpty
+            ? "is empty"
+            : name.utf8.count > 200
+                ? "is longer than 200 bytes"
+                : name.contains("/")
+                    ? "contains /"
+                    : name.hasPrefix(".")
+                        ? "starts with a dot"
+                        : name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+                            ? "contains a control character"
+                            : nil
         if let problem {
             throw StarlineError(.usage, "invalid name \"\(name)\": it \(problem)", details: .object([("name", .string(name))]))
         }
@@ -64,8 +69,11 @@ struct BatchEncode {
         try Self.makeDirectory(directory)
         var reader: LineReader
         if source == "-" {
-            if let fd = context.io.stdin.fileDescriptor { reader = LineReader(fd: fd, name: "standard input", ownsDescriptor: false) }
-            else { reader = LineReader(bytes: try context.readStandardInput(maxBytes: 256 << 20)) }
+            if let fd = context.io.stdin.fileDescriptor {
+                reader = LineReader(fd: fd, name: "standard input", ownsDescriptor: false)
+            } else {
+                reader = LineReader(bytes: try context.readStandardInput(maxBytes: 256 << 20))
+            }
         } else {
             let fd: Int32
             do { fd = try InputFile.open(source, what: "the batch") } catch {
@@ -92,8 +100,9 @@ struct BatchEncode {
                     let record: JSON
                     do {
                         let item = try work[i].work.get()
-                        let fields = try QRImageWriter.writeFile(payload: item.payload, options, format: format, to: directory + "/" + item.file,
-                                                                 extraFields: item.name.map { [("name", .string($0))] } ?? [])
+                        let fields = try QRImageWriter.writeFile(
+                            payload: item.payload, options, format: format, to: directory + "/" + item.file,
+                            extraFields: item.name.map { [("name", .string($0))] } ?? [])
                         record = .object([("line", .int(work[i].line))] + fields)
                     } catch {
                         let failure = (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
@@ -117,24 +126,38 @@ struct BatchEncode {
                 continue
             }
             total += 1
-            chunk.append((line.number, Result { () throws -> (payload: [UInt8], name: String?, file: String) in
-                let (payload, name) = try parse(line)
-                let fileName = (name ?? Self.paddedNumber(line.number)) + "." + ext
-                guard names.insert(fileName).inserted else {
-                    throw StarlineError(.usage, "duplicate name \(fileName): an earlier line of the batch writes it",
-                                        details: .object([("name", .string(fileName))]))
-                }
-                return (payload, name, fileName)
-            }))
+            chunk.append(
+                (
+                    line.number,
+                    Result { () throws -> (payload: [UInt8], name: String?, file: String) in
+                        let (payload, name) = try parse(line)
+                        let fileName = (name ?? Self.paddedNumber(line.number)) + "." + ext
+                        guard names.insert(fileName).inserted else {
+                            throw StarlineError(
+                                .usage, "duplicate name \(fileName): an earlier line of the batch writes it",
+                                details: .object([("name", .string(fileName))]))
+                        }
+                        return (payload, name, fileName)
+                    }
+                ))
             if chunk.count >= Self.chunkSize { flushChunk() }
         }
         flushChunk()
         guard total > 0 else {
-            throw StarlineError(.usage, skipped == 0 ? "the batch \(source) has no lines" : "the batch \(source) has only blank lines (\(skipped))",
-                                details: .object([("skippedBlank", .int(skipped))]))
+            throw StarlineError(
+                .usage, skipped == 0 ? "the batch \(source) has no lines" : "the batch \(source) has only blank lines (\(skipped))",
+                details: .object([("skippedBlank", .int(skipped))]))
         }
-        output.emitLine(.object([("summary", .object([("lines", .int(total + skipped)), ("encoded", .int(total - failed)),
-                                                       ("failed", .int(failed)), ("skippedBlank", .int(skipped))]))]))
+        output.emitLine(
+            .object([
+                (
+                    "summary",
+                    .object([
+                        ("lines", .int(total + skipped)), ("encoded", .int(total - failed)),
+                        ("failed", .int(failed)), ("skippedBlank", .int(skipped))
+                    ])
+                )
+            ]))
         output.flush()
         if failed == 0 { return .ok }
         let details = JSON.object([("lines", .int(total)), ("failed", .int(failed)), ("skippedBlank", .int(skipped))])
@@ -154,8 +177,9 @@ struct BatchEncode {
     /// The payload and the optional name of one line.
     func parse(_ line: LineReader.Line) throws -> (payload: [UInt8], name: String?) {
         guard !line.tooLong else {
-            throw StarlineError(.capacityExceeded, "line \(line.number) is longer than \(Self.maxLineBytes) bytes, more than any QR code holds",
-                                details: .object([("maxLineBytes", .int(Self.maxLineBytes))]))
+            throw StarlineError(
+                .capacityExceeded, "line \(line.number) is longer than \(Self.maxLineBytes) bytes, more than any QR code holds",
+                details: .object([("maxLineBytes", .int(Self.maxLineBytes))]))
         }
         switch batchFormat {
         case .lines:
@@ -192,8 +216,9 @@ struct BatchEncode {
         let code = errno
         var st = stat()
         if code == EEXIST, stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { return }
-        throw StarlineError(.storage, "cannot create the output directory \(path): \(String(cString: strerror(code == EEXIST ? ENOTDIR : code)))",
-                            details: .object([("path", .string(path))]))
+        throw StarlineError(
+            .storage, "cannot create the output directory \(path): \(String(cString: strerror(code == EEXIST ? ENOTDIR : code)))",
+            details: .object([("path", .string(path))]))
     }
 }
 
@@ -234,8 +259,9 @@ struct LineReader {
             if n < 0 {
                 if errno == EINTR { continue }
                 let code = errno
-                throw StarlineError(.usage, "cannot read the batch \(name): \(String(cString: strerror(code)))",
-                                    details: .object([("errno", .int(Int(code)))]))
+                throw StarlineError(
+                    .usage, "cannot read the batch \(name): \(String(cString: strerror(code)))",
+                    details: .object([("errno", .int(Int(code)))]))
             }
             if n == 0 { atEnd = true; return false }
             buffer.append(contentsOf: chunk[0..<n])

@@ -8,28 +8,85 @@ import Synchronization
 /// `sl-qr decode FILE…|-`: the QR symbols of images as classified JSON records.
 enum DecodeCommand: Command {
     static let expect = Option<PayloadKind?>.choice("expect", "KIND", help: "Fail with exit 12 when a symbol is of another kind.")
-    static let jobs = Option<Int?>.integer("jobs", short: "j", "N", help: "Decode up to N images in parallel (default: the number of CPUs).", range: 1...256)
-    static let maxFileSize = Option<Int>.integer("max-file-size", "MIB", help: "Refuse an image file (or standard input) over this many MiB: checked with fstat before reading and again while reading.", default: ImageLoader.defaultMaxFileBytes >> 20, range: 1...4096)
-    static let maxPixels = Option<Int>.integer("max-pixels", "MEGAPIXELS", help: "Refuse an image of more megapixels, from its header, before any pixel buffer is allocated.", default: ImageLoader.defaultMaxPixels / 1_000_000, range: 1...1000)
-    static let pixelBudget = Option<Int>.integer("pixel-budget", "MEGAPIXELS", help: "Megapixels held in memory at once by all -j workers together (scanning costs about 3 bytes a pixel); a worker waits while it is spent, and an image larger than the budget is decoded alone.", default: 100, range: 1...10000)
-    static let raw = Option<Bool>.flag("raw", help: "Print only the payloads, one per line, as decoded (zbarimg's --raw); login callback codes stay redacted unless --show-secrets.")
-    static let quiet = Option<Bool>.flag("quiet", short: "q", help: "No notices on stderr: no progress, no line for a file without a symbol (zbarimg's -q); errors are still reported.")
+    static let jobs = Option<Int?>.integer(
+        "jobs", short: "j", "N", help: "Decode up to N images in parallel (default: the number of CPUs).", range: 1...256)
+    static let maxFileSize = Option<Int>.integer(
+        "max-file-size", "MIB",
+        help: """
+            Refuse an image file (or standard input) over this many MiB: checked with fstat before reading and again \
+            while reading.
+            """, default: ImageLoader.defaultMaxFileBytes >> 20, range: 1...4096)
+    static let maxPixels = Option<Int>.integer(
+        "max-pixels", "MEGAPIXELS", help: "Refuse an image of more megapixels, from its header, before any pixel buffer is allocated.",
+        default: ImageLoader.defaultMaxPixels / 1_000_000, range: 1...1000)
+    static let pixelBudget = Option<Int>.integer(
+        "pixel-budget", "MEGAPIXELS",
+        help: """
+            Megapixels held in memory at once by all -j workers together (scanning costs about 3 bytes a pixel); a worker \
+            waits while it is spent, and an image larger than the budget is decoded alone.
+            """, default: 100, range: 1...10000)
+    static let raw = Option<Bool>.flag(
+        "raw",
+        help: """
+            Print only the payloads, one per line, as decoded (zbarimg's --raw); login callback codes stay redacted \
+            unless --show-secrets.
+            """)
+    static let quiet = Option<Bool>.flag(
+        "quiet", short: "q",
+        help: """
+            No notices on stderr: no progress, no line for a file without a symbol (zbarimg's -q); errors are still \
+            reported.
+            """)
     static let defaultImageTimeout = 10_000
-    static let imageTimeout = Option<Int>.integer("image-timeout", "MS", help: "Per-image deadline in milliseconds: no retry attempt starts after it, and an image over 2 megapixels, scanned in a helper process, is stopped at it (a smaller one finishes its pass, well under a second); the record then has \"timedOut\":true. 0 tries the image as it is only.", default: defaultImageTimeout, range: 0...3_600_000)
+    static let imageTimeout = Option<Int>.integer(
+        "image-timeout", "MS",
+        help: """
+            Per-image deadline in milliseconds: no retry attempt starts after it, and an image over 2 megapixels, scanned \
+            in a helper process, is stopped at it (a smaller one finishes its pass, well under a second); the record then \
+            has \"timedOut\":true. 0 tries the image as it is only.
+            """, default: defaultImageTimeout, range: 0...3_600_000)
 
     static let spec = CommandSpec(
         "decode", abstract: "Decode QR symbols in images into classified JSON records",
-        discussion: "Reads PNG, JPEG (including CMYK) and PBM/PGM/PPM images (the format is detected from the content) and prints one JSON record per symbol, in reading order: {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are not UTF-8. When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, smoothed, sharpened and upscaled (attempts zxing, zxing-smoothed, zxing-sharpened, zxing-upscaled: strong perspective, noise, blur, small modules; only when installed, see `sl-qr --version`), then libzbar tries downscaled and upscaled copies and copies for photographs (stretched, binarized, sharpened, smooth-upscaled, inverted-binarized, inverted-upscaled); attempt says which one worked. A file without a symbol gives {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), --pixel-budget (100 megapixels at once across workers), --image-timeout (10 s of retries per image). Progress goes to stderr on a terminal or with --progress; -q/--quiet drops it. With --raw only the payloads are printed, each followed by a newline, as zbarimg --raw does (a file without a symbol gets a notice on stderr unless -q), so `zbarimg --raw -q IMG` becomes `sl-qr decode --raw -q IMG`. Exit 0 when every file gave a symbol, 12 when none did, 8 when some did not.",
-        options: [expect.spec, raw.spec, quiet.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec] + ListOptions.specs,
-        arguments: [ArgumentSpec("FILE|-", help: "Image files; - reads one image from standard input.", variadic: true, completion: .file(extensions: ["png", "jpg", "jpeg", "pgm", "ppm", "pnm"]))],
+        discussion: """
+            Reads PNG, JPEG (including CMYK) and PBM/PGM/PPM images (the format is detected from the content) and prints \
+            one JSON record per symbol, in reading order: \
+            {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds \
+            appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are \
+            not UTF-8. When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, \
+            smoothed, sharpened and upscaled (attempts zxing, zxing-smoothed, zxing-sharpened, zxing-upscaled: strong \
+            perspective, noise, blur, small modules; only when installed, see `sl-qr --version`), then libzbar tries \
+            downscaled and upscaled copies and copies for photographs (stretched, binarized, sharpened, smooth-upscaled, \
+            inverted-binarized, inverted-upscaled); attempt says which one worked. A file without a symbol gives \
+            {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced \
+            by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that \
+            kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), \
+            --pixel-budget (100 megapixels at once across workers), --image-timeout (10 s of retries per image). Progress \
+            goes to stderr on a terminal or with --progress; -q/--quiet drops it. With --raw only the payloads are \
+            printed, each followed by a newline, as zbarimg --raw does (a file without a symbol gets a notice on stderr \
+            unless -q), so `zbarimg --raw -q IMG` becomes `sl-qr decode --raw -q IMG`. Exit 0 when every file gave a \
+            symbol, 12 when none did, 8 when some did not.
+            """,
+        options: [expect.spec, raw.spec, quiet.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec]
+            + ListOptions.specs,
+        arguments: [
+            ArgumentSpec(
+                "FILE|-", help: "Image files; - reads one image from standard input.", variadic: true,
+                completion: .file(extensions: ["png", "jpg", "jpeg", "pgm", "ppm", "pnm"]))
+        ],
         examples: [
             Example("sl-qr decode scan.jpg", "Print the symbols of a photo."),
             Example("sl-qr decode --expect friendLink invite.png | jq -r .url", "Extract a friend-link URL, failing on anything else."),
-            Example("sl-qr decode --raw -q scan.jpg", "Only the payloads, one per line, nothing on stderr but errors (as zbarimg --raw -q)."),
-            Example("sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a two-step login from a scanned callback QR code."),
+            Example(
+                "sl-qr decode --raw -q scan.jpg", "Only the payloads, one per line, nothing on stderr but errors (as zbarimg --raw -q)."),
+            Example(
+                "sl-qr decode --show-secrets callback.png | sl-login complete -", "Finish a two-step login from a scanned callback QR code."
+            )
         ],
-        exitStatuses: [(.ok, "every file gave a symbol (of the --expect kind)"), (.partial, "some files gave none, or could not be read"),
-                       (.data, "no file gave a symbol, an image is unreadable, or a symbol is not of the --expect kind")])
+        exitStatuses: [
+            (.ok, "every file gave a symbol (of the --expect kind)"), (.partial, "some files gave none, or could not be read"),
+            (.data, "no file gave a symbol, an image is unreadable, or a symbol is not of the --expect kind")
+        ])
 
     struct Options {
         var files: [String]
@@ -60,12 +117,15 @@ enum DecodeCommand: Command {
         let files = arguments.positionals
         if files.filter({ $0 == "-" }).count > 1 { throw StarlineError(.usage, "standard input (-) can be read only once") }
         let cpus = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        return Options(files: files, expect: try arguments[expect], jobs: min(try arguments[jobs] ?? cpus, files.count),
-                       classifier: PayloadClassifier(chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
-                       pretty: try arguments[StandardOptions.pretty], raw: try arguments[raw], quiet: try arguments[quiet],
-                       limits: Limits(maxFileBytes: try arguments[maxFileSize] << 20, maxPixels: try arguments[maxPixels] * 1_000_000,
-                                      pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000),
-                       list: try listOptions(arguments))
+        return Options(
+            files: files, expect: try arguments[expect], jobs: min(try arguments[jobs] ?? cpus, files.count),
+            classifier: PayloadClassifier(
+                chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
+            pretty: try arguments[StandardOptions.pretty], raw: try arguments[raw], quiet: try arguments[quiet],
+            limits: Limits(
+                maxFileBytes: try arguments[maxFileSize] << 20, maxPixels: try arguments[maxPixels] * 1_000_000,
+                pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000),
+            list: try listOptions(arguments))
     }
 
     /// -o/--fields choose how records print; --raw prints no records, so it takes neither.
@@ -87,8 +147,9 @@ enum DecodeCommand: Command {
 
         /// A file that could not be decoded: `{"file","error":{…}}`.
         static func failed(_ file: String, _ failure: StarlineError) -> FileOutcome {
-            FileOutcome(records: [.object([("file", .string(file)), ("error", failure.json["error"] ?? .null)])], found: false,
-                        error: failure, unexpectedKinds: [])
+            FileOutcome(
+                records: [.object([("file", .string(file)), ("error", failure.json["error"] ?? .null)])], found: false,
+                error: failure, unexpectedKinds: [])
         }
     }
 
@@ -112,8 +173,9 @@ enum DecodeCommand: Command {
         let budget = PixelBudget(total: limits.pixelBudget)
         let progress = DecodeProgress(total: files.count, output: output, quiet: options.quiet)
         func decode(_ file: String, _ scanner: QRScanner) -> FileOutcome {
-            let outcome = decodeFile(file, stdin: standardInput, scanner: scanner, classifier: classifier, expect: expect, limits: limits,
-                                     budget: budget, progress: progress)
+            let outcome = decodeFile(
+                file, stdin: standardInput, scanner: scanner, classifier: classifier, expect: expect, limits: limits,
+                budget: budget, progress: progress)
             progress.finished(file, found: outcome.found)
             return outcome
         }
@@ -163,28 +225,35 @@ enum DecodeCommand: Command {
         list?.finish()
         output.flush()
         if let expect, !unexpected.isEmpty {
-            throw StarlineError(.unexpectedKind, "expected \(expect.rawValue) but found \(unexpected.joined(separator: ", "))",
-                                details: .object([("expected", .string(expect.rawValue)), ("found", .array(unexpected.map(JSON.string)))]))
+            throw StarlineError(
+                .unexpectedKind, "expected \(expect.rawValue) but found \(unexpected.joined(separator: ", "))",
+                details: .object([("expected", .string(expect.rawValue)), ("found", .array(unexpected.map(JSON.string)))]))
         }
         if failed == 0 { return .ok }
         if found == 0 {
             if files.count == 1, let firstError { throw firstError }
-            throw StarlineError(.noSymbol, files.count == 1 ? "no QR code found in \(files[0])" : "no QR code found in any of the \(files.count) files",
-                                details: .object([("files", .int(files.count))]))
+            throw StarlineError(
+                .noSymbol, files.count == 1 ? "no QR code found in \(files[0])" : "no QR code found in any of the \(files.count) files",
+                details: .object([("files", .int(files.count))]))
         }
-        throw StarlineError(.partial, "\(failed) of \(files.count) files gave no QR code",
-                            details: .object([("files", .int(files.count)), ("failed", .int(failed))]))
+        throw StarlineError(
+            .partial, "\(failed) of \(files.count) files gave no QR code",
+            details: .object([("files", .int(files.count)), ("failed", .int(failed))]))
     }
 
-    static func decodeFile(_ file: String, stdin: Result<[UInt8], any Error>?, scanner: QRScanner, classifier: PayloadClassifier, expect: PayloadKind?,
-                           limits: Limits, budget: PixelBudget, progress: DecodeProgress? = nil) -> FileOutcome {
+    static func decodeFile(
+        _ file: String, stdin: Result<[UInt8], any Error>?, scanner: QRScanner, classifier: PayloadClassifier, expect: PayloadKind?,
+        limits: Limits, budget: PixelBudget, progress: DecodeProgress? = nil
+    ) -> FileOutcome {
         let image: GrayImage
         // The image's pixels come out of the shared budget from its header on, and go back once it is scanned.
         let reservation = PixelBudget.Reservation(budget)
         defer { reservation.release() }
         do {
-            image = file == "-"
-                ? try ImageLoader.load(bytes: try (stdin ?? .success([])).get(), name: "-", maxPixels: limits.maxPixels, reservation: reservation)
+            image =
+                file == "-"
+                ? try ImageLoader.load(
+                    bytes: try (stdin ?? .success([])).get(), name: "-", maxPixels: limits.maxPixels, reservation: reservation)
                 : try ImageLoader.load(path: file, maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes, reservation: reservation)
         } catch {
             return .failed(file, (error as? StarlineError) ?? StarlineError(.unreadableImage, "\(file): \(error)"))
@@ -209,9 +278,11 @@ enum DecodeCommand: Command {
             }
         }
         guard !result.symbols.isEmpty else {
-            let record: [(String, JSON)] = [("file", .string(file)), ("found", .int(0))] + (result.timedOut ? [("timedOut", .bool(true))] : [])
-            return FileOutcome(records: [.object(record)], found: false,
-                               error: StarlineError(.noSymbol, "no QR code found in \(file)"), unexpectedKinds: [])
+            let record: [(String, JSON)] =
+                [("file", .string(file)), ("found", .int(0))] + (result.timedOut ? [("timedOut", .bool(true))] : [])
+            return FileOutcome(
+                records: [.object(record)], found: false,
+                error: StarlineError(.noSymbol, "no QR code found in \(file)"), unexpectedKinds: [])
         }
         var records: [JSON] = []
         var payloads: [(kind: PayloadKind, bytes: [UInt8])] = []
@@ -222,7 +293,7 @@ enum DecodeCommand: Command {
             if let expect, payload.kind != expect { unexpected.append(payload.kind.rawValue) }
             var fields: [(String, JSON)] = [
                 ("file", .string(file)), ("index", .int(index)), ("kind", .string(payload.kind.rawValue)),
-                ("text", .optional(payload.text)),
+                ("text", .optional(payload.text))
             ]
             if payload.includesBytes { fields.append(("bytesBase64", .string(Base64.encode(symbol.bytes)))) }
             fields.append(("corners", .array(symbol.corners.map { .array([.int($0.x), .int($0.y)]) })))

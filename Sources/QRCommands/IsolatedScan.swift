@@ -95,16 +95,20 @@ enum IsolatedScan {
 
     private static func parse(_ reply: [UInt8], status: Int32) throws -> ScanResult {
         guard (status & 0x7F) == 0, (status >> 8) & 0xFF == 0, let json = try? JSON.parse(reply),
-              let attempt = json["attempt"]?.stringValue, let list = json["symbols"]?.arrayValue else {
+            let attempt = json["attempt"]?.stringValue, let list = json["symbols"]?.arrayValue
+        else {
             throw StarlineError(.internalError, "the scan helper process failed (wait status \(status))")
         }
         let symbols = list.compactMap { item -> QRSymbol? in
-            guard let bytes = item["bytes"]?.stringValue.flatMap(Base64.decode), let corners = item["corners"]?.arrayValue else { return nil }
+            guard let bytes = item["bytes"]?.stringValue.flatMap(Base64.decode), let corners = item["corners"]?.arrayValue else {
+                return nil
+            }
             let points = corners.compactMap { c -> QRPoint? in
                 guard let x = c[0]?.intValue, let y = c[1]?.intValue else { return nil }
                 return QRPoint(x: Int(x), y: Int(y))
             }
-            return QRSymbol(bytes: bytes, corners: points, orientation: item["orientation"]?.stringValue.flatMap(QROrientation.init) ?? .unknown)
+            return QRSymbol(
+                bytes: bytes, corners: points, orientation: item["orientation"]?.stringValue.flatMap(QROrientation.init) ?? .unknown)
         }
         return ScanResult(symbols: symbols, attempt: attempt)
     }
@@ -123,15 +127,19 @@ enum IsolatedScan {
         guard let all = try? FileBytes.read(fd: STDIN_FILENO, name: "-"), let newline = all.firstIndex(of: 0x0A) else { _exit(2) }
         let words = String(decoding: all[..<newline], as: UTF8.self).split(separator: " ").map(String.init)
         guard words.count == 4, let width = Int(words[0]), let height = Int(words[1]), let parent = Int32(words[2]),
-              getppid() == parent, width > 0, height > 0, width.multipliedReportingOverflow(by: height).partialValue == all.count - newline - 1,
-              !width.multipliedReportingOverflow(by: height).overflow else { _exit(2) }
+            getppid() == parent, width > 0, height > 0,
+            width.multipliedReportingOverflow(by: height).partialValue == all.count - newline - 1,
+            !width.multipliedReportingOverflow(by: height).overflow
+        else { _exit(2) }
         let attempts = words[3].split(separator: ",").compactMap { QRScanner.Attempt(rawValue: String($0)) }
         guard let scanner = try? QRScanner() else { _exit(3) }
         let result = scanner.scan(GrayImage(width: width, height: height, pixels: Array(all[(newline + 1)...])), attempts: attempts)
         let symbols: [JSON] = result.symbols.map { symbol in
-            .object([("bytes", .string(Base64.encode(symbol.bytes))),
-                     ("corners", .array(symbol.corners.map { .array([.int($0.x), .int($0.y)]) })),
-                     ("orientation", .string(symbol.orientation.rawValue))])
+            .object([
+                ("bytes", .string(Base64.encode(symbol.bytes))),
+                ("corners", .array(symbol.corners.map { .array([.int($0.x), .int($0.y)]) })),
+                ("orientation", .string(symbol.orientation.rawValue))
+            ])
         }
         let line = Array((JSON.object([("attempt", .string(result.attempt)), ("symbols", .array(symbols))]).serialized() + "\n").utf8)
         _exit(line.withUnsafeBytes { FileBytes.write(fd: STDOUT_FILENO, $0) } ? 0 : 4)

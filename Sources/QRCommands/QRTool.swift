@@ -8,9 +8,19 @@ public enum QRTool {
         commands: .group(
             CommandSpec(
                 "sl-qr", abstract: "make friend-link QR codes and decode QR images into classified JSON",
-                discussion: "sl-qr encodes text, bytes or Starline friend links as QR codes (libqrencode) and decodes PNG, JPEG and PBM/PGM/PPM images (libzbar, then ZXing-C++ when it is installed: `sl-qr --version` lists the decoders) into one JSON record per symbol. Decoded payloads are classified in the order of the Starline client: a login callback first, then a friend link (of the configured chat service, or of the default https://chat.thestarline.cn), then a web URL, then text.\n\nNon-ASCII UTF-8 text is encoded in byte mode with a UTF-8 ECI header; plain ASCII needs none; binary input (including NUL bytes) is encoded byte for byte. Images are never written to a terminal.",
+                discussion: """
+                    sl-qr encodes text, bytes or Starline friend links as QR codes (libqrencode) and decodes PNG, JPEG and \
+                    PBM/PGM/PPM images (libzbar, then ZXing-C++ when it is installed: `sl-qr --version` lists the decoders) into \
+                    one JSON record per symbol. Decoded payloads are classified in the order of the Starline client: a login \
+                    callback first, then a friend link (of the configured chat service, or of the default \
+                    https://chat.thestarline.cn), then a web URL, then text.\n\nNon-ASCII UTF-8 text is encoded in byte mode with \
+                    a UTF-8 ECI header; plain ASCII needs none; binary input (including NUL bytes) is encoded byte for byte. \
+                    Images are never written to a terminal.
+                    """,
                 examples: [
-                    Example("sl-qr friend AbCdEfGh1234 -o friend.png && sl-qr decode friend.png", "Make a friend-link QR code and decode it back."),
+                    Example(
+                        "sl-qr friend AbCdEfGh1234 -o friend.png && sl-qr decode friend.png",
+                        "Make a friend-link QR code and decode it back.")
                 ]),
             [.command(EncodeCommand.self), .command(FriendCommand.self), .command(DecodeCommand.self)]),
         globalOptions: StandardOptions.output + [StandardOptions.chat, StandardOptions.showSecrets.spec],

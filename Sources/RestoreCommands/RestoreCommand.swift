@@ -4,23 +4,43 @@ import PlatformCommands
 
 /// Restoring: the tool's one command.
 enum RestoreCommand: AsyncCommand {
-    static let maxAge = Option<Duration>.duration("max-age", help: "Accept a session verified at most this long ago without a network call (0: always verify).",
-                                                 default: 0, range: 0...(365 * 86400))
+    static let maxAge = Option<Duration>.duration(
+        "max-age", help: "Accept a session verified at most this long ago without a network call (0: always verify).",
+        default: 0, range: 0...(365 * 86400))
 
     static let spec = CommandSpec(
-            "sl-restore", abstract: "restore and verify the stored Starline session (the cron and pipeline gate)",
-            discussion: "sl-restore reads the stored candidate session, checks its expiry, verifies it with GET /api/me and only then reports it valid, updating the stored user and roles. A revoked or expired session, or a 403 ACCOUNT_RESTRICTED / APP_UNAVAILABLE, clears it; a network failure, timeout or 5xx keeps it and reports keptUnverified. While a login is pending (sl-login start, or an interactive sl-login running) it answers noResult without reading the old candidate. Concurrent runs share one verification: one /api/me call for N simultaneous runs.\n\nIt always prints {\"state\":\"valid|cleared|keptUnverified|absent|noResult\",\"session\":…,\"reason\":…} on stdout and exits 0, 4, 7, 3 or 9 accordingly (10 when the store cannot be read, 12 when a stored record is corrupt); the error object goes to stderr. Before verifying, tokens that an earlier offline logout could not revoke are revoked, best-effort.",
-            options: [maxAge.spec],
-            examples: [
-                Example("sl-restore >/dev/null && curl -H \"Authorization: Bearer $(sl-login token)\" https://account.thestarline.cn/api/center", "Run a job only while the login is valid."),
-                Example("*/10 * * * * sl-restore --max-age 300 --compact >> ~/starline-restore.jsonl", "Check the login from cron every ten minutes."),
-            ],
-            exitStatuses: [(.ok, "valid: verified (or within --max-age)"), (.notLoggedIn, "absent: nothing stored, or a failed sign-out left it unusable"),
-                           (.sessionEnded, "cleared: revoked, expired, restricted, app unavailable, or malformed"),
-                           (.transient, "keptUnverified: network failure, timeout, 5xx or 429; the session is kept"),
-                           (.noResult, "noResult: a login is pending, or another run changed the session meanwhile"),
-                           (.storage, "keptUnverified: the store cannot be read or written"),
-                           (.data, "keptUnverified: a stored record is corrupt (an impossible time); sl-login clear removes it")])
+        "sl-restore", abstract: "restore and verify the stored Starline session (the cron and pipeline gate)",
+        discussion: """
+            sl-restore reads the stored candidate session, checks its expiry, verifies it with GET /api/me and only then \
+            reports it valid, updating the stored user and roles. A revoked or expired session, or a 403 \
+            ACCOUNT_RESTRICTED / APP_UNAVAILABLE, clears it; a network failure, timeout or 5xx keeps it and reports \
+            keptUnverified. While a login is pending (sl-login start, or an interactive sl-login running) it answers \
+            noResult without reading the old candidate. Concurrent runs share one verification: one /api/me call for N \
+            simultaneous runs.\n\nIt always prints \
+            {\"state\":\"valid|cleared|keptUnverified|absent|noResult\",\"session\":…,\"reason\":…} on stdout and exits \
+            0, 4, 7, 3 or 9 accordingly (10 when the store cannot be read, 12 when a stored record is corrupt); the error \
+            object goes to stderr. Before verifying, tokens that an earlier offline logout could not revoke are revoked, \
+            best-effort.
+            """,
+        options: [maxAge.spec],
+        examples: [
+            Example(
+                """
+                sl-restore >/dev/null && curl -H \"Authorization: Bearer $(sl-login token)\" \
+                https://account.thestarline.cn/api/center
+                """, "Run a job only while the login is valid."),
+            Example(
+                "*/10 * * * * sl-restore --max-age 300 --compact >> ~/starline-restore.jsonl",
+                "Check the login from cron every ten minutes.")
+        ],
+        exitStatuses: [
+            (.ok, "valid: verified (or within --max-age)"), (.notLoggedIn, "absent: nothing stored, or a failed sign-out left it unusable"),
+            (.sessionEnded, "cleared: revoked, expired, restricted, app unavailable, or malformed"),
+            (.transient, "keptUnverified: network failure, timeout, 5xx or 429; the session is kept"),
+            (.noResult, "noResult: a login is pending, or another run changed the session meanwhile"),
+            (.storage, "keptUnverified: the store cannot be read or written"),
+            (.data, "keptUnverified: a stored record is corrupt (an impossible time); sl-login clear removes it")
+        ])
 
     struct Options {
         var maxAge: Int64

@@ -21,7 +21,8 @@ struct AdminListing {
 
     func run() async throws -> ExitStatus {
         let credentials = try client.runCredentials()
-        let lister = SessionLister(api: client.platform, transport: factory.transport(maxConnections: options.parallel), token: credentials.token)
+        let lister = SessionLister(
+            api: client.platform, transport: factory.transport(maxConnections: options.parallel), token: credentials.token)
         let engine = BulkConfiguration(parallel: options.parallel, clock: factory.bulkClock)
         // --all-users streams: users are listed page by page as the workers need them, never all held at once.
         let pager = options.allUsers ? UserPager(lister: lister, engine: engine) : nil
@@ -40,7 +41,9 @@ struct AdminListing {
                 if let error = result.error, result.failure == .skipped || Self.endsTheRun(error) { return nil }
                 counts.withLock { $0.failed += 1 }
                 let error = result.error ?? StarlineError(.internalError, "no sessions")
-                output.notice(StarlineError(error.code, "user \(result.item): \(error.message)", details: .object([("user", .string(result.item))])).json.serialized())
+                output.notice(
+                    StarlineError(error.code, "user \(result.item): \(error.message)", details: .object([("user", .string(result.item))]))
+                        .json.serialized())
                 return nil
             }
             for var session in sessions where filter.keeps(session, now: now) {
@@ -56,8 +59,9 @@ struct AdminListing {
         }
         let (users, failures) = counts.withLock { ($0.users, $0.failed) }
         if failures > 0 {
-            throw StarlineError(.partial, "\(failures) of \(users) users could not be listed",
-                                details: .object([("users", .int(users)), ("failed", .int(failures))]))
+            throw StarlineError(
+                .partial, "\(failures) of \(users) users could not be listed",
+                details: .object([("users", .int(users)), ("failed", .int(failures))]))
         }
         return .ok
     }
@@ -74,7 +78,9 @@ struct AdminListing {
             users = []
             let reader = LineReader(context.io.stdin, name: "standard input", maxLineBytes: RevokeInput.maxLineBytes)
             while let line = try reader.next() {
-                guard let bytes = line.bytes else { throw StarlineError(.usage, "line \(line.number) of the user list is longer than \(RevokeInput.maxLineBytes) bytes") }
+                guard let bytes = line.bytes else {
+                    throw StarlineError(.usage, "line \(line.number) of the user list is longer than \(RevokeInput.maxLineBytes) bytes")
+                }
                 let user = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
                 if !user.isEmpty, !user.hasPrefix("#") { users.append(user) }
                 guard users.count <= Self.maximumUsers else { throw StarlineError(.usage, "more than \(Self.maximumUsers) users on stdin") }
@@ -127,10 +133,12 @@ final class UserPager: @unchecked Sendable {
         let result = Locked<(users: [String], next: String?)?>(nil)
         let pageError = Locked<StarlineError?>(nil)
         let lister = self.lister
-        let summary = BulkEngine.run([cursor], engine, attempt: { cursor in lister.users(limit: 1000, cursor: cursor) }, finished: { r in
-            if let value = r.value { result.withLock { $0 = value } } else { pageError.withLock { $0 = r.error } }
-            return nil
-        })
+        let summary = BulkEngine.run(
+            [cursor], engine, attempt: { cursor in lister.users(limit: 1000, cursor: cursor) },
+            finished: { r in
+                if let value = r.value { result.withLock { $0 = value } } else { pageError.withLock { $0 = r.error } }
+                return nil
+            })
         if let error = summary.stopError ?? pageError.withLock({ $0 }) { throw error }
         guard let value = result.withLock({ $0 }) else { throw StarlineError(.internalError, "no page of users") }
         // A server that hands back a cursor it gave before would page forever; the last page has none.

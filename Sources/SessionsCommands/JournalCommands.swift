@@ -8,17 +8,31 @@ import PlatformCommands
 /// `sl-sessions journal verify --plan PLAN J…`: proves that the journals of a run split across processes or
 /// machines (`revoke --shard K/N`, one journal each) did every planned item exactly once.
 enum JournalVerifyCommand: AsyncCommand {
-    static let plan = Option<String?>.string("plan", "FILE|-", help: "The items the run was to do: its --dry-run output or its original input (any form revoke - reads).", completion: .file(extensions: ["jsonl", "csv", "txt"]))
+    static let plan = Option<String?>.string(
+        "plan", "FILE|-", help: "The items the run was to do: its --dry-run output or its original input (any form revoke - reads).",
+        completion: .file(extensions: ["jsonl", "csv", "txt"]))
     static let user = Option<String?>.string("user", "UID", help: "The user of plan lines that name none (as revoke --user UID read them).")
 
     static let spec = CommandSpec(
         "verify", abstract: "Prove that journals did every planned item exactly once",
-        discussion: "Reads the plan and every journal as streams (any size, bounded memory) and compares items by user and id. Prints one JSON line per item that is not done exactly once — {\"problem\":\"missing|failed|doubled|unplanned\",\"id\",\"user\",\"line\",\"finals\",\"failedRecords\"} — then {\"summary\":{\"planned\",\"done\",\"missing\",\"failed\",\"doubled\",\"unplanned\",\"journals\",\"runs\",\"records\",\"shards\",\"missingShards\"}}. An item is done when exactly one final record (revoked, alreadyRevoked, notFound) names it across all journals; doubled when more than one does; unplanned when a journal finished an item the plan does not name. Journals are not required to be yours (they may come from other hosts through a shared volume): the audit checks that they agree with the plan, not who wrote them.",
+        discussion: """
+            Reads the plan and every journal as streams (any size, bounded memory) and compares items by user and id. \
+            Prints one JSON line per item that is not done exactly once — \
+            {\"problem\":\"missing|failed|doubled|unplanned\",\"id\",\"user\",\"line\",\"finals\",\"failedRecords\"} — \
+            then \
+            {\"summary\":{\"planned\",\"done\",\"missing\",\"failed\",\"doubled\",\"unplanned\",\"journals\",\"runs\",\"records\",\"shards\",\"missingShards\"}}. \
+            An item is done when exactly one final record (revoked, alreadyRevoked, notFound) names it across all \
+            journals; doubled when more than one does; unplanned when a journal finished an item the plan does not name. \
+            Journals are not required to be yours (they may come from other hosts through a shared volume): the audit \
+            checks that they agree with the plan, not who wrote them.
+            """,
         options: [plan.spec, user.spec],
         arguments: [ArgumentSpec("JOURNAL", help: "The journals of the run's shards.", variadic: true)],
         examples: [Example("sl-sessions journal verify --plan plan.jsonl shard-*.journal", "Prove a four-shard run exact.")],
-        exitStatuses: [(.ok, "every planned item was done exactly once"), (.partial, "some items are missing, failed, doubled or unplanned"),
-                       (.usage, "no plan, no journal, or a journal that is not a regular file"), (.data, "the plan cannot be read")])
+        exitStatuses: [
+            (.ok, "every planned item was done exactly once"), (.partial, "some items are missing, failed, doubled or unplanned"),
+            (.usage, "no plan, no journal, or a journal that is not a regular file"), (.data, "the plan cannot be read")
+        ])
 
     struct Options {
         var plan: String
@@ -27,7 +41,9 @@ enum JournalVerifyCommand: AsyncCommand {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        guard let plan = try arguments[plan] else { throw StarlineError(.usage, "name the plan: --plan FILE (revoke --dry-run's output or the run's input), or --plan - for stdin") }
+        guard let plan = try arguments[plan] else {
+            throw StarlineError(.usage, "name the plan: --plan FILE (revoke --dry-run's output or the run's input), or --plan - for stdin")
+        }
         guard !arguments.positionals.isEmpty else { throw StarlineError(.usage, "name the journals to verify") }
         _ = try arguments[PlatformOptions.timeout]  // unused offline, but a tool-wide option given a bad value is still refused
         return Options(plan: plan, user: try arguments[user], journals: arguments.positionals)
@@ -40,30 +56,41 @@ enum JournalVerifyCommand: AsyncCommand {
         defer { if let fd { close(fd) } }
         let stream = RevokeInputStream(reader, defaultUser: options.user)
         var unreadable = 0
-        let result = try BulkJournalAudit.verify(plan: {
-            while let event = try stream.next() {
-                switch event {
-                case .item(let item): return (item.line, RevocationTarget(id: item.id, user: item.user))
-                case .malformed: unreadable += 1
+        let result = try BulkJournalAudit.verify(
+            plan: {
+                while let event = try stream.next() {
+                    switch event {
+                    case .item(let item): return (item.line, RevocationTarget(id: item.id, user: item.user))
+                    case .malformed: unreadable += 1
+                    }
                 }
-            }
-            return nil
-        }, journals: options.journals, finding: { finding in
-            output.emitLine(.object([("problem", .string(finding.problem.rawValue)), ("id", .string(finding.id)), ("user", .optional(finding.user)),
-                                     ("line", finding.line.map { .int($0) } ?? .null), ("finals", .int(finding.finals)),
-                                     ("failedRecords", .int(finding.failed))]))
-        })
+                return nil
+            }, journals: options.journals,
+            finding: { finding in
+                output.emitLine(
+                    .object([
+                        ("problem", .string(finding.problem.rawValue)), ("id", .string(finding.id)), ("user", .optional(finding.user)),
+                        ("line", finding.line.map { .int($0) } ?? .null), ("finals", .int(finding.finals)),
+                        ("failedRecords", .int(finding.failed))
+                    ]))
+            })
         var fields: [(String, JSON)] = [("planned", .int(result.planned)), ("done", .int(result.done))]
         fields += BulkJournalAudit.Problem.allCases.map { ($0.rawValue, .int(result.counts[$0] ?? 0)) }
-        fields += [("unreadablePlanLines", .int(unreadable)), ("journals", .int(result.journals)), ("runs", .int(result.runs)),
-                   ("records", .int(result.records)), ("shards", .array(result.shards.sorted().map { .string($0) })),
-                   ("missingShards", .array(result.missingShards.map { .string($0) })), ("exact", .bool(result.exact && result.missingShards.isEmpty))]
+        fields += [
+            ("unreadablePlanLines", .int(unreadable)), ("journals", .int(result.journals)), ("runs", .int(result.runs)),
+            ("records", .int(result.records)), ("shards", .array(result.shards.sorted().map { .string($0) })),
+            ("missingShards", .array(result.missingShards.map { .string($0) })),
+            ("exact", .bool(result.exact && result.missingShards.isEmpty))
+        ]
         output.emitLine(.object([("summary", .object(fields))]))
         guard result.exact, result.missingShards.isEmpty else {
-            let problems = BulkJournalAudit.Problem.allCases.compactMap { p in (result.counts[p] ?? 0) > 0 ? "\(result.counts[p]!) \(p.rawValue)" : nil }
+            let problems = BulkJournalAudit.Problem.allCases.compactMap { p in
+                (result.counts[p] ?? 0) > 0 ? "\(result.counts[p]!) \(p.rawValue)" : nil
+            }
             let shards = result.missingShards.isEmpty ? [] : ["no journal of shard \(result.missingShards.joined(separator: ", "))"]
-            throw StarlineError(.partial, "the journals do not do the plan exactly once: " + (problems + shards).joined(separator: ", "),
-                                details: .object([("planned", .int(result.planned)), ("done", .int(result.done))]))
+            throw StarlineError(
+                .partial, "the journals do not do the plan exactly once: " + (problems + shards).joined(separator: ", "),
+                details: .object([("planned", .int(result.planned)), ("done", .int(result.done))]))
         }
         return .ok
     }
@@ -71,15 +98,24 @@ enum JournalVerifyCommand: AsyncCommand {
 
 /// `sl-sessions journal merge J… [-o FILE]`: one audit trail from the journals of a run's shards.
 enum JournalMergeCommand: AsyncCommand {
-    static let output = Option<String?>.string("output", short: "o", "FILE", help: "Write the audit trail to FILE (replaced atomically once complete) instead of stdout.", completion: .file(extensions: ["jsonl"]))
+    static let output = Option<String?>.string(
+        "output", short: "o", "FILE", help: "Write the audit trail to FILE (replaced atomically once complete) instead of stdout.",
+        completion: .file(extensions: ["jsonl"]))
 
     static let spec = CommandSpec(
         "merge", abstract: "Merge journals into one audit trail",
-        discussion: "Streams every journal in the order given: each run's header as {\"run\":{…,\"journal\":PATH}}, then each item record with the run's caller, API, reason, start time and shard beside it (\"caller\",\"api\",\"reason\",\"runStartedAt\",\"shard\",\"journal\"), then {\"summary\":{\"journals\",\"runs\",\"items\"}}.",
+        discussion: """
+            Streams every journal in the order given: each run's header as {\"run\":{…,\"journal\":PATH}}, then each item \
+            record with the run's caller, API, reason, start time and shard beside it \
+            (\"caller\",\"api\",\"reason\",\"runStartedAt\",\"shard\",\"journal\"), then \
+            {\"summary\":{\"journals\",\"runs\",\"items\"}}.
+            """,
         options: [output.spec],
         arguments: [ArgumentSpec("JOURNAL", help: "The journals to merge.", variadic: true)],
         examples: [Example("sl-sessions journal merge shard-*.journal -o audit.jsonl", "Keep one audit trail of a sharded run.")],
-        exitStatuses: [(.ok, "merged"), (.usage, "no journal, or one that is not a regular file"), (.storage, "the output cannot be written")])
+        exitStatuses: [
+            (.ok, "merged"), (.usage, "no journal, or one that is not a regular file"), (.storage, "the output cannot be written")
+        ])
 
     struct Options {
         var journals: [String]
@@ -139,7 +175,9 @@ enum StreamedOutputFile {
         buffer.reserveCapacity(1 << 16)
         func flush() throws {
             guard !buffer.isEmpty else { return }
-            guard buffer.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw FileBytes.posixError("cannot write \(path)", path: path) }
+            guard buffer.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else {
+                throw FileBytes.posixError("cannot write \(path)", path: path)
+            }
             buffer.removeAll(keepingCapacity: true)
         }
         try body { record in

@@ -4,23 +4,36 @@ import PlatformCommands
 
 /// `sl-sessions list`: device sessions, one JSON line each — the caller's own, or (admin) many users' at once.
 enum ListCommand: AsyncCommand {
-    static let users = Option<[String]>.strings("user", "UID", help: "List UID's sessions (admin); repeatable, or - to read user ids from stdin, one a line.")
+    static let users = Option<[String]>.strings(
+        "user", "UID", help: "List UID's sessions (admin); repeatable, or - to read user ids from stdin, one a line.")
     static let allUsers = Option<Bool>.flag("all-users", help: "List the sessions of every user (admin), paging through the user list.")
     static let app = Option<String?>.string("app", "APP", help: "Only sessions of this App ID.")
-    static let idleFor = Option<Duration?>.duration("idle-for", help: "Only sessions not seen for at least DURATION.", range: 0...IdleDuration.maxSeconds)
+    static let idleFor = Option<Duration?>.duration(
+        "idle-for", help: "Only sessions not seen for at least DURATION.", range: 0...IdleDuration.maxSeconds)
     static let notCurrent = Option<Bool>.flag("not-current", help: "Leave out the session this tool runs with.")
     static let parallel = Option<Int>.integer("parallel", "N", help: "Users listed at once (admin).", default: 8, range: 1...64)
 
     static let spec = CommandSpec(
         "list", abstract: "List device sessions, one JSON line each (yours, or users' as an admin)",
-        discussion: "Each record is a session as the server describes it ({\"id\",\"appId\",\"device\",\"ip\",\"createdAt\",\"lastSeenAt\",\"current\"}) with its \"user\" — exactly what sl-sessions revoke - reads. With --user or --all-users (admin) the users are listed in parallel through the same rate limiter and retries as a bulk revocation; a user that cannot be listed is reported on stderr and the run exits 8.",
+        discussion: """
+            Each record is a session as the server describes it \
+            ({\"id\",\"appId\",\"device\",\"ip\",\"createdAt\",\"lastSeenAt\",\"current\"}) with its \"user\" — exactly \
+            what sl-sessions revoke - reads. With --user or --all-users (admin) the users are listed in parallel through \
+            the same rate limiter and retries as a bulk revocation; a user that cannot be listed is reported on stderr \
+            and the run exits 8.
+            """,
         options: [users.spec, allUsers.spec, app.spec, idleFor.spec, notCurrent.spec, parallel.spec] + ListOptions.specs,
         examples: [
             Example("sl-sessions list --jsonl | jq -r 'select(.current|not) | .id'", "The ids of the other sessions."),
-            Example("sl-sessions list --all-users --idle-for 30d --jsonl | sl-sessions revoke --journal idle.journal -", "Revoke every session idle for 30 days."),
+            Example(
+                "sl-sessions list --all-users --idle-for 30d --jsonl | sl-sessions revoke --journal idle.journal -",
+                "Revoke every session idle for 30 days.")
         ],
-        exitStatuses: [(.ok, "listed"), (.partial, "some users could not be listed"), (.forbidden, "--user/--all-users without the admin role"),
-                       (.notLoggedIn, "no session stored"), (.sessionEnded, "the server ended this session"), (.transient, "the server could not be reached")])
+        exitStatuses: [
+            (.ok, "listed"), (.partial, "some users could not be listed"), (.forbidden, "--user/--all-users without the admin role"),
+            (.notLoggedIn, "no session stored"), (.sessionEnded, "the server ended this session"),
+            (.transient, "the server could not be reached")
+        ])
 
     struct Options {
         var users: [String]
@@ -32,11 +45,15 @@ enum ListCommand: AsyncCommand {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        let options = Options(users: try arguments[users], allUsers: try arguments[allUsers],
-                              filter: SessionFilter(app: try arguments[app], idleSeconds: try arguments[idleFor]?.components.seconds, notCurrent: try arguments[notCurrent]),
-                              parallel: try arguments[parallel], platform: try PlatformOptions(arguments), list: try ListOptions(arguments))
+        let options = Options(
+            users: try arguments[users], allUsers: try arguments[allUsers],
+            filter: SessionFilter(
+                app: try arguments[app], idleSeconds: try arguments[idleFor]?.components.seconds, notCurrent: try arguments[notCurrent]),
+            parallel: try arguments[parallel], platform: try PlatformOptions(arguments), list: try ListOptions(arguments))
         if options.allUsers && !options.users.isEmpty { throw StarlineError(.usage, "--all-users and --user cannot be used together") }
-        if options.users.contains("-") && options.users.count > 1 { throw StarlineError(.usage, "--user - (stdin) cannot be combined with other --user values") }
+        if options.users.contains("-") && options.users.count > 1 {
+            throw StarlineError(.usage, "--user - (stdin) cannot be combined with other --user values")
+        }
         return options
     }
 

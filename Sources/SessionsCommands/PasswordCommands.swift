@@ -4,18 +4,26 @@ import PlatformCommands
 
 /// Where `password` and `reset confirm` read their secrets: never argv.
 enum SecretOptions {
-    static let passwordFD = Option<Int?>.integer("password-fd", "N", help: "Read the secrets from descriptor N, one a line, instead of the terminal or stdin.", range: 0...1_000_000)
+    static let passwordFD = Option<Int?>.integer(
+        "password-fd", "N", help: "Read the secrets from descriptor N, one a line, instead of the terminal or stdin.", range: 0...1_000_000)
 }
 
 /// `sl-sessions password`: change the password; this session stays, the others are revoked (S16).
 enum PasswordCommand: AsyncCommand {
     static let spec = CommandSpec(
         "password", abstract: "Change the password (keeps this session, revokes the others)",
-        discussion: "The current and the new password are asked on the terminal without echo (the new one twice); without a terminal they are read from stdin or --password-fd N, one a line: current, then new. Never from the command line. Prints {\"changed\":true,\"revokedOthers\":N}.",
+        discussion: """
+            The current and the new password are asked on the terminal without echo (the new one twice); without a \
+            terminal they are read from stdin or --password-fd N, one a line: current, then new. Never from the command \
+            line. Prints {\"changed\":true,\"revokedOthers\":N}.
+            """,
         options: [SecretOptions.passwordFD.spec],
         examples: [Example("printf '%s\\n%s\\n' \"$OLD\" \"$NEW\" | sl-sessions password", "Change it from a script.")],
-        exitStatuses: [(.ok, "changed"), (.forbidden, "the current password is wrong"), (.usage, "a secret is missing or the new one is refused as too weak"),
-                       (.sessionEnded, "the server ended this session"), (.transient, "the server could not be reached")])
+        exitStatuses: [
+            (.ok, "changed"), (.forbidden, "the current password is wrong"),
+            (.usage, "a secret is missing or the new one is refused as too weak"),
+            (.sessionEnded, "the server ended this session"), (.transient, "the server could not be reached")
+        ])
 
     struct Options {
         var passwordFD: Int?
@@ -51,7 +59,9 @@ enum ResetRequestCommand: AsyncCommand {
         arguments: [ArgumentSpec("PHONE", help: "The account's phone number, e.g. +8613800000002.")])
 
     static func options(_ arguments: ParsedArguments) throws -> (phone: String, platform: PlatformOptions) {
-        guard let phone = arguments.positionals.first, arguments.positionals.count == 1 else { throw StarlineError(.usage, "give one PHONE") }
+        guard let phone = arguments.positionals.first, arguments.positionals.count == 1 else {
+            throw StarlineError(.usage, "give one PHONE")
+        }
         return (phone, try PlatformOptions(arguments))
     }
 
@@ -67,19 +77,29 @@ enum ResetRequestCommand: AsyncCommand {
 enum ResetConfirmCommand: AsyncCommand {
     static let spec = CommandSpec(
         "confirm", abstract: "Set a new password with the SMS code (signs out everywhere, here too)",
-        discussion: "The code and the new password are asked on the terminal (the password without echo, twice), or read from stdin or --password-fd N, one a line: code, then password. On success the server revokes every session of the account and the local session is cleared (S16). Prints {\"reset\":true,\"revoked\":N}.",
+        discussion: """
+            The code and the new password are asked on the terminal (the password without echo, twice), or read from \
+            stdin or --password-fd N, one a line: code, then password. On success the server revokes every session of the \
+            account and the local session is cleared (S16). Prints {\"reset\":true,\"revoked\":N}.
+            """,
         options: [SecretOptions.passwordFD.spec],
         arguments: [ArgumentSpec("PHONE", help: "The phone number the code was sent to.")],
-        exitStatuses: [(.ok, "reset; the local session is cleared"), (.usage, "a wrong or burnt code, a weak password, or a missing secret"),
-                       (.transient, "the server could not be reached")])
+        exitStatuses: [
+            (.ok, "reset; the local session is cleared"), (.usage, "a wrong or burnt code, a weak password, or a missing secret"),
+            (.transient, "the server could not be reached")
+        ])
 
     static func options(_ arguments: ParsedArguments) throws -> (phone: String, passwordFD: Int?, platform: PlatformOptions) {
-        guard let phone = arguments.positionals.first, arguments.positionals.count == 1 else { throw StarlineError(.usage, "give one PHONE") }
+        guard let phone = arguments.positionals.first, arguments.positionals.count == 1 else {
+            throw StarlineError(.usage, "give one PHONE")
+        }
         return (phone, try arguments[SecretOptions.passwordFD], try PlatformOptions(arguments))
     }
 
     @MainActor
-    static func run(_ options: (phone: String, passwordFD: Int?, platform: PlatformOptions), _ context: CommandContext) async throws -> ExitStatus {
+    static func run(_ options: (phone: String, passwordFD: Int?, platform: PlatformOptions), _ context: CommandContext) async throws
+        -> ExitStatus
+    {
         let client = try PlatformToolSupport.client(options.platform, context, network: true)
         let source = SecretInput.source(fd: options.passwordFD, io: context.io)
         var secrets = SecretInput(source)

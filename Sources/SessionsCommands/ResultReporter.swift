@@ -39,8 +39,10 @@ final class ResultReporter: Sendable {
     /// One result line. Duplicates are not items of their own (not counted); items an earlier run finished
     /// are not journaled again. Returns the journal's write error, which stops the run.
     func write(_ report: BulkRevocation.Report) -> StarlineError? {
-        var fields: [(String, JSON)] = [("line", .int(report.line)), ("id", .optional(report.target?.id)), ("user", .optional(report.target?.user)),
-                                        ("status", .string(report.status.rawValue)), ("attempts", .int(report.attempts))]
+        var fields: [(String, JSON)] = [
+            ("line", .int(report.line)), ("id", .optional(report.target?.id)), ("user", .optional(report.target?.user)),
+            ("status", .string(report.status.rawValue)), ("attempts", .int(report.attempts))
+        ]
         if let error = report.error {
             var described: [(String, JSON)] = [("code", .string(error.code.rawValue)), ("message", .string(error.message))]
             if let server = error.details?["serverCode"] { described.append(("serverCode", server)) }
@@ -72,9 +74,12 @@ final class ResultReporter: Sendable {
         case .suspect:
             output.progress("sl-sessions: requests are failing across workers\(cause); every worker waits while one probe tests the server")
         case .down:
-            output.notice("sl-sessions: the server is not answering\(cause); waiting for it, one probe at a time (up to \(Int(event.budget)) s in all: --outage-timeout)")
+            output.notice(
+                "sl-sessions: the server is not answering\(cause); waiting for it, one probe at a time (up to \(Int(event.budget)) s in all: --outage-timeout)"
+            )
         case .waiting:
-            output.notice("sl-sessions: still waiting for the server: \(Int(event.waited)) s so far (up to \(Int(event.budget)) s in all)\(cause)")
+            output.notice(
+                "sl-sessions: still waiting for the server: \(Int(event.waited)) s so far (up to \(Int(event.budget)) s in all)\(cause)")
         case .up:
             output.notice("sl-sessions: the server answers again after \(Int(event.waited.rounded())) s; the run goes on")
         }
@@ -89,7 +94,8 @@ final class ResultReporter: Sendable {
         let seconds = Double(now - started) / 1e9
         let rate = seconds > 0 ? Double(s.done) / seconds : 0
         let failed = s.counts[.failed] ?? 0
-        var line = "sl-sessions: \(s.done)\(total.map { "/\($0)" } ?? "") done, \(s.counts[.revoked] ?? 0) revoked, \(failed) failed · \(Int(rate))/s"
+        var line =
+            "sl-sessions: \(s.done)\(total.map { "/\($0)" } ?? "") done, \(s.counts[.revoked] ?? 0) revoked, \(failed) failed · \(Int(rate))/s"
         if let total, s.done < total, rate > 0 { line += " · ETA \(Int((Double(total - s.done) / rate).rounded(.up))) s" }
         output.progress(line)
     }
@@ -101,17 +107,28 @@ final class ResultReporter: Sendable {
             guard !s.finished else { return }
             s.finished = true
             if let stillPresent = outcome.stillPresent {
-                output.emitLine(.object([("verify", .object([
-                    ("checked", .int((s.counts[.revoked] ?? 0) + (s.counts[.alreadyRevoked] ?? 0))),
-                    ("stillPresent", .array(stillPresent.map { .object([("id", .string($0.id)), ("user", .optional($0.user))]) })),
-                ]))]))
+                output.emitLine(
+                    .object([
+                        (
+                            "verify",
+                            .object([
+                                ("checked", .int((s.counts[.revoked] ?? 0) + (s.counts[.alreadyRevoked] ?? 0))),
+                                (
+                                    "stillPresent",
+                                    .array(stillPresent.map { .object([("id", .string($0.id)), ("user", .optional($0.user))]) })
+                                )
+                            ])
+                        )
+                    ]))
             }
             let summary = outcome.summary
             var fields: [(String, JSON)] = BulkItemStatus.allCases.map { ($0.rawValue, .int(s.counts[$0] ?? 0)) }
-            fields += [("items", .int(s.counts.values.reduce(0, +))), ("duplicates", .int(outcome.duplicates)),
-                       ("fromJournal", .int(outcome.fromJournal)), ("requests", .int(summary.requests)),
-                       ("throttledMs", .int(summary.throttledMilliseconds)), ("outageMs", .int(summary.outageMilliseconds)),
-                       ("outageRequests", .int(summary.outageRequests)), ("elapsedMs", .int(Int(elapsed / 1_000_000)))]
+            fields += [
+                ("items", .int(s.counts.values.reduce(0, +))), ("duplicates", .int(outcome.duplicates)),
+                ("fromJournal", .int(outcome.fromJournal)), ("requests", .int(summary.requests)),
+                ("throttledMs", .int(summary.throttledMilliseconds)), ("outageMs", .int(summary.outageMilliseconds)),
+                ("outageRequests", .int(summary.outageRequests)), ("elapsedMs", .int(Int(elapsed / 1_000_000)))
+            ]
             if let shard { fields += [("shard", .string(shard.description)), ("otherShards", .int(outcome.otherShards))] }
             if outcome.notFoundWithoutUser > 0 { fields.append(("notFoundWithoutUser", .int(outcome.notFoundWithoutUser))) }
             if let signal = outcome.interrupted { fields += [("interrupted", .bool(true)), ("signal", .int(Int(signal)))] }

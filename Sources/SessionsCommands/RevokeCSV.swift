@@ -18,8 +18,9 @@ enum RevokeCSV {
 
         init(line: Int, _ bytes: ArraySlice<UInt8>) throws {
             guard let names = RevokeCSV.fields(bytes)?.map({ $0.lowercased() }), let id = names.firstIndex(of: "id") else {
-                throw StarlineError(.data, "line \(line): CSV input needs a header row with an id column (id,user)",
-                                    details: .object([("line", .int(line))]))
+                throw StarlineError(
+                    .data, "line \(line): CSV input needs a header row with an id column (id,user)",
+                    details: .object([("line", .int(line))]))
             }
             columns = names.count
             self.id = id

@@ -4,43 +4,115 @@ import PlatformCommands
 
 /// `sl-sessions revoke`: one session, the others, a user's, or thousands from a pipeline — exactly, resumably.
 enum RevokeCommand: AsyncCommand {
-    static let user = Option<String?>.string("user", "UID", help: "Revoke as an admin in UID's sessions: ids without a user of their own are UID's.")
+    static let user = Option<String?>.string(
+        "user", "UID", help: "Revoke as an admin in UID's sessions: ids without a user of their own are UID's.")
     static let others = Option<Bool>.flag("others", help: "Revoke every session of the account except this one.")
     static let all = Option<Bool>.flag("all", help: "With --user: revoke every session of that user (admin).")
-    static let parallel = Option<Int>.integer("parallel", "N", help: "Requests in flight at most (over reused keep-alive connections).", default: 8, range: 1...64)
+    static let parallel = Option<Int>.integer(
+        "parallel", "N", help: "Requests in flight at most (over reused keep-alive connections).", default: 8, range: 1...64)
     static let rate = Option<Int?>.integer("rate", "N", help: "At most N requests a second over the whole run.", range: 1...100_000)
-    static let maxAttempts = Option<Int>.integer("max-attempts", "N", help: "Attempts per item on network errors and 5xx (429s are waited out, not counted).", default: 5, range: 1...20)
+    static let maxAttempts = Option<Int>.integer(
+        "max-attempts", "N", help: "Attempts per item on network errors and 5xx (429s are waited out, not counted).", default: 5,
+        range: 1...20)
     static let failFast = Option<Bool>.flag("fail-fast", help: "Stop at the first item that fails.")
-    static let journal = Option<String?>.string("journal", "FILE", help: "Record every finished item in FILE (JSON Lines, crash-safe) before printing it; the audit trail.", completion: .file(extensions: ["journal", "jsonl"]))
-    static let resume = Option<Bool>.flag("resume", help: "Continue the run recorded in --journal: items already finished there are not requested again.")
+    static let journal = Option<String?>.string(
+        "journal", "FILE", help: "Record every finished item in FILE (JSON Lines, crash-safe) before printing it; the audit trail.",
+        completion: .file(extensions: ["journal", "jsonl"]))
+    static let resume = Option<Bool>.flag(
+        "resume", help: "Continue the run recorded in --journal: items already finished there are not requested again.")
     static let reason = Option<String?>.string("reason", "TEXT", help: "Why: recorded in the journal with the caller and the time.")
-    static let dryRun = Option<Bool>.flag("dry-run", help: "Print the resolved plan as JSON Lines (what revoke - reads) and revoke nothing.")
+    static let dryRun = Option<Bool>.flag(
+        "dry-run", help: "Print the resolved plan as JSON Lines (what revoke - reads) and revoke nothing.")
     static let verify = Option<Bool>.flag("verify", help: "List again afterwards and report any revoked session that is still there.")
-    static let outageTimeout = Option<Duration>.duration("outage-timeout", help: "When requests fail across workers (5xx, resets, refused or timed-out connections), the server is down for everyone: every worker waits and one probe tests it; after this long waiting in all, unfinished items are skipped (exit 7, resumable).", default: 300, range: 0...86_400)
-    static let shard = Option<BulkShard?>.converted(.value("shard", "K/N", help: "Keep only shard K of N (0-based) of the items, by a stable hash of user and id: one process per shard, each with its own journal.")) { try BulkShard(parsing: $0) }
-    static let shardFromEnv = Option<Bool>.flag("shard-from-env", help: "Take the shard K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); with --shards N.")
-    static let shards = Option<Int?>.integer("shards", "N", help: "The number of shards, with --shard-from-env.", range: 1...BulkShard.maxCount)
+    static let outageTimeout = Option<Duration>.duration(
+        "outage-timeout",
+        help: """
+            When requests fail across workers (5xx, resets, refused or timed-out connections), the server is down for \
+            everyone: every worker waits and one probe tests it; after this long waiting in all, unfinished items are \
+            skipped (exit 7, resumable).
+            """, default: 300, range: 0...86_400)
+    static let shard = Option<BulkShard?>.converted(
+        .value(
+            "shard", "K/N",
+            help: """
+                Keep only shard K of N (0-based) of the items, by a stable hash of user and id: one process per shard, each \
+                with its own journal.
+                """)
+    ) { try BulkShard(parsing: $0) }
+    static let shardFromEnv = Option<Bool>.flag(
+        "shard-from-env", help: "Take the shard K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); with --shards N.")
+    static let shards = Option<Int?>.integer(
+        "shards", "N", help: "The number of shards, with --shard-from-env.", range: 1...BulkShard.maxCount)
 
     static let spec = CommandSpec(
         "revoke", abstract: "Revoke device sessions: by id, --others, --user UID --all, or a list on stdin",
-        discussion: "IDs come from the arguments or, with -, from stdin, read as they arrive (a pipe streams: revoking starts before the producer ends; no input is too large): plain lines, JSON Lines objects with \"id\" and an optional \"user\" (what sl-sessions list --jsonl prints), a JSON array, or CSV with an id,user header. Every item gets one JSON line, printed as it finishes: {\"line\",\"id\",\"user\",\"status\":\"revoked|alreadyRevoked|notFound|failed|skipped\",\"attempts\",\"error\"}; then one {\"summary\":{…}} line. A malformed input line is reported on its own line and the run goes on; a repeated item is reported skipped, pointing at its first line.\n\nRequests run in parallel through one rate limiter: a 429's Retry-After pauses every worker and the concurrency backs off while throttled. An item's own network errors and 5xx are retried with backoff and jitter (--max-attempts). When requests fail across workers, the server is down for everyone: every worker waits, one probe at a time tests it (backoff with jitter), and those attempts are charged to no item; stderr says how long the run has waited. After --outage-timeout of waiting in all, the items not finished are reported skipped and the run exits 7 (--journal FILE --resume finishes them). The caller's own session, when listed, is revoked last, and then the local session is cleared (S16).\n\nSIGINT, SIGTERM and SIGHUP stop the run: no item is taken after the signal, the requests in flight get their answers (up to 1.5 s; one still out then is reported skipped, as it may have reached the server), every finished item has been printed and journaled, and a summary with \"interrupted\":true ends the output; exit 128 + the signal.\n\n--journal FILE must be a regular file of yours that nobody else can write (not a FIFO, a device or a link). Its first line records the run: caller, API, reason, input and shard; --resume continues only that run (another API, caller, shard or reason is JOURNAL_MISMATCH) and keeps its reason.\n\n--shard K/N keeps the items whose SHA-256 of user, U+001F and id (the first 8 bytes, big-endian) is K modulo N: the same item lands in the same shard on every machine, whatever the input's order. Run one process per shard (GNU parallel, a Kubernetes Indexed Job with --shard-from-env --shards N), each with its own journal, then prove the union with sl-sessions journal verify. --rate is per process: to keep a tenant's quota of Q requests a second over N shards, give each --rate Q/N. Malformed input lines are reported by shard 0 only.\n\nExit 0 only when every item was revoked or already revoked; 8 when some were not (an id without a user that is not one of your sessions is notFound with a hint to pass --user); 5 when the caller is not allowed (not an admin: the run stops, the login is kept); 4 when the caller's own session ends mid-run (the run stops, the local session is cleared, S15); 11 when the stored account changed mid-run; 7 when the server stayed down past --outage-timeout.",
-        options: [user.spec, others.spec, all.spec, parallel.spec, rate.spec, maxAttempts.spec, failFast.spec, journal.spec, resume.spec,
-                  reason.spec, dryRun.spec, verify.spec, outageTimeout.spec, shard.spec, shardFromEnv.spec, shards.spec],
+        discussion: """
+            IDs come from the arguments or, with -, from stdin, read as they arrive (a pipe streams: revoking starts \
+            before the producer ends; no input is too large): plain lines, JSON Lines objects with \"id\" and an optional \
+            \"user\" (what sl-sessions list --jsonl prints), a JSON array, or CSV with an id,user header. Every item gets \
+            one JSON line, printed as it finishes: \
+            {\"line\",\"id\",\"user\",\"status\":\"revoked|alreadyRevoked|notFound|failed|skipped\",\"attempts\",\"error\"}; \
+            then one {\"summary\":{…}} line. A malformed input line is reported on its own line and the run goes on; a \
+            repeated item is reported skipped, pointing at its first line.\n\nRequests run in parallel through one rate \
+            limiter: a 429's Retry-After pauses every worker and the concurrency backs off while throttled. An item's own \
+            network errors and 5xx are retried with backoff and jitter (--max-attempts). When requests fail across \
+            workers, the server is down for everyone: every worker waits, one probe at a time tests it (backoff with \
+            jitter), and those attempts are charged to no item; stderr says how long the run has waited. After \
+            --outage-timeout of waiting in all, the items not finished are reported skipped and the run exits 7 \
+            (--journal FILE --resume finishes them). The caller's own session, when listed, is revoked last, and then the \
+            local session is cleared (S16).\n\nSIGINT, SIGTERM and SIGHUP stop the run: no item is taken after the \
+            signal, the requests in flight get their answers (up to 1.5 s; one still out then is reported skipped, as it \
+            may have reached the server), every finished item has been printed and journaled, and a summary with \
+            \"interrupted\":true ends the output; exit 128 + the signal.\n\n--journal FILE must be a regular file of \
+            yours that nobody else can write (not a FIFO, a device or a link). Its first line records the run: caller, \
+            API, reason, input and shard; --resume continues only that run (another API, caller, shard or reason is \
+            JOURNAL_MISMATCH) and keeps its reason.\n\n--shard K/N keeps the items whose SHA-256 of user, U+001F and id \
+            (the first 8 bytes, big-endian) is K modulo N: the same item lands in the same shard on every machine, \
+            whatever the input's order. Run one process per shard (GNU parallel, a Kubernetes Indexed Job with \
+            --shard-from-env --shards N), each with its own journal, then prove the union with sl-sessions journal \
+            verify. --rate is per process: to keep a tenant's quota of Q requests a second over N shards, give each \
+            --rate Q/N. Malformed input lines are reported by shard 0 only.\n\nExit 0 only when every item was revoked or \
+            already revoked; 8 when some were not (an id without a user that is not one of your sessions is notFound with \
+            a hint to pass --user); 5 when the caller is not allowed (not an admin: the run stops, the login is kept); 4 \
+            when the caller's own session ends mid-run (the run stops, the local session is cleared, S15); 11 when the \
+            stored account changed mid-run; 7 when the server stayed down past --outage-timeout.
+            """,
+        options: [
+            user.spec, others.spec, all.spec, parallel.spec, rate.spec, maxAttempts.spec, failFast.spec, journal.spec, resume.spec,
+            reason.spec, dryRun.spec, verify.spec, outageTimeout.spec, shard.spec, shardFromEnv.spec, shards.spec
+        ],
         arguments: [ArgumentSpec("ID|-", help: "Session ids, or - to read them from stdin.", optional: true, variadic: true)],
         examples: [
             Example("sl-sessions revoke --others", "Sign out every other device."),
-            Example("sl-sessions list --all-users --idle-for 30d --jsonl | sl-sessions revoke --journal revoke.journal --reason 'idle 30 days' -",
-                    "Revoke every session idle for 30 days, with an audit trail."),
+            Example(
+                """
+                sl-sessions list --all-users --idle-for 30d --jsonl | sl-sessions revoke --journal revoke.journal --reason \
+                'idle 30 days' -
+                """,
+                "Revoke every session idle for 30 days, with an audit trail."),
             Example("sl-sessions revoke --journal revoke.journal --resume - < plan.jsonl", "Finish a run that was interrupted."),
-            Example("parallel -j4 'sl-sessions revoke --shard {}/4 --journal shard-{}.journal - < plan.jsonl' ::: 0 1 2 3 && sl-sessions journal verify --plan plan.jsonl shard-*.journal",
-                    "Four shards, then one audit that proves every item was done exactly once."),
+            Example(
+                """
+                parallel -j4 'sl-sessions revoke --shard {}/4 --journal shard-{}.journal - < plan.jsonl' ::: 0 1 2 3 && \
+                sl-sessions journal verify --plan plan.jsonl shard-*.journal
+                """,
+                "Four shards, then one audit that proves every item was done exactly once.")
         ],
-        exitStatuses: [(.ok, "every item revoked or already revoked"), (.partial, "some items failed, were not found or were malformed"),
-                       (.forbidden, "not allowed (not an admin); the login is kept"), (.sessionEnded, "the caller's own session ended mid-run"),
-                       (.sessionChanged, "the stored account changed mid-run"), (.usage, "bad options, or --resume of a journal of another run (JOURNAL_MISMATCH)"), (.notLoggedIn, "no session stored"),
-                       (.transient, "the server stayed down past --outage-timeout; the unfinished items are skipped (resumable)"),
-                       (.storage, "the journal is in use by another run (JOURNAL_IN_USE), is not a private regular file of yours (INSECURE_PERMISSIONS), or cannot be written"),
-                       (.interrupted, "interrupted (128 + the signal: 130 SIGINT, 143 SIGTERM, 129 SIGHUP); the summary says so")])
+        exitStatuses: [
+            (.ok, "every item revoked or already revoked"), (.partial, "some items failed, were not found or were malformed"),
+            (.forbidden, "not allowed (not an admin); the login is kept"), (.sessionEnded, "the caller's own session ended mid-run"),
+            (.sessionChanged, "the stored account changed mid-run"),
+            (.usage, "bad options, or --resume of a journal of another run (JOURNAL_MISMATCH)"), (.notLoggedIn, "no session stored"),
+            (.transient, "the server stayed down past --outage-timeout; the unfinished items are skipped (resumable)"),
+            (
+                .storage,
+                """
+                the journal is in use by another run (JOURNAL_IN_USE), is not a private regular file of yours \
+                (INSECURE_PERMISSIONS), or cannot be written
+                """
+            ),
+            (.interrupted, "interrupted (128 + the signal: 130 SIGINT, 143 SIGTERM, 129 SIGHUP); the summary says so")
+        ])
 
     struct Options {
         var ids: [String]
@@ -63,18 +135,26 @@ enum RevokeCommand: AsyncCommand {
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let options = Options(
             ids: arguments.positionals, user: try arguments[user], others: try arguments[others], all: try arguments[all],
-            engine: BulkConfiguration(parallel: try arguments[parallel], requestsPerSecond: try arguments[rate].map(Double.init),
-                                      maxAttempts: try arguments[maxAttempts], failFast: try arguments[failFast],
-                                      outageTimeout: Double(try arguments[outageTimeout].components.seconds)),
+            engine: BulkConfiguration(
+                parallel: try arguments[parallel], requestsPerSecond: try arguments[rate].map(Double.init),
+                maxAttempts: try arguments[maxAttempts], failFast: try arguments[failFast],
+                outageTimeout: Double(try arguments[outageTimeout].components.seconds)),
             journal: try arguments[journal], resume: try arguments[resume], reason: try arguments[reason], dryRun: try arguments[dryRun],
             verify: try arguments[verify], shard: try shard(arguments), platform: try PlatformOptions(arguments))
         let selectors = [options.others, options.all, !options.ids.isEmpty].filter { $0 }.count
         if selectors != 1 {
-            throw StarlineError(.usage, selectors == 0 ? "name the sessions to revoke: IDs, - (stdin), --others, or --user UID --all"
-                                                       : "choose one of: IDs or -, --others, --user UID --all")
+            throw StarlineError(
+                .usage,
+                selectors == 0
+                    ? "name the sessions to revoke: IDs, - (stdin), --others, or --user UID --all"
+                    : "choose one of: IDs or -, --others, --user UID --all")
         }
-        if options.all && options.user == nil { throw StarlineError(.usage, "--all needs --user UID (an admin revokes every session of that user)") }
-        if options.others && options.user != nil { throw StarlineError(.usage, "--others revokes your own other sessions; it does not take --user") }
+        if options.all && options.user == nil {
+            throw StarlineError(.usage, "--all needs --user UID (an admin revokes every session of that user)")
+        }
+        if options.others && options.user != nil {
+            throw StarlineError(.usage, "--others revokes your own other sessions; it does not take --user")
+        }
         if options.resume && options.journal == nil { throw StarlineError(.usage, "--resume needs --journal FILE") }
         if options.ids.contains("-") && options.ids.count > 1 { throw StarlineError(.usage, "- (stdin) cannot be combined with IDs") }
         return options
@@ -83,7 +163,9 @@ enum RevokeCommand: AsyncCommand {
     static func shard(_ arguments: ParsedArguments) throws -> BulkShard? {
         let given = try arguments[shard], fromEnv = try arguments[shardFromEnv], count = try arguments[shards]
         if fromEnv {
-            guard given == nil else { throw StarlineError(.usage, "--shard K/N and --shard-from-env are two ways to say one thing: pick one") }
+            guard given == nil else {
+                throw StarlineError(.usage, "--shard K/N and --shard-from-env are two ways to say one thing: pick one")
+            }
             guard let count else { throw StarlineError(.usage, "--shard-from-env needs --shards N (the job's completions)") }
             return try BulkShard(environment: arguments.environment["JOB_COMPLETION_INDEX"], count: count)
         }

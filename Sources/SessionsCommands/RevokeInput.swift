@@ -29,7 +29,8 @@ enum RevokeInput {
 
     /// Everything in `bytes` at once (tests; the tool streams).
     static func parse(_ bytes: [UInt8], defaultUser: String?) throws -> (format: Format, items: [RevokeItem], malformed: [MalformedInput]) {
-        let stream = RevokeInputStream(LineReader(bytes: bytes, name: "standard input", maxLineBytes: maxLineBytes), defaultUser: defaultUser)
+        let stream = RevokeInputStream(
+            LineReader(bytes: bytes, name: "standard input", maxLineBytes: maxLineBytes), defaultUser: defaultUser)
         var items: [RevokeItem] = [], malformed: [MalformedInput] = []
         while let event = try stream.next() {
             switch event {
@@ -45,7 +46,8 @@ enum RevokeInput {
         for (index, id) in ids.enumerated() {
             switch validate(id: id, user: defaultUser) {
             case .success(let item): items.append(RevokeItem(line: index + 1, id: item.id, user: item.user))
-            case .failure(let reason): malformed.append(MalformedInput(line: index + 1, text: excerpt(ArraySlice(id.utf8)), reason: reason.description))
+            case .failure(let reason):
+                malformed.append(MalformedInput(line: index + 1, text: excerpt(ArraySlice(id.utf8)), reason: reason.description))
             }
         }
         return (items, malformed)
@@ -115,7 +117,8 @@ enum RevokeInput {
         if bytes.count > maxIdBytes { return "\(what) longer than \(maxIdBytes) characters" }
         let allowed = bytes.allSatisfy { b in
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
-                || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: ":") || b == UInt8(ascii: "@")
+                || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: ":")
+                || b == UInt8(ascii: "@")
                 || b == UInt8(ascii: "~") || b == UInt8(ascii: "+") || b == UInt8(ascii: "=")
         }
         if !allowed { return "\(what) '\(value.prefix(60))' has characters an id never has (letters, digits and -_.:@~+= only)" }

@@ -97,15 +97,19 @@ final class RevokeInputStream {
             }
             do {
                 try elements.feed(chunk) { index, element in
-                guard let bytes = element else {
-                    found.bad(index, [], "the element is longer than \(RevokeInput.maxLineBytes) bytes", into: &queued)
-                    return
-                }
-                guard let value = try? JSON.parse(bytes) else {
-                    found.bad(index, bytes[...], "not a JSON string or object", into: &queued)
-                    return
-                }
-                if let id = value.stringValue { found.add(index, id, nil, bytes[...], into: &queued) } else { found.addObject(index, value, bytes[...], into: &queued) }
+                    guard let bytes = element else {
+                        found.bad(index, [], "the element is longer than \(RevokeInput.maxLineBytes) bytes", into: &queued)
+                        return
+                    }
+                    guard let value = try? JSON.parse(bytes) else {
+                        found.bad(index, bytes[...], "not a JSON string or object", into: &queued)
+                        return
+                    }
+                    if let id = value.stringValue {
+                        found.add(index, id, nil, bytes[...], into: &queued)
+                    } else {
+                        found.addObject(index, value, bytes[...], into: &queued)
+                    }
                 }
             } catch {
                 // The array is over either way; what came before the break is handed out first.
@@ -146,7 +150,13 @@ struct JSONArrayElements {
                 continue
             }
             if inString {
-                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if b == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if b == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 append(b)
                 continue
             }

@@ -21,8 +21,10 @@ final class RevokeRun {
     let reason: String?
     let started = MonotonicClock.nanoseconds()
 
-    init(_ options: RevokeCommand.Options, factory: PlatformFactory, source: RevokeSource, credentials: StarlightClient.RunCredentials,
-         client: StarlightClient) throws {
+    init(
+        _ options: RevokeCommand.Options, factory: PlatformFactory, source: RevokeSource, credentials: StarlightClient.RunCredentials,
+        client: StarlightClient
+    ) throws {
         let context = factory.context
         self.options = options
         self.factory = factory
@@ -37,32 +39,46 @@ final class RevokeRun {
         var reason = options.reason
         let io = context.io
         journal = try options.journal.map { path in
-            try BulkJournal(path: path, resume: options.resume, run: {
-                .object([
-                    ("tool", .string("sl-sessions \(StarlineVersion.current)")), ("command", .string("revoke")),
-                    ("startedAt", .string(Timestamp.rfc3339String(io.now().seconds))),
-                    ("caller", .object([("user", .optional(caller)), ("sessionId", .string(credentials.sessionId))])),
-                    ("api", .string(api)), ("reason", .optional(reason)),
-                    ("input", .object([("source", .string(options.source)), ("user", .optional(options.user)),
-                                       ("items", source.total.map { .int($0) } ?? .null)])),
-                    ("shard", .optional(options.shard?.description)), ("resume", .bool(options.resume)),
-                ])
-            }, checkHeader: { header in
-                reason = try Self.matchHeader(header, path: path, api: api, caller: caller, shard: options.shard, reason: options.reason)
-            }, finished: { id, user, status in
-                try index.finished(id: id, user: user, status: status)
-            })
+            try BulkJournal(
+                path: path, resume: options.resume,
+                run: {
+                    .object([
+                        ("tool", .string("sl-sessions \(StarlineVersion.current)")), ("command", .string("revoke")),
+                        ("startedAt", .string(Timestamp.rfc3339String(io.now().seconds))),
+                        ("caller", .object([("user", .optional(caller)), ("sessionId", .string(credentials.sessionId))])),
+                        ("api", .string(api)), ("reason", .optional(reason)),
+                        (
+                            "input",
+                            .object([
+                                ("source", .string(options.source)), ("user", .optional(options.user)),
+                                ("items", source.total.map { .int($0) } ?? .null)
+                            ])
+                        ),
+                        ("shard", .optional(options.shard?.description)), ("resume", .bool(options.resume))
+                    ])
+                },
+                checkHeader: { header in
+                    reason = try Self.matchHeader(
+                        header, path: path, api: api, caller: caller, shard: options.shard, reason: options.reason)
+                },
+                finished: { id, user, status in
+                    try index.finished(id: id, user: user, status: status)
+                })
         }
         self.reason = reason
     }
 
     /// `--resume` continues the run its journal's header describes: the same API, caller and shard; the
     /// header's reason is kept (a different `--reason` is refused). Returns the reason of the run.
-    nonisolated static func matchHeader(_ header: JSON, path: String, api: String, caller: String?, shard: BulkShard?,
-                                        reason: String?) throws -> String? {
+    nonisolated static func matchHeader(
+        _ header: JSON, path: String, api: String, caller: String?, shard: BulkShard?,
+        reason: String?
+    ) throws -> String? {
         func refuse(_ what: String, _ theirs: String?, _ ours: String?) -> StarlineError {
-            StarlineError(.journalMismatch, "the journal \(path) records a run \(what) \(theirs.map { "'\($0)'" } ?? "(none)"), not \(ours.map { "'\($0)'" } ?? "(none)"): --resume continues that run only; name a new journal for this one",
-                          details: .object([("path", .string(path)), ("journal", .optional(theirs)), ("this", .optional(ours))]))
+            StarlineError(
+                .journalMismatch,
+                "the journal \(path) records a run \(what) \(theirs.map { "'\($0)'" } ?? "(none)"), not \(ours.map { "'\($0)'" } ?? "(none)"): --resume continues that run only; name a new journal for this one",
+                details: .object([("path", .string(path)), ("journal", .optional(theirs)), ("this", .optional(ours))]))
         }
         let theirAPI = header["api"]?.stringValue
         if theirAPI != api { throw refuse("against", theirAPI, api) }
@@ -82,7 +98,8 @@ final class RevokeRun {
         let transport = factory.transport(maxConnections: options.engine.parallel)
         var engine = options.engine
         engine.clock = factory.bulkClock
-        let revoker = SessionRevoker(api: client.platform, transport: transport, token: credentials.token, ownUser: credentials.user["id"]?.stringValue)
+        let revoker = SessionRevoker(
+            api: client.platform, transport: transport, token: credentials.token, ownUser: credentials.user["id"]?.stringValue)
         let lister = SessionLister(api: client.platform, transport: transport, token: credentials.token)
         let sameAccount = AccountWatch(check: client.sameAccountCheck(credentials))
         let revocation = BulkRevocation(
@@ -124,10 +141,13 @@ final class RevokeRun {
             if outcome.notFoundWithoutUser > 0 {
                 message += "; \(outcome.notFoundWithoutUser) not found among your own sessions: pass --user UID to revoke another user's"
             }
-            throw StarlineError(.partial, message, details: .object([
-                ("failed", .int(counts[.failed] ?? 0)), ("notFound", .int(counts[.notFound] ?? 0)), ("stillPresent", .int(stillPresent)),
-                ("notFoundWithoutUser", .int(outcome.notFoundWithoutUser)),
-            ]))
+            throw StarlineError(
+                .partial, message,
+                details: .object([
+                    ("failed", .int(counts[.failed] ?? 0)), ("notFound", .int(counts[.notFound] ?? 0)),
+                    ("stillPresent", .int(stillPresent)),
+                    ("notFoundWithoutUser", .int(outcome.notFoundWithoutUser))
+                ]))
         }
         return .ok
     }

@@ -17,28 +17,34 @@ final class RevokeSource: @unchecked Sendable {
     }
 
     @MainActor
-    static func build(_ options: RevokeCommand.Options, _ context: CommandContext, client: StarlightClient,
-                      credentials: StarlightClient.RunCredentials) async throws -> RevokeSource {
+    static func build(
+        _ options: RevokeCommand.Options, _ context: CommandContext, client: StarlightClient,
+        credentials: StarlightClient.RunCredentials
+    ) async throws -> RevokeSource {
         if options.others {
             let sessions = try await client.sessions()
             let ids = sessions.filter { $0["current"] != .bool(true) }.compactMap { $0["id"]?.stringValue }
-            return RevokeSource(listed: ids.enumerated().map { .target(.init(line: $0.offset + 1, target: RevocationTarget(id: $0.element, user: nil))) },
-                                stream: nil)
+            return RevokeSource(
+                listed: ids.enumerated().map { .target(.init(line: $0.offset + 1, target: RevocationTarget(id: $0.element, user: nil))) },
+                stream: nil)
         }
         if options.all, let user = options.user {
             let platform = client.platform
             let token = credentials.token
             let sessions = try await client.authenticated { _ in try await platform.adminSessions(token: token, user: user) }
             let ids = sessions.compactMap { $0["id"]?.stringValue }
-            return RevokeSource(listed: ids.enumerated().map { .target(.init(line: $0.offset + 1, target: RevocationTarget(id: $0.element, user: user))) },
-                                stream: nil)
+            return RevokeSource(
+                listed: ids.enumerated().map { .target(.init(line: $0.offset + 1, target: RevocationTarget(id: $0.element, user: user))) },
+                stream: nil)
         }
         if options.ids == ["-"] {
             let reader = LineReader(context.io.stdin, name: "standard input", maxLineBytes: RevokeInput.maxLineBytes)
             return RevokeSource(listed: [], stream: RevokeInputStream(reader, defaultUser: options.user))
         }
         let parsed = RevokeInput.fromArguments(options.ids, defaultUser: options.user)
-        var inputs = parsed.items.map { BulkRevocation.Input.target(.init(line: $0.line, target: RevocationTarget(id: $0.id, user: $0.user))) }
+        var inputs = parsed.items.map {
+            BulkRevocation.Input.target(.init(line: $0.line, target: RevocationTarget(id: $0.id, user: $0.user)))
+        }
         inputs += parsed.malformed.map { .malformed(line: $0.line, text: $0.text, reason: $0.reason) }
         return RevokeSource(listed: inputs.sorted { $0.line < $1.line }, stream: nil)
     }
@@ -70,17 +76,21 @@ final class RevokeSource: @unchecked Sendable {
             case .malformed(let line, let text, let reason):
                 guard (shard?.index ?? 0) == 0 else { continue }
                 malformed += 1
-                output.notice(StarlineError(.data, "line \(line): \(reason)", details: .object([("line", .int(line)), ("text", .string(text))])).json.serialized())
+                output.notice(
+                    StarlineError(.data, "line \(line): \(reason)", details: .object([("line", .int(line)), ("text", .string(text))])).json
+                        .serialized())
             case .target(let entry):
                 if let shard, !shard.contains(entry.target) { continue }
                 guard case .first(_) = try index.see(id: entry.target.id, user: entry.target.user, line: entry.line) else { continue }
                 planned += 1
-                output.emitLine(.object([("line", .int(entry.line)), ("id", .string(entry.target.id)), ("user", .optional(entry.target.user))]))
+                output.emitLine(
+                    .object([("line", .int(entry.line)), ("id", .string(entry.target.id)), ("user", .optional(entry.target.user))]))
             }
         }
         guard malformed == 0 else {
-            throw StarlineError(.partial, "\(malformed) input line\(malformed == 1 ? "" : "s") could not be read",
-                                details: .object([("malformed", .int(malformed)), ("planned", .int(planned))]))
+            throw StarlineError(
+                .partial, "\(malformed) input line\(malformed == 1 ? "" : "s") could not be read",
+                details: .object([("malformed", .int(malformed)), ("planned", .int(planned))]))
         }
         return .ok
     }

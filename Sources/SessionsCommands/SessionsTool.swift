@@ -6,13 +6,18 @@ import PlatformCommands
 public enum SessionsTool {
     static let rootSpec = CommandSpec(
         "sl-sessions", abstract: "list and revoke Starline device sessions, change or reset the password",
-        discussion: "sl-sessions works with the session stored by sl-login (or STARLINE_TOKEN). Every command prints JSON; lists and bulk results are JSON Lines, one record per session or item.")
+        discussion: """
+            sl-sessions works with the session stored by sl-login (or STARLINE_TOKEN). Every command prints JSON; lists \
+            and bulk results are JSON Lines, one record per session or item.
+            """)
     static let commands: [CommandTree<AsyncCommandRunner>] = [
         .command(ListCommand.self), .command(RevokeCommand.self), .command(PasswordCommand.self),
-        .group(CommandSpec("reset", abstract: "Reset a forgotten password with an SMS code"),
-               [.command(ResetRequestCommand.self), .command(ResetConfirmCommand.self)]),
-        .group(CommandSpec("journal", abstract: "Audit the journals of bulk revocations (one per shard)"),
-               [.command(JournalVerifyCommand.self), .command(JournalMergeCommand.self)]),
+        .group(
+            CommandSpec("reset", abstract: "Reset a forgotten password with an SMS code"),
+            [.command(ResetRequestCommand.self), .command(ResetConfirmCommand.self)]),
+        .group(
+            CommandSpec("journal", abstract: "Audit the journals of bulk revocations (one per shard)"),
+            [.command(JournalVerifyCommand.self), .command(JournalMergeCommand.self)])
     ]
 
     public static let tool = Tool<AsyncCommandRunner>(

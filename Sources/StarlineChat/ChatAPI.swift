@@ -38,8 +38,10 @@ public struct ChatAPI: Sendable {
 
     /// One page of a conversation's messages in seq order: the newest `limit` before `before`, or the oldest
     /// `limit` after `after`.
-    public func messages(conversation: String, before: Int64? = nil, after: Int64? = nil, limit: Int? = nil,
-                         clientId: String? = nil) throws -> [ChatMessage] {
+    public func messages(
+        conversation: String, before: Int64? = nil, after: Int64? = nil, limit: Int? = nil,
+        clientId: String? = nil
+    ) throws -> [ChatMessage] {
         let route = "GET /v1/conversations/{id}/messages"
         var query: [(String, String)] = []
         if let before { query.append(("before", String(before))) }
@@ -56,11 +58,13 @@ public struct ChatAPI: Sendable {
         let route = "GET /v1/sync"
         var query: [(String, String)] = [("limit", String(limit)), ("timeout", String(timeout))]
         if let since { query.append(("since", since)) }
-        let request = HTTPRequestSpec(method: "GET", url: url("/v1/sync", query: query), headers: headers(),
-                                      timeout: Double(timeout) + max(10, self.timeout))
+        let request = HTTPRequestSpec(
+            method: "GET", url: url("/v1/sync", query: query), headers: headers(),
+            timeout: Double(timeout) + max(10, self.timeout))
         let reply = try send(request, route: route, retries: retries)
         if reply.status == 410 || reply.status == 400, let code = (try? reply.json())?["error"]?["code"]?.stringValue,
-           code == "CURSOR_EXPIRED" || code == "INVALID_CURSOR" {
+            code == "CURSOR_EXPIRED" || code == "INVALID_CURSOR"
+        {
             return .expired(serverCode: code)
         }
         let json = try success(reply, route)
@@ -92,14 +96,18 @@ public struct ChatAPI: Sendable {
 
     public func redeemFriendLink(code: String) throws -> JSON {
         let route = "POST /v1/friend-links/{code}/redeem"
-        return try success(try send(request("POST", "/v1/friend-links/\(Self.segment(code))/redeem", json: .object([])), route: route, retries: 0), route)
+        return try success(
+            try send(request("POST", "/v1/friend-links/\(Self.segment(code))/redeem", json: .object([])), route: route, retries: 0), route)
     }
 
     /// Moves the read mark of `conversation` up to the message `upTo` (never back).
     public func markRead(conversation: String, upTo: String) throws -> JSON {
         let route = "POST /v1/conversations/{id}/read"
-        return try success(try send(request("POST", "/v1/conversations/\(Self.segment(conversation))/read",
-                                            json: .object([("upTo", .string(upTo))])), route: route, retries: 0), route)
+        return try success(
+            try send(
+                request(
+                    "POST", "/v1/conversations/\(Self.segment(conversation))/read",
+                    json: .object([("upTo", .string(upTo))])), route: route, retries: 0), route)
     }
 
     /// One attempt at an idempotent PUT of an outbox entry (a message or a moment): the reply whatever its
@@ -127,7 +135,9 @@ public struct ChatAPI: Sendable {
     // MARK: Plumbing
 
     public func url(_ path: String, query: [(String, String)] = []) -> String {
-        base.origin + base.path + path + (query.isEmpty ? "" : "?" + query.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&"))
+        base.origin + base.path + path
+            + (query.isEmpty
+                ? "" : "?" + query.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&"))
     }
 
     func headers(json: Bool = false) -> [(String, String)] {
@@ -141,7 +151,9 @@ public struct ChatAPI: Sendable {
     }
 
     func get(_ route: String, _ path: String, query: [(String, String)] = []) throws -> JSON {
-        try success(try send(HTTPRequestSpec(method: "GET", url: url(path, query: query), headers: headers()), route: route, retries: retries), route)
+        try success(
+            try send(HTTPRequestSpec(method: "GET", url: url(path, query: query), headers: headers()), route: route, retries: retries),
+            route)
     }
 
     func send(_ request: HTTPRequestSpec, route: String, retries: Int) throws -> HTTPReply {

@@ -37,9 +37,11 @@ public enum ChatEvents {
 
     /// The explicit record of a gap (never a silent skip): events after `cursor` are gone from the server.
     public static func gap(after cursor: String?, serverCode: String, now: Int64) -> JSON {
-        .object([("type", .string("gap")), ("after", .optional(cursor)), ("reason", .string(serverCode)),
-                 ("detectedAt", .string(Timestamp.rfc3339String(now))),
-                 ("message", .string("the server no longer has the events after this cursor; the messages are backfilled from history"))])
+        .object([
+            ("type", .string("gap")), ("after", .optional(cursor)), ("reason", .string(serverCode)),
+            ("detectedAt", .string(Timestamp.rfc3339String(now))),
+            ("message", .string("the server no longer has the events after this cursor; the messages are backfilled from history"))
+        ])
     }
 
     /// The route of the event stream, as errors name it.
@@ -50,8 +52,9 @@ public enum ChatEvents {
     public static let maximumGapsInARow = 8
 
     static func tooManyGaps(_ count: Int) -> StarlineError {
-        StarlineError(.data, "the server expired the cursor \(count) times in a row before the stream reached its end; stopped paging",
-                      details: .object([("route", .string(syncRoute)), ("gaps", .int(count))]))
+        StarlineError(
+            .data, "the server expired the cursor \(count) times in a row before the stream reached its end; stopped paging",
+            details: .object([("route", .string(syncRoute)), ("gaps", .int(count))]))
     }
 
     /// The highest `seq` of `events` when it is above `highest` (events the chain has not seen), else nil.

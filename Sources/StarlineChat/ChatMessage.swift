@@ -25,27 +25,31 @@ public struct ChatMessage: Sendable, Equatable {
     public init(json: JSON, route: String) throws {
         func required(_ key: String) throws -> String {
             guard let value = json[key]?.stringValue, !value.isEmpty else {
-                throw StarlineError(.data, "unexpected answer from \(route): message '\(key)' is missing or not a string",
-                                    details: .object([("route", .string(route))]))
+                throw StarlineError(
+                    .data, "unexpected answer from \(route): message '\(key)' is missing or not a string",
+                    details: .object([("route", .string(route))]))
             }
             return value
         }
         guard let seq = json["seq"]?.intValue, seq >= 0 else {
-            throw StarlineError(.data, "unexpected answer from \(route): message 'seq' is missing or not a non-negative integer",
-                                details: .object([("route", .string(route))]))
+            throw StarlineError(
+                .data, "unexpected answer from \(route): message 'seq' is missing or not a non-negative integer",
+                details: .object([("route", .string(route))]))
         }
         guard let text = json["text"]?.stringValue else {
-            throw StarlineError(.data, "unexpected answer from \(route): message 'text' is missing or not a string",
-                                details: .object([("route", .string(route))]))
+            throw StarlineError(
+                .data, "unexpected answer from \(route): message 'text' is missing or not a string",
+                details: .object([("route", .string(route))]))
         }
-        self.init(id: try required("id"), clientId: json["clientId"]?.stringValue, conversationId: try required("conversationId"),
-                  senderId: json["senderId"]?.stringValue, text: text, createdAt: json["createdAt"]?.stringValue, seq: seq)
+        self.init(
+            id: try required("id"), clientId: json["clientId"]?.stringValue, conversationId: try required("conversationId"),
+            senderId: json["senderId"]?.stringValue, text: text, createdAt: json["createdAt"]?.stringValue, seq: seq)
     }
 
     public var json: JSON {
         .object([
             ("id", .string(id)), ("clientId", .optional(clientId)), ("conversationId", .string(conversationId)),
-            ("senderId", .optional(senderId)), ("text", .string(text)), ("createdAt", .optional(createdAt)), ("seq", .int(seq)),
+            ("senderId", .optional(senderId)), ("text", .string(text)), ("createdAt", .optional(createdAt)), ("seq", .int(seq))
         ])
     }
 }

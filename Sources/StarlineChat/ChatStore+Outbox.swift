@@ -35,7 +35,8 @@ extension ChatStore {
         return try transaction { db in
             let key = SQLiteValue.text(account.key)
             let select = try db.prepare("SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?")
-            let insert = try db.prepare("""
+            let insert = try db.prepare(
+                """
                 INSERT INTO outbox (account, kind, client_id, conversation_id, text, state, attempts, created_at, updated_at, seq)
                 VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
                 """)
@@ -46,14 +47,17 @@ extension ChatStore {
                 if let row = try select.query(params).first {
                     let existing = try OutboxEntry(row: row)
                     guard existing.text == submission.text, existing.conversationId == submission.conversation else {
-                        throw StarlineError(.clientIdConflict, "client id \(id) was already used for another \(kind.rawValue)\(existing.conversationId == submission.conversation ? "" : " in conversation \(existing.conversationId)"); a client id names one \(kind.rawValue)",
-                                            details: .object([("clientId", .string(id)), ("state", .string(existing.state.rawValue))]))
+                        throw StarlineError(
+                            .clientIdConflict,
+                            "client id \(id) was already used for another \(kind.rawValue)\(existing.conversationId == submission.conversation ? "" : " in conversation \(existing.conversationId)"); a client id names one \(kind.rawValue)",
+                            details: .object([("clientId", .string(id)), ("state", .string(existing.state.rawValue))]))
                     }
                     entries.append(existing)
                     continue
                 }
                 seq += 1
-                try insert.run(params + [.text(submission.conversation), .text(submission.text), .integer(now), .integer(now), .integer(seq)])
+                try insert.run(
+                    params + [.text(submission.conversation), .text(submission.text), .integer(now), .integer(now), .integer(seq)])
                 guard let row = try select.query(params).first else { throw StarlineError(.internalError, "the outbox entry vanished") }
                 entries.append(try OutboxEntry(row: row))
             }
@@ -86,11 +90,15 @@ extension ChatStore {
     ///
     /// Not durable (no fsync): a claim lost in a power cut leaves the entry pending, and sending it again is
     /// safe — the server keeps one message per clientId.
-    public func claim(_ kind: OutboxKind, clientId: String, account: ChatAccount, owner: ProcessIdentity, now: Int64) throws -> ClaimOutcome {
+    public func claim(_ kind: OutboxKind, clientId: String, account: ChatAccount, owner: ProcessIdentity, now: Int64) throws -> ClaimOutcome
+    {
         try transaction(durable: false) { db in
             let key = SQLiteValue.text(account.key)
-            guard let row = try db.queryFirst("SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?",
-                                              [key, .text(kind.rawValue), .text(clientId)]) else { return .unavailable }
+            guard
+                let row = try db.queryFirst(
+                    "SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?",
+                    [key, .text(kind.rawValue), .text(clientId)])
+            else { return .unavailable }
             var entry = try OutboxEntry(row: row)
             var needsLookup = entry.state == .unknown
             switch entry.state {
@@ -101,8 +109,12 @@ extension ChatStore {
             case .sent, .failed: return .unavailable
             }
             if kind == .message, let holder = try Self.holder(of: entry, account: account, db) { return .held(by: holder) }
-            try db.run("UPDATE outbox SET state = 'sending', owner = ?, updated_at = ? WHERE account = ? AND kind = ? AND client_id = ?",
-                       [.text(owner.description), .integer(now), key, .text(kind.rawValue), .text(clientId)])
+            try db.run(
+                """
+                UPDATE outbox SET state = 'sending', owner = ?, updated_at = ? WHERE account = ? AND kind = ? AND client_id = \
+                ?
+                """,
+                [.text(owner.description), .integer(now), key, .text(kind.rawValue), .text(clientId)])
             entry.state = .sending
             entry.owner = owner
             entry.updatedAt = now
@@ -112,10 +124,12 @@ extension ChatStore {
 
     /// The earliest message of `entry`'s conversation queued before it and not sent yet, which leaves first.
     static func holder(of entry: OutboxEntry, account: ChatAccount, _ db: SQLiteDatabase) throws -> OutboxEntry? {
-        try db.queryFirst("""
+        try db.queryFirst(
+            """
             SELECT * FROM outbox WHERE account = ? AND conversation_id = ? AND seq < ? AND kind = 'message' AND state != 'sent'
             ORDER BY seq LIMIT 1
-            """, [.text(account.key), .text(entry.conversationId), .integer(entry.seq)]).map { try OutboxEntry(row: $0) }
+            """, [.text(account.key), .text(entry.conversationId), .integer(entry.seq)]
+        ).map { try OutboxEntry(row: $0) }
     }
 
     /// For `outbox list` (W5): every message not sent that has an earlier message of its conversation not
@@ -124,10 +138,12 @@ extension ChatStore {
         try reading { db in
             var holders: [String: String] = [:]
             var first: (conversation: String, clientId: String)?
-            for row in try db.query("""
+            for row in try db.query(
+                """
                 SELECT client_id, conversation_id FROM outbox WHERE account = ? AND kind = 'message' AND state != 'sent'
                 ORDER BY conversation_id, seq
-                """, [.text(account.key)]) {
+                """, [.text(account.key)])
+            {
                 guard let id = row.string("client_id"), let conversation = row.string("conversation_id") else { continue }
                 if let first, first.conversation == conversation { holders[id] = first.clientId } else { first = (conversation, id) }
             }
@@ -139,11 +155,13 @@ extension ChatStore {
     /// `seq` (all of them when nil), oldest first: what must leave before a new entry of it (W5).
     public func openMessages(account: ChatAccount, conversation: String, before seq: Int64? = nil) throws -> [OutboxEntry] {
         try reading { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT * FROM outbox WHERE account = ? AND conversation_id = ? AND seq < ? AND kind = 'message' AND state != 'sent'
                   AND state IN ('pending', 'unknown', 'sending')
                 ORDER BY seq
-                """, [.text(account.key), .text(conversation), .integer(seq ?? Int64.max)]).map { try OutboxEntry(row: $0) }
+                """, [.text(account.key), .text(conversation), .integer(seq ?? Int64.max)]
+            ).map { try OutboxEntry(row: $0) }
         }
     }
 
@@ -161,8 +179,10 @@ extension ChatStore {
     /// Not durable: a settlement lost in a power cut leaves the entry `sending` by a process that is gone,
     /// which the next flush settles by looking up its echo.
     @discardableResult
-    public func settle(_ entry: OutboxEntry, account: ChatAccount, owner: ProcessIdentity, _ settlement: Settlement, attempts: Int,
-                       now: Int64) throws -> OutboxEntry {
+    public func settle(
+        _ entry: OutboxEntry, account: ChatAccount, owner: ProcessIdentity, _ settlement: Settlement, attempts: Int,
+        now: Int64
+    ) throws -> OutboxEntry {
         try transaction(durable: false) { db in
             let key = SQLiteValue.text(account.key)
             let select = "SELECT * FROM outbox WHERE account = ? AND kind = ? AND client_id = ?"
@@ -177,7 +197,9 @@ extension ChatStore {
                 state = .sent
                 server = json
                 error = nil
-                if entry.kind == .message, let message = try? ChatMessage(json: json, route: "PUT /v1/conversations/{id}/messages/{clientId}") {
+                if entry.kind == .message,
+                    let message = try? ChatMessage(json: json, route: "PUT /v1/conversations/{id}/messages/{clientId}")
+                {
                     try Self.storeMessages([message], account: account, db, now: now)
                 } else if entry.kind == .moment {
                     try Self.storeMoments([json], account: account, db, now: now)
@@ -191,11 +213,15 @@ extension ChatStore {
             }
             // Someone else settled it (the echo arrived through a sync), or took it over: keep theirs.
             if current.state == .sent || current.owner != owner { return current }
-            try db.run("""
+            try db.run(
+                """
                 UPDATE outbox SET state = ?, owner = NULL, attempts = attempts + ?, updated_at = ?, server_json = ?, error_json = ?
                 WHERE account = ? AND kind = ? AND client_id = ?
-                """, [.text(state.rawValue), .integer(Int64(attempts)), .integer(now), server.map { .text($0.serialized()) } ?? .null,
-                      error.map { .text($0.serialized()) } ?? .null] + params)
+                """,
+                [
+                    .text(state.rawValue), .integer(Int64(attempts)), .integer(now), server.map { .text($0.serialized()) } ?? .null,
+                    error.map { .text($0.serialized()) } ?? .null
+                ] + params)
             guard let updated = try db.queryFirst(select, params) else { throw StarlineError(.internalError, "the outbox entry vanished") }
             return try OutboxEntry(row: updated)
         }
@@ -220,8 +246,10 @@ extension ChatStore {
 
     public func outboxEntry(_ clientId: String, account: ChatAccount) throws -> OutboxEntry? {
         try reading { db in
-            try db.queryFirst("SELECT * FROM outbox WHERE account = ? AND client_id = ? ORDER BY kind LIMIT 1",
-                              [.text(account.key), .text(clientId)]).map { try OutboxEntry(row: $0) }
+            try db.queryFirst(
+                "SELECT * FROM outbox WHERE account = ? AND client_id = ? ORDER BY kind LIMIT 1",
+                [.text(account.key), .text(clientId)]
+            ).map { try OutboxEntry(row: $0) }
         }
     }
 
@@ -237,14 +265,17 @@ extension ChatStore {
                 if entry.state == .sending, let owner = entry.owner, owner.isAlive {
                     return (id, nil, "process \(owner.pid) is sending it now")
                 }
-                try db.run("DELETE FROM outbox WHERE account = ? AND kind = ? AND client_id = ?", [key, .text(entry.kind.rawValue), .text(id)])
+                try db.run(
+                    "DELETE FROM outbox WHERE account = ? AND kind = ? AND client_id = ?", [key, .text(entry.kind.rawValue), .text(id)])
                 return (id, entry, nil)
             }
         }
     }
 
     /// Makes failed entries pending again (they are sent with the same clientId: the server keeps them idempotent).
-    public func requeue(_ clientIds: [String], account: ChatAccount, now: Int64) throws -> [(clientId: String, entry: OutboxEntry?, reason: String?)] {
+    public func requeue(_ clientIds: [String], account: ChatAccount, now: Int64) throws -> [(
+        clientId: String, entry: OutboxEntry?, reason: String?
+    )] {
         try transaction { db in
             try clientIds.map { id in
                 let key = SQLiteValue.text(account.key)
@@ -253,8 +284,9 @@ extension ChatStore {
                 }
                 var entry = try OutboxEntry(row: row)
                 guard entry.state == .failed else { return (id, entry, entry.state == .sent ? "it was sent already" : nil) }
-                try db.run("UPDATE outbox SET state = 'pending', updated_at = ? WHERE account = ? AND kind = ? AND client_id = ?",
-                           [.integer(now), key, .text(entry.kind.rawValue), .text(id)])
+                try db.run(
+                    "UPDATE outbox SET state = 'pending', updated_at = ? WHERE account = ? AND kind = ? AND client_id = ?",
+                    [.integer(now), key, .text(entry.kind.rawValue), .text(id)])
                 entry.state = .pending
                 entry.updatedAt = now
                 return (id, entry, nil)

@@ -39,19 +39,23 @@ public final class ChatStore: @unchecked Sendable {
     /// whose message is here is `sent` (W5). Call inside `transaction`.
     public static func storeMessages(_ messages: [ChatMessage], account: ChatAccount, _ db: SQLiteDatabase, now: Int64) throws {
         guard !messages.isEmpty else { return }
-        let upsert = try db.prepare("""
+        let upsert = try db.prepare(
+            """
             INSERT INTO messages (account, id, conversation_id, client_id, sender_id, text, created_at, seq) VALUES (?,?,?,?,?,?,?,?)
             ON CONFLICT (account, id) DO UPDATE SET conversation_id = excluded.conversation_id, client_id = excluded.client_id,
               sender_id = excluded.sender_id, text = excluded.text, created_at = excluded.created_at, seq = excluded.seq
             """)
-        let echo = try db.prepare("""
+        let echo = try db.prepare(
+            """
             UPDATE outbox SET state = 'sent', server_json = ?, error_json = NULL, updated_at = ?
             WHERE account = ? AND kind = 'message' AND client_id = ? AND conversation_id = ? AND state != 'sent'
             """)
         let key = SQLiteValue.text(account.key)
         for m in messages {
-            try upsert.run([key, .text(m.id), .text(m.conversationId), m.clientId.map(SQLiteValue.text) ?? .null,
-                            m.senderId.map(SQLiteValue.text) ?? .null, .text(m.text), m.createdAt.map(SQLiteValue.text) ?? .null, .integer(m.seq)])
+            try upsert.run([
+                key, .text(m.id), .text(m.conversationId), m.clientId.map(SQLiteValue.text) ?? .null,
+                m.senderId.map(SQLiteValue.text) ?? .null, .text(m.text), m.createdAt.map(SQLiteValue.text) ?? .null, .integer(m.seq)
+            ])
             if let clientId = m.clientId, m.senderId == account.userId {
                 try echo.run([.text(m.json.serialized()), .integer(now), key, .text(clientId), .text(m.conversationId)])
             }
@@ -62,29 +66,36 @@ public final class ChatStore: @unchecked Sendable {
     /// `limit` after `after`.
     public func messages(account: ChatAccount, conversation: String, before: Int64?, after: Int64?, limit: Int) throws -> [ChatMessage] {
         try reading { db in
-        let key = SQLiteValue.text(account.key), conv = SQLiteValue.text(conversation)
-        var rows: [SQLiteRow]
-        if let after {
-            rows = try db.query("SELECT * FROM messages WHERE account = ? AND conversation_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?",
-                                [key, conv, .integer(after), .integer(before ?? Int64.max), .integer(Int64(limit))])
-        } else {
-            rows = try db.query("SELECT * FROM messages WHERE account = ? AND conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-                                [key, conv, .integer(before ?? Int64.max), .integer(Int64(limit))])
-            rows.reverse()
-        }
-        return rows.map(Self.message)
+            let key = SQLiteValue.text(account.key), conv = SQLiteValue.text(conversation)
+            var rows: [SQLiteRow]
+            if let after {
+                rows = try db.query(
+                    "SELECT * FROM messages WHERE account = ? AND conversation_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?",
+                    [key, conv, .integer(after), .integer(before ?? Int64.max), .integer(Int64(limit))])
+            } else {
+                rows = try db.query(
+                    "SELECT * FROM messages WHERE account = ? AND conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                    [key, conv, .integer(before ?? Int64.max), .integer(Int64(limit))])
+                rows.reverse()
+            }
+            return rows.map(Self.message)
         }
     }
 
     static func message(_ row: SQLiteRow) -> ChatMessage {
-        ChatMessage(id: row.string("id") ?? "", clientId: row.string("client_id"), conversationId: row.string("conversation_id") ?? "",
-                    senderId: row.string("sender_id"), text: row.string("text") ?? "", createdAt: row.string("created_at"), seq: row.int64("seq") ?? 0)
+        ChatMessage(
+            id: row.string("id") ?? "", clientId: row.string("client_id"), conversationId: row.string("conversation_id") ?? "",
+            senderId: row.string("sender_id"), text: row.string("text") ?? "", createdAt: row.string("created_at"),
+            seq: row.int64("seq") ?? 0)
     }
 
     /// How many messages of the conversation the cache holds with seq in [from, before).
     func cachedCount(account: ChatAccount, conversation: String, from: Int64, before: Int64?) throws -> Int {
-        try reading { try $0.queryFirst("SELECT count(*) AS n FROM messages WHERE account = ? AND conversation_id = ? AND seq >= ? AND seq < ?",
-                          [.text(account.key), .text(conversation), .integer(from), .integer(before ?? Int64.max)]) }?.int("n") ?? 0
+        try reading {
+            try $0.queryFirst(
+                "SELECT count(*) AS n FROM messages WHERE account = ? AND conversation_id = ? AND seq >= ? AND seq < ?",
+                [.text(account.key), .text(conversation), .integer(from), .integer(before ?? Int64.max)])
+        }?.int("n") ?? 0
     }
 
     // MARK: Conversations
@@ -96,8 +107,11 @@ public final class ChatStore: @unchecked Sendable {
             let key = SQLiteValue.text(account.key)
             let ids = conversations.compactMap { $0["id"]?.stringValue }
             let existing = Set(try db.query("SELECT id FROM conversations WHERE account = ?", [key]).compactMap { $0.string("id") })
-            for gone in existing.subtracting(ids) { try db.run("DELETE FROM conversations WHERE account = ? AND id = ?", [key, .text(gone)]) }
-            let upsert = try db.prepare("""
+            for gone in existing.subtracting(ids) {
+                try db.run("DELETE FROM conversations WHERE account = ? AND id = ?", [key, .text(gone)])
+            }
+            let upsert = try db.prepare(
+                """
                 INSERT INTO conversations (account, id, json, fetched_at) VALUES (?,?,?,?)
                 ON CONFLICT (account, id) DO UPDATE SET json = excluded.json, fetched_at = excluded.fetched_at
                 """)
@@ -105,7 +119,8 @@ public final class ChatStore: @unchecked Sendable {
                 guard let id = c["id"]?.stringValue else { continue }
                 try upsert.run([key, .text(id), .text(c.serialized()), .integer(now)])
             }
-            try db.run("""
+            try db.run(
+                """
                 INSERT INTO sync_state (account, conversations_at) VALUES (?, ?)
                 ON CONFLICT (account) DO UPDATE SET conversations_at = excluded.conversations_at
                 """, [key, .integer(now)])
@@ -124,13 +139,17 @@ public final class ChatStore: @unchecked Sendable {
 
     /// Where the cache's complete history of a conversation starts (nil: unknown).
     func coveredFrom(account: ChatAccount, conversation: String) throws -> Int64? {
-        try reading { try $0.queryFirst("SELECT covered_from FROM conversations WHERE account = ? AND id = ?",
-                                        [.text(account.key), .text(conversation)]) }?.int64("covered_from")
+        try reading {
+            try $0.queryFirst(
+                "SELECT covered_from FROM conversations WHERE account = ? AND id = ?",
+                [.text(account.key), .text(conversation)])
+        }?.int64("covered_from")
     }
 
     /// Records that the cache now holds every message of `conversation` from seq `from` on (0: all).
     static func extendCoverage(account: ChatAccount, conversation: String, from: Int64, _ db: SQLiteDatabase, now: Int64) throws {
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO conversations (account, id, json, fetched_at, covered_from) VALUES (?, ?, '{}', 0, ?)
             ON CONFLICT (account, id) DO UPDATE SET covered_from = min(coalesce(covered_from, excluded.covered_from), excluded.covered_from)
             """, [.text(account.key), .text(conversation), .integer(from)])
@@ -144,7 +163,8 @@ public final class ChatStore: @unchecked Sendable {
     }
 
     static func setSyncState(account: ChatAccount, cursor: String?, syncedAt: Int64, _ db: SQLiteDatabase) throws {
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO sync_state (account, cursor, synced_at) VALUES (?, ?, ?)
             ON CONFLICT (account) DO UPDATE SET cursor = excluded.cursor, synced_at = excluded.synced_at
             """, [.text(account.key), cursor.map(SQLiteValue.text) ?? .null, .integer(syncedAt)])
@@ -162,8 +182,12 @@ public final class ChatStore: @unchecked Sendable {
         if replacing { try db.run("DELETE FROM friends WHERE account = ?", [key]) }
         for f in friends {
             guard let id = f["id"]?.stringValue else { continue }
-            try db.run("INSERT INTO friends (account, id, json) VALUES (?,?,?) ON CONFLICT (account, id) DO UPDATE SET json = excluded.json",
-                       [key, .text(id), .text(f.serialized())])
+            try db.run(
+                """
+                INSERT INTO friends (account, id, json) VALUES (?,?,?) ON CONFLICT (account, id) DO UPDATE SET json = \
+                excluded.json
+                """,
+                [key, .text(id), .text(f.serialized())])
         }
     }
 
@@ -177,7 +201,9 @@ public final class ChatStore: @unchecked Sendable {
     }
 
     public func friends(account: ChatAccount) throws -> [JSON] {
-        try reading { try $0.query("SELECT json FROM friends WHERE account = ? ORDER BY id", [.text(account.key)]) }.compactMap { $0.string("json").flatMap { try? JSON.parse($0) } }
+        try reading { try $0.query("SELECT json FROM friends WHERE account = ? ORDER BY id", [.text(account.key)]) }.compactMap {
+            $0.string("json").flatMap { try? JSON.parse($0) }
+        }
     }
 
     /// Upserts moments and marks the outbox entries they echo `sent`.
@@ -186,12 +212,14 @@ public final class ChatStore: @unchecked Sendable {
         for m in moments {
             guard let id = m["id"]?.stringValue else { continue }
             let clientId = m["clientId"]?.stringValue
-            try db.run("""
+            try db.run(
+                """
                 INSERT INTO moments (account, id, client_id, json) VALUES (?,?,?,?)
                 ON CONFLICT (account, id) DO UPDATE SET json = excluded.json, client_id = excluded.client_id
                 """, [key, .text(id), clientId.map(SQLiteValue.text) ?? .null, .text(m.serialized())])
             if let clientId, m["authorId"]?.stringValue == account.userId {
-                try db.run("""
+                try db.run(
+                    """
                     UPDATE outbox SET state = 'sent', server_json = ?, error_json = NULL, updated_at = ?
                     WHERE account = ? AND kind = 'moment' AND client_id = ? AND state != 'sent'
                     """, [.text(m.serialized()), .integer(now), key, .text(clientId)])

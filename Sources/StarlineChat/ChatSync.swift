@@ -92,7 +92,9 @@ final class PageFetch: Sendable {
         let outcome = self.outcome
         let body: @Sendable () -> Void = {
             let result: Result<SyncAnswer, StarlineError>
-            do { result = .success(try fetch()) } catch { result = .failure((error as? StarlineError) ?? StarlineError(.internalError, "\(error)")) }
+            do { result = .success(try fetch()) } catch {
+                result = .failure((error as? StarlineError) ?? StarlineError(.internalError, "\(error)"))
+            }
             outcome.withLockNotifying { $0 = result }
         }
         // No thread to be had: fetch on this one (the caller then waits no longer than it would have).

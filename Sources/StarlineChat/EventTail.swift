@@ -28,8 +28,10 @@ public final class EventTail {
     private var positions: [String: Int64] = [:]
     private var delivered = 0
 
-    public init(api: ChatAPI, store: ChatStore, account: ChatAccount, name: String?, conversation: String?,
-                sameAccount: @escaping @Sendable () -> Bool) {
+    public init(
+        api: ChatAPI, store: ChatStore, account: ChatAccount, name: String?, conversation: String?,
+        sameAccount: @escaping @Sendable () -> Bool
+    ) {
         self.api = api
         self.store = store
         self.account = account
@@ -51,8 +53,10 @@ public final class EventTail {
     /// event (no seq above every seq seen) before its long poll was half over is no progress: such answers in
     /// a row are spaced out with a growing pause (0.5 s up to 30 s), so a server answering at once with
     /// nothing (or with old events under new cursors) cannot drive a hot loop.
-    public func run(follow: Bool, from start: Start, pollSeconds: Int = 25,
-                    deliver: ([JSON]) throws -> Void, notice: (String) -> Void) throws {
+    public func run(
+        follow: Bool, from start: Start, pollSeconds: Int = 25,
+        deliver: ([JSON]) throws -> Void, notice: (String) -> Void
+    ) throws {
         let isNew = try open()
         if isNew && start == .now { try skipToHead() }
         var chain = CursorChain(route: ChatEvents.syncRoute, start: cursor, following: follow)
@@ -87,7 +91,9 @@ public final class EventTail {
                 chain.restart(at: nil)
                 highest = nil
             case .events(let events, let next):
-                if !events.isEmpty && next == cursor { throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events") }
+                if !events.isEmpty && next == cursor {
+                    throw ChatAPI.malformed("GET /v1/sync", "the cursor did not move past a page of events")
+                }
                 // Before anything is delivered: a cycle would hand the consumer old events again.
                 try chain.move(to: next)
                 let newHighest = ChatEvents.newHighest(events, above: highest)
@@ -106,7 +112,9 @@ public final class EventTail {
                 } else {
                     idle += 1
                     let pause = RetryPolicy(retries: 0, baseDelay: 0.5, maxDelay: 30).backoff(min(idle - 1, 16))
-                    notice("sl-chat tail: the server answered at once with no new event (\(idle) in a row); asking again in \(format1(pause)) s")
+                    notice(
+                        "sl-chat tail: the server answered at once with no new event (\(idle) in a row); asking again in \(format1(pause)) s"
+                    )
                     api.clock.pause(pause)
                 }
             }
@@ -126,8 +134,9 @@ public final class EventTail {
         guard let name else { return true }
         let lock = try FileLock(path: try Self.lockPath(store: store, account: account, name: name))
         guard try lock.tryLock() else {
-            throw StarlineError(.cursorInUse, "another sl-chat tail is reading with the cursor '\(name)'; one consumer per cursor at a time",
-                                details: .object([("cursor", .string(name))]))
+            throw StarlineError(
+                .cursorInUse, "another sl-chat tail is reading with the cursor '\(name)'; one consumer per cursor at a time",
+                details: .object([("cursor", .string(name))]))
         }
         self.lock = lock
         let key = SQLiteValue.text(account.key)
@@ -135,11 +144,16 @@ public final class EventTail {
         guard let row else { return true }
         let filter = row.string("conversation_filter")
         guard filter == conversation else {
-            throw StarlineError(.usage, "the cursor '\(name)' follows \(filter.map { "conversation \($0)" } ?? "every conversation"); use another cursor name for \(conversation.map { "conversation \($0)" } ?? "every conversation")")
+            throw StarlineError(
+                .usage,
+                "the cursor '\(name)' follows \(filter.map { "conversation \($0)" } ?? "every conversation"); use another cursor name for \(conversation.map { "conversation \($0)" } ?? "every conversation")"
+            )
         }
         cursor = row.string("cursor")
         delivered = row.int("delivered") ?? 0
-        for p in try store.reading({ try $0.query("SELECT conversation_id, seq FROM consumer_positions WHERE account = ? AND name = ?", [key, .text(name)]) }) {
+        for p in try store.reading({
+            try $0.query("SELECT conversation_id, seq FROM consumer_positions WHERE account = ? AND name = ?", [key, .text(name)])
+        }) {
             if let c = p.string("conversation_id"), let s = p.int64("seq") { positions[c] = s }
         }
         return false
@@ -158,7 +172,9 @@ public final class EventTail {
                 cursor = nil
                 chain.restart(at: nil)
             case .events(let events, let next):
-                for event in events { if let m = ChatEvents.message(of: event) { positions[m.conversationId] = max(positions[m.conversationId] ?? 0, m.seq) } }
+                for event in events {
+                    if let m = ChatEvents.message(of: event) { positions[m.conversationId] = max(positions[m.conversationId] ?? 0, m.seq) }
+                }
                 try commit(events, cursor: next, delivered: 0, advanceOnly: true)
                 if events.isEmpty || next == cursor { return }
                 try chain.move(to: next)
@@ -180,7 +196,8 @@ public final class EventTail {
                 guard sameAccount() else { throw OutboxDelivery.accountChanged() }
                 // W8, and what keeps the chain moving: every message is of this conversation and after `after`.
                 guard page.allSatisfy({ $0.conversationId == conv && $0.seq > after }) else {
-                    throw ChatAPI.malformed(route, "a page after seq \(after) of \(conv) holds a message of another conversation or at or before that seq")
+                    throw ChatAPI.malformed(
+                        route, "a page after seq \(after) of \(conv) holds a message of another conversation or at or before that seq")
                 }
                 if page.isEmpty { break }
                 try deliver(page.map(ChatEvents.backfilled))
@@ -200,7 +217,9 @@ public final class EventTail {
         for event in events {
             guard let m = ChatEvents.message(of: event) else { continue }
             if let conversation, m.conversationId != conversation { continue }
-            if m.seq > (positions[m.conversationId] ?? 0) || advanceOnly { moved[m.conversationId] = max(moved[m.conversationId] ?? 0, m.seq) }
+            if m.seq > (positions[m.conversationId] ?? 0) || advanceOnly {
+                moved[m.conversationId] = max(moved[m.conversationId] ?? 0, m.seq)
+            }
         }
         delivered += count
         for (c, s) in moved { positions[c] = max(positions[c] ?? 0, s) }
@@ -209,13 +228,18 @@ public final class EventTail {
             try ChatEvents.store(events, account: account, db, now: now)
             guard let name else { return }
             let key = SQLiteValue.text(account.key)
-            try db.run("""
+            try db.run(
+                """
                 INSERT INTO consumers (account, name, cursor, conversation_filter, delivered, updated_at) VALUES (?,?,?,?,?,?)
                 ON CONFLICT (account, name) DO UPDATE SET cursor = excluded.cursor, delivered = excluded.delivered, updated_at = excluded.updated_at
-                """, [key, .text(name), next.map(SQLiteValue.text) ?? .null, conversation.map(SQLiteValue.text) ?? .null,
-                      .integer(Int64(delivered)), .integer(now)])
+                """,
+                [
+                    key, .text(name), next.map(SQLiteValue.text) ?? .null, conversation.map(SQLiteValue.text) ?? .null,
+                    .integer(Int64(delivered)), .integer(now)
+                ])
             for (c, _) in moved {
-                try db.run("""
+                try db.run(
+                    """
                     INSERT INTO consumer_positions (account, name, conversation_id, seq) VALUES (?,?,?,?)
                     ON CONFLICT (account, name, conversation_id) DO UPDATE SET seq = max(seq, excluded.seq)
                     """, [key, .text(name), .text(c), .integer(positions[c] ?? 0)])

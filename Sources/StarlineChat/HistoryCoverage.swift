@@ -28,7 +28,9 @@ extension ChatStore {
             guard after + 1 >= covered else { return nil }
         } else if covered > 0 {
             // The newest `limit` before `before`: all of them must lie at or above the covered start.
-            guard try cachedCount(account: account, conversation: conversation, from: covered, before: page.before) >= page.limit else { return nil }
+            guard try cachedCount(account: account, conversation: conversation, from: covered, before: page.before) >= page.limit else {
+                return nil
+            }
         }
         return try messages(account: account, conversation: conversation, before: page.before, after: page.after, limit: page.limit)
     }
@@ -37,8 +39,9 @@ extension ChatStore {
     public func storeHistory(_ messages: [ChatMessage], page: HistoryPage, account: ChatAccount, conversation: String, now: Int64) throws {
         try transaction { db in
             try Self.storeMessages(messages, account: account, db, now: now)
-            let covered = try db.queryFirst("SELECT covered_from FROM conversations WHERE account = ? AND id = ?",
-                                            [.text(account.key), .text(conversation)])?.int64("covered_from")
+            let covered = try db.queryFirst(
+                "SELECT covered_from FROM conversations WHERE account = ? AND id = ?",
+                [.text(account.key), .text(conversation)])?.int64("covered_from")
             let full = messages.count >= page.limit
             var from: Int64?
             if let after = page.after {

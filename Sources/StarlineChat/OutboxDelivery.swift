@@ -30,9 +30,11 @@ public final class OutboxDelivery: Sendable {
     /// Conversations delivered side by side.
     public static let maxParallelConversations = 4
 
-    public init(api: ChatAPI, store: ChatStore, account: ChatAccount, owner: ProcessIdentity = .current,
-                holderWait: Double = 120, notice: @escaping @Sendable (String) -> Void = { _ in },
-                sameAccount: @escaping @Sendable () -> Bool) {
+    public init(
+        api: ChatAPI, store: ChatStore, account: ChatAccount, owner: ProcessIdentity = .current,
+        holderWait: Double = 120, notice: @escaping @Sendable (String) -> Void = { _ in },
+        sameAccount: @escaping @Sendable () -> Bool
+    ) {
         self.api = api
         self.store = store
         self.account = account
@@ -93,19 +95,24 @@ public final class OutboxDelivery: Sendable {
 
     /// Runs `jobs` and reports each one through `report` (one lane per conversation, in queue order within
     /// each; an error `report` returns stops the run).
-    public func run(_ jobs: [Job], configuration: BulkConfiguration,
-                    report: @escaping @Sendable (Result) -> StarlineError?) -> BulkEngine.Summary {
+    public func run(
+        _ jobs: [Job], configuration: BulkConfiguration,
+        report: @escaping @Sendable (Result) -> StarlineError?
+    ) -> BulkEngine.Summary {
         let lanes = OutboxLanes(jobs)
         var configuration = configuration
         configuration.parallel = max(1, min(lanes.count, Self.maxParallelConversations))
         let bulk = BulkRun<Int, Delivered>(configuration)
-        return bulk.run(source: { lanes.next() }, workers: configuration.parallel, attempt: { [self] index in
-            attempt(jobs[index], bulk)
-        }, finished: { [self] result in
-            // The entry is settled in chat.db before its lane hands out the next one.
-            defer { lanes.finished(result.item) }
-            return report(finish(jobs[result.item], result))
-        })
+        return bulk.run(
+            source: { lanes.next() }, workers: configuration.parallel,
+            attempt: { [self] index in
+                attempt(jobs[index], bulk)
+            },
+            finished: { [self] result in
+                // The entry is settled in chat.db before its lane hands out the next one.
+                defer { lanes.finished(result.item) }
+                return report(finish(jobs[result.item], result))
+            })
     }
 
     func attempt(_ job: Job, _ run: BulkRun<Int, Delivered>) -> BulkAttempt<Delivered> {
@@ -114,7 +121,10 @@ public final class OutboxDelivery: Sendable {
             job.state.withLock { $0.tried = true }
             do {
                 switch try claim(job, run) {
-                case .claimed(let claim): job.state.withLock { $0.claim = claim; $0.maybeWritten = claim.needsLookup }
+                case .claimed(let claim):
+                    job.state.withLock {
+                        $0.claim = claim; $0.maybeWritten = claim.needsLookup
+                    }
                 case .held(let holder):
                     job.state.withLock { $0.heldBy = holder }
                     return .done(.held(holder))
@@ -168,14 +178,18 @@ public final class OutboxDelivery: Sendable {
         while true {
             let outcome = try store.claim(job.kind, clientId: job.clientId, account: account, owner: owner, now: api.clock.now())
             guard case .held(let holder) = outcome, holder.state == .sending, let sender = holder.owner, sender != owner, sender.isAlive,
-                  run.stopError == nil, clock.now() < deadline else { return outcome }
+                run.stopError == nil, clock.now() < deadline
+            else { return outcome }
             if !announced {
                 announced = true
-                notice("\(job.clientId) waits for \(holder.clientId), queued before it in \(holder.conversationId), which process \(sender.pid) is sending")
+                notice(
+                    "\(job.clientId) waits for \(holder.clientId), queued before it in \(holder.conversationId), which process \(sender.pid) is sending"
+                )
             }
             while run.stopError == nil, clock.now() < deadline, sender.isAlive,
-                  let current = try store.outboxEntry(holder.clientId, account: account), current.kind == .message,
-                  current.state == .sending, current.owner == sender {
+                let current = try store.outboxEntry(holder.clientId, account: account), current.kind == .message,
+                current.state == .sending, current.owner == sender
+            {
                 clock.sleep(100_000_000)
             }
         }
@@ -209,7 +223,9 @@ public final class OutboxDelivery: Sendable {
                 var before: String?
                 for _ in 0..<5 {
                     let page = try api.moments(before: before, limit: 200)
-                    if let hit = page.first(where: { $0["clientId"]?.stringValue == entry.clientId && $0["authorId"]?.stringValue == account.userId }) {
+                    if let hit = page.first(where: {
+                        $0["clientId"]?.stringValue == entry.clientId && $0["authorId"]?.stringValue == account.userId
+                    }) {
                         return .success(hit)
                     }
                     guard page.count == 200, let last = page.last?["id"]?.stringValue else { break }
@@ -240,7 +256,8 @@ public final class OutboxDelivery: Sendable {
         case nil:
             let error = result.error ?? StarlineError(.internalError, "the send ended without a result")
             // A 429 storm the run stopped waiting out is not a refusal: the entry stays queued.
-            let permanent = result.failure == .failed && !error.retryable && error.code != .sessionChanged && error.exitStatus != .sessionEnded
+            let permanent =
+                result.failure == .failed && !error.retryable && error.code != .sessionChanged && error.exitStatus != .sessionEnded
                 && error.code != .storage && error.code != .rateLimited
             settlement = permanent ? .failed(error) : .open(maybeWritten: job.maybeWritten, error)
         }
@@ -253,7 +270,12 @@ public final class OutboxDelivery: Sendable {
     }
 
     static func accountChanged() -> StarlineError {
-        StarlineError(.sessionChanged, "the stored account changed during the send; it stopped (nothing was sent or stored for the new account; a message in flight stays in the old account's outbox as unknown)")
+        StarlineError(
+            .sessionChanged,
+            """
+            the stored account changed during the send; it stopped (nothing was sent or stored for the new account; a \
+            message in flight stays in the old account's outbox as unknown)
+            """)
     }
 
     static func starline(_ error: any Error) -> StarlineError {

@@ -47,8 +47,11 @@ public struct OutboxEntry: Sendable, Equatable {
 
     init(row: SQLiteRow) throws {
         guard let kind = row.string("kind").flatMap(OutboxKind.init), let state = row.string("state").flatMap(OutboxState.init),
-              let clientId = row.string("client_id"), let text = row.string("text") else {
-            throw StarlineError(.storage, "the chat store has an outbox row it cannot read (kind \(row.string("kind") ?? "?"), state \(row.string("state") ?? "?"))")
+            let clientId = row.string("client_id"), let text = row.string("text")
+        else {
+            throw StarlineError(
+                .storage,
+                "the chat store has an outbox row it cannot read (kind \(row.string("kind") ?? "?"), state \(row.string("state") ?? "?"))")
         }
         self.kind = kind
         self.clientId = clientId
@@ -67,21 +70,22 @@ public struct OutboxEntry: Sendable, Equatable {
     /// The output record (docs/formats.md, "Outbox entry"); fields are only ever added.
     public var json: JSON {
         var fields: [(String, JSON)] = [
-            ("type", .string("outbox")), ("kind", .string(kind.rawValue)), ("clientId", .string(clientId)),
+            ("type", .string("outbox")), ("kind", .string(kind.rawValue)), ("clientId", .string(clientId))
         ]
         if kind == .message { fields.append(("conversationId", .string(conversationId))) }
         fields += [
             ("text", .string(text)), ("state", .string(state.rawValue)), ("attempts", .int(attempts)),
             ("createdAt", .string(Timestamp.rfc3339String(createdAt))), ("updatedAt", .string(Timestamp.rfc3339String(updatedAt))),
-            (kind.rawValue, server ?? .null), ("error", error ?? .null),
+            (kind.rawValue, server ?? .null), ("error", error ?? .null)
         ]
         return .object(fields)
     }
 
     /// clientIds the server accepts (docs/openapi.yaml): 1–128 of A-Z a-z 0-9 . _ -
     public static func isValidClientId(_ id: String) -> Bool {
-        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E
-        }
+        (1...128).contains(id.utf8.count)
+            && id.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E
+            }
     }
 }

@@ -40,7 +40,8 @@ public struct ProcessIdentity: Sendable, Equatable, CustomStringConvertible {
     /// parentheses itself, so the fields are counted after the last ")".
     static func startTime(of pid: Int32) -> UInt64? {
         guard let bytes = try? FileBytes.read("/proc/\(pid)/stat"),
-              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+            let close = bytes.lastIndex(of: UInt8(ascii: ")"))
+        else { return nil }
         let rest = String(decoding: bytes[(close + 1)...], as: UTF8.self)
         let fields = rest.splitAtScalar(" ").filter { !$0.isEmpty }
         // After ")": field 3 (state) is fields[0], so field 22 is fields[19].

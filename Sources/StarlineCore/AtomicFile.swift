@@ -26,8 +26,10 @@ public enum AtomicFile {
     /// not flushed to disk and created like any other output file, as qrencode, convert or gzip do — the
     /// two `fsync` calls cost ~2 ms per file here and buy nothing for a file the command can make again.
     /// `sync FILE` (coreutils) flushes it when that matters.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
-                             sync: Bool = true, applyUmask: Bool = false) throws(StarlineError) {
+    public static func write(
+        _ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
+        sync: Bool = true, applyUmask: Bool = false
+    ) throws(StarlineError) {
         try write(to: path, mode: mode, sync: sync, applyUmask: applyUmask) { fd throws(StarlineError) in
             // FileBytes.write retries partial writes and EINTR; on failure errno says why.
             guard bytes.withUnsafeBytes({ FileBytes.write(fd: fd, $0) }) else { throw storageError("cannot write", path, errno) }
@@ -36,8 +38,10 @@ public enum AtomicFile {
 
     /// The same, for content too large to hold: `fill` writes it to the temporary file's descriptor (an error
     /// it throws removes the temporary file and leaves `path` untouched).
-    public static func write(to path: String, mode: mode_t = 0o600, sync: Bool = true, applyUmask: Bool = false,
-                             _ fill: (Int32) throws(StarlineError) -> Void) throws(StarlineError) {
+    public static func write(
+        to path: String, mode: mode_t = 0o600, sync: Bool = true, applyUmask: Bool = false,
+        _ fill: (Int32) throws(StarlineError) -> Void
+    ) throws(StarlineError) {
         let (directory, name) = splitPath(path)
         guard !name.isEmpty, name != ".", name != ".." else {
             throw storageError("cannot write", path, EISDIR)
@@ -147,17 +151,21 @@ public enum AtomicFile {
     static func checkStateFile(_ info: stat, _ path: String, what: String) throws(StarlineError) {
         let type = info.st_mode & S_IFMT
         if type == S_IFDIR { throw storageError("cannot read", path, EISDIR) }
-        let details = JSON.object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode))), ("owner", .int(Int64(info.st_uid)))])
+        let details = JSON.object([
+            ("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode))), ("owner", .int(Int64(info.st_uid)))
+        ])
         guard type == S_IFREG else {
             throw StarlineError(.storage, "cannot read \(path): it is not a regular file (a device, FIFO or socket)", details: details)
         }
         guard info.st_uid == geteuid() else {
-            throw StarlineError(.insecurePermissions, "the \(what) \(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())); it was not read",
-                                details: details)
+            throw StarlineError(
+                .insecurePermissions, "the \(what) \(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())); it was not read",
+                details: details)
         }
         guard info.st_mode & 0o022 == 0 else {
-            throw StarlineError(.insecurePermissions, "the \(what) \(path) is writable by others (mode \(PrivateFiles.octal(info.st_mode))); chmod go-w it",
-                                details: details)
+            throw StarlineError(
+                .insecurePermissions, "the \(what) \(path) is writable by others (mode \(PrivateFiles.octal(info.st_mode))); chmod go-w it",
+                details: details)
         }
     }
 
@@ -168,8 +176,9 @@ public enum AtomicFile {
         let type = info.st_mode & S_IFMT
         guard type != S_IFREG, type != S_IFLNK else { return }
         if type == S_IFDIR { throw storageError("cannot write", path, EISDIR) }
-        throw StarlineError(.storage, "cannot write \(path): it is not a regular file (a device, FIFO or socket) and is not replaced",
-                            details: .object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode)))]))
+        throw StarlineError(
+            .storage, "cannot write \(path): it is not a regular file (a device, FIFO or socket) and is not replaced",
+            details: .object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode)))]))
     }
 
     /// The directory part (never empty: "." for a bare name, "/" for the root) and the last component.

@@ -15,8 +15,9 @@ public struct BaseURL: Sendable, Equatable, CustomStringConvertible {
     /// Validates `text`; `name` says which setting it came from, for the error message.
     public init(validating text: String, name: String = "base URL") throws {
         func reject(_ why: String) -> StarlineError {
-            StarlineError(.invalidURL, "rejected \(name) '\(BaseURL.redactingUserInfo(text))': \(why)",
-                          details: .object([("setting", .string(name)), ("reason", .string(why))]))
+            StarlineError(
+                .invalidURL, "rejected \(name) '\(BaseURL.redactingUserInfo(text))': \(why)",
+                details: .object([("setting", .string(name)), ("reason", .string(why))]))
         }
         guard let url = WebURL(text) else { throw reject("not an absolute URL") }
         guard url.scheme == "https" || url.scheme == "http" else { throw reject("the scheme must be https, or http on a loopback host") }

@@ -37,8 +37,10 @@ public struct CommandTree<Runner: Sendable>: Sendable {
     /// A command with an optional runner of its own and its subcommands. A command without a runner must
     /// have subcommands; one with both runs when no subcommand is named (`sl-login` signs in). `options`
     /// converts the parsed arguments into the command's typed options, as its runner does first.
-    public init(_ spec: CommandSpec, runner: Runner?, options: (@Sendable (ParsedArguments) throws -> Void)? = nil,
-                subcommands: [CommandTree] = []) {
+    public init(
+        _ spec: CommandSpec, runner: Runner?, options: (@Sendable (ParsedArguments) throws -> Void)? = nil,
+        subcommands: [CommandTree] = []
+    ) {
         precondition(runner != nil || !subcommands.isEmpty, "command '\(spec.name)' has neither a runner nor subcommands")
         var spec = spec
         spec.subcommands = subcommands.map { $0.spec }
@@ -79,8 +81,9 @@ public struct CommandTree<Runner: Sendable>: Sendable {
 extension CommandTree where Runner == CommandRunner {
     /// A command type, with the subcommands it may have.
     public static func command<C: Command>(_ command: C.Type, subcommands: [CommandTree] = []) -> CommandTree {
-        CommandTree(C.spec, runner: { arguments, context in try C.run(try C.options(arguments), context) }, options: { _ = try C.options($0) },
-                    subcommands: subcommands)
+        CommandTree(
+            C.spec, runner: { arguments, context in try C.run(try C.options(arguments), context) }, options: { _ = try C.options($0) },
+            subcommands: subcommands)
     }
 }
 
@@ -96,11 +99,14 @@ public struct Tool<Runner: Sendable>: Sendable {
     public let spec: ToolSpec
     public let commands: CommandTree<Runner>
 
-    public init(name: String, version: String = StarlineVersion.current, commands: CommandTree<Runner>, globalOptions: [OptionSpec],
-                environment: [ToolSpec.Entry] = [], files: [ToolSpec.Entry] = [], seeAlso: [String] = [],
-                versionDetails: (@Sendable () -> [String])? = nil) {
+    public init(
+        name: String, version: String = StarlineVersion.current, commands: CommandTree<Runner>, globalOptions: [OptionSpec],
+        environment: [ToolSpec.Entry] = [], files: [ToolSpec.Entry] = [], seeAlso: [String] = [],
+        versionDetails: (@Sendable () -> [String])? = nil
+    ) {
         self.commands = commands
-        spec = ToolSpec(name: name, version: version, root: commands.spec, globalOptions: globalOptions, environment: environment,
-                        files: files, seeAlso: seeAlso, versionDetails: versionDetails)
+        spec = ToolSpec(
+            name: name, version: version, root: commands.spec, globalOptions: globalOptions, environment: environment,
+            files: files, seeAlso: seeAlso, versionDetails: versionDetails)
     }
 }

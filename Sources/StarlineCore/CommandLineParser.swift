@@ -48,8 +48,9 @@ public struct CommandLineParser: Sendable {
                     // `sl-login status --device` means nothing): the scope is the globals and this command's.
                     inScope = tool.globalOptions + sub.options
                     if let stray = given.first(where: { g in !inScope.contains { $0.long == g.long } }) {
-                        throw usage("option --\(stray.long) does not apply to '\(([tool.name] + path).joined(separator: " "))'",
-                                    path, details: [("option", .string(stray.long))])
+                        throw usage(
+                            "option --\(stray.long) does not apply to '\(([tool.name] + path).joined(separator: " "))'",
+                            path, details: [("option", .string(stray.long))])
                     }
                     continue
                 }
@@ -76,7 +77,9 @@ public struct CommandLineParser: Sendable {
                 if option.takesValue {
                     if inline == nil {
                         guard index < words.count else {
-                            throw usage("option --\(option.long) needs a value (\(option.valueName!))", path, details: [("option", .string(option.long))])
+                            throw usage(
+                                "option --\(option.long) needs a value (\(option.valueName!))", path,
+                                details: [("option", .string(option.long))])
                         }
                         inline = words[index]
                         index += 1
@@ -102,7 +105,8 @@ public struct CommandLineParser: Sendable {
                     cluster = ""
                     if value.isEmpty {
                         guard index < words.count else {
-                            throw usage("option -\(letter) needs a value (\(option.valueName!))", path, details: [("option", .string(option.long))])
+                            throw usage(
+                                "option -\(letter) needs a value (\(option.valueName!))", path, details: [("option", .string(option.long))])
                         }
                         value = words[index]
                         index += 1
@@ -200,8 +204,10 @@ public struct ParsedArguments: Sendable {
     func int(_ long: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let (text, source) = resolved(long) else { return nil }
         guard let n = Int(text), range.contains(n) else {
-            throw StarlineError(.usage, "invalid value '\(text)' for --\(long) (from \(source.rawValue)): expected an integer in \(range.lowerBound)…\(range.upperBound)",
-                                details: .object([("option", .string(long)), ("value", .string(text))]))
+            throw StarlineError(
+                .usage,
+                "invalid value '\(text)' for --\(long) (from \(source.rawValue)): expected an integer in \(range.lowerBound)…\(range.upperBound)",
+                details: .object([("option", .string(long)), ("value", .string(text))]))
         }
         return n
     }

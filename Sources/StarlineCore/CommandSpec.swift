@@ -27,8 +27,9 @@ public struct OptionSpec: Sendable {
     public var takesValue: Bool { valueName != nil }
 
     public static func flag(_ long: String, short: Character? = nil, help: String, hidden: Bool = false) -> OptionSpec {
-        OptionSpec(long: long, short: short, valueName: nil, help: help, repeatable: false, env: nil, configKey: nil,
-                   defaultValue: nil, choices: [], completion: .none, hidden: hidden, range: nil)
+        OptionSpec(
+            long: long, short: short, valueName: nil, help: help, repeatable: false, env: nil, configKey: nil,
+            defaultValue: nil, choices: [], completion: .none, hidden: hidden, range: nil)
     }
 
     public static func value(
@@ -36,8 +37,9 @@ public struct OptionSpec: Sendable {
         default defaultValue: String? = nil, choices: [String] = [], env: String? = nil, configKey: String? = nil,
         repeatable: Bool = false, completion: Completion = .none, hidden: Bool = false
     ) -> OptionSpec {
-        OptionSpec(long: long, short: short, valueName: valueName, help: help, repeatable: repeatable, env: env,
-                   configKey: configKey, defaultValue: defaultValue, choices: choices, completion: completion, hidden: hidden, range: nil)
+        OptionSpec(
+            long: long, short: short, valueName: valueName, help: help, repeatable: repeatable, env: env,
+            configKey: configKey, defaultValue: defaultValue, choices: choices, completion: completion, hidden: hidden, range: nil)
     }
 
     /// `-f, --format FORMAT` as shown in help and man pages.
@@ -56,8 +58,10 @@ public struct ArgumentSpec: Sendable {
     public var variadic: Bool
     public var completion: OptionSpec.Completion
 
-    public init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false,
-                completion: OptionSpec.Completion = .none) {
+    public init(
+        _ name: String, help: String, optional: Bool = false, variadic: Bool = false,
+        completion: OptionSpec.Completion = .none
+    ) {
         self.name = name
         self.help = help
         self.optional = optional
@@ -95,9 +99,11 @@ public struct CommandSpec: Sendable {
     /// in the man page). `--help` lists them; the man page adds them to the command's section.
     public var exitStatuses: [(ExitStatus, String)]
 
-    public init(_ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
-                arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = [],
-                runsWithoutSubcommand: Bool = false, exitStatuses: [(ExitStatus, String)] = []) {
+    public init(
+        _ name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
+        arguments: [ArgumentSpec] = [], subcommands: [CommandSpec] = [], examples: [Example] = [],
+        runsWithoutSubcommand: Bool = false, exitStatuses: [(ExitStatus, String)] = []
+    ) {
         precondition(subcommands.isEmpty || arguments.isEmpty, "a command takes either subcommands or arguments")
         self.name = name
         self.abstract = abstract
@@ -136,9 +142,11 @@ public struct ToolSpec: Sendable {
     /// libraries (sl-qr's decoders). Computed only when asked, so it costs no other run anything.
     public var versionDetails: (@Sendable () -> [String])?
 
-    public init(name: String, version: String = StarlineVersion.current, root: CommandSpec, globalOptions: [OptionSpec],
-                environment: [Entry] = [], files: [Entry] = [], seeAlso: [String] = [],
-                versionDetails: (@Sendable () -> [String])? = nil) {
+    public init(
+        name: String, version: String = StarlineVersion.current, root: CommandSpec, globalOptions: [OptionSpec],
+        environment: [Entry] = [], files: [Entry] = [], seeAlso: [String] = [],
+        versionDetails: (@Sendable () -> [String])? = nil
+    ) {
         self.name = name
         self.version = version
         self.root = root
@@ -180,22 +188,27 @@ public enum StandardOptions {
     public static let help = OptionSpec.flag("help", short: "h", help: "Print help and exit.")
     public static let version = OptionSpec.flag("version", help: "Print the version and exit.")
     /// Renders the man page or a completion script from the spec (used by `make generated`).
-    public static let generate = OptionSpec.value("generate", "KIND", help: "Write the man page or a shell completion script to stdout.",
-                                                  choices: ["man", "bash", "zsh", "fish"], hidden: true)
+    public static let generate = OptionSpec.value(
+        "generate", "KIND", help: "Write the man page or a shell completion script to stdout.",
+        choices: ["man", "bash", "zsh", "fish"], hidden: true)
     public static let pretty = Option<Bool>.flag("pretty", help: "Pretty-print JSON output (the default on a terminal).")
     public static let compact = OptionSpec.flag("compact", help: "Print compact JSON (the default when stdout is not a terminal).")
     public static let jsonl = OptionSpec.flag("jsonl", help: "Print JSON Lines: one compact record per line.")
     public static let progress = OptionSpec.flag("progress", help: "Print progress on stderr even when stderr is not a terminal.")
-    public static let showSecrets = Option<Bool>.flag("show-secrets", help: "Include tokens and codes in the output instead of \"redacted\".")
-    public static let profile = OptionSpec.value("profile", "NAME", help: "Use the named profile of the configuration file.",
-                                                 env: "STARLINE_PROFILE")
+    public static let showSecrets = Option<Bool>.flag(
+        "show-secrets", help: "Include tokens and codes in the output instead of \"redacted\".")
+    public static let profile = OptionSpec.value(
+        "profile", "NAME", help: "Use the named profile of the configuration file.",
+        env: "STARLINE_PROFILE")
     /// `--api`: the platform API base URL (W4 rules).
-    public static let apiBase = Option<BaseURL>.baseURL("api", help: "Platform API base URL (https, or http on a loopback host).",
-                                                        default: "https://account.thestarline.cn", env: "STARLINE_API_BASE_URL", configKey: "api")
+    public static let apiBase = Option<BaseURL>.baseURL(
+        "api", help: "Platform API base URL (https, or http on a loopback host).",
+        default: "https://account.thestarline.cn", env: "STARLINE_API_BASE_URL", configKey: "api")
     public static let api = apiBase.spec
     /// `--chat`: the chat service base URL (W4).
-    public static let chatBase = Option<BaseURL>.baseURL("chat", help: "Chat service base URL (https, or http on a loopback host).",
-                                                         default: "https://chat.thestarline.cn", env: "STARLINE_CHAT_BASE_URL", configKey: "chat")
+    public static let chatBase = Option<BaseURL>.baseURL(
+        "chat", help: "Chat service base URL (https, or http on a loopback host).",
+        default: "https://chat.thestarline.cn", env: "STARLINE_CHAT_BASE_URL", configKey: "chat")
     public static let chat = chatBase.spec
 
     /// `--pretty`, `--compact`, `--jsonl`, `--progress`, `--profile`: every tool has these.
@@ -203,11 +216,18 @@ public enum StandardOptions {
 
     public static let environment: [ToolSpec.Entry] = [
         .init("STARLINE_HOME", "Relocates configuration, state, data and runtime files to DIR/config, DIR/state, DIR/data and DIR/run."),
-        .init("XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_DATA_HOME, XDG_RUNTIME_DIR", "Base directories of the XDG Base Directory specification."),
+        .init(
+            "XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_DATA_HOME, XDG_RUNTIME_DIR", "Base directories of the XDG Base Directory specification."),
         .init("STARLINE_PROFILE", "Configuration profile to use, as --profile."),
-        .init("NO_COLOR", "When set, no colour is used in terminal output."),
+        .init("NO_COLOR", "When set, no colour is used in terminal output.")
     ]
 
-    public static let configFile = ToolSpec.Entry("$XDG_CONFIG_HOME/starline/config.json",
-        "Configuration profiles: {\"defaultProfile\":\"NAME\",\"profiles\":{\"NAME\":{\"api\":URL,\"chat\":URL,\"appId\":ID,\"service\":NAME,\"timeout\":SECONDS|\"DURATION\"}}} (a number is seconds; a string is a duration as --timeout takes). Command-line flags override environment variables, which override the profile, which overrides the defaults.")
+    public static let configFile = ToolSpec.Entry(
+        "$XDG_CONFIG_HOME/starline/config.json",
+        """
+        Configuration profiles: \
+        {\"defaultProfile\":\"NAME\",\"profiles\":{\"NAME\":{\"api\":URL,\"chat\":URL,\"appId\":ID,\"service\":NAME,\"timeout\":SECONDS|\"DURATION\"}}} \
+        (a number is seconds; a string is a duration as --timeout takes). Command-line flags override environment \
+        variables, which override the profile, which overrides the defaults.
+        """)
 }

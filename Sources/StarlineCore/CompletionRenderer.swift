@@ -31,44 +31,45 @@ public enum CompletionRenderer {
             if !valueOptions.contains(where: { $0.words == words }) { valueOptions.append((words, option)) }
         }
         var out = """
-        # bash completion for \(tool.name); generated from the command spec by `\(tool.name) --generate bash`; do not edit.
-        \(fn)() {
-            local cur prev path="" w i cmds="" opts="" args=""
-            cur="${COMP_WORDS[COMP_CWORD]}"
-            prev="${COMP_WORDS[COMP_CWORD-1]}"
-            for ((i = 1; i < COMP_CWORD; i++)); do
-                w="${COMP_WORDS[i]}"
-                case "$w" in
-                    \(valueOptions.isEmpty ? "--*=*" : valueOptions.flatMap(\.words).joined(separator: "|"))) ((i++)); continue ;;
-                    -*) continue ;;
-                esac
-                case "$path:$w" in
+            # bash completion for \(tool.name); generated from the command spec by `\(tool.name) --generate bash`; do not edit.
+            \(fn)() {
+                local cur prev path="" w i cmds="" opts="" args=""
+                cur="${COMP_WORDS[COMP_CWORD]}"
+                prev="${COMP_WORDS[COMP_CWORD-1]}"
+                for ((i = 1; i < COMP_CWORD; i++)); do
+                    w="${COMP_WORDS[i]}"
+                    case "$w" in
+                        \(valueOptions.isEmpty ? "--*=*" : valueOptions.flatMap(\.words).joined(separator: "|"))) ((i++)); continue ;;
+                        -*) continue ;;
+                    esac
+                    case "$path:$w" in
 
-        """
+            """
         for (path, _) in all where !path.isEmpty {
             let parent = path.dropLast().joined(separator: " ")
             out += "                \"\(parent):\(path.last!)\") path=\"\(path.joined(separator: " "))\" ;;\n"
         }
         out += """
-                esac
-            done
-            case "$prev" in
+                    esac
+                done
+                case "$prev" in
 
-        """
+            """
         for (words, option) in valueOptions {
-            let action: String = switch option.completion {
-            case _ where !option.choices.isEmpty: "COMPREPLY=($(compgen -W \"\(option.choices.joined(separator: " "))\" -- \"$cur\"))"
-            case .file: "COMPREPLY=($(compgen -f -- \"$cur\"))"
-            case .directory: "COMPREPLY=($(compgen -d -- \"$cur\"))"
-            case .none: "COMPREPLY=()"
-            }
+            let action: String =
+                switch option.completion {
+                case _ where !option.choices.isEmpty: "COMPREPLY=($(compgen -W \"\(option.choices.joined(separator: " "))\" -- \"$cur\"))"
+                case .file: "COMPREPLY=($(compgen -f -- \"$cur\"))"
+                case .directory: "COMPREPLY=($(compgen -d -- \"$cur\"))"
+                case .none: "COMPREPLY=()"
+                }
             out += "        \(words.joined(separator: "|"))) \(action); return 0 ;;\n"
         }
         out += """
-            esac
-            case "$path" in
+                esac
+                case "$path" in
 
-        """
+            """
         for (path, command) in all {
             // A command's own options do not apply to its subcommands (the parser's scope).
             let opts = optionWords(tool.globalOptions + command.options)
@@ -77,21 +78,21 @@ public enum CompletionRenderer {
             out += "opts=\"\(opts.joined(separator: " "))\"; args=\"\(fileArgs)\" ;;\n"
         }
         out += """
-            esac
-            if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-            elif [[ -n "$cmds" ]]; then
-                COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
-            elif [[ -n "$args" ]]; then
-                COMPREPLY=($(compgen -f -- "$cur"))
-            else
-                COMPREPLY=()
-            fi
-            return 0
-        }
-        complete -o filenames -o bashdefault -F \(fn) \(tool.name)
+                esac
+                if [[ "$cur" == -* ]]; then
+                    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+                elif [[ -n "$cmds" ]]; then
+                    COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
+                elif [[ -n "$args" ]]; then
+                    COMPREPLY=($(compgen -f -- "$cur"))
+                else
+                    COMPREPLY=()
+                fi
+                return 0
+            }
+            complete -o filenames -o bashdefault -F \(fn) \(tool.name)
 
-        """
+            """
         return out
     }
 
@@ -132,14 +133,16 @@ public enum CompletionRenderer {
                 let exclusion = o.repeatable ? "" : "(-\(s) --\(o.long))"
                 let shortForm = "-\(s)" + (o.takesValue ? "+" : "")
                 let longForm = "--\(o.long)" + (o.takesValue ? "=" : "")
-                return zshQuote(exclusion) + "{" + zshQuote(repeatPrefix + shortForm) + "," + zshQuote(repeatPrefix + longForm) + "}" + zshQuote(description + value)
+                return zshQuote(exclusion) + "{" + zshQuote(repeatPrefix + shortForm) + "," + zshQuote(repeatPrefix + longForm) + "}"
+                    + zshQuote(description + value)
             }
             return zshQuote(repeatPrefix + "--\(o.long)" + (o.takesValue ? "=" : "") + description + value)
         }
     }
 
     static func zsh(_ tool: ToolSpec) -> String {
-        var out = "#compdef \(tool.name)\n# zsh completion for \(tool.name); generated from the command spec by `\(tool.name) --generate zsh`; do not edit.\n\n"
+        var out =
+            "#compdef \(tool.name)\n# zsh completion for \(tool.name); generated from the command spec by `\(tool.name) --generate zsh`; do not edit.\n\n"
         for (path, command) in tool.allCommands {
             let fn = functionName(tool, path)
             let specs = zshSpecs(tool.globalOptions + command.options)
@@ -148,13 +151,18 @@ public enum CompletionRenderer {
                 var args = specs
                 for (i, a) in command.arguments.enumerated() {
                     let action = zshAction(a.completion, choices: [])
-                    if a.variadic { args.append(zshQuote("*:\(zshDescription(a.name)):\(action)")) }
-                    else { args.append(zshQuote("\(a.optional ? "\(i + 1):" : "\(i + 1)"):\(zshDescription(a.name)):\(action)")) }
+                    if a.variadic {
+                        args.append(zshQuote("*:\(zshDescription(a.name)):\(action)"))
+                    } else {
+                        args.append(zshQuote("\(a.optional ? "\(i + 1):" : "\(i + 1)"):\(zshDescription(a.name)):\(action)"))
+                    }
                 }
                 out += "    _arguments -s -S \\\n        " + args.joined(separator: " \\\n        ") + "\n"
             } else {
                 out += "    local curcontext=\"$curcontext\" state line\n    typeset -A opt_args\n"
-                out += "    _arguments -C -s -S \\\n        " + (specs + ["': :->command'", "'*:: :->argument'"]).joined(separator: " \\\n        ") + "\n"
+                out +=
+                    "    _arguments -C -s -S \\\n        "
+                    + (specs + ["': :->command'", "'*:: :->argument'"]).joined(separator: " \\\n        ") + "\n"
                 out += "    case $state in\n"
                 out += "        command)\n            local -a commands\n            commands=(\n"
                 for sub in command.subcommands { out += "                \(zshQuote(sub.name + ":" + sub.abstract))\n" }
@@ -191,8 +199,13 @@ public enum CompletionRenderer {
             if let s = o.short { line += " -s \(s)" }
             line += " -l \(o.long)"
             if o.takesValue {
-                if !o.choices.isEmpty { line += " -x -a \(fishQuote(o.choices.joined(separator: " ")))" }
-                else if case .none = o.completion { line += " -x" } else { line += " -r -F" }
+                if !o.choices.isEmpty {
+                    line += " -x -a \(fishQuote(o.choices.joined(separator: " ")))"
+                } else if case .none = o.completion {
+                    line += " -x"
+                } else {
+                    line += " -r -F"
+                }
             }
             line += " -d \(fishQuote(o.help))"
             return line + "\n"

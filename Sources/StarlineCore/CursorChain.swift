@@ -58,8 +58,10 @@ public struct CursorChain: Sendable {
         let digest = Self.digest(next)
         guard !seen.contains(digest) else { throw cycle(next) }
         if !following && pages >= capacity {
-            throw StarlineError(.data, "\(route) goes on past \(capacity) pages in one run; stopped paging (what was stored is kept: run it again to go on)",
-                                details: .object([("route", .string(route)), ("pages", .int(pages))]))
+            throw StarlineError(
+                .data,
+                "\(route) goes on past \(capacity) pages in one run; stopped paging (what was stored is kept: run it again to go on)",
+                details: .object([("route", .string(route)), ("pages", .int(pages))]))
         }
         remember(digest)
         pages += 1
@@ -74,8 +76,10 @@ public struct CursorChain: Sendable {
     }
 
     private func cycle(_ cursor: String) -> StarlineError {
-        StarlineError(.data, "the server's cursors on \(route) go round in a cycle: \(Self.shown(cursor)) came back after \(pages) pages; stopped paging",
-                      details: .object([("route", .string(route)), ("cursor", .string(Self.shown(cursor, quoted: false))), ("pages", .int(pages))]))
+        StarlineError(
+            .data,
+            "the server's cursors on \(route) go round in a cycle: \(Self.shown(cursor)) came back after \(pages) pages; stopped paging",
+            details: .object([("route", .string(route)), ("cursor", .string(Self.shown(cursor, quoted: false))), ("pages", .int(pages))]))
     }
 
     private mutating func remember(_ digest: Digest) {

@@ -59,7 +59,9 @@ public enum DurationText {
 
     /// `text` as whole seconds within `range`; a malformed or out-of-range value (however large) is a usage
     /// error naming the option, its value and, when known, where the value came from.
-    public static func seconds(_ text: String, option: String, range: ClosedRange<Int64>, from source: String? = nil) throws(StarlineError) -> Int64 {
+    public static func seconds(_ text: String, option: String, range: ClosedRange<Int64>, from source: String? = nil) throws(StarlineError)
+        -> Int64
+    {
         guard let total = parts(text)?.totalSeconds, range.contains(total) else {
             throw invalid(text, option: option, range: range, from: source)
         }
@@ -69,8 +71,10 @@ public enum DurationText {
     /// The usage error for a duration option's value.
     public static func invalid(_ text: String, option: String, range: ClosedRange<Int64>, from source: String? = nil) -> StarlineError {
         let origin = source.map { " (from \($0))" } ?? ""
-        return StarlineError(.usage, "invalid value '\(text)' for --\(option)\(origin): expected a duration from \(format(range.lowerBound)) to \(format(range.upperBound)) (90, 30s, 5m, 2h, 3d, 1w)",
-                             details: .object([("option", .string(option)), ("value", .string(text))]))
+        return StarlineError(
+            .usage,
+            "invalid value '\(text)' for --\(option)\(origin): expected a duration from \(format(range.lowerBound)) to \(format(range.upperBound)) (90, 30s, 5m, 2h, 3d, 1w)",
+            details: .object([("option", .string(option)), ("value", .string(text))]))
     }
 
     /// Seconds in the largest unit that divides them exactly (`600` → `10m`, `86400` → `1d`, `0` → `0`): how
@@ -94,8 +98,10 @@ public enum DurationText {
 extension Option where Value == Duration {
     /// A duration option (`DurationText`'s syntax from every source) within `range` seconds, `defaultValue`
     /// seconds when given nowhere; help, range and default are shown as durations.
-    public static func duration(_ long: String, short: Character? = nil, help: String, default defaultValue: Int64,
-                                range: ClosedRange<Int64>, env: String? = nil, configKey: String? = nil) -> Option {
+    public static func duration(
+        _ long: String, short: Character? = nil, help: String, default defaultValue: Int64,
+        range: ClosedRange<Int64>, env: String? = nil, configKey: String? = nil
+    ) -> Option {
         precondition(range.contains(defaultValue), "the default of --\(long) is outside its range")
         let spec = OptionSpec.duration(long, short: short, help: help, default: defaultValue, range: range, env: env, configKey: configKey)
         return Option(spec: spec) { arguments in .seconds(try arguments.durationSeconds(long, in: range) ?? defaultValue) }
@@ -104,8 +110,10 @@ extension Option where Value == Duration {
 
 extension Option where Value == Duration? {
     /// A duration option within `range` seconds, nil when given nowhere (the command decides what absence means).
-    public static func duration(_ long: String, short: Character? = nil, help: String, range: ClosedRange<Int64>,
-                                env: String? = nil, configKey: String? = nil) -> Option {
+    public static func duration(
+        _ long: String, short: Character? = nil, help: String, range: ClosedRange<Int64>,
+        env: String? = nil, configKey: String? = nil
+    ) -> Option {
         let spec = OptionSpec.duration(long, short: short, help: help, range: range, env: env, configKey: configKey)
         return Option(spec: spec) { arguments in try arguments.durationSeconds(long, in: range).map { .seconds($0) } }
     }
@@ -114,10 +122,13 @@ extension Option where Value == Duration? {
 extension OptionSpec {
     /// The spec of a duration option: `DURATION`, the shared help note, the range and default as durations.
     /// (For a domain's own value of the syntax, with `Option.converted`; otherwise use `Option.duration`.)
-    public static func duration(_ long: String, short: Character? = nil, help: String, default defaultValue: Int64? = nil,
-                                range: ClosedRange<Int64>, env: String? = nil, configKey: String? = nil) -> OptionSpec {
-        var spec = OptionSpec.value(long, short: short, DurationText.placeholder, help: help + " " + DurationText.helpNote,
-                                    default: defaultValue.map(DurationText.format), env: env, configKey: configKey)
+    public static func duration(
+        _ long: String, short: Character? = nil, help: String, default defaultValue: Int64? = nil,
+        range: ClosedRange<Int64>, env: String? = nil, configKey: String? = nil
+    ) -> OptionSpec {
+        var spec = OptionSpec.value(
+            long, short: short, DurationText.placeholder, help: help + " " + DurationText.helpNote,
+            default: defaultValue.map(DurationText.format), env: env, configKey: configKey)
         spec.range = "\(DurationText.format(range.lowerBound))–\(DurationText.format(range.upperBound))"
         return spec
     }

@@ -49,17 +49,29 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .internalError: "unexpected failure (a bug)"
         case .usage: "bad flags, arguments or configuration (including a rejected URL override)"
         case .notLoggedIn: "no session and no candidate"
-        case .sessionEnded: "the server ended the session (401 revoked/expired, 403 ACCOUNT_RESTRICTED/APP_UNAVAILABLE); local identity cleared"
+        case .sessionEnded:
+            """
+            the server ended the session (401 revoked/expired, 403 ACCOUNT_RESTRICTED/APP_UNAVAILABLE); local identity \
+            cleared
+            """
         case .forbidden: "the server refused this action (403 other than the two above); identity kept"
         case .notFound: "the named object does not exist"
-        case .transient: "network failure, timeout, 5xx or 429 after retries, or a server certificate that does not verify (TLS_ERROR, not retried); local state kept"
+        case .transient:
+            """
+            network failure, timeout, 5xx or 429 after retries, or a server certificate that does not verify (TLS_ERROR, \
+            not retried); local state kept
+            """
         case .partial: "a bulk run where some items failed (per-item results say which)"
         case .noResult: "nothing published: login in progress, cancelled, denied or expired; restore superseded"
         case .storage: "local storage read/write/delete failed (STORAGE_ERROR)"
         case .sessionChanged: "the account changed while the request was in flight; result discarded"
         case .data: "malformed input or file, no QR symbol found, authentication of stored data failed"
         case .locked: "vault locked or wrong passphrase"
-        case .interrupted: "interrupted by SIGINT (Ctrl-C); SIGHUP and SIGTERM end a tool the same way with 129 and 143 (clean-up done, temporary files removed)"
+        case .interrupted:
+            """
+            interrupted by SIGINT (Ctrl-C); SIGHUP and SIGTERM end a tool the same way with 129 and 143 (clean-up done, \
+            temporary files removed)
+            """
         case .brokenPipe: "standard output was closed by its reader (| head); ended quietly, as by SIGPIPE"
         }
     }

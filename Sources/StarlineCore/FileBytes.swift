@@ -38,8 +38,9 @@ public enum FileBytes {
             }
             if n == 0 { return result }
             if let maxBytes, result.count + n > maxBytes {
-                throw StarlineError(.data, "\(name) is larger than the limit of \(maxBytes) bytes",
-                                    details: .object([("limit", .int(maxBytes))]))
+                throw StarlineError(
+                    .data, "\(name) is larger than the limit of \(maxBytes) bytes",
+                    details: .object([("limit", .int(maxBytes))]))
             }
             chunk.withUnsafeBufferPointer { result.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<n])) }
         }
@@ -61,7 +62,8 @@ public enum FileBytes {
 
     public static func posixError(_ what: String, path: String) -> StarlineError {
         let code = errno
-        return StarlineError(.storage, "\(what): \(String(cString: strerror(code)))",
-                             details: .object([("path", .string(path)), ("errno", .int(Int(code)))]))
+        return StarlineError(
+            .storage, "\(what): \(String(cString: strerror(code)))",
+            details: .object([("path", .string(path)), ("errno", .int(Int(code)))]))
     }
 }

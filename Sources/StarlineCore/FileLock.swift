@@ -79,7 +79,7 @@ public final class FileLock {
                     .storage, "timed out waiting for lock \(path)", retryable: true,
                     details: .object([
                         ("path", .string(path)),
-                        ("timeoutMilliseconds", .int(Self.milliseconds(timeout))),
+                        ("timeoutMilliseconds", .int(Self.milliseconds(timeout)))
                     ]))
             }
             Self.sleep(min(pause, deadline - now))

@@ -4,9 +4,10 @@
 /// shared from the real service stays a friend link for a user pointed at a devserver.
 public enum FriendLink {
     public static func isValidCode(_ code: some StringProtocol) -> Bool {
-        (8...64).contains(code.utf8.count) && code.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F
-        }
+        (8...64).contains(code.utf8.count)
+            && code.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F
+            }
     }
 
     public static func url(code: String, chatBase: BaseURL) -> String { "\(chatBase)/f/\(code)" }
@@ -44,11 +45,13 @@ public enum FriendLink {
         if isValidCode(trimmed) { return (trimmed, url(code: trimmed, chatBase: chatBase)) }
         if let parsed = WebURL(trimmed), parsed.hasAuthority {
             if let found = match(parsed, chatBase: chatBase) { return (found.code, url(code: found.code, chatBase: found.base)) }
-            throw StarlineError(.invalidFriendLink, "not a friend link of \(chatBase): expected \(chatBase)/f/CODE (set --chat or STARLINE_CHAT_BASE_URL for another chat service)",
-                                details: .object([("chatBase", .string(chatBase.description))]))
+            throw StarlineError(
+                .invalidFriendLink,
+                "not a friend link of \(chatBase): expected \(chatBase)/f/CODE (set --chat or STARLINE_CHAT_BASE_URL for another chat service)",
+                details: .object([("chatBase", .string(chatBase.description))]))
         }
-        throw StarlineError(.invalidFriendLink, "invalid friend-link code: expected 8 to 64 characters from A-Z a-z 0-9 _ -",
-                            details: .object([("length", .int(trimmed.utf8.count))]))
+        throw StarlineError(
+            .invalidFriendLink, "invalid friend-link code: expected 8 to 64 characters from A-Z a-z 0-9 _ -",
+            details: .object([("length", .int(trimmed.utf8.count))]))
     }
 }
-

@@ -59,7 +59,9 @@ public enum HelpRenderer {
         let width = min(30, (rows.map(\.0.count).max() ?? 0) + 2)
         var out = ""
         for (left, right) in rows {
-            let pad = left.count + 2 <= width ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
+            let pad =
+                left.count + 2 <= width
+                ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
             let body = wrap(right, indent: width + 2, width: 80)
             out += "  " + left + pad + body.drop(while: { $0 == " " }) + "\n"
         }

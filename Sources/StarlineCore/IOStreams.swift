@@ -19,9 +19,11 @@ public final class IOStreams: Sendable {
     public let terminalColumns: Int?
     private let clock: @Sendable () -> Timestamp
 
-    public init(stdin: InputSource, stdout: any ByteSink, stderr: any ByteSink, stdinIsTerminal: Bool, stdoutIsTerminal: Bool,
-                stderrIsTerminal: Bool, environment: Environment, terminalColumns: Int? = nil,
-                clock: @escaping @Sendable () -> Timestamp = { .now() }) {
+    public init(
+        stdin: InputSource, stdout: any ByteSink, stderr: any ByteSink, stdinIsTerminal: Bool, stdoutIsTerminal: Bool,
+        stderrIsTerminal: Bool, environment: Environment, terminalColumns: Int? = nil,
+        clock: @escaping @Sendable () -> Timestamp = { .now() }
+    ) {
         self.stdin = stdin
         self.stdout = stdout
         self.stderr = stderr
@@ -40,21 +42,25 @@ public final class IOStreams: Sendable {
     public static func process() -> IOStreams {
         let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
         let columns = stdoutIsTerminal ? Int(starline_terminal_columns(STDOUT_FILENO)) : 0
-        return IOStreams(stdin: .fileDescriptor(STDIN_FILENO),
-                         stdout: FileDescriptorSink(STDOUT_FILENO, name: "standard output", endsProcessWhenClosed: true),
-                         stderr: FileDescriptorSink(STDERR_FILENO, name: "standard error"),
-                         stdinIsTerminal: isatty(STDIN_FILENO) == 1, stdoutIsTerminal: stdoutIsTerminal,
-                         stderrIsTerminal: isatty(STDERR_FILENO) == 1, environment: .process, terminalColumns: columns > 0 ? columns : nil)
+        return IOStreams(
+            stdin: .fileDescriptor(STDIN_FILENO),
+            stdout: FileDescriptorSink(STDOUT_FILENO, name: "standard output", endsProcessWhenClosed: true),
+            stderr: FileDescriptorSink(STDERR_FILENO, name: "standard error"),
+            stdinIsTerminal: isatty(STDIN_FILENO) == 1, stdoutIsTerminal: stdoutIsTerminal,
+            stderrIsTerminal: isatty(STDERR_FILENO) == 1, environment: .process, terminalColumns: columns > 0 ? columns : nil)
     }
 
     /// Streams for a test: `stdin` is the given bytes, stdout and stderr are captured (read them back from
     /// the returned sinks); nothing is a terminal unless `terminal`.
-    public static func capturing(stdin: [UInt8] = [], environment: Environment = [:], terminal: Bool = false,
-                                 columns: Int? = nil, now: Timestamp? = nil) -> (io: IOStreams, stdout: CapturingSink, stderr: CapturingSink) {
+    public static func capturing(
+        stdin: [UInt8] = [], environment: Environment = [:], terminal: Bool = false,
+        columns: Int? = nil, now: Timestamp? = nil
+    ) -> (io: IOStreams, stdout: CapturingSink, stderr: CapturingSink) {
         let out = CapturingSink(), err = CapturingSink()
         let clock: @Sendable () -> Timestamp = if let now { { now } } else { { .now() } }
-        let io = IOStreams(stdin: .bytes(stdin), stdout: out, stderr: err, stdinIsTerminal: terminal, stdoutIsTerminal: terminal,
-                           stderrIsTerminal: terminal, environment: environment, terminalColumns: columns, clock: clock)
+        let io = IOStreams(
+            stdin: .bytes(stdin), stdout: out, stderr: err, stdinIsTerminal: terminal, stdoutIsTerminal: terminal,
+            stderrIsTerminal: terminal, environment: environment, terminalColumns: columns, clock: clock)
         return (io, out, err)
     }
 }
@@ -70,7 +76,8 @@ public enum InputSource: Sendable {
         case .fileDescriptor(let fd): return try FileBytes.read(fd: fd, name: "standard input", maxBytes: maxBytes)
         case .bytes(let bytes):
             if let maxBytes, bytes.count > maxBytes {
-                throw StarlineError(.data, "standard input is larger than the limit of \(maxBytes) bytes", details: .object([("limit", .int(maxBytes))]))
+                throw StarlineError(
+                    .data, "standard input is larger than the limit of \(maxBytes) bytes", details: .object([("limit", .int(maxBytes))]))
             }
             return bytes
         }
@@ -133,8 +140,9 @@ public final class FileDescriptorSink: ByteSink {
             }
             throw ByteSinkError.closed
         }
-        throw StarlineError(.writeFailed, "cannot write \(name): \(String(cString: strerror(code)))",
-                            details: .object([("errno", .int(Int(code)))]))
+        throw StarlineError(
+            .writeFailed, "cannot write \(name): \(String(cString: strerror(code)))",
+            details: .object([("errno", .int(Int(code)))]))
     }
 }
 

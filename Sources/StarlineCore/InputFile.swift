@@ -16,8 +16,9 @@ public enum InputFile {
         guard type == S_IFREG || type == S_IFIFO || type == S_IFCHR else {
             close(fd)
             let kind = type == S_IFDIR ? "a directory" : type == S_IFSOCK ? "a socket" : "not a regular file"
-            throw StarlineError(.usage, "cannot read \(what) \(path): it is \(kind)",
-                                details: .object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode)))]))
+            throw StarlineError(
+                .usage, "cannot read \(what) \(path): it is \(kind)",
+                details: .object([("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode)))]))
         }
         makeBlocking(fd)
         return fd

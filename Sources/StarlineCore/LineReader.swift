@@ -132,7 +132,8 @@ public final class LineReader {
         if got < 0 {
             let code = errno
             buffer.removeSubrange(old...)
-            throw StarlineError(.storage, "cannot read \(name): \(String(cString: strerror(code)))", details: .object([("errno", .int(Int(code)))]))
+            throw StarlineError(
+                .storage, "cannot read \(name): \(String(cString: strerror(code)))", details: .object([("errno", .int(Int(code)))]))
         }
         buffer.removeSubrange((old + got)...)
         if got == 0 { ended = true }

@@ -2,9 +2,17 @@
 public struct ListOptions: Sendable {
     public static let format = Option<ListFormat?>.choice(
         "output", short: "o", "FORMAT",
-        help: "Print the list as json, jsonl, table, csv or tsv. Default: a table on a terminal; piped or redirected, the JSON this command always printed.")
+        help: """
+            Print the list as json, jsonl, table, csv or tsv. Default: a table on a terminal; piped or redirected, the \
+            JSON this command always printed.
+            """)
     public static let fields = Option<[String]?>.converted(
-        .value("fields", "A,B,…", help: "Only these fields, in this order (a.b reaches into an object): the columns of a table, CSV or TSV, the keys of JSON."),
+        .value(
+            "fields", "A,B,…",
+            help: """
+                Only these fields, in this order (a.b reaches into an object): the columns of a table, CSV or TSV, the keys \
+                of JSON.
+                """),
         { try ListOptions.parseFields($0) })
     public static let specs: [OptionSpec] = [format.spec, fields.spec]
 
@@ -38,7 +46,11 @@ public struct ListOptions: Sendable {
             guard !name.isEmpty, parts.count <= 8, parts.allSatisfy({ !$0.isEmpty && $0.count <= 64 }) else {
                 throw refuse("'\(name)' is not a field name (letters, digits and _, a.b for a field inside an object)")
             }
-            guard name.unicodeScalars.allSatisfy({ $0 == "." || $0 == "_" || $0 == "-" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) }) else {
+            guard
+                name.unicodeScalars.allSatisfy({
+                    $0 == "." || $0 == "_" || $0 == "-" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0)
+                })
+            else {
                 throw refuse("'\(name)' is not a field name (letters, digits and _, a.b for a field inside an object)")
             }
         }

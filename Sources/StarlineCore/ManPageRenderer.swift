@@ -65,7 +65,11 @@ public enum ManPageRenderer {
         }
 
         out += ".SH EXIT STATUS\n"
-        out += paragraphs("Every Starline tool uses the same exit codes. On failure the first line of standard error is a JSON object {\"error\":{\"code\":…,\"message\":…,\"retryable\":…,\"details\":…}}.")
+        out += paragraphs(
+            """
+            Every Starline tool uses the same exit codes. On failure the first line of standard error is a JSON object \
+            {\"error\":{\"code\":…,\"message\":…,\"retryable\":…,\"details\":…}}.
+            """)
         for status in ExitStatus.allCases {
             out += ".TP\n.B \(status.rawValue)\n\(escape(status.name)): \(escape(status.meaning))\n"
         }
@@ -90,12 +94,13 @@ public enum ManPageRenderer {
         }
         if !tool.seeAlso.isEmpty {
             out += ".SH SEE ALSO\n"
-            out += tool.seeAlso.map { ref -> String in
-                if let open = ref.firstIndex(of: "(") {
-                    return ".BR \(escape(String(ref[..<open]))) \(escape(String(ref[open...])))"
-                }
-                return ".B \(escape(ref))"
-            }.joined(separator: " ,\n") + "\n"
+            out +=
+                tool.seeAlso.map { ref -> String in
+                    if let open = ref.firstIndex(of: "(") {
+                        return ".BR \(escape(String(ref[..<open]))) \(escape(String(ref[open...])))"
+                    }
+                    return ".B \(escape(ref))"
+                }.joined(separator: " ,\n") + "\n"
         }
         return out
     }

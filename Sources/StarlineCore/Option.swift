@@ -25,8 +25,9 @@ extension ParsedArguments {
     public subscript<Value>(_ option: Option<Value>) -> Value {
         get throws {
             guard spec(option.long) != nil else {
-                throw StarlineError(.internalError, "--\(option.long) is not an option of '\(([tool.name] + path).joined(separator: " "))'",
-                                    details: .object([("option", .string(option.long))]))
+                throw StarlineError(
+                    .internalError, "--\(option.long) is not an option of '\(([tool.name] + path).joined(separator: " "))'",
+                    details: .object([("option", .string(option.long))]))
             }
             return try option.convert(self)
         }
@@ -34,8 +35,9 @@ extension ParsedArguments {
 
     /// A usage error for an option's value, naming where the value came from.
     func invalid(_ option: String, _ text: String, _ source: Source, expected: String) -> StarlineError {
-        StarlineError(.usage, "invalid value '\(text)' for --\(option) (from \(source.rawValue)): expected \(expected)",
-                      details: .object([("option", .string(option)), ("value", .string(text))]))
+        StarlineError(
+            .usage, "invalid value '\(text)' for --\(option) (from \(source.rawValue)): expected \(expected)",
+            details: .object([("option", .string(option)), ("value", .string(text))]))
     }
 }
 
@@ -47,36 +49,51 @@ extension Option where Value == Bool {
 
 extension Option where Value == String? {
     /// A text value, nil when given nowhere.
-    public static func string(_ long: String, short: Character? = nil, _ valueName: String, help: String, env: String? = nil,
-                              configKey: String? = nil, completion: OptionSpec.Completion = .none, hidden: Bool = false) -> Option {
-        Option(spec: .value(long, short: short, valueName, help: help, env: env, configKey: configKey, completion: completion,
-                            hidden: hidden)) { $0.value(long) }
+    public static func string(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String, env: String? = nil,
+        configKey: String? = nil, completion: OptionSpec.Completion = .none, hidden: Bool = false
+    ) -> Option {
+        Option(
+            spec: .value(
+                long, short: short, valueName, help: help, env: env, configKey: configKey, completion: completion,
+                hidden: hidden)
+        ) { $0.value(long) }
     }
 }
 
 extension Option where Value == String {
     /// A text value with a default.
-    public static func string(_ long: String, short: Character? = nil, _ valueName: String, help: String, default defaultValue: String,
-                              env: String? = nil, configKey: String? = nil, completion: OptionSpec.Completion = .none) -> Option {
-        Option(spec: .value(long, short: short, valueName, help: help, default: defaultValue, env: env, configKey: configKey,
-                            completion: completion)) { $0.value(long) ?? defaultValue }
+    public static func string(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String, default defaultValue: String,
+        env: String? = nil, configKey: String? = nil, completion: OptionSpec.Completion = .none
+    ) -> Option {
+        Option(
+            spec: .value(
+                long, short: short, valueName, help: help, default: defaultValue, env: env, configKey: configKey,
+                completion: completion)
+        ) { $0.value(long) ?? defaultValue }
     }
 }
 
 extension Option where Value == [String] {
     /// A repeatable option: every value given on the command line, in order.
-    public static func strings(_ long: String, short: Character? = nil, _ valueName: String, help: String,
-                               completion: OptionSpec.Completion = .none) -> Option {
+    public static func strings(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String,
+        completion: OptionSpec.Completion = .none
+    ) -> Option {
         Option(spec: .value(long, short: short, valueName, help: help, repeatable: true, completion: completion)) { $0.values(long) }
     }
 }
 
 extension Option where Value == Int {
     /// An integer in `range`, `defaultValue` when given nowhere.
-    public static func integer(_ long: String, short: Character? = nil, _ valueName: String, help: String, default defaultValue: Int,
-                               range: ClosedRange<Int>, env: String? = nil, configKey: String? = nil) -> Option {
+    public static func integer(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String, default defaultValue: Int,
+        range: ClosedRange<Int>, env: String? = nil, configKey: String? = nil
+    ) -> Option {
         precondition(range.contains(defaultValue), "the default of --\(long) is outside its range")
-        var spec = OptionSpec.value(long, short: short, valueName, help: help, default: String(defaultValue), env: env, configKey: configKey)
+        var spec = OptionSpec.value(
+            long, short: short, valueName, help: help, default: String(defaultValue), env: env, configKey: configKey)
         spec.range = "\(range.lowerBound)–\(range.upperBound)"
         return Option(spec: spec) { try $0.integer(long, in: range) ?? defaultValue }
     }
@@ -84,8 +101,10 @@ extension Option where Value == Int {
 
 extension Option where Value == Int? {
     /// An integer in `range`, nil when given nowhere (the command decides what absence means).
-    public static func integer(_ long: String, short: Character? = nil, _ valueName: String, help: String, range: ClosedRange<Int>,
-                               env: String? = nil, configKey: String? = nil) -> Option {
+    public static func integer(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String, range: ClosedRange<Int>,
+        env: String? = nil, configKey: String? = nil
+    ) -> Option {
         var spec = OptionSpec.value(long, short: short, valueName, help: help, env: env, configKey: configKey)
         spec.range = "\(range.lowerBound)–\(range.upperBound)"
         return Option(spec: spec) { try $0.integer(long, in: range) }
@@ -95,10 +114,15 @@ extension Option where Value == Int? {
 extension Option where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
     /// One of an enumeration's cases by raw value; the choices shown and completed are its cases. (Closures,
     /// not key paths, below: a key path is instantiated at run time, which every start of every tool would pay.)
-    public static func choice(_ long: String, short: Character? = nil, _ valueName: String, help: String,
-                              default defaultValue: Value, env: String? = nil, configKey: String? = nil) -> Option {
-        Option(spec: .value(long, short: short, valueName, help: help, default: defaultValue.rawValue,
-                            choices: Value.allCases.map { $0.rawValue }, env: env, configKey: configKey)) { arguments in
+    public static func choice(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String,
+        default defaultValue: Value, env: String? = nil, configKey: String? = nil
+    ) -> Option {
+        Option(
+            spec: .value(
+                long, short: short, valueName, help: help, default: defaultValue.rawValue,
+                choices: Value.allCases.map { $0.rawValue }, env: env, configKey: configKey)
+        ) { arguments in
             try arguments.choice(long, Value.self) ?? defaultValue
         }
     }
@@ -106,11 +130,16 @@ extension Option where Value: RawRepresentable & CaseIterable, Value.RawValue ==
 
 extension Option {
     /// One of an enumeration's cases, nil when given nowhere.
-    public static func choice<Choice>(_ long: String, short: Character? = nil, _ valueName: String, help: String,
-                                      env: String? = nil, configKey: String? = nil) -> Option
+    public static func choice<Choice>(
+        _ long: String, short: Character? = nil, _ valueName: String, help: String,
+        env: String? = nil, configKey: String? = nil
+    ) -> Option
     where Value == Choice?, Choice: RawRepresentable & CaseIterable & Sendable, Choice.RawValue == String {
-        Option(spec: .value(long, short: short, valueName, help: help, choices: Choice.allCases.map { $0.rawValue }, env: env,
-                            configKey: configKey)) { arguments in try arguments.choice(long, Choice.self) }
+        Option(
+            spec: .value(
+                long, short: short, valueName, help: help, choices: Choice.allCases.map { $0.rawValue }, env: env,
+                configKey: configKey)
+        ) { arguments in try arguments.choice(long, Choice.self) }
     }
 }
 
@@ -120,12 +149,13 @@ extension Option where Value == BaseURL {
     public static func baseURL(_ long: String, help: String, default defaultValue: String, env: String, configKey: String) -> Option {
         Option(spec: .value(long, "URL", help: help, default: defaultValue, env: env, configKey: configKey)) { arguments in
             guard let (text, source) = arguments.resolved(long) else { return try BaseURL(validating: defaultValue) }
-            let name: String = switch source {
-            case .flag: "--\(long)"
-            case .environment: env
-            case .profile: "profile key '\(configKey)'"
-            case .defaultValue: "default \(long) URL"
-            }
+            let name: String =
+                switch source {
+                case .flag: "--\(long)"
+                case .environment: env
+                case .profile: "profile key '\(configKey)'"
+                case .defaultValue: "default \(long) URL"
+                }
             return try BaseURL(validating: text, name: name)
         }
     }

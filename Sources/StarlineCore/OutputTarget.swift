@@ -78,8 +78,10 @@ public enum OutputTarget: Equatable, Sendable {
 
     /// The same, for content too large to hold: `fill` writes it to the descriptor (of the temporary file that
     /// replaces a regular file, or of the device or FIFO written in place).
-    public static func write(to path: String, mode: mode_t, sync: Bool, applyUmask: Bool,
-                             _ fill: (Int32) throws(StarlineError) -> Void) throws {
+    public static func write(
+        to path: String, mode: mode_t, sync: Bool, applyUmask: Bool,
+        _ fill: (Int32) throws(StarlineError) -> Void
+    ) throws {
         switch try resolve(path) {
         case .replace(let file):
             try AtomicFile.write(to: file, mode: mode, sync: sync, applyUmask: applyUmask, fill)

@@ -61,7 +61,8 @@ public enum PrivateFiles {
         }
         if info.st_mode & 0o022 != 0 {
             // A sticky shared directory (/tmp) is writable by others by design: chmod is the wrong advice there.
-            let advice = info.st_mode & S_ISVTX != 0
+            let advice =
+                info.st_mode & S_ISVTX != 0
                 ? "keep the file in a directory only you can write" : "run chmod 700 \(path)"
             throw StarlineError(
                 .insecurePermissions,
@@ -88,8 +89,10 @@ public enum PrivateFiles {
     /// `open(2)` with `O_NOFOLLOW | O_CLOEXEC` added: a symbolic link at `path` is `symbolicLinkError`, other
     /// failures are STORAGE_ERROR "<action> <path>: <reason>". Returns -1 (no error) for a missing file when
     /// `missingIsNil`.
-    public static func openNoFollow(_ path: String, _ flags: Int32, mode: mode_t = 0o600, what: String, action: String,
-                                    missingIsNil: Bool = false) throws(StarlineError) -> Int32 {
+    public static func openNoFollow(
+        _ path: String, _ flags: Int32, mode: mode_t = 0o600, what: String, action: String,
+        missingIsNil: Bool = false
+    ) throws(StarlineError) -> Int32 {
         let fd = Glibc.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
         if fd >= 0 { return fd }
         let e = errno

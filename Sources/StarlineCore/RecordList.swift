@@ -28,13 +28,14 @@ public final class RecordList: @unchecked Sendable {
         fields = options.fields
         self.columns = options.fields ?? columns
         let format = options.format ?? Self.defaultFormat(output, json: json)
-        form = switch format {
-        case .json: .jsonArray(output.mode == .pretty ? .pretty : .compact)
-        case .jsonl: .jsonLines
-        case .table: .table
-        case .csv: .delimited(.csv)
-        case .tsv: .delimited(.tsv)
-        }
+        form =
+            switch format {
+            case .json: .jsonArray(output.mode == .pretty ? .pretty : .compact)
+            case .jsonl: .jsonLines
+            case .table: .table
+            case .csv: .delimited(.csv)
+            case .tsv: .delimited(.tsv)
+            }
     }
 
     /// The format the list will be printed in, `-o` or the default for these streams.

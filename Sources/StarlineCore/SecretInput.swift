@@ -40,7 +40,9 @@ public struct SecretInput {
         switch source {
         case .terminal: value = try Self.prompt(prompt)
         case .fileDescriptor(let fd):
-            if lines == nil { lines = try Self.lines(try FileBytes.read(fd: fd, name: "the \(what) input", maxBytes: 16 * Self.maxLineBytes)) }
+            if lines == nil {
+                lines = try Self.lines(try FileBytes.read(fd: fd, name: "the \(what) input", maxBytes: 16 * Self.maxLineBytes))
+            }
             value = try nextLine(what)
         case .bytes(let bytes):
             if lines == nil { lines = try Self.lines(bytes) }
@@ -51,7 +53,9 @@ public struct SecretInput {
     }
 
     private mutating func nextLine(_ what: String) throws -> String {
-        guard let lines, next < lines.count else { throw StarlineError(.usage, "no \(what) given: one secret a line is read (old password, then new)") }
+        guard let lines, next < lines.count else {
+            throw StarlineError(.usage, "no \(what) given: one secret a line is read (old password, then new)")
+        }
         defer { next += 1 }
         return lines[next]
     }
@@ -73,7 +77,9 @@ public struct SecretInput {
         guard fd >= 0 else { throw StarlineError(.usage, "no terminal to ask for the secret: give it \(otherwise)") }
         defer { close(fd) }
         var saved = termios()
-        guard tcgetattr(fd, &saved) == 0 else { throw StarlineError(.usage, "cannot read the terminal's settings: \(String(cString: strerror(errno)))") }
+        guard tcgetattr(fd, &saved) == 0 else {
+            throw StarlineError(.usage, "cannot read the terminal's settings: \(String(cString: strerror(errno)))")
+        }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)

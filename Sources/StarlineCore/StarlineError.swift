@@ -23,7 +23,7 @@ public struct StarlineError: Error, CustomStringConvertible, Sendable {
         var body: [(String, JSON)] = [
             ("code", .string(code.rawValue)),
             ("message", .string(message)),
-            ("retryable", .bool(retryable)),
+            ("retryable", .bool(retryable))
         ]
         if let details { body.append(("details", details)) }
         return .object([("error", .object(body))])

@@ -35,8 +35,9 @@ public struct StarlinePaths: Sendable, Equatable {
         let state = xdg("XDG_STATE_HOME", "/.local/state") + "/starline"
         let runtime: String
         if let r = environment["XDG_RUNTIME_DIR"], r.hasPrefix("/") { runtime = r + "/starline" } else { runtime = state + "/run" }
-        self.init(config: xdg("XDG_CONFIG_HOME", "/.config") + "/starline", state: state,
-                  data: xdg("XDG_DATA_HOME", "/.local/share") + "/starline", runtime: runtime)
+        self.init(
+            config: xdg("XDG_CONFIG_HOME", "/.config") + "/starline", state: state,
+            data: xdg("XDG_DATA_HOME", "/.local/share") + "/starline", runtime: runtime)
     }
 
     /// `$HOME`; when it is unset (or not absolute), the user's entry in /etc/passwd; failing that, "/".
@@ -60,7 +61,8 @@ public struct StarlinePaths: Sendable, Equatable {
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
             let fields = line.split(separator: UInt8(ascii: ":"), maxSplits: 6, omittingEmptySubsequences: false)
             guard fields.count == 7, line.first != UInt8(ascii: "#"),
-                  UInt32(String(decoding: fields[2], as: UTF8.self)) == uid else { continue }
+                UInt32(String(decoding: fields[2], as: UTF8.self)) == uid
+            else { continue }
             let directory = String(decoding: fields[5], as: UTF8.self)
             return directory.isEmpty ? nil : directory
         }

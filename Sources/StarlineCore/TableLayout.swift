@@ -32,9 +32,10 @@ struct TableLayout {
         var text = ""
         if widths == nil {
             let header = columns.map { $0.uppercased() }
-            widths = Self.fit(natural: (0..<columns.count).map { i in
-                pending.reduce(TextWidth.of(header[i])) { max($0, TextWidth.of($1[i])) }
-            }, headers: header.map(TextWidth.of), width: width)
+            widths = Self.fit(
+                natural: (0..<columns.count).map { i in
+                    pending.reduce(TextWidth.of(header[i])) { max($0, TextWidth.of($1[i])) }
+                }, headers: header.map(TextWidth.of), width: width)
             text += line(header)
         }
         for row in pending { text += line(row) }
@@ -60,8 +61,10 @@ struct TableLayout {
         var widths = natural
         let gaps = 2 * max(0, widths.count - 1)
         while widths.reduce(gaps, +) > width {
-            guard let widest = widths.indices.filter({ widths[$0] > max(minimumWidth, min(headers[$0], minimumWidth)) })
-                .max(by: { widths[$0] < widths[$1] }) else { break }
+            guard
+                let widest = widths.indices.filter({ widths[$0] > max(minimumWidth, min(headers[$0], minimumWidth)) })
+                    .max(by: { widths[$0] < widths[$1] })
+            else { break }
             widths[widest] -= 1
         }
         return widths
@@ -87,9 +90,11 @@ enum TextWidth {
         default: break
         }
         if scalar.properties.isEmojiPresentation { return 2 }
-        let wide: [ClosedRange<UInt32>] = [0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
-                                           0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
-                                           0xFFE0...0xFFE6, 0x20000...0x2FFFD, 0x30000...0x3FFFD]
+        let wide: [ClosedRange<UInt32>] = [
+            0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+            0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x20000...0x2FFFD, 0x30000...0x3FFFD
+        ]
         return wide.contains { $0.contains(v) } ? 2 : 1
     }
 
@@ -140,7 +145,10 @@ enum CellText {
         case nil, .null?: ""
         case .bool(let b)?: b ? "true" : "false"
         case .string(let s)?: s
-        case .array(let items)? where items.allSatisfy({ if case .array = $0 { return false }; if case .object = $0 { return false }; return true }):
+        case .array(let items)?
+        where items.allSatisfy({
+            if case .array = $0 { return false }; if case .object = $0 { return false }; return true
+        }):
             items.map { plain($0) }.joined(separator: ", ")
         case let other?: other.serialized(.compact)
         }

@@ -15,7 +15,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The instants that have an RFC 3339 form: 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z (four-digit
     /// years, RFC 3339 section 5.6). Anything outside would be printed wrapped (year 10240 as 0240), so every
     /// date that comes from outside — an argument, an imported file — is checked against this range.
-    public static let supportedRange: ClosedRange<Int64> = -62_135_596_800 ... 253_402_300_799
+    public static let supportedRange: ClosedRange<Int64> = -62_135_596_800...253_402_300_799
 
     /// Nil when `seconds` is outside `supportedRange`.
     public init?(checkedSeconds seconds: Int64) {
@@ -125,11 +125,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             return v
         }
         guard let year = digits(0, 4), b[4] == UInt8(ascii: "-"), let month = digits(5, 2), b[7] == UInt8(ascii: "-"),
-              let day = digits(8, 2) else { return nil }
+            let day = digits(8, 2)
+        else { return nil }
         let sep = b[10]
         guard sep == UInt8(ascii: "T") || sep == UInt8(ascii: "t") || sep == UInt8(ascii: " ") else { return nil }
         guard let hour = digits(11, 2), b[13] == UInt8(ascii: ":"), let minute = digits(14, 2), b[16] == UInt8(ascii: ":"),
-              let second = digits(17, 2) else { return nil }
+            let second = digits(17, 2)
+        else { return nil }
         var i = 19
         if b[i] == UInt8(ascii: ".") {
             i += 1
@@ -144,7 +146,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             i += 1
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
             guard i + 6 == b.count, let oh = digits(i + 1, 2), b[i + 3] == UInt8(ascii: ":"), let om = digits(i + 4, 2),
-                  oh <= 23, om <= 59 else { return nil }
+                oh <= 23, om <= 59
+            else { return nil }
             offset = (oh * 3600 + om * 60) * (b[i] == UInt8(ascii: "-") ? -1 : 1)
             i += 6
         default:
@@ -152,7 +155,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         }
         guard i == b.count else { return nil }
         guard let days = Timestamp.daysFromCivil(year: year, month: month, day: day),
-              hour <= 23, minute <= 59, second <= 60 else { return nil }
+            hour <= 23, minute <= 59, second <= 60
+        else { return nil }
         // A leap second (:60) is read as the first second of the next minute. An offset may carry year 0001
         // or 9999 outside the supported range (0001-01-01T00:00:00+01:00): refused, not wrapped.
         let value = Int64(days) * 86400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset)
@@ -193,7 +197,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
                 return v
             }
             guard let y = n(0..<4), let mo = n(4..<6), let d = n(6..<8), let h = n(9..<11), let mi = n(11..<13), let s = n(13..<15),
-                  let days = Timestamp.daysFromCivil(year: y, month: mo, day: d), h <= 23, mi <= 59, s <= 60 else { return nil }
+                let days = Timestamp.daysFromCivil(year: y, month: mo, day: d), h <= 23, mi <= 59, s <= 60
+            else { return nil }
             self.init(checkedSeconds: Int64(days) * 86400 + Int64(h * 3600 + mi * 60 + s))
             return
         }
@@ -216,8 +221,9 @@ public enum LocalCalendar {
         var time = time_t(t.seconds)
         var parts = tm()
         localtime_r(&time, &parts)
-        return Fields(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
-                      hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec), weekday: Int(parts.tm_wday))
+        return Fields(
+            year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
+            hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec), weekday: Int(parts.tm_wday))
     }
 
     /// The instant of a local wall-clock time. Out-of-range fields are normalised (day 32 → next month);

@@ -32,7 +32,10 @@ public enum ToolMain {
         case .exit(let status): return .exit(status)
         case .run(let context):
             guard let runner = tool.commands.runner(at: context.arguments.path) else {
-                return .exit(finish(context, .failure(StarlineError(.internalError, "no runner for '\(context.arguments.path.joined(separator: " "))'"))))
+                return .exit(
+                    finish(
+                        context, .failure(StarlineError(.internalError, "no runner for '\(context.arguments.path.joined(separator: " "))'"))
+                    ))
             }
             return .run(context, runner)
         }
@@ -48,10 +51,11 @@ public enum ToolMain {
             return .exit(report(error, tool: tool, path: partialPath(tool, words), io: io))
         }
         if let kind = parsed.given("generate") {
-            let text = switch kind {
-            case "man": ManPageRenderer.render(tool)
-            default: CompletionRenderer.render(tool, shell: CompletionRenderer.Shell(rawValue: kind)!)
-            }
+            let text =
+                switch kind {
+                case "man": ManPageRenderer.render(tool)
+                default: CompletionRenderer.render(tool, shell: CompletionRenderer.Shell(rawValue: kind)!)
+                }
             return .exit(writeDirectly(text, tool: tool, io: io))
         }
         if parsed.flag("help") { return .exit(writeDirectly(HelpRenderer.render(tool, path: parsed.path), tool: tool, io: io)) }
@@ -63,8 +67,10 @@ public enum ToolMain {
         parsed.environment = environment
         let paths = StarlinePaths(environment: environment)
         let declaresProfile = parsed.spec("profile") != nil
-        let needsProfile = declaresProfile && (parsed.flag("profile") || (environment["STARLINE_PROFILE"].map { !$0.isEmpty } ?? false)
-            || parsed.scope.contains { $0.configKey != nil })
+        let needsProfile =
+            declaresProfile
+            && (parsed.flag("profile") || (environment["STARLINE_PROFILE"].map { !$0.isEmpty } ?? false)
+                || parsed.scope.contains { $0.configKey != nil })
         if needsProfile {
             do {
                 parsed.profile = try ConfigProfile.load(path: paths.configFile, requested: parsed.value("profile"))
@@ -78,7 +84,8 @@ public enum ToolMain {
 
     /// `--jsonl` and `--compact` win over a terminal's default of pretty output.
     static func outputMode(_ parsed: ParsedArguments) -> Output.Mode? {
-        parsed.declaredFlag("jsonl") ? .jsonLines : parsed.declaredFlag("compact") ? .compact : parsed.declaredFlag("pretty") ? .pretty : nil
+        parsed.declaredFlag("jsonl")
+            ? .jsonLines : parsed.declaredFlag("compact") ? .compact : parsed.declaredFlag("pretty") ? .pretty : nil
     }
 
     /// The command's result, after flushing its output: a stdout failure turns success into `WRITE_FAILED`

@@ -2,9 +2,9 @@
 /// Foundation's URL is avoided on purpose: it accepts and "repairs" inputs that a security check
 /// must reject (user info tricks, backslashes, whitespace).
 public struct WebURL: Sendable, Equatable {
-    public var scheme: String          // lowercased
+    public var scheme: String  // lowercased
     public var userInfo: String?
-    public var host: String            // lowercased; IPv6 literals keep their brackets
+    public var host: String  // lowercased; IPv6 literals keep their brackets
     public var port: Int?
     public var path: String
     public var query: String?
@@ -19,7 +19,8 @@ public struct WebURL: Sendable, Equatable {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let scheme = text[..<colon]
         guard let first = scheme.first, first.isASCII, first.isLetter,
-              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }) else { return nil }
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") })
+        else { return nil }
         self.scheme = scheme.lowercased()
         var rest = text[text.index(after: colon)...]
         if let hash = rest.firstIndex(of: "#") {
@@ -91,7 +92,9 @@ public struct WebURL: Sendable, Equatable {
 
     /// True for a host name made of LDH labels (ASCII letters, digits, hyphens), or an IP literal.
     public var hostIsWellFormed: Bool {
-        if host.hasPrefix("[") { return host.count > 2 && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." } }
+        if host.hasPrefix("[") {
+            return host.count > 2 && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
         guard !host.isEmpty, host.count <= 253 else { return false }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         return labels.allSatisfy { label in
@@ -115,7 +118,8 @@ enum IPv4 {
         var octets: [UInt8] = []
         for p in parts {
             guard !p.isEmpty, p.count <= 3, p.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  !(p.count > 1 && p.first == "0"), let v = UInt8(p) else { return nil }
+                !(p.count > 1 && p.first == "0"), let v = UInt8(p)
+            else { return nil }
             octets.append(v)
         }
         return (octets[0], octets[1], octets[2], octets[3])
@@ -146,7 +150,7 @@ public enum PercentEncoding {
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(b))
             default:
                 let hex = Array("0123456789ABCDEF".utf8)

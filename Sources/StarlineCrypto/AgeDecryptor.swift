@@ -43,8 +43,9 @@ public struct AgeDecryptor: Sendable {
     public var armor: AgeArmorMode
 
     public init(passphrase: SecretBytes, maximumWorkFactor: Int = AgeDecryptor.defaultMaximumWorkFactor, armor: AgeArmorMode = .detect) {
-        precondition(AgeEncryptor.workFactorRange.contains(maximumWorkFactor),
-                     "age maximum work factor must be in \(AgeEncryptor.workFactorRange)")
+        precondition(
+            AgeEncryptor.workFactorRange.contains(maximumWorkFactor),
+            "age maximum work factor must be in \(AgeEncryptor.workFactorRange)")
         self.passphrase = passphrase
         self.maximumWorkFactor = maximumWorkFactor
         self.armor = armor
@@ -81,9 +82,10 @@ public struct AgeDecryptor: Sendable {
     /// The same parser, checks and payload decryption with a known file key instead of a passphrase: for
     /// test vectors of other recipient types. The scrypt stanza checks that need no passphrase still apply.
     @discardableResult
-    static func decrypt(from input: AgeReader, to output: AgeWriter, fileKey: SecretBytes, armor: AgeArmorMode = .detect,
-                        maximumWorkFactor: Int = defaultMaximumWorkFactor) throws(StarlineError) -> Int
-    {
+    static func decrypt(
+        from input: AgeReader, to output: AgeWriter, fileKey: SecretBytes, armor: AgeArmorMode = .detect,
+        maximumWorkFactor: Int = defaultMaximumWorkFactor
+    ) throws(StarlineError) -> Int {
         try run(input, output, armor: armor, maximumWorkFactor: maximumWorkFactor) { (_, _) throws(StarlineError) -> SecretBytes in
             // Every native recipient "MUST check that the body length is exactly 32 bytes", which pins the
             // file key to 16 bytes.
@@ -94,8 +96,10 @@ public struct AgeDecryptor: Sendable {
         }.plaintextBytes
     }
 
-    private static func run(_ input: AgeReader, _ output: AgeWriter, armor: AgeArmorMode, maximumWorkFactor: Int,
-                            fileKey: (AgeHeader, AgeScrypt.Parameters?) throws(StarlineError) -> SecretBytes)
+    private static func run(
+        _ input: AgeReader, _ output: AgeWriter, armor: AgeArmorMode, maximumWorkFactor: Int,
+        fileKey: (AgeHeader, AgeScrypt.Parameters?) throws(StarlineError) -> SecretBytes
+    )
         throws(StarlineError) -> (plaintextBytes: Int, armored: Bool)
     {
         let raw = AgeInputBuffer(input)

@@ -23,9 +23,10 @@ public final class AgeEncryptor {
 
     /// Generates a file key, wraps it under `passphrase` with a new salt, and writes the header (and the
     /// BEGIN line when `armored`) to `output`.
-    public init(passphrase: SecretBytes, workFactor: Int = AgeEncryptor.defaultWorkFactor, armored: Bool = false,
-                output: AgeWriter) throws(StarlineError)
-    {
+    public init(
+        passphrase: SecretBytes, workFactor: Int = AgeEncryptor.defaultWorkFactor, armored: Bool = false,
+        output: AgeWriter
+    ) throws(StarlineError) {
         precondition(Self.workFactorRange.contains(workFactor), "age scrypt work factor must be in \(Self.workFactorRange)")
         // "The file key MUST be generated as 16 bytes of CSPRNG output. It MUST NOT be reused across
         // multiple files."
@@ -57,9 +58,10 @@ public final class AgeEncryptor {
     }
 
     /// Encrypts everything `input` yields to `output`, 64 KiB at a time.
-    public static func encrypt(from input: AgeReader, to output: AgeWriter, passphrase: SecretBytes,
-                               workFactor: Int = defaultWorkFactor, armored: Bool = false) throws(StarlineError)
-    {
+    public static func encrypt(
+        from input: AgeReader, to output: AgeWriter, passphrase: SecretBytes,
+        workFactor: Int = defaultWorkFactor, armored: Bool = false
+    ) throws(StarlineError) {
         let encryptor = try AgeEncryptor(passphrase: passphrase, workFactor: workFactor, armored: armored, output: output)
         var buffer = [UInt8](repeating: 0, count: AgePayload.chunkSize)
         defer { Sodium.wipe(&buffer) }
@@ -73,9 +75,10 @@ public final class AgeEncryptor {
     }
 
     /// The whole age file for `plaintext`, in memory (small data; stream anything large).
-    public static func encrypt(_ plaintext: [UInt8], passphrase: SecretBytes, workFactor: Int = defaultWorkFactor,
-                               armored: Bool = false) throws(StarlineError) -> [UInt8]
-    {
+    public static func encrypt(
+        _ plaintext: [UInt8], passphrase: SecretBytes, workFactor: Int = defaultWorkFactor,
+        armored: Bool = false
+    ) throws(StarlineError) -> [UInt8] {
         let collector = ByteCollector()
         try encrypt(from: .bytes(plaintext), to: collector.writer, passphrase: passphrase, workFactor: workFactor, armored: armored)
         return collector.bytes

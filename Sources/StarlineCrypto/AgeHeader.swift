@@ -56,7 +56,8 @@ struct AgeHeader {
         let version = try line("the version line")
         guard version == versionLine else {
             if version.starts(with: versionPrefix) {
-                throw .ageHeader("unsupported format version \"\(printable(version.dropFirst(versionPrefix.count)))\" (only v1 is supported)")
+                throw .ageHeader(
+                    "unsupported format version \"\(printable(version.dropFirst(versionPrefix.count)))\" (only v1 is supported)")
             }
             throw .ageHeader("not an age file (the first line is not \"age-encryption.org/v1\")")
         }

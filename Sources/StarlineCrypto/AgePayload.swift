@@ -79,8 +79,9 @@ final class AgePayloadEncryptor {
         let count = buffered
         ciphertext.withUnsafeMutableBytes { c in
             plaintext.withUnsafeBytes { p in
-                ChaCha20Poly1305.seal(UnsafeRawBufferPointer(rebasing: p[0..<count]), nonce: nonce, key: key,
-                                      into: UnsafeMutableRawBufferPointer(rebasing: c[0..<(count + AgePayload.tagSize)]))
+                ChaCha20Poly1305.seal(
+                    UnsafeRawBufferPointer(rebasing: p[0..<count]), nonce: nonce, key: key,
+                    into: UnsafeMutableRawBufferPointer(rebasing: c[0..<(count + AgePayload.tagSize)]))
             }
         }
         try ciphertext.withBytes { (c) throws(StarlineError) in
@@ -142,14 +143,16 @@ enum AgePayloadDecryptor {
         }
     }
 
-    private static func open(_ ciphertext: [UInt8], _ n: Int, into plaintext: inout [UInt8], counter: UInt64, final: Bool,
-                             key: SecretBytes) -> Bool
-    {
+    private static func open(
+        _ ciphertext: [UInt8], _ n: Int, into plaintext: inout [UInt8], counter: UInt64, final: Bool,
+        key: SecretBytes
+    ) -> Bool {
         let nonce = AgePayload.chunkNonce(counter, final: final)
         return ciphertext.withUnsafeBytes { c in
             plaintext.withUnsafeMutableBytes { p in
-                ChaCha20Poly1305.open(UnsafeRawBufferPointer(rebasing: c[0..<n]), nonce: nonce, key: key,
-                                      into: UnsafeMutableRawBufferPointer(rebasing: p[0..<(n - AgePayload.tagSize)]))
+                ChaCha20Poly1305.open(
+                    UnsafeRawBufferPointer(rebasing: c[0..<n]), nonce: nonce, key: key,
+                    into: UnsafeMutableRawBufferPointer(rebasing: p[0..<(n - AgePayload.tagSize)]))
             }
         }
     }

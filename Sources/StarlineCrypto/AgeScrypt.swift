@@ -63,7 +63,7 @@ enum AgeScrypt {
         }
         let digits = Array(stanza.arguments[2].utf8)
         guard let first = digits.first, (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(first),
-              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         else {
             throw .ageHeader("the scrypt work factor \"\(printable(digits))\" is not a decimal number without leading zeros")
         }

@@ -41,7 +41,8 @@ public enum Argon2id {
     public static var saltBytes: Int { crypto_pwhash_argon2id_saltbytes() }
     public static var minimumKeyLength: Int { crypto_pwhash_argon2id_bytes_min() }
 
-    public static func deriveKey(passphrase: [UInt8], salt: [UInt8], limits: Limits, length: Int = 32) throws(StarlineError) -> SecretBytes {
+    public static func deriveKey(passphrase: [UInt8], salt: [UInt8], limits: Limits, length: Int = 32) throws(StarlineError) -> SecretBytes
+    {
         try deriveKey(passphrase: passphrase, salt: salt, opsLimit: limits.opsLimit, memLimit: limits.memLimit, length: length)
     }
 
@@ -51,32 +52,39 @@ public enum Argon2id {
     /// a damaged file) and `INTERNAL` when the memory for the hash cannot be allocated. libsodium's bounds are
     /// no protection against a hostile file (2^32 - 1 passes, 4 TiB): a caller reading limits from storage
     /// caps them itself, before calling this (the memory vault: `VaultHeader.maximumLimits`).
-    public static func deriveKey(passphrase: [UInt8], salt: [UInt8], opsLimit: UInt64, memLimit: Int, length: Int = 32) throws(StarlineError) -> SecretBytes {
+    public static func deriveKey(passphrase: [UInt8], salt: [UInt8], opsLimit: UInt64, memLimit: Int, length: Int = 32)
+        throws(StarlineError) -> SecretBytes
+    {
         try withNonNullBytes(passphrase) { (p, plen) throws(StarlineError) in
             try derive(p, plen, salt: salt, opsLimit: opsLimit, memLimit: memLimit, length: length)
         }
     }
 
     /// `deriveKey` for a passphrase already held in protected memory.
-    public static func deriveKey(passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int, length: Int = 32) throws(StarlineError) -> SecretBytes {
+    public static func deriveKey(passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int, length: Int = 32)
+        throws(StarlineError) -> SecretBytes
+    {
         try passphrase.withUnsafeUInt8Pointer { (p) throws(StarlineError) in
             try derive(p, passphrase.count, salt: salt, opsLimit: opsLimit, memLimit: memLimit, length: length)
         }
     }
 
-    private static func derive(_ passphrase: UnsafePointer<UInt8>, _ passphraseCount: Int, salt: [UInt8],
-                               opsLimit: UInt64, memLimit: Int, length: Int) throws(StarlineError) -> SecretBytes
-    {
+    private static func derive(
+        _ passphrase: UnsafePointer<UInt8>, _ passphraseCount: Int, salt: [UInt8],
+        opsLimit: UInt64, memLimit: Int, length: Int
+    ) throws(StarlineError) -> SecretBytes {
         Sodium.initialize()
         guard salt.count == saltBytes else {
-            throw StarlineError(.data, "key derivation salt must be \(saltBytes) bytes, got \(salt.count)",
-                                details: .object([("saltBytes", .int(salt.count))]))
+            throw StarlineError(
+                .data, "key derivation salt must be \(saltBytes) bytes, got \(salt.count)",
+                details: .object([("saltBytes", .int(salt.count))]))
         }
         let opsRange = UInt64(crypto_pwhash_argon2id_opslimit_min())...UInt64(crypto_pwhash_argon2id_opslimit_max())
         let memRange = crypto_pwhash_argon2id_memlimit_min()...crypto_pwhash_argon2id_memlimit_max()
         let lengthRange = crypto_pwhash_argon2id_bytes_min()...Swift.min(crypto_pwhash_argon2id_bytes_max(), 1 << 20)
         guard opsRange.contains(opsLimit), memLimit >= 0, memRange.contains(memLimit), length >= 0, lengthRange.contains(length) else {
-            throw StarlineError(.data, "key derivation parameters out of range (opsLimit \(opsLimit), memLimit \(memLimit), length \(length))")
+            throw StarlineError(
+                .data, "key derivation parameters out of range (opsLimit \(opsLimit), memLimit \(memLimit), length \(length))")
         }
         return try SecretBytes(count: length) { (out: UnsafeMutableRawBufferPointer) throws(StarlineError) in
             let rc = salt.withUnsafeBufferPointer { s in

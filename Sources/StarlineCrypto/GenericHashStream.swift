@@ -25,7 +25,8 @@ public struct GenericHashStream: ~Copyable {
         state = OpaquePointer(raw)
         self.length = length
         if let key {
-            precondition((GenericHash.minimumKeyLength...GenericHash.maximumKeyLength).contains(key.count), "BLAKE2b key must be 16...64 bytes")
+            precondition(
+                (GenericHash.minimumKeyLength...GenericHash.maximumKeyLength).contains(key.count), "BLAKE2b key must be 16...64 bytes")
             _ = key.withUnsafeUInt8Pointer { crypto_generichash_init(state, $0, key.count, length) }
         } else {
             _ = crypto_generichash_init(state, nil, 0, length)

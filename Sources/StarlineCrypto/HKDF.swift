@@ -50,7 +50,8 @@ public enum HKDF {
             for block in blocks where offset < length {
                 let n = Swift.min(hashLength, length - offset)
                 block.withUnsafeBytes { b in
-                    UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + n)]).copyMemory(from: UnsafeRawBufferPointer(rebasing: b[0..<n]))
+                    UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + n)]).copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: b[0..<n]))
                 }
                 offset += n
             }

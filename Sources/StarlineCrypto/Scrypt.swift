@@ -16,9 +16,10 @@ public enum Scrypt {
     /// Derives `length` bytes from `passphrase` and `salt` with N = 2^`logN`.
     ///
     /// Throws `DATA_ERROR` for parameters out of range, `INTERNAL` when the memory cannot be allocated.
-    public static func deriveKey(passphrase: SecretBytes, salt: [UInt8], logN: Int, r: UInt32 = 8, p: UInt32 = 1,
-                                 length: Int = 32) throws(StarlineError) -> SecretBytes
-    {
+    public static func deriveKey(
+        passphrase: SecretBytes, salt: [UInt8], logN: Int, r: UInt32 = 8, p: UInt32 = 1,
+        length: Int = 32
+    ) throws(StarlineError) -> SecretBytes {
         guard (1...maximumLogN).contains(logN), r > 0, p > 0, UInt64(r) * UInt64(p) < 1 << 30, (1...(1 << 20)).contains(length) else {
             throw StarlineError(.data, "scrypt parameters out of range (log2 N \(logN), r \(r), p \(p), length \(length))")
         }

@@ -77,8 +77,10 @@ public struct SecretStreamEncryptor: ~Copyable, @unchecked Sendable {
 
     /// `push` without allocating, for bulk streams: encrypts `chunk` into `output`, which must have room for
     /// `chunk.count + SecretStream.abytes` bytes (it must not overlap `chunk`), and returns the bytes written.
-    public mutating func push(_ chunk: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer, final: Bool,
-                              additionalData: UnsafeRawBufferPointer) -> Int {
+    public mutating func push(
+        _ chunk: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer, final: Bool,
+        additionalData: UnsafeRawBufferPointer
+    ) -> Int {
         precondition(!isFinished, "SecretStreamEncryptor.push after the final chunk")
         isFinished = final
         var clen: UInt64 = 0
@@ -160,8 +162,10 @@ public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
     /// have room for `chunk.count - SecretStream.abytes` bytes (it must not overlap `chunk`); returns the
     /// plaintext size and whether the chunk was the final one. Same errors as `pull`; on failure nothing is
     /// written to `output`.
-    public mutating func pull(_ chunk: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer,
-                              additionalData: UnsafeRawBufferPointer) throws(StarlineError) -> (count: Int, isFinal: Bool) {
+    public mutating func pull(
+        _ chunk: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer,
+        additionalData: UnsafeRawBufferPointer
+    ) throws(StarlineError) -> (count: Int, isFinal: Bool) {
         guard !sawFinal else {
             throw StarlineError(.authenticationFailed, "encrypted stream has data after its final chunk")
         }

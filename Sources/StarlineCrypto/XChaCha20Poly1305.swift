@@ -64,8 +64,9 @@ public enum XChaCha20Poly1305 {
     public static func openSecret(_ sealed: [UInt8], additionalData: [UInt8] = [], key: SecretBytes) throws(StarlineError) -> SecretBytes {
         let plaintextCount = try checkedPlaintextCount(sealed, key: key)
         return try SecretBytes(count: plaintextCount) { (out: UnsafeMutableRawBufferPointer) throws(StarlineError) in
-            try open(sealed, additionalData: additionalData, key: key,
-                     into: out.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            try open(
+                sealed, additionalData: additionalData, key: key,
+                into: out.baseAddress?.assumingMemoryBound(to: UInt8.self))
         }
     }
 
@@ -77,9 +78,10 @@ public enum XChaCha20Poly1305 {
         return sealed.count - overhead
     }
 
-    private static func open(_ sealed: [UInt8], additionalData: [UInt8], key: SecretBytes,
-                             into out: UnsafeMutablePointer<UInt8>?) throws(StarlineError)
-    {
+    private static func open(
+        _ sealed: [UInt8], additionalData: [UInt8], key: SecretBytes,
+        into out: UnsafeMutablePointer<UInt8>?
+    ) throws(StarlineError) {
         Sodium.initialize()
         let nonceCount = nonceBytes
         var scratch: UInt8 = 0

@@ -9,8 +9,9 @@ extension PlatformRoutes {
         let limit = try ChatRoutes.intQuery(c, "limit", 1...Int64(Limits.maxUserPage)) ?? Int64(Limits.defaultUserPage)
         let after = try c.request.queryValue("cursor").map(UserCursor.decode) ?? ""
         // One row more than the page says whether there is a next page, without a count(*) per page.
-        let rows = try c.db.query("SELECT id, name, display_name, roles, restricted FROM users WHERE id > ? ORDER BY id LIMIT ?",
-                                  [.text(after), .integer(limit + 1)])
+        let rows = try c.db.query(
+            "SELECT id, name, display_name, roles, restricted FROM users WHERE id > ? ORDER BY id LIMIT ?",
+            [.text(after), .integer(limit + 1)])
         let page = rows.prefix(Int(limit))
         let users: [JSON] = page.map { row in
             var user = DevServerStore.userJSON(row)
@@ -33,7 +34,8 @@ enum UserCursor {
     /// The id to continue after; a cursor this server could not have made is `INVALID_REQUEST`.
     static func decode(_ cursor: String) throws -> String {
         guard cursor.utf8.count <= 1024, let bytes = Base64.decode(cursor), Base64.encodeURL(bytes) == cursor,
-              let text = String(validating: bytes, as: UTF8.self), text.hasPrefix(tag), text.count > tag.count else {
+            let text = String(validating: bytes, as: UTF8.self), text.hasPrefix(tag), text.count > tag.count
+        else {
             throw APIError.invalidRequest("'cursor' is not a cursor from this list (pass nextCursor back unchanged)")
         }
         return String(text.dropFirst(tag.count))

@@ -13,25 +13,31 @@ extension ChatRoutes {
         let before = try intQuery(c, "before", 0...Int64.max), after = try intQuery(c, "after", 0...Int64.max)
         var rows: [SQLiteRow]
         if let clientId = c.request.queryValue("clientId") {
-            guard before == nil, after == nil else { throw APIError.invalidRequest("'clientId' cannot be combined with 'before' or 'after'") }
+            guard before == nil, after == nil else {
+                throw APIError.invalidRequest("'clientId' cannot be combined with 'before' or 'after'")
+            }
             guard validClientId(clientId) else { throw APIError.invalidRequest("clientId must be 1-128 characters from A-Z a-z 0-9 . _ -") }
-            rows = try c.db.query("SELECT * FROM messages WHERE conversation_id = ? AND sender_id = ? AND client_id = ?",
-                                  [.text(id), .text(c.user), .text(clientId)])
+            rows = try c.db.query(
+                "SELECT * FROM messages WHERE conversation_id = ? AND sender_id = ? AND client_id = ?",
+                [.text(id), .text(c.user), .text(clientId)])
         } else if let after {
-            rows = try c.db.query("SELECT * FROM messages WHERE conversation_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?",
-                                  [.text(id), .integer(after), .integer(before ?? Int64.max), .integer(limit)])
+            rows = try c.db.query(
+                "SELECT * FROM messages WHERE conversation_id = ? AND seq > ? AND seq < ? ORDER BY seq LIMIT ?",
+                [.text(id), .integer(after), .integer(before ?? Int64.max), .integer(limit)])
         } else {
-            rows = try c.db.query("SELECT * FROM messages WHERE conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-                                  [.text(id), .integer(before ?? Int64.max), .integer(limit)])
+            rows = try c.db.query(
+                "SELECT * FROM messages WHERE conversation_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                [.text(id), .integer(before ?? Int64.max), .integer(limit)])
             rows.reverse()
         }
         return .json(200, .object([("messages", .array(rows.map(messageJSON)))]))
     }
 
     static func validClientId(_ id: String) -> Bool {
-        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E
-        }
+        (1...128).contains(id.utf8.count)
+            && id.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E
+            }
     }
 
     static func putMessage(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
@@ -39,15 +45,21 @@ extension ChatRoutes {
         guard validClientId(clientId) else { throw APIError.invalidRequest("clientId must be 1-128 characters from A-Z a-z 0-9 . _ -") }
         let text = try c.string(try c.jsonBody(), "text")
         guard try isMember(c, id) else { throw APIError.notFound("conversation \(id)") }
-        if let existing = try c.db.queryFirst("SELECT * FROM messages WHERE conversation_id = ? AND sender_id = ? AND client_id = ?",
-                                              [.text(id), .text(c.user), .text(clientId)]) {
+        if let existing = try c.db.queryFirst(
+            "SELECT * FROM messages WHERE conversation_id = ? AND sender_id = ? AND client_id = ?",
+            [.text(id), .text(c.user), .text(clientId)])
+        {
             guard existing.string("text") == text else {
                 throw APIError(409, "CLIENT_ID_CONFLICT", "clientId \(clientId) was already used for another message")
             }
             return .json(200, messageJSON(existing))
         }
-        try c.db.run("INSERT INTO messages(id, client_id, conversation_id, sender_id, text, created_at) VALUES(?,?,?,?,?,?)",
-                     [.text(DevServerStore.identifier("msg")), .text(clientId), .text(id), .text(c.user), .text(text), .integer(Timestamp.now().seconds)])
+        try c.db.run(
+            "INSERT INTO messages(id, client_id, conversation_id, sender_id, text, created_at) VALUES(?,?,?,?,?,?)",
+            [
+                .text(DevServerStore.identifier("msg")), .text(clientId), .text(id), .text(c.user), .text(text),
+                .integer(Timestamp.now().seconds)
+            ])
         guard let row = try c.db.queryFirst("SELECT * FROM messages WHERE seq = ?", [.integer(c.db.lastInsertRowID)]) else {
             throw APIError(500, "INTERNAL", "message vanished")
         }
@@ -57,7 +69,9 @@ extension ChatRoutes {
     }
 
     static func members(_ c: RouteContext, _ conversation: String) throws -> [String] {
-        try c.db.query("SELECT user_id FROM members WHERE conversation_id = ? ORDER BY user_id", [.text(conversation)]).compactMap { $0.string("user_id") }
+        try c.db.query("SELECT user_id FROM members WHERE conversation_id = ? ORDER BY user_id", [.text(conversation)]).compactMap {
+            $0.string("user_id")
+        }
     }
 
     /// `POST …/read` `{"upTo":"<message id>"}`: moves the caller's read mark up to that message, never back
@@ -67,16 +81,24 @@ extension ChatRoutes {
         let id = c.parameter("id")
         guard try isMember(c, id) else { throw APIError.notFound("conversation \(id)") }
         let upTo = try c.string(try c.jsonBody(), "upTo", maxLength: 256)
-        guard let seq = try c.db.queryFirst("SELECT seq FROM messages WHERE id = ? AND conversation_id = ?", [.text(upTo), .text(id)])?.int64("seq") else {
+        guard
+            let seq = try c.db.queryFirst("SELECT seq FROM messages WHERE id = ? AND conversation_id = ?", [.text(upTo), .text(id)])?.int64(
+                "seq")
+        else {
             throw APIError.invalidRequest("'upTo' is not the id of a message in conversation \(id)")
         }
-        try c.db.run("UPDATE members SET last_read_seq = ? WHERE conversation_id = ? AND user_id = ? AND last_read_seq < ?",
-                     [.integer(seq), .text(id), .text(c.user), .integer(seq)])
+        try c.db.run(
+            "UPDATE members SET last_read_seq = ? WHERE conversation_id = ? AND user_id = ? AND last_read_seq < ?",
+            [.integer(seq), .text(id), .text(c.user), .integer(seq)])
         let moved = c.db.changes > 0
-        let lastRead = try c.db.queryFirst("SELECT last_read_seq FROM members WHERE conversation_id = ? AND user_id = ?",
-                                           [.text(id), .text(c.user)])?.int64("last_read_seq") ?? 0
-        let mark = JSON.object([("conversationId", .string(id)), ("lastReadSeq", .int(Int(lastRead))),
-                                ("unread", .int(try unreadCount(c, id, after: lastRead)))])
+        let lastRead =
+            try c.db.queryFirst(
+                "SELECT last_read_seq FROM members WHERE conversation_id = ? AND user_id = ?",
+                [.text(id), .text(c.user)])?.int64("last_read_seq") ?? 0
+        let mark = JSON.object([
+            ("conversationId", .string(id)), ("lastReadSeq", .int(Int(lastRead))),
+            ("unread", .int(try unreadCount(c, id, after: lastRead)))
+        ])
         if moved { try publish(c, &state, to: [c.user], type: "read", payload: mark) }
         return .json(200, mark)
     }
@@ -84,7 +106,8 @@ extension ChatRoutes {
     /// Records an event for each user (read by /v1/sync); the request wakes the long polls when it ends.
     static func publish(_ c: RouteContext, _ state: inout DevServerState, to users: [String], type: String, payload: JSON) throws {
         for user in users {
-            try c.db.run("INSERT INTO events(user_id, type, payload) VALUES(?,?,?)", [.text(user), .text(type), .text(payload.serialized())])
+            try c.db.run(
+                "INSERT INTO events(user_id, type, payload) VALUES(?,?,?)", [.text(user), .text(type), .text(payload.serialized())])
         }
         try c.db.run(pruneEventsSQL, [.integer(Int64(c.server.configuration.eventRetention))])
         state.eventsPublished = true
@@ -109,13 +132,16 @@ extension ChatRoutes {
             // fixture of more than --event-retention events) can drop events after the cursor.
             if let since { try checkNotExpired(c, since) }
             let after = since ?? 0
-            let rows = try c.db.query("SELECT * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                                      [.text(c.user), .integer(after), .integer(limit)])
+            let rows = try c.db.query(
+                "SELECT * FROM events WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                [.text(c.user), .integer(after), .integer(limit)])
             let events: [JSON] = rows.map { row in
                 let seq = row.int64("seq") ?? 0
                 let type = row.string("type") ?? ""
-                return .object([("seq", .int(Int(seq))), ("type", .string(type)), ("cursor", .string(String(seq))),
-                                (type, (try? JSON.parse(row.string("payload") ?? "null")) ?? .null)])
+                return .object([
+                    ("seq", .int(Int(seq))), ("type", .string(type)), ("cursor", .string(String(seq))),
+                    (type, (try? JSON.parse(row.string("payload") ?? "null")) ?? .null)
+                ])
             }
             // A full page may have more behind it: resume after its last event. A short page is everything
             // this user has up to the newest event of anyone (all under the server's lock), so the cursor
@@ -133,14 +159,22 @@ extension ChatRoutes {
     /// `since + 1`: the cursor is the client's, up to Int64.max; sequence numbers are ours.)
     static func checkNotExpired(_ c: RouteContext, _ since: Int64) throws {
         if let oldest = try c.db.queryFirst("SELECT min(seq) AS s FROM events")?.int64("s"), since < oldest - 1 {
-            throw APIError(410, "CURSOR_EXPIRED", "events after this cursor were dropped (the server keeps the newest \(c.server.configuration.eventRetention)); read the history again and sync without 'since'")
+            throw APIError(
+                410, "CURSOR_EXPIRED",
+                "events after this cursor were dropped (the server keeps the newest \(c.server.configuration.eventRetention)); read the history again and sync without 'since'"
+            )
         }
         // A cursor beyond every sequence number this server ever issued (sqlite_sequence survives pruning) was
         // issued by a state that is gone — a reset, or a restart without --db: what the client saw is not
         // here, and an empty answer would let it wait silently until the numbers catch up.
         let issued = try c.db.queryFirst("SELECT seq FROM sqlite_sequence WHERE name = 'events'")?.int64("seq") ?? 0
         if since > issued {
-            throw APIError(410, "CURSOR_EXPIRED", "this cursor is ahead of every event this server has issued (it was reset or restarted without --db); read the history again and sync without 'since'")
+            throw APIError(
+                410, "CURSOR_EXPIRED",
+                """
+                this cursor is ahead of every event this server has issued (it was reset or restarted without --db); read the \
+                history again and sync without 'since'
+                """)
         }
     }
 }

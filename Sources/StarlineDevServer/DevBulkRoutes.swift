@@ -16,7 +16,11 @@ extension DevControlRoutes {
         }
         let prefix = try c.string(body, "prefix", maxLength: 32)
         // Ids end up in URL paths and file names of test runs: keep them to unreserved characters.
-        guard prefix.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || "._-".utf8.contains($0) }) else {
+        guard
+            prefix.utf8.allSatisfy({
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || "._-".utf8.contains($0)
+            })
+        else {
             throw APIError.invalidRequest("'prefix' may hold only ASCII letters, digits, '.', '_' and '-'")
         }
         let password = try body["password"].map { _ in try c.string(body, "password", maxLength: 256) }
@@ -39,8 +43,9 @@ extension DevControlRoutes {
                 }
                 try c.store.createUser(id: id, name: id, displayName: id, password: password ?? "\(id)-pass", phone: nil, roles: .array([]))
                 for n in 0..<perUser {
-                    let session = try c.store.createSession(user: id, app: app, deviceName: "bulk device \(n + 1)", platform: "linux",
-                                                            ip: "127.0.0.1", ttl: ttl, authCode: nil)
+                    let session = try c.store.createSession(
+                        user: id, app: app, deviceName: "bulk device \(n + 1)", platform: "linux",
+                        ip: "127.0.0.1", ttl: ttl, authCode: nil)
                     sessions.append(.object([("user", .string(id)), ("id", .string(session.id)), ("token", .string(session.token))]))
                 }
             }
@@ -55,7 +60,9 @@ extension DevControlRoutes {
     /// One transaction and three statements compiled once: 100,000 messages are about 400,000 inserts.
     static func createMessages(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         let id = c.parameter("id")
-        guard try c.db.queryFirst("SELECT id FROM conversations WHERE id = ?", [.text(id)]) != nil else { throw APIError.notFound("conversation \(id)") }
+        guard try c.db.queryFirst("SELECT id FROM conversations WHERE id = ?", [.text(id)]) != nil else {
+            throw APIError.notFound("conversation \(id)")
+        }
         let body = try c.jsonBody()
         guard let count = body["count"]?.intValue, (1...Int64(Limits.maxBulkMessages)).contains(count) else {
             throw APIError.invalidRequest("'count' must be an integer 1...\(Limits.maxBulkMessages)")
@@ -69,7 +76,8 @@ extension DevControlRoutes {
         let retention = SQLiteValue.integer(Int64(c.server.configuration.eventRetention))
         let now = Timestamp.now().seconds
         let (first, last) = try c.db.transaction { () throws -> (Int64, Int64) in
-            let insertMessage = try c.db.prepare("INSERT INTO messages(id, client_id, conversation_id, sender_id, text, created_at) VALUES(?,?,?,?,?,?)")
+            let insertMessage = try c.db.prepare(
+                "INSERT INTO messages(id, client_id, conversation_id, sender_id, text, created_at) VALUES(?,?,?,?,?,?)")
             let insertEvent = try c.db.prepare("INSERT INTO events(user_id, type, payload) VALUES(?, 'message', ?)")
             let prune = try c.db.prepare(ChatRoutes.pruneEventsSQL)
             var first: Int64 = 0, seq: Int64 = 0
@@ -78,8 +86,11 @@ extension DevControlRoutes {
                 try insertMessage.run([.text(messageId), .text(clientId), .text(id), .text(sender), .text(text), .integer(now)])
                 seq = c.db.lastInsertRowID
                 if i == 1 { first = seq }
-                let payload = SQLiteValue.text(ChatRoutes.messageJSON(id: messageId, clientId: clientId, conversation: id, sender: sender,
-                                                                      text: text, createdAt: now, seq: seq).serialized())
+                let payload = SQLiteValue.text(
+                    ChatRoutes.messageJSON(
+                        id: messageId, clientId: clientId, conversation: id, sender: sender,
+                        text: text, createdAt: now, seq: seq
+                    ).serialized())
                 for member in members { try insertEvent.run([.text(member), payload]) }
                 // Pruning as we go, as PUTs would, keeps the table near --event-retention rows, not count × members.
                 if i % 1000 == 0 { try prune.run([retention]) }
@@ -106,7 +117,8 @@ extension DevControlRoutes {
     /// 404) are not in it; `/__dev/counters` has those.
     static func revocations(_ c: RouteContext) throws -> HTTPResponse {
         let user = c.request.queryValue("user")
-        let rows = try c.db.query("""
+        let rows = try c.db.query(
+            """
             SELECT s.id, coalesce(r.count, 0) AS n FROM sessions s LEFT JOIN revoke_requests r ON r.session_id = s.id
             WHERE ? IS NULL OR s.user_id = ? ORDER BY s.id
             """, [user.map(SQLiteValue.text) ?? .null, user.map(SQLiteValue.text) ?? .null])

@@ -20,7 +20,7 @@ enum DevControlRoutes {
             Route("GET", "/__dev/sms/{phone}", .dev, sms),
             Route("POST", "/__dev/rate-limit", .dev, rateLimit),
             Route("GET", "/__dev/counters", .dev, counters),
-            Route("POST", "/__dev/reset", .dev, reset),
+            Route("POST", "/__dev/reset", .dev, reset)
         ]
     }
 
@@ -36,40 +36,66 @@ enum DevControlRoutes {
             throw APIError.invalidRequest("give exactly one of 'status', 'reset':true or 'delayMs'")
         }
         guard (0...600_000).contains(delay) else { throw APIError.invalidRequest("'delayMs' must be 0...600000") }
-        if let count, count < 1 { throw APIError.invalidRequest("'count' must be at least 1 (leave it out for a fault that lasts until cleared)") }
+        if let count, count < 1 {
+            throw APIError.invalidRequest("'count' must be at least 1 (leave it out for a fault that lasts until cleared)")
+        }
         let headers = try faultHeaders(body["headers"])
-        if !headers.isEmpty, status == nil { throw APIError.invalidRequest("'headers' apply only to a 'status' fault (a reset or delay has no answer of its own)") }
+        if !headers.isEmpty, status == nil {
+            throw APIError.invalidRequest("'headers' apply only to a 'status' fault (a reset or delay has no answer of its own)")
+        }
         let fault = try state.addFault(route: route, status: status, reset: reset, delayMs: delay, count: count, headers: headers)
-        return .json(201, .object([("fault", .object([
-            ("id", .int(fault.id)), ("route", .string(fault.route)), ("status", fault.status.map { .int($0) } ?? .null),
-            ("reset", .bool(fault.reset)), ("delayMs", .int(fault.delayMs)), ("count", fault.remaining.map { .int($0) } ?? .null),
-            ("headers", .object(fault.headers.map { ($0.0, .string($0.1)) })),
-        ]))]))
+        return .json(
+            201,
+            .object([
+                (
+                    "fault",
+                    .object([
+                        ("id", .int(fault.id)), ("route", .string(fault.route)), ("status", fault.status.map { .int($0) } ?? .null),
+                        ("reset", .bool(fault.reset)), ("delayMs", .int(fault.delayMs)),
+                        ("count", fault.remaining.map { .int($0) } ?? .null),
+                        ("headers", .object(fault.headers.map { ($0.0, .string($0.1)) }))
+                    ])
+                )
+            ]))
     }
 
     /// Headers the server writes itself: a fault's copy would frame the answer wrongly or twice.
-    static let reservedFaultHeaders: Set<String> = ["content-length", "content-type", "transfer-encoding", "connection", "keep-alive",
-                                                    "upgrade", "trailer", "te"]
+    static let reservedFaultHeaders: Set<String> = [
+        "content-length", "content-type", "transfer-encoding", "connection", "keep-alive",
+        "upgrade", "trailer", "te"
+    ]
 
     /// A fault's `headers` object, checked as RFC 9110 §5 fields before they reach the wire: a CR or LF
     /// in a value would let a test inject a header or a whole response the contract never describes.
     static func faultHeaders(_ value: JSON?) throws -> [(String, String)] {
         guard let value, !value.isNull else { return [] }
-        guard let members = value.objectValue else { throw APIError.invalidRequest("'headers' must be an object of header names to string values") }
-        guard members.count <= Limits.maxFaultHeaders else { throw APIError.invalidRequest("'headers' may name at most \(Limits.maxFaultHeaders) headers") }
+        guard let members = value.objectValue else {
+            throw APIError.invalidRequest("'headers' must be an object of header names to string values")
+        }
+        guard members.count <= Limits.maxFaultHeaders else {
+            throw APIError.invalidRequest("'headers' may name at most \(Limits.maxFaultHeaders) headers")
+        }
         let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
         var seen = Set<String>()
         return try members.map { name, value in
             let bytes = Array(name.utf8)
             guard (1...Limits.maxFaultHeaderName).contains(bytes.count),
-                  bytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || tokenSymbols.contains($0) }) else {
-                throw APIError.invalidRequest("header name '\(name.prefix(80))' must be 1-\(Limits.maxFaultHeaderName) token characters (RFC 9110 §5.6.2)")
+                bytes.allSatisfy({
+                    (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || tokenSymbols.contains($0)
+                })
+            else {
+                throw APIError.invalidRequest(
+                    "header name '\(name.prefix(80))' must be 1-\(Limits.maxFaultHeaderName) token characters (RFC 9110 §5.6.2)")
             }
-            guard !reservedFaultHeaders.contains(name.lowercased()) else { throw APIError.invalidRequest("header '\(name)' is set by the server itself") }
+            guard !reservedFaultHeaders.contains(name.lowercased()) else {
+                throw APIError.invalidRequest("header '\(name)' is set by the server itself")
+            }
             guard seen.insert(name.lowercased()).inserted else { throw APIError.invalidRequest("header '\(name)' is given twice") }
             guard let text = value.stringValue else { throw APIError.invalidRequest("the value of header '\(name)' must be a string") }
             let valueBytes = Array(text.utf8)
-            guard !valueBytes.contains(0x0D), !valueBytes.contains(0x0A) else { throw APIError.invalidRequest("the value of header '\(name)' contains CR or LF") }
+            guard !valueBytes.contains(0x0D), !valueBytes.contains(0x0A) else {
+                throw APIError.invalidRequest("the value of header '\(name)' contains CR or LF")
+            }
             guard valueBytes.count <= Limits.maxFaultHeaderValue else {
                 throw APIError.invalidRequest("the value of header '\(name)' is longer than \(Limits.maxFaultHeaderValue) bytes")
             }
@@ -109,13 +135,17 @@ enum DevControlRoutes {
         let uid = c.parameter("uid")
         guard try c.db.queryFirst("SELECT id FROM users WHERE id = ?", [.text(uid)]) != nil else { throw APIError.notFound("user \(uid)") }
         let body = try c.jsonBody()
-        guard let count = body["count"]?.intValue, (1...100_000).contains(count) else { throw APIError.invalidRequest("'count' must be 1...100000") }
+        guard let count = body["count"]?.intValue, (1...100_000).contains(count) else {
+            throw APIError.invalidRequest("'count' must be 1...100000")
+        }
         let app = body["appId"]?.stringValue ?? "workbench"
         guard try PlatformRoutes.appExists(c, app) else { throw APIError.notFound("app \(app)") }
         let ids = try c.db.transaction {
             try (0..<count).map { i in
-                try c.store.createSession(user: uid, app: app, deviceName: "bulk device \(i + 1)", platform: "linux", ip: "127.0.0.1",
-                                          ttl: c.server.configuration.sessionTTL, authCode: nil).id
+                try c.store.createSession(
+                    user: uid, app: app, deviceName: "bulk device \(i + 1)", platform: "linux", ip: "127.0.0.1",
+                    ttl: c.server.configuration.sessionTTL, authCode: nil
+                ).id
             }
         }
         return .json(201, .object([("ids", .array(ids.map(JSON.string)))]))
@@ -123,12 +153,16 @@ enum DevControlRoutes {
 
     static func sms(_ c: RouteContext) throws -> HTTPResponse {
         let phone = c.parameter("phone")
-        guard let row = try c.db.queryFirst("SELECT code FROM sms_codes WHERE phone = ?", [.text(phone)]) else { throw APIError.notFound("SMS code for \(phone)") }
+        guard let row = try c.db.queryFirst("SELECT code FROM sms_codes WHERE phone = ?", [.text(phone)]) else {
+            throw APIError.notFound("SMS code for \(phone)")
+        }
         return .json(200, .object([("code", .optional(row.string("code")))]))
     }
 
     static func rateLimit(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
-        guard let rps = try c.jsonBody()["rps"]?.intValue, rps >= 0 else { throw APIError.invalidRequest("'rps' must be an integer ≥ 0 (0 turns the limit off)") }
+        guard let rps = try c.jsonBody()["rps"]?.intValue, rps >= 0 else {
+            throw APIError.invalidRequest("'rps' must be an integer ≥ 0 (0 turns the limit off)")
+        }
         state.setRateLimit(Int(rps))
         return .json(200, .object([("rps", .int(Int(rps)))]))
     }

@@ -39,11 +39,12 @@ public final class DevServer: @unchecked Sendable {
         } else {
             logFile = nil
         }
-        routes = PlatformRoutes.routes + ChatRoutes.routes + DevControlRoutes.routes + [
-            Route("GET", "/openapi.yaml", .open) { _ in
-                HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.text.utf8))
-            },
-        ]
+        routes =
+            PlatformRoutes.routes + ChatRoutes.routes + DevControlRoutes.routes + [
+                Route("GET", "/openapi.yaml", .open) { _ in
+                    HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.text.utf8))
+                }
+            ]
     }
 
     /// Every route as `METHOD /template`.
@@ -141,7 +142,8 @@ public final class DevServer: @unchecked Sendable {
     /// browser with its own name in `Host`; only the loopback names with the bound port are answered.
     private func misdirected(_ request: HTTPRequest) -> HTTPResponse? {
         guard let host = request.header("Host"), allowedHosts.contains(host.lowercased()) else {
-            return APIError(421, "MISDIRECTED_REQUEST", "this server answers only Host 127.0.0.1, localhost or [::1] with its port").response
+            return APIError(421, "MISDIRECTED_REQUEST", "this server answers only Host 127.0.0.1, localhost or [::1] with its port")
+                .response
         }
         return nil
     }
@@ -149,8 +151,10 @@ public final class DevServer: @unchecked Sendable {
     private func dispatch(_ request: HTTPRequest, matched: (Route, [String: String])?, allowed: [String]) -> HTTPResponse {
         guard let (route, parameters) = matched else {
             if !allowed.isEmpty {
-                return APIError(405, "METHOD_NOT_ALLOWED", "\(request.method) is not allowed on \(request.path)",
-                                headers: [("Allow", Set(allowed).sorted().joined(separator: ", "))]).response
+                return APIError(
+                    405, "METHOD_NOT_ALLOWED", "\(request.method) is not allowed on \(request.path)",
+                    headers: [("Allow", Set(allowed).sorted().joined(separator: ", "))]
+                ).response
             }
             return APIError(404, "NOT_FOUND", "no route for \(request.method) \(request.path)").response
         }
@@ -211,10 +215,13 @@ public final class DevServer: @unchecked Sendable {
             throw APIError(401, "INVALID_TOKEN", "a bearer token is required", headers: challenge)
         }
         let token = String(header.dropFirst(7)).trimmingWhitespace()
-        guard let row = try store.db.queryFirst("""
-            SELECT s.id, s.user_id, s.app_id, s.expires_at, s.revoked_at, s.last_seen_at, u.restricted, a.disabled
-            FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN apps a ON a.id = s.app_id WHERE s.token = ?
-            """, [.text(token)]) else {
+        guard
+            let row = try store.db.queryFirst(
+                """
+                SELECT s.id, s.user_id, s.app_id, s.expires_at, s.revoked_at, s.last_seen_at, u.restricted, a.disabled
+                FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN apps a ON a.id = s.app_id WHERE s.token = ?
+                """, [.text(token)])
+        else {
             throw APIError(401, "INVALID_TOKEN", "the bearer token is not valid", headers: challenge)
         }
         let now = Timestamp.now().seconds
@@ -225,7 +232,8 @@ public final class DevServer: @unchecked Sendable {
         if row.bool("disabled") == true { throw APIError(403, "APP_UNAVAILABLE", "the app is unavailable") }
         let id = row.string("id") ?? ""
         if now - (row.int64("last_seen_at") ?? 0) >= 60 {
-            try store.db.run("UPDATE sessions SET last_seen_at = ?, ip = ? WHERE id = ?", [.integer(now), .text(request.clientAddress), .text(id)])
+            try store.db.run(
+                "UPDATE sessions SET last_seen_at = ?, ip = ? WHERE id = ?", [.integer(now), .text(request.clientAddress), .text(id)])
         }
         return AuthSession(id: id, userId: row.string("user_id") ?? "", appId: row.string("app_id") ?? "", expiresAt: expiresAt)
     }
@@ -236,11 +244,13 @@ public final class DevServer: @unchecked Sendable {
     /// can appear there), never headers or bodies.
     private func log(_ request: HTTPRequest, route: String?, status: Int, started: Int64) {
         guard let logFile else { return }
-        let line = JSON.object([
-            ("time", .string(Timestamp.rfc3339String(started / 1000))), ("startedMs", .int(Int(started))), ("method", .string(request.method)),
-            ("route", .string(route ?? "(unmatched)")), ("status", .int(status)),
-            ("durationMs", .int(Int(Timestamp.nowMilliseconds() - started))), ("client", .string(request.clientAddress)),
-        ]).serialized() + "\n"
+        let line =
+            JSON.object([
+                ("time", .string(Timestamp.rfc3339String(started / 1000))), ("startedMs", .int(Int(started))),
+                ("method", .string(request.method)),
+                ("route", .string(route ?? "(unmatched)")), ("status", .int(status)),
+                ("durationMs", .int(Int(Timestamp.nowMilliseconds() - started))), ("client", .string(request.clientAddress))
+            ]).serialized() + "\n"
         state.withLock { _ in
             fputs(line, logFile)
             fflush(logFile)

@@ -77,7 +77,9 @@ extension DevServerState {
         return fault
     }
 
-    mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?, headers: [(String, String)] = []) throws -> Fault {
+    mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?, headers: [(String, String)] = []) throws
+        -> Fault
+    {
         guard faults.count < Limits.maxFaults else {
             throw APIError(409, "TOO_MANY_FAULTS", "at most \(Limits.maxFaults) faults at once; DELETE /__dev/faults clears them")
         }
@@ -85,8 +87,9 @@ extension DevServerState {
         guard parts.count == 2, parts[1].hasPrefix("/") else {
             throw APIError.invalidRequest("'route' must be 'METHOD /path' with * for one path segment")
         }
-        let fault = Fault(id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
-                          route: route, status: status, reset: reset, delayMs: delayMs, remaining: count, headers: headers)
+        let fault = Fault(
+            id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
+            route: route, status: status, reset: reset, delayMs: delayMs, remaining: count, headers: headers)
         nextFaultId += 1
         faults.append(fault)
         return fault

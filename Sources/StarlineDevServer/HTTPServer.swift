@@ -60,10 +60,14 @@ public struct HTTPResponse: Sendable {
     public static func html(_ status: Int, _ text: String, formRedirect: String? = nil) -> HTTPResponse {
         var formAction = "form-action 'self'"
         if let source = formRedirect.flatMap(cspSource) { formAction += " " + source }
-        return HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
-                                                      ("X-Frame-Options", "DENY"),
-                                                      ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; \(formAction)")],
-                            body: Array(text.utf8))
+        return HTTPResponse(
+            status: status,
+            headers: [
+                ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                ("X-Frame-Options", "DENY"),
+                ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; \(formAction)")
+            ],
+            body: Array(text.utf8))
     }
 
     /// The CSP source expression that allows exactly `uri`'s origin: `http://127.0.0.1:PORT` for a loopback
@@ -77,7 +81,8 @@ public struct HTTPResponse: Sendable {
             return "\(url.scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
         }
         guard let colon = uri.firstIndex(of: ":"), colon != uri.startIndex,
-              uri[..<colon].lowercased().allSatisfy(schemeCharacters.contains) else { return nil }
+            uri[..<colon].lowercased().allSatisfy(schemeCharacters.contains)
+        else { return nil }
         return String(uri[...colon])
     }
 
@@ -125,9 +130,10 @@ public final class HTTPServer: @unchecked Sendable {
         let me = Unmanaged.passUnretained(self).toOpaque()
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                starline_mhd_start(flags, mhdAccessHandler, me, mhdRequestCompleted, me, sa,
-                                   UInt32(limits.connections), UInt32(limits.connectionsPerIP), 256 * 1024,
-                                   UInt32(limits.idleTimeoutSeconds))
+                starline_mhd_start(
+                    flags, mhdAccessHandler, me, mhdRequestCompleted, me, sa,
+                    UInt32(limits.connections), UInt32(limits.connectionsPerIP), 256 * 1024,
+                    UInt32(limits.idleTimeoutSeconds))
             }
         }
         guard let started else {
@@ -144,8 +150,9 @@ public final class HTTPServer: @unchecked Sendable {
     static func listenError(port: UInt16, errno failure: Int32) -> StarlineError {
         let details = JSON.object([("port", .int(Int(port)))])
         if port != 0, failure == EADDRINUSE || Self.portIsTaken(port) {
-            return StarlineError(.addressInUse, "cannot listen on 127.0.0.1:\(port): the address is in use by another process",
-                                 retryable: true, details: details)
+            return StarlineError(
+                .addressInUse, "cannot listen on 127.0.0.1:\(port): the address is in use by another process",
+                retryable: true, details: details)
         }
         return StarlineError(.network, "cannot listen on 127.0.0.1:\(port): \(String(cString: strerror(failure)))", details: details)
     }
@@ -207,9 +214,11 @@ final class ValueCollector {
 
 /// "MHD_AccessHandlerCallback: … called first with upload_data_size 0 after the headers, then once
 /// per chunk of the body (set *upload_data_size to the amount consumed), then with 0 again."
-func mhdAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
-                      _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
-                      _ uploadDataSize: UnsafeMutablePointer<Int>?, _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+func mhdAccessHandler(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?, _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
     guard let cls, let connection, let contextSlot, let uploadDataSize else { return .NO }
     guard let raw = contextSlot.pointee else {
         contextSlot.pointee = Unmanaged.passRetained(RequestContext()).toOpaque()
@@ -244,7 +253,9 @@ func mhdAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePoint
     if response.dropConnection { return .NO }
     if response.delayMilliseconds > 0 { server.pause(milliseconds: min(response.delayMilliseconds, 600_000)) }
     let mhdResponse = response.body.withUnsafeBytes { buffer in
-        MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)!)  // MHD_RESPMEM_MUST_COPY: MHD copies the buffer
+        // MHD_RESPMEM_MUST_COPY (2): MHD copies the buffer.
+        MHD_create_response_from_buffer(
+            buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)!)
     }
     guard let mhdResponse else { return .NO }
     for (name, value) in response.headers { MHD_add_response_header(mhdResponse, name, value) }
@@ -253,15 +264,19 @@ func mhdAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePoint
     return result
 }
 
-func mhdRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
-                         _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode) {
+func mhdRequestCompleted(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode
+) {
     guard let contextSlot, let raw = contextSlot.pointee else { return }
     Unmanaged<RequestContext>.fromOpaque(raw).release()
     if let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted() }
     contextSlot.pointee = nil
 }
 
-func mhdCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
+func mhdCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?)
+    -> MHD_Result
+{
     guard let cls, let key else { return .YES }
     let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
     collector.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
@@ -279,7 +294,8 @@ func collect(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(String, St
 func clientAddress(_ connection: OpaquePointer) -> String {
     guard let address = starline_mhd_client_address(connection) else { return "" }
     var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-    let length = socklen_t(address.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    let length = socklen_t(
+        address.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
     guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return "" }
     let end = host.firstIndex(of: 0) ?? host.endIndex
     return String(decoding: host[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -19,31 +19,35 @@ enum Pages {
     }
 
     static func signIn(app: String, requestId: String, message: String?) -> String {
-        page("Sign in to Starline", """
-        <p>The application <strong>\(escape(app))</strong> asks to sign in with your Starline account.</p>
-        \(message.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? "")
-        <form method="post" action="/oauth/authorize">
-        <input type="hidden" name="request_id" value="\(escape(requestId))">
-        <label for="username">User name</label><input id="username" name="username" autocomplete="username" required>
-        <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
-        <div class="buttons"><button type="submit" name="action" value="approve">Approve</button>
-        <button type="submit" name="action" value="deny" formnovalidate>Deny</button></div>
-        </form>
-        """)
+        page(
+            "Sign in to Starline",
+            """
+            <p>The application <strong>\(escape(app))</strong> asks to sign in with your Starline account.</p>
+            \(message.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? "")
+            <form method="post" action="/oauth/authorize">
+            <input type="hidden" name="request_id" value="\(escape(requestId))">
+            <label for="username">User name</label><input id="username" name="username" autocomplete="username" required>
+            <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
+            <div class="buttons"><button type="submit" name="action" value="approve">Approve</button>
+            <button type="submit" name="action" value="deny" formnovalidate>Deny</button></div>
+            </form>
+            """)
     }
 
     static func device(userCode: String, message: String?) -> String {
-        page("Sign in a device", """
-        <p>Enter the code shown on your device and sign in to approve it.</p>
-        \(message.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? "")
-        <form method="post" action="/oauth/device">
-        <label for="user_code">Code</label><input id="user_code" name="user_code" value="\(escape(userCode))" required>
-        <label for="username">User name</label><input id="username" name="username" autocomplete="username">
-        <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
-        <div class="buttons"><button type="submit" name="action" value="approve">Approve</button>
-        <button type="submit" name="action" value="deny">Deny</button></div>
-        </form>
-        """)
+        page(
+            "Sign in a device",
+            """
+            <p>Enter the code shown on your device and sign in to approve it.</p>
+            \(message.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? "")
+            <form method="post" action="/oauth/device">
+            <label for="user_code">Code</label><input id="user_code" name="user_code" value="\(escape(userCode))" required>
+            <label for="username">User name</label><input id="username" name="username" autocomplete="username">
+            <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
+            <div class="buttons"><button type="submit" name="action" value="approve">Approve</button>
+            <button type="submit" name="action" value="deny">Deny</button></div>
+            </form>
+            """)
     }
 
     static func error(_ title: String, _ text: String) -> String { page(title, "<p class=\"error\">\(escape(text))</p>") }

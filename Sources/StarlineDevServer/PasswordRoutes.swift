@@ -6,7 +6,8 @@ import StarlineCrypto
 extension PlatformRoutes {
     static func checkPassword(_ c: RouteContext, user: String, password: String) throws -> Bool {
         guard let row = try c.db.queryFirst("SELECT password_salt, password_hash FROM users WHERE id = ?", [.text(user)]),
-              let salt = row.blob("password_salt"), let hash = row.blob("password_hash") else { return false }
+            let salt = row.blob("password_salt"), let hash = row.blob("password_hash")
+        else { return false }
         return Sodium.constantTimeEquals(DevServerStore.passwordHash(password, salt: salt), hash)
     }
 
@@ -17,7 +18,8 @@ extension PlatformRoutes {
         case throttled(retryAfter: Int64)
     }
 
-    static func attemptPassword(_ c: RouteContext, _ state: inout DevServerState, user: String, password: String) throws -> PasswordAttempt {
+    static func attemptPassword(_ c: RouteContext, _ state: inout DevServerState, user: String, password: String) throws -> PasswordAttempt
+    {
         // Checked before the password: while throttled the right password gets the same 429, so the
         // answers reveal nothing.
         if let wait = state.signInFailures.retryAfter(user) { return .throttled(retryAfter: wait) }
@@ -43,8 +45,9 @@ extension PlatformRoutes {
     static func setPassword(_ c: RouteContext, user: String, _ password: String) throws {
         guard password.count >= 8 else { throw APIError(400, "WEAK_PASSWORD", "the new password must have at least 8 characters") }
         let salt = Sodium.randomBytes(16)
-        try c.db.run("UPDATE users SET password_salt = ?, password_hash = ?, password_updated_at = ? WHERE id = ?",
-                     [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(Timestamp.now().seconds), .text(user)])
+        try c.db.run(
+            "UPDATE users SET password_salt = ?, password_hash = ?, password_updated_at = ? WHERE id = ?",
+            [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(Timestamp.now().seconds), .text(user)])
     }
 
     static func changePassword(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
@@ -54,8 +57,9 @@ extension PlatformRoutes {
         case .accepted: break
         case .wrong: throw APIError(403, "WRONG_PASSWORD", "the old password is wrong")
         case .throttled(let wait):
-            throw APIError(429, "TOO_MANY_ATTEMPTS", "too many wrong passwords for this user; try again in \(wait) seconds",
-                           headers: [("Retry-After", String(wait))])
+            throw APIError(
+                429, "TOO_MANY_ATTEMPTS", "too many wrong passwords for this user; try again in \(wait) seconds",
+                headers: [("Retry-After", String(wait))])
         }
         try setPassword(c, user: c.user, new)
         return .json(200, .object([("revokedOthers", .int(try revokeAll(c, user: c.user, except: c.session?.id)))]))
@@ -66,14 +70,17 @@ extension PlatformRoutes {
         // Each code allows `Limits.smsCodeAttempts` guesses, so the codes sent per phone are bounded too;
         // unknown phones are counted alike, so neither answer can be used to find accounts.
         if let wait = state.smsSends.retryAfter(phone) {
-            throw APIError(429, "TOO_MANY_ATTEMPTS", "too many SMS codes sent to this number; try again in \(wait) seconds",
-                           headers: [("Retry-After", String(wait))])
+            throw APIError(
+                429, "TOO_MANY_ATTEMPTS", "too many SMS codes sent to this number; try again in \(wait) seconds",
+                headers: [("Retry-After", String(wait))])
         }
         state.smsSends.record(phone)
         if try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)]) != nil {
             state.smsWrongAttempts[phone] = nil
             let code = String(format6(Int(Sodium.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) } % 1_000_000)))
-            try c.db.run("INSERT OR REPLACE INTO sms_codes(phone, code, expires_at) VALUES(?,?,?)", [.text(phone), .text(code), .integer(Timestamp.now().seconds + 300)])
+            try c.db.run(
+                "INSERT OR REPLACE INTO sms_codes(phone, code, expires_at) VALUES(?,?,?)",
+                [.text(phone), .text(code), .integer(Timestamp.now().seconds + 300)])
         }
         return .json(202, .object([("sent", .bool(true)), ("expiresIn", .int(300))]))
     }
@@ -94,8 +101,9 @@ extension PlatformRoutes {
         if (state.smsWrongAttempts[phone] ?? 0) >= Limits.smsCodeAttempts { throw codeBurned }
         let invalid = APIError(400, "INVALID_CODE", "the SMS code is wrong or expired")
         guard let row = try c.db.queryFirst("SELECT code, expires_at FROM sms_codes WHERE phone = ?", [.text(phone)]),
-              (row.int64("expires_at") ?? 0) > Timestamp.now().seconds,
-              let user = try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)])?.string("id") else { throw invalid }
+            (row.int64("expires_at") ?? 0) > Timestamp.now().seconds,
+            let user = try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)])?.string("id")
+        else { throw invalid }
         guard Sodium.constantTimeEquals(Array((row.string("code") ?? "").utf8), Array(code.utf8)) else {
             // Keys are phones that have a code, so the table is bounded by the accounts.
             let wrong = (state.smsWrongAttempts[phone] ?? 0) + 1

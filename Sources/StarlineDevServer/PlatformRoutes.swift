@@ -29,7 +29,7 @@ enum PlatformRoutes {
             Route("GET", "/api/admin/users", .bearer, adminListUsers),
             Route("GET", "/api/admin/users/{uid}/sessions", .bearer, adminListSessions),
             Route("DELETE", "/api/admin/users/{uid}/sessions/{id}", .bearer, adminRevokeSession),
-            Route("POST", "/api/admin/users/{uid}/sessions/revoke-all", .bearer, adminRevokeAll),
+            Route("POST", "/api/admin/users/{uid}/sessions/revoke-all", .bearer, adminRevokeAll)
         ]
     }
 
@@ -37,24 +37,27 @@ enum PlatformRoutes {
 
     static func metadata(_ c: RouteContext) throws -> HTTPResponse {
         let base = c.server.baseURL
-        return .json(200, .object([
-            ("issuer", .string(base)),
-            ("authorization_endpoint", .string(base + "/oauth/authorize")),
-            ("token_endpoint", .string(base + "/oauth/token")),
-            ("device_authorization_endpoint", .string(base + "/oauth/device_authorization")),
-            ("revocation_endpoint", .string(base + "/oauth/revoke")),
-            ("response_types_supported", .array([.string("code")])),
-            ("grant_types_supported", .array([.string("authorization_code"), .string(deviceGrant)])),
-            ("code_challenge_methods_supported", .array([.string("S256")])),
-            ("token_endpoint_auth_methods_supported", .array([.string("none")])),
-        ]))
+        return .json(
+            200,
+            .object([
+                ("issuer", .string(base)),
+                ("authorization_endpoint", .string(base + "/oauth/authorize")),
+                ("token_endpoint", .string(base + "/oauth/token")),
+                ("device_authorization_endpoint", .string(base + "/oauth/device_authorization")),
+                ("revocation_endpoint", .string(base + "/oauth/revoke")),
+                ("response_types_supported", .array([.string("code")])),
+                ("grant_types_supported", .array([.string("authorization_code"), .string(deviceGrant)])),
+                ("code_challenge_methods_supported", .array([.string("S256")])),
+                ("token_endpoint_auth_methods_supported", .array([.string("none")]))
+            ]))
     }
 
     /// Registered redirect URIs (RFC 8252 loopback on any port, or the app's custom scheme).
     static func isAllowedRedirect(_ uri: String, app: String) -> Bool {
         if uri == "starline-\(app)://auth/callback" { return true }
         guard let url = WebURL(uri), url.scheme == "http", url.userInfo == nil, url.query == nil, url.fragment == nil,
-              url.host == "127.0.0.1" || url.host == "[::1]", url.port != nil, url.path == "/callback" else { return false }
+            url.host == "127.0.0.1" || url.host == "[::1]", url.port != nil, url.path == "/callback"
+        else { return false }
         return true
     }
 
@@ -71,7 +74,9 @@ enum PlatformRoutes {
         let q = c.request
         let app = q.queryValue("client_id") ?? ""
         let redirectURI = q.queryValue("redirect_uri") ?? ""
-        guard !app.isEmpty, try appExists(c, app) else { return .html(400, Pages.error("Unknown application", "client_id '\(app)' is not registered.")) }
+        guard !app.isEmpty, try appExists(c, app) else {
+            return .html(400, Pages.error("Unknown application", "client_id '\(app)' is not registered."))
+        }
         guard isAllowedRedirect(redirectURI, app: app) else {
             return .html(400, Pages.error("Invalid redirect URI", "The redirect URI is not registered for this application."))
         }
@@ -80,8 +85,10 @@ enum PlatformRoutes {
             return redirect(redirectURI, [("error", "unsupported_response_type"), ("state", state)])
         }
         guard let challenge = q.queryValue("code_challenge"), challenge.count >= 43, challenge.count <= 128,
-              (q.queryValue("code_challenge_method") ?? "S256") == "S256" else {
-            return redirect(redirectURI, [("error", "invalid_request"), ("error_description", "PKCE with S256 is required"), ("state", state)])
+            (q.queryValue("code_challenge_method") ?? "S256") == "S256"
+        else {
+            return redirect(
+                redirectURI, [("error", "invalid_request"), ("error_description", "PKCE with S256 is required"), ("state", state)])
         }
         if let user = c.server.configuration.autoApprove {
             let code = try issueCode(c, app: app, user: user, redirectURI: redirectURI, challenge: challenge)
@@ -89,17 +96,24 @@ enum PlatformRoutes {
         }
         let requestId = DevServerStore.token()
         try c.store.prunePending("auth_requests")
-        try c.db.run("INSERT INTO auth_requests(id, app_id, redirect_uri, state, challenge, expires_at) VALUES(?,?,?,?,?,?)",
-                     [.text(requestId), .text(app), .text(redirectURI), state.map(SQLiteValue.text) ?? .null, .text(challenge),
-                      .integer(Timestamp.now().seconds + authRequestLifetime)])
+        try c.db.run(
+            "INSERT INTO auth_requests(id, app_id, redirect_uri, state, challenge, expires_at) VALUES(?,?,?,?,?,?)",
+            [
+                .text(requestId), .text(app), .text(redirectURI), state.map(SQLiteValue.text) ?? .null, .text(challenge),
+                .integer(Timestamp.now().seconds + authRequestLifetime)
+            ])
         return .html(200, Pages.signIn(app: app, requestId: requestId, message: nil), formRedirect: redirectURI)
     }
 
     static func issueCode(_ c: RouteContext, app: String, user: String, redirectURI: String, challenge: String) throws -> String {
         let code = Base64.encodeURL(Sodium.randomBytes(24))
         try c.store.prunePending("auth_codes")
-        try c.db.run("INSERT INTO auth_codes(code, app_id, user_id, redirect_uri, challenge, expires_at) VALUES(?,?,?,?,?,?)",
-                     [.text(code), .text(app), .text(user), .text(redirectURI), .text(challenge), .integer(Timestamp.now().seconds + c.server.configuration.codeTTL)])
+        try c.db.run(
+            "INSERT INTO auth_codes(code, app_id, user_id, redirect_uri, challenge, expires_at) VALUES(?,?,?,?,?,?)",
+            [
+                .text(code), .text(app), .text(user), .text(redirectURI), .text(challenge),
+                .integer(Timestamp.now().seconds + c.server.configuration.codeTTL)
+            ])
         return code
     }
 
@@ -107,9 +121,14 @@ enum PlatformRoutes {
         let form = c.form()
         // The request id is random, single-use and only in the page served to the browser: a forged
         // cross-site form cannot know it (CSRF).
-        guard let requestId = form["request_id"], let row = try c.db.queryFirst("SELECT * FROM auth_requests WHERE id = ?", [.text(requestId)]),
-              (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
-            return .html(400, Pages.error("Sign-in expired", "This sign-in request is unknown or expired. Start the sign-in again from your application."))
+        guard let requestId = form["request_id"],
+            let row = try c.db.queryFirst("SELECT * FROM auth_requests WHERE id = ?", [.text(requestId)]),
+            (row.int64("expires_at") ?? 0) > Timestamp.now().seconds
+        else {
+            return .html(
+                400,
+                Pages.error("Sign-in expired", "This sign-in request is unknown or expired. Start the sign-in again from your application.")
+            )
         }
         let app = row.string("app_id") ?? "", redirectURI = row.string("redirect_uri") ?? "", state = row.string("state")
         if form["action"] == "deny" {
@@ -120,8 +139,12 @@ enum PlatformRoutes {
         let user = form["username"] ?? ""
         switch try attemptPassword(c, &serverState, user: user, password: form["password"] ?? "") {
         case .accepted: break
-        case .wrong: return .html(401, Pages.signIn(app: app, requestId: requestId, message: "Wrong user name or password."), formRedirect: redirectURI)
-        case .throttled(let wait): return throttledPage(Pages.signIn(app: app, requestId: requestId, message: throttledMessage(wait)), retryAfter: wait, formRedirect: redirectURI)
+        case .wrong:
+            return .html(
+                401, Pages.signIn(app: app, requestId: requestId, message: "Wrong user name or password."), formRedirect: redirectURI)
+        case .throttled(let wait):
+            return throttledPage(
+                Pages.signIn(app: app, requestId: requestId, message: throttledMessage(wait)), retryAfter: wait, formRedirect: redirectURI)
         }
         try c.db.run("DELETE FROM auth_requests WHERE id = ?", [.text(requestId)])
         let code = try issueCode(c, app: app, user: user, redirectURI: redirectURI, challenge: row.string("challenge") ?? "")
@@ -129,26 +152,33 @@ enum PlatformRoutes {
     }
 
     static func tokenResponse(_ c: RouteContext, user: String, session: (id: String, token: String)) throws -> HTTPResponse {
-        var r = HTTPResponse.json(200, .object([
-            ("access_token", .string(session.token)), ("token_type", .string("Bearer")),
-            ("expires_in", .int(Int(c.server.configuration.sessionTTL))), ("session_id", .string(session.id)),
-            ("user", try c.store.userJSON(user) ?? .null), ("roles", try c.store.roles(user)),
-        ]))
+        var r = HTTPResponse.json(
+            200,
+            .object([
+                ("access_token", .string(session.token)), ("token_type", .string("Bearer")),
+                ("expires_in", .int(Int(c.server.configuration.sessionTTL))), ("session_id", .string(session.id)),
+                ("user", try c.store.userJSON(user) ?? .null), ("roles", try c.store.roles(user))
+            ]))
         r.headers.append(("Cache-Control", "no-store"))
         return r
     }
 
-    static func newSession(_ c: RouteContext, form: [String: String], user: String, app: String, authCode: String?) throws -> (id: String, token: String) {
-        try c.store.createSession(user: user, app: app, deviceName: form["device_name"] ?? c.request.header("User-Agent") ?? "unknown device",
-                                  platform: form["device_platform"] ?? "linux", ip: c.request.clientAddress,
-                                  ttl: c.server.configuration.sessionTTL, authCode: authCode)
+    static func newSession(_ c: RouteContext, form: [String: String], user: String, app: String, authCode: String?) throws -> (
+        id: String, token: String
+    ) {
+        try c.store.createSession(
+            user: user, app: app, deviceName: form["device_name"] ?? c.request.header("User-Agent") ?? "unknown device",
+            platform: form["device_platform"] ?? "linux", ip: c.request.clientAddress,
+            ttl: c.server.configuration.sessionTTL, authCode: authCode)
     }
 
     static func token(_ c: RouteContext) throws -> HTTPResponse {
         let form = c.form()
         switch form["grant_type"] {
         case "authorization_code":
-            guard let code = form["code"], let verifier = form["code_verifier"], let app = form["client_id"], let redirectURI = form["redirect_uri"] else {
+            guard let code = form["code"], let verifier = form["code_verifier"], let app = form["client_id"],
+                let redirectURI = form["redirect_uri"]
+            else {
                 throw OAuthError("invalid_request", "code, code_verifier, client_id and redirect_uri are required")
             }
             guard let row = try c.db.queryFirst("SELECT * FROM auth_codes WHERE code = ?", [.text(code)]) else {
@@ -156,12 +186,18 @@ enum PlatformRoutes {
             }
             if !row.isNull("used_at") {
                 // RFC 6749 §4.1.2: a reused code revokes the tokens issued from it.
-                try c.db.run("UPDATE sessions SET revoked_at = ? WHERE auth_code = ? AND revoked_at IS NULL", [.integer(Timestamp.now().seconds), .text(code)])
+                try c.db.run(
+                    "UPDATE sessions SET revoked_at = ? WHERE auth_code = ? AND revoked_at IS NULL",
+                    [.integer(Timestamp.now().seconds), .text(code)])
                 throw OAuthError("invalid_grant", "the authorization code was already used")
             }
-            guard (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else { throw OAuthError("invalid_grant", "the authorization code expired") }
+            guard (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
+                throw OAuthError("invalid_grant", "the authorization code expired")
+            }
             guard row.string("app_id") == app else { throw OAuthError("invalid_grant", "the code was issued to another client") }
-            guard row.string("redirect_uri") == redirectURI else { throw OAuthError("invalid_grant", "redirect_uri does not match the authorization request") }
+            guard row.string("redirect_uri") == redirectURI else {
+                throw OAuthError("invalid_grant", "redirect_uri does not match the authorization request")
+            }
             let computed = Base64.encodeURL(SHA256.hash(Array(verifier.utf8)))
             guard verifier.count >= 43, verifier.count <= 128, computed == row.string("challenge") else {
                 throw OAuthError("invalid_grant", "the code_verifier does not match the code_challenge")
@@ -176,14 +212,20 @@ enum PlatformRoutes {
             guard let deviceCode = form["device_code"], let app = form["client_id"] else {
                 throw OAuthError("invalid_request", "device_code and client_id are required")
             }
-            guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE device_code = ?", [.text(deviceCode)]), row.string("app_id") == app else {
+            guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE device_code = ?", [.text(deviceCode)]),
+                row.string("app_id") == app
+            else {
                 throw OAuthError("invalid_grant", "unknown device code")
             }
             if row.bool("issued") == true { throw OAuthError("invalid_grant", "the device code was already used") }
             let nowMs = Timestamp.nowMilliseconds()
             if (row.int64("slow_downs") ?? 0) > 0 {
-                try c.db.run("UPDATE device_codes SET slow_downs = slow_downs - 1, interval = interval + 5, last_poll_ms = ? WHERE device_code = ?",
-                             [.integer(nowMs), .text(deviceCode)])
+                try c.db.run(
+                    """
+                    UPDATE device_codes SET slow_downs = slow_downs - 1, interval = interval + 5, last_poll_ms = ? WHERE \
+                    device_code = ?
+                    """,
+                    [.integer(nowMs), .text(deviceCode)])
                 throw OAuthError("slow_down", "polling too fast (injected by --device-slow-down)")
             }
             if (row.int64("expires_at") ?? 0) * 1000 <= nowMs { throw OAuthError("expired_token", "the device code expired") }
@@ -197,7 +239,9 @@ enum PlatformRoutes {
                 let interval = row.int64("interval") ?? 5
                 if let last = row.int64("last_poll_ms"), nowMs - last < interval * 1000 {
                     // RFC 8628 §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests".
-                    try c.db.run("UPDATE device_codes SET interval = interval + 5, last_poll_ms = ? WHERE device_code = ?", [.integer(nowMs), .text(deviceCode)])
+                    try c.db.run(
+                        "UPDATE device_codes SET interval = interval + 5, last_poll_ms = ? WHERE device_code = ?",
+                        [.integer(nowMs), .text(deviceCode)])
                     throw OAuthError("slow_down", "polling too fast; wait \(interval + 5) seconds between requests")
                 }
                 try c.db.run("UPDATE device_codes SET last_poll_ms = ? WHERE device_code = ?", [.integer(nowMs), .text(deviceCode)])
@@ -212,7 +256,9 @@ enum PlatformRoutes {
 
     static func deviceAuthorization(_ c: RouteContext) throws -> HTTPResponse {
         let form = c.form()
-        guard let app = form["client_id"], try appExists(c, app) else { throw OAuthError("invalid_client", "unknown client_id", status: 401) }
+        guard let app = form["client_id"], try appExists(c, app) else {
+            throw OAuthError("invalid_client", "unknown client_id", status: 401)
+        }
         let deviceCode = Base64.encodeURL(Sodium.randomBytes(32))
         // RFC 8628 §6.1: a short code from an alphabet without look-alike characters.
         let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
@@ -221,16 +267,26 @@ enum PlatformRoutes {
         let auto = c.server.configuration.autoApprove
         let interval = c.server.configuration.deviceInterval
         try c.store.prunePending("device_codes")
-        try c.db.run("INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval, slow_downs) VALUES(?,?,?,?,?,?,?,?)",
-                     [.text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
-                      auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now().seconds + c.server.configuration.deviceCodeTTL), .integer(Int64(interval)),
-                      .integer(Int64(c.server.configuration.deviceSlowDowns))])
+        try c.db.run(
+            """
+            INSERT INTO device_codes(device_code, user_code, app_id, status, user_id, expires_at, interval, slow_downs) \
+            VALUES(?,?,?,?,?,?,?,?)
+            """,
+            [
+                .text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
+                auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now().seconds + c.server.configuration.deviceCodeTTL),
+                .integer(Int64(interval)),
+                .integer(Int64(c.server.configuration.deviceSlowDowns))
+            ])
         let verification = c.server.baseURL + "/oauth/device"
-        return .json(200, .object([
-            ("device_code", .string(deviceCode)), ("user_code", .string(userCode)),
-            ("verification_uri", .string(verification)), ("verification_uri_complete", .string(verification + "?user_code=" + userCode)),
-            ("expires_in", .int(Int(c.server.configuration.deviceCodeTTL))), ("interval", .int(interval)),
-        ]))
+        return .json(
+            200,
+            .object([
+                ("device_code", .string(deviceCode)), ("user_code", .string(userCode)),
+                ("verification_uri", .string(verification)),
+                ("verification_uri_complete", .string(verification + "?user_code=" + userCode)),
+                ("expires_in", .int(Int(c.server.configuration.deviceCodeTTL))), ("interval", .int(interval))
+            ]))
     }
 
     static func devicePage(_ c: RouteContext) throws -> HTTPResponse {
@@ -241,7 +297,8 @@ enum PlatformRoutes {
         let form = c.form()
         let userCode = (form["user_code"] ?? "").uppercased()
         guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]),
-              row.string("status") == "pending", (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
+            row.string("status") == "pending", (row.int64("expires_at") ?? 0) > Timestamp.now().seconds
+        else {
             return .html(400, Pages.device(userCode: userCode, message: "This code is unknown, expired or already used."))
         }
         if form["action"] == "deny" {
@@ -249,7 +306,9 @@ enum PlatformRoutes {
             return .html(200, Pages.done("Request denied", "The device was not signed in. You can close this page."))
         }
         let user = form["username"] ?? ""
-        guard form["action"] == "approve" else { return .html(401, Pages.device(userCode: userCode, message: "Wrong user name or password.")) }
+        guard form["action"] == "approve" else {
+            return .html(401, Pages.device(userCode: userCode, message: "Wrong user name or password."))
+        }
         switch try attemptPassword(c, &state, user: user, password: form["password"] ?? "") {
         case .accepted: break
         case .wrong: return .html(401, Pages.device(userCode: userCode, message: "Wrong user name or password."))
@@ -263,7 +322,9 @@ enum PlatformRoutes {
         // RFC 7009 §2.2: "The authorization server responds with HTTP status code 200 if the token has been
         // revoked successfully or if the client submitted an invalid token."
         if let token = c.form()["token"] {
-            try c.db.run("UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [.integer(Timestamp.now().seconds), .text(token)])
+            try c.db.run(
+                "UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL",
+                [.integer(Timestamp.now().seconds), .text(token)])
         }
         return .json(200, .object([]))
     }
@@ -272,40 +333,62 @@ enum PlatformRoutes {
 
     static func me(_ c: RouteContext) throws -> HTTPResponse {
         guard let s = c.session else { throw APIError(401, "INVALID_TOKEN", "a bearer token is required") }
-        return .json(200, .object([
-            ("user", try c.store.userJSON(s.userId) ?? .null), ("roles", try c.store.roles(s.userId)),
-            ("session", .object([("id", .string(s.id)), ("appId", .string(s.appId)), ("expiresAt", .string(Timestamp.rfc3339String(s.expiresAt)))])),
-        ]))
+        return .json(
+            200,
+            .object([
+                ("user", try c.store.userJSON(s.userId) ?? .null), ("roles", try c.store.roles(s.userId)),
+                (
+                    "session",
+                    .object([
+                        ("id", .string(s.id)), ("appId", .string(s.appId)), ("expiresAt", .string(Timestamp.rfc3339String(s.expiresAt)))
+                    ])
+                )
+            ]))
     }
 
     static func center(_ c: RouteContext) throws -> HTTPResponse {
         let row = try c.db.queryFirst("SELECT phone, password_updated_at FROM users WHERE id = ?", [.text(c.user)])
         let phone = row?.string("phone") ?? ""
-        let masked = phone.count > 8 ? String(phone.prefix(4)) + String(repeating: "*", count: phone.count - 8) + String(phone.suffix(4)) : phone
-        let count = try c.db.queryFirst("SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
-                                        [.text(c.user), .integer(Timestamp.now().seconds)])?.int("n") ?? 0
-        return .json(200, .object([
-            ("user", try c.store.userJSON(c.user) ?? .null), ("roles", try c.store.roles(c.user)),
-            ("security", .object([("phoneMasked", .string(masked)),
-                                  ("passwordUpdatedAt", row?.int64("password_updated_at").map { .string(Timestamp.rfc3339String($0)) } ?? .null)])),
-            ("sessionCount", .int(count)), ("currentSessionId", .string(c.session?.id ?? "")),
-        ]))
+        let masked =
+            phone.count > 8 ? String(phone.prefix(4)) + String(repeating: "*", count: phone.count - 8) + String(phone.suffix(4)) : phone
+        let count =
+            try c.db.queryFirst(
+                "SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
+                [.text(c.user), .integer(Timestamp.now().seconds)])?.int("n") ?? 0
+        return .json(
+            200,
+            .object([
+                ("user", try c.store.userJSON(c.user) ?? .null), ("roles", try c.store.roles(c.user)),
+                (
+                    "security",
+                    .object([
+                        ("phoneMasked", .string(masked)),
+                        ("passwordUpdatedAt", row?.int64("password_updated_at").map { .string(Timestamp.rfc3339String($0)) } ?? .null)
+                    ])
+                ),
+                ("sessionCount", .int(count)), ("currentSessionId", .string(c.session?.id ?? ""))
+            ]))
     }
 
     static func sessionsJSON(_ c: RouteContext, user: String) throws -> JSON {
-        let rows = try c.db.query("SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id",
-                                  [.text(user), .integer(Timestamp.now().seconds)])
-        return .array(rows.map { row in
-            .object([
-                ("id", .optional(row.string("id"))), ("appId", .optional(row.string("app_id"))),
-                ("device", .object([("name", .optional(row.string("device_name"))), ("platform", .optional(row.string("device_platform")))])),
-                ("ip", .optional(row.string("ip"))),
-                ("createdAt", .string(Timestamp.rfc3339String(row.int64("created_at") ?? 0))),
-                ("lastSeenAt", .string(Timestamp.rfc3339String(row.int64("last_seen_at") ?? 0))),
-                ("expiresAt", .string(Timestamp.rfc3339String(row.int64("expires_at") ?? 0))),
-                ("current", .bool(row.string("id") == c.session?.id)),
-            ])
-        })
+        let rows = try c.db.query(
+            "SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id",
+            [.text(user), .integer(Timestamp.now().seconds)])
+        return .array(
+            rows.map { row in
+                .object([
+                    ("id", .optional(row.string("id"))), ("appId", .optional(row.string("app_id"))),
+                    (
+                        "device",
+                        .object([("name", .optional(row.string("device_name"))), ("platform", .optional(row.string("device_platform")))])
+                    ),
+                    ("ip", .optional(row.string("ip"))),
+                    ("createdAt", .string(Timestamp.rfc3339String(row.int64("created_at") ?? 0))),
+                    ("lastSeenAt", .string(Timestamp.rfc3339String(row.int64("last_seen_at") ?? 0))),
+                    ("expiresAt", .string(Timestamp.rfc3339String(row.int64("expires_at") ?? 0))),
+                    ("current", .bool(row.string("id") == c.session?.id))
+                ])
+            })
     }
 
     static func listSessions(_ c: RouteContext) throws -> HTTPResponse {
@@ -314,7 +397,9 @@ enum PlatformRoutes {
 
     /// Revokes one session of `user`; nil when it does not exist (or belongs to someone else).
     static func revokeOne(_ c: RouteContext, user: String, id: String) throws -> Bool? {
-        guard let row = try c.db.queryFirst("SELECT revoked_at FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(user)]) else { return nil }
+        guard let row = try c.db.queryFirst("SELECT revoked_at FROM sessions WHERE id = ? AND user_id = ?", [.text(id), .text(user)]) else {
+            return nil
+        }
         try c.store.countRevokeRequest(session: id)
         guard row.isNull("revoked_at") else { return false }
         try c.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ?", [.integer(Timestamp.now().seconds), .text(id)])
@@ -328,8 +413,9 @@ enum PlatformRoutes {
     }
 
     static func revokeAll(_ c: RouteContext, user: String, except: String?) throws -> Int {
-        try c.db.run("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
-                     [.integer(Timestamp.now().seconds), .text(user), .text(except ?? "")])
+        try c.db.run(
+            "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
+            [.integer(Timestamp.now().seconds), .text(user), .text(except ?? "")])
         return c.db.changes
     }
 

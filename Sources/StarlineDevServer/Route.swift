@@ -3,10 +3,10 @@ import StarlineSQLite
 
 /// What a route needs before its handler runs.
 enum Access: Sendable {
-    case open            // no credentials (metadata, /oauth/*, SMS reset, friend-link pages)
-    case bearer          // a valid platform session
-    case chat            // a valid session of the chat app `workbench`
-    case dev             // the X-Dev-Token header
+    case open  // no credentials (metadata, /oauth/*, SMS reset, friend-link pages)
+    case bearer  // a valid platform session
+    case chat  // a valid session of the chat app `workbench`
+    case dev  // the X-Dev-Token header
 }
 
 /// The authenticated session of a request.

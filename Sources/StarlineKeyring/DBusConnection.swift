@@ -34,8 +34,9 @@ final class DBusConnection {
         do throws(StarlineError) {
             try Self.checkListener(fd)
             try authenticate()
-            let hello = try call(.call(serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "Hello"),
-                                 replyFrom: Self.bus)
+            let hello = try call(
+                .call(serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "Hello"),
+                replyFrom: Self.bus)
             guard hello.kind == .methodReturn, hello.body.count == 1, case .string(let name) = hello.body[0], name.hasPrefix(":") else {
                 throw KeyringCall.unavailable("the D-Bus session bus refused Hello")
             }
@@ -61,8 +62,10 @@ final class DBusConnection {
     /// does (StartServiceByName, as a call to the well-known name would); nil when nobody owns it.
     func owner(of name: String) throws(StarlineError) -> String? {
         for attempt in 0..<2 {
-            let reply = try call(.call(serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "GetNameOwner",
-                                       signature: "s", body: [.string(name)]), replyFrom: Self.bus)
+            let reply = try call(
+                .call(
+                    serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "GetNameOwner",
+                    signature: "s", body: [.string(name)]), replyFrom: Self.bus)
             if reply.kind == .methodReturn {
                 guard reply.body.count == 1, case .string(let owner) = reply.body[0], owner.hasPrefix(":") else {
                     throw DBusReader.malformed("GetNameOwner answered with \(reply.signature)")
@@ -72,8 +75,10 @@ final class DBusConnection {
             guard attempt == 0, reply.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" else { return nil }
             // "StartServiceByName: Tries to launch the executable associated with a name"; it answers once the
             // service has taken the name (1 DBUS_START_REPLY_SUCCESS, 2 ALREADY_RUNNING).
-            let started = try call(.call(serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "StartServiceByName",
-                                         signature: "su", body: [.string(name), .uint32(0)]), replyFrom: Self.bus)
+            let started = try call(
+                .call(
+                    serial: 0, destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "StartServiceByName",
+                    signature: "su", body: [.string(name), .uint32(0)]), replyFrom: Self.bus)
             guard started.kind == .methodReturn else { return nil }
         }
         return nil
@@ -99,9 +104,10 @@ final class DBusConnection {
             }
             ignored += 1
             guard ignored <= DBusLimits.ignoredMessagesPerCall else {
-                throw StarlineError(.keyringUnavailable,
-                                    "the D-Bus session bus sent more than \(DBusLimits.ignoredMessagesPerCall) messages that were not the answer of \(sender); gave up",
-                                    retryable: true)
+                throw StarlineError(
+                    .keyringUnavailable,
+                    "the D-Bus session bus sent more than \(DBusLimits.ignoredMessagesPerCall) messages that were not the answer of \(sender); gave up",
+                    retryable: true)
             }
         }
     }
@@ -145,7 +151,9 @@ final class DBusConnection {
             let connected = withUnsafePointer(to: &storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
             }
-            guard connected == 0 else { throw KeyringCall.unavailable("cannot connect to the D-Bus session bus: \(String(cString: strerror(errno)))") }
+            guard connected == 0 else {
+                throw KeyringCall.unavailable("cannot connect to the D-Bus session bus: \(String(cString: strerror(errno)))")
+            }
             return fd
         } catch {
             close(fd)
@@ -199,13 +207,15 @@ final class DBusConnection {
     private static func checkListener(_ fd: Int32) throws(StarlineError) {
         var credentials: (UInt32, UInt32, UInt32) = (0, 0, 0)
         var length = socklen_t(MemoryLayout.size(ofValue: credentials))
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, Int(length) == MemoryLayout.size(ofValue: credentials) else {
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, Int(length) == MemoryLayout.size(ofValue: credentials)
+        else {
             throw KeyringCall.unavailable("cannot read who serves the D-Bus session bus: \(String(cString: strerror(errno)))")
         }
         let pid = Int32(bitPattern: credentials.0), uid = credentials.1
         guard uid == geteuid() || uid == 0 else {
-            throw KeyringCall.unavailable("the D-Bus session bus is served by uid \(uid), neither you (uid \(geteuid())) nor root, and nothing was sent to it",
-                                          details: .object([("peerUid", .int(Int64(uid))), ("peerPid", .int(Int64(pid)))]))
+            throw KeyringCall.unavailable(
+                "the D-Bus session bus is served by uid \(uid), neither you (uid \(geteuid())) nor root, and nothing was sent to it",
+                details: .object([("peerUid", .int(Int64(uid))), ("peerPid", .int(Int64(pid)))]))
         }
     }
 

@@ -46,17 +46,23 @@ struct DBusMessage {
 
     /// A method call ("The NO_REPLY_EXPECTED and NO_AUTO_START flags" are left clear: the bus may start the
     /// Secret Service on demand, as libsecret lets it).
-    static func call(serial: UInt32, destination: String, path: String, interface: String, member: String,
-                     signature: String = "", body: [DBusValue] = []) -> DBusMessage {
-        DBusMessage(kind: .methodCall, serial: serial, path: path, interface: interface, member: member, destination: destination,
-                    errorName: nil, replySerial: nil, signature: signature, body: body)
+    static func call(
+        serial: UInt32, destination: String, path: String, interface: String, member: String,
+        signature: String = "", body: [DBusValue] = []
+    ) -> DBusMessage {
+        DBusMessage(
+            kind: .methodCall, serial: serial, path: path, interface: interface, member: member, destination: destination,
+            errorName: nil, replySerial: nil, signature: signature, body: body)
     }
 
     /// A method return or an error answering `call` (what a bus or a service sends).
-    static func reply(to call: DBusMessage, serial: UInt32, sender: String?, errorName: String? = nil,
-                      signature: String = "", body: [DBusValue] = []) -> DBusMessage {
-        DBusMessage(kind: errorName == nil ? .methodReturn : .error, serial: serial, destination: call.sender, errorName: errorName,
-                    replySerial: call.serial, sender: sender, signature: signature, body: body)
+    static func reply(
+        to call: DBusMessage, serial: UInt32, sender: String?, errorName: String? = nil,
+        signature: String = "", body: [DBusValue] = []
+    ) -> DBusMessage {
+        DBusMessage(
+            kind: errorName == nil ? .methodReturn : .error, serial: serial, destination: call.sender, errorName: errorName,
+            replySerial: call.serial, sender: sender, signature: signature, body: body)
     }
 
     /// The message in little-endian wire format.
@@ -125,9 +131,12 @@ struct DBusMessage {
         var message = DBusMessage(kind: kind, serial: serial, signature: "", body: [])
         for field in try reader.read("a(yv)").elements ?? [] {
             guard case .structure(let pair) = field, pair.count == 2, case .byte(let code) = pair[0],
-                  case .variant(let signature, let value) = pair[1] else { continue }
+                case .variant(let signature, let value) = pair[1]
+            else { continue }
             guard let expected = fieldTypes[code] else { continue }
-            guard signature == expected else { throw DBusReader.malformed("header field \(code) of type '\(signature)', not '\(expected)'") }
+            guard signature == expected else {
+                throw DBusReader.malformed("header field \(code) of type '\(signature)', not '\(expected)'")
+            }
             switch code {
             case 1: message.path = value.string
             case 2: message.interface = value.string
@@ -150,9 +159,11 @@ struct DBusMessage {
         return message
     }
 
-    private init(kind: Kind, serial: UInt32, path: String? = nil, interface: String? = nil, member: String? = nil,
-                 destination: String? = nil, errorName: String? = nil, replySerial: UInt32? = nil, sender: String? = nil,
-                 signature: String, body: [DBusValue]) {
+    private init(
+        kind: Kind, serial: UInt32, path: String? = nil, interface: String? = nil, member: String? = nil,
+        destination: String? = nil, errorName: String? = nil, replySerial: UInt32? = nil, sender: String? = nil,
+        signature: String, body: [DBusValue]
+    ) {
         self.kind = kind
         self.serial = serial
         self.path = path

@@ -50,16 +50,19 @@ enum DBusSignature {
     static func isBasic(_ code: UInt8) -> Bool {
         switch code {
         case UInt8(ascii: "y"), UInt8(ascii: "b"), UInt8(ascii: "n"), UInt8(ascii: "q"), UInt8(ascii: "i"), UInt8(ascii: "u"),
-             UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"), UInt8(ascii: "h"), UInt8(ascii: "s"), UInt8(ascii: "o"),
-             UInt8(ascii: "g"): true
+            UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"), UInt8(ascii: "h"), UInt8(ascii: "s"), UInt8(ascii: "o"),
+            UInt8(ascii: "g"):
+            true
         default: false
         }
     }
 
     /// The end (exclusive, always > `start`) of the complete type starting at `start`. Recursion is bounded
     /// by the two depth limits (and the signature's 255 bytes).
-    static func completeType(_ s: [UInt8], from start: Int, arrays: Int = 0, structs: Int = 0,
-                             arrayElement: Bool = false) throws(StarlineError) -> Int {
+    static func completeType(
+        _ s: [UInt8], from start: Int, arrays: Int = 0, structs: Int = 0,
+        arrayElement: Bool = false
+    ) throws(StarlineError) -> Int {
         guard start < s.count else { throw DBusReader.malformed("a truncated signature") }
         let code = s[start]
         if isBasic(code) || code == UInt8(ascii: "v") { return start + 1 }
@@ -85,7 +88,9 @@ enum DBusSignature {
             // type (the "key") must be a basic type rather than a container type."
             guard arrayElement else { throw DBusReader.malformed("a dictionary entry outside an array") }
             guard structs < DBusLimits.structDepth else { throw DBusReader.malformed("structures nested more than 32 deep in a signature") }
-            guard start + 1 < s.count, isBasic(s[start + 1]) else { throw DBusReader.malformed("a dictionary entry whose key is not a basic type") }
+            guard start + 1 < s.count, isBasic(s[start + 1]) else {
+                throw DBusReader.malformed("a dictionary entry whose key is not a basic type")
+            }
             let valueEnd = try completeType(s, from: start + 2, arrays: arrays, structs: structs + 1)
             guard valueEnd < s.count, s[valueEnd] == UInt8(ascii: "}") else {
                 throw DBusReader.malformed("a dictionary entry without exactly a key and a value")

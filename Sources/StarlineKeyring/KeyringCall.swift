@@ -78,14 +78,16 @@ final class KeyringCall {
         // G_IO_ERROR_CANCELLED 19 (our watchdog), G_IO_ERROR_TIMED_OUT 24; G_DBUS_ERROR_NO_REPLY 4 ("used for
         // message reply timeouts"), TIMEOUT 12, TIMED_OUT 20.
         if (domain == io && (code == 19 || code == 24)) || (domain == dbus && (code == 4 || code == 12 || code == 20)) {
-            return StarlineError(.keyringUnavailable,
-                                 "the Secret Service did not answer within \(seconds) s (\(what)); try again, or use --no-keyring",
-                                 retryable: true, details: details)
+            return StarlineError(
+                .keyringUnavailable,
+                "the Secret Service did not answer within \(seconds) s (\(what)); try again, or use --no-keyring",
+                retryable: true, details: details)
         }
         // SECRET_ERROR_IS_LOCKED 2: "the item or collection is locked and the operation cannot be performed".
         if domain == secret && code == 2 {
-            return StarlineError(.storageLocked, "the keyring is locked (\(what)); unlock it in your desktop session and try again",
-                                 details: details)
+            return StarlineError(
+                .storageLocked, "the keyring is locked (\(what)); unlock it in your desktop session and try again",
+                details: details)
         }
         // G_DBUS_ERROR_SERVICE_UNKNOWN 2, NAME_HAS_NO_OWNER 3, NO_SERVER 11, DISCONNECTED 15, FILE_NOT_FOUND 17,
         // SPAWN_EXEC_FAILED 23, SPAWN_CHILD_EXITED 25 (activation failed); G_IO_ERROR_NOT_FOUND 1 (no socket).
@@ -96,9 +98,10 @@ final class KeyringCall {
     }
 
     static func unavailable(_ reason: String, details: JSON? = nil) -> StarlineError {
-        StarlineError(.keyringUnavailable,
-                      "\(reason); the Secret Service keyring (gnome-keyring, KeePassXC) needs a desktop session: use --no-keyring to keep the key in a file instead",
-                      details: details)
+        StarlineError(
+            .keyringUnavailable,
+            "\(reason); the Secret Service keyring (gnome-keyring, KeePassXC) needs a desktop session: use --no-keyring to keep the key in a file instead",
+            details: details)
     }
 }
 

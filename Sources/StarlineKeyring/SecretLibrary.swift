@@ -42,7 +42,8 @@ struct SecretLibrary: @unchecked Sendable {
     let itemLoadSecretsSync: @convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32
     let itemGetLocked: @convention(c) (Pointer?) -> Int32
     let itemGetSecret: @convention(c) (Pointer?) -> Pointer?
-    let itemCreateSync: @convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, UInt32, Pointer?, ErrorOut?) -> Pointer?
+    let itemCreateSync:
+        @convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, UInt32, Pointer?, ErrorOut?) -> Pointer?
     let itemDeleteSync: @convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32
     let collectionForAliasSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, UInt32, Pointer?, ErrorOut?) -> Pointer?
     let collectionGetLocked: @convention(c) (Pointer?) -> Int32
@@ -55,11 +56,11 @@ struct SecretLibrary: @unchecked Sendable {
 
     // Constants from secret-service.h, secret-types.h, secret-item.h and secret-schema.h.
     static let serviceOpenSession: UInt32 = 1 << 1  // SECRET_SERVICE_OPEN_SESSION
-    static let searchNone: UInt32 = 0               // SECRET_SEARCH_NONE
-    static let searchAll: UInt32 = 1 << 1           // SECRET_SEARCH_ALL
-    static let collectionNone: UInt32 = 0           // SECRET_COLLECTION_NONE
-    static let itemCreateReplace: UInt32 = 1 << 1   // SECRET_ITEM_CREATE_REPLACE
-    static let schemaNone: UInt32 = 0               // SECRET_SCHEMA_NONE
+    static let searchNone: UInt32 = 0  // SECRET_SEARCH_NONE
+    static let searchAll: UInt32 = 1 << 1  // SECRET_SEARCH_ALL
+    static let collectionNone: UInt32 = 0  // SECRET_COLLECTION_NONE
+    static let itemCreateReplace: UInt32 = 1 << 1  // SECRET_ITEM_CREATE_REPLACE
+    static let schemaNone: UInt32 = 0  // SECRET_SCHEMA_NONE
 
     /// The libraries, or why not (KEYRING_UNAVAILABLE). Loaded once per process (a lazily initialised global).
     static let shared: Result<SecretLibrary, StarlineError> = load()
@@ -69,23 +70,25 @@ struct SecretLibrary: @unchecked Sendable {
         // reference. The unversioned names exist only with the -dev packages.
         let wanted: [(soname: String, package: String)] = [
             ("libsecret-1.so.0", "libsecret-1-0"), ("libglib-2.0.so.0", "libglib2.0-0"),
-            ("libgobject-2.0.so.0", "libglib2.0-0"), ("libgio-2.0.so.0", "libglib2.0-0"),
+            ("libgobject-2.0.so.0", "libglib2.0-0"), ("libgio-2.0.so.0", "libglib2.0-0")
         ]
         var opened: [SharedLibrary] = []
         for (soname, package) in wanted {
             switch SharedLibrary.open([soname]) {
             case .success(let library): opened.append(library)
             case .failure(let error):
-                return .failure(StarlineError(
-                    .keyringUnavailable,
-                    "the Secret Service keyring needs libsecret, which is not installed (Debian package \(package), "
-                        + "e.g. apt-get install libsecret-1-0); install it, or use --no-keyring",
-                    details: .object([("library", .string(soname)), ("reason", .string(error.reason))])))
+                return .failure(
+                    StarlineError(
+                        .keyringUnavailable,
+                        "the Secret Service keyring needs libsecret, which is not installed (Debian package \(package), "
+                            + "e.g. apt-get install libsecret-1-0); install it, or use --no-keyring",
+                        details: .object([("library", .string(soname)), ("reason", .string(error.reason))])))
             }
         }
         var secret = opened[0], glib = opened[1], gobject = opened[2], gio = opened[3]
         let library = SecretLibrary(
-            hashTableNewFull: glib.function("g_hash_table_new_full", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?) -> Pointer?).self),
+            hashTableNewFull: glib.function(
+                "g_hash_table_new_full", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?) -> Pointer?).self),
             hashTableInsert: glib.function("g_hash_table_insert", as: (@convention(c) (Pointer?, Pointer?, Pointer?) -> Int32).self),
             hashTableUnref: glib.function("g_hash_table_unref", as: (@convention(c) (Pointer?) -> Void).self),
             strdup: glib.function("g_strdup", as: (@convention(c) (UnsafePointer<CChar>?) -> Pointer?).self),
@@ -104,28 +107,38 @@ struct SecretLibrary: @unchecked Sendable {
             ioErrorQuark: gio.function("g_io_error_quark", as: (@convention(c) () -> UInt32).self),
             dbusErrorQuark: gio.function("g_dbus_error_quark", as: (@convention(c) () -> UInt32).self),
             serviceGetSync: secret.function("secret_service_get_sync", as: (@convention(c) (UInt32, Pointer?, ErrorOut?) -> Pointer?).self),
-            serviceSearchSync: secret.function("secret_service_search_sync",
-                                               as: (@convention(c) (Pointer?, Pointer?, Pointer?, UInt32, Pointer?, ErrorOut?) -> Pointer?).self),
-            itemLoadSecretsSync: secret.function("secret_item_load_secrets_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self),
+            serviceSearchSync: secret.function(
+                "secret_service_search_sync",
+                as: (@convention(c) (Pointer?, Pointer?, Pointer?, UInt32, Pointer?, ErrorOut?) -> Pointer?).self),
+            itemLoadSecretsSync: secret.function(
+                "secret_item_load_secrets_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self),
             itemGetLocked: secret.function("secret_item_get_locked", as: (@convention(c) (Pointer?) -> Int32).self),
             itemGetSecret: secret.function("secret_item_get_secret", as: (@convention(c) (Pointer?) -> Pointer?).self),
-            itemCreateSync: secret.function("secret_item_create_sync",
-                                            as: (@convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, UInt32, Pointer?, ErrorOut?) -> Pointer?).self),
+            itemCreateSync: secret.function(
+                "secret_item_create_sync",
+                as: (@convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, UInt32, Pointer?, ErrorOut?) -> Pointer?)
+                    .self),
             itemDeleteSync: secret.function("secret_item_delete_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self),
-            collectionForAliasSync: secret.function("secret_collection_for_alias_sync",
-                                                    as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, UInt32, Pointer?, ErrorOut?) -> Pointer?).self),
+            collectionForAliasSync: secret.function(
+                "secret_collection_for_alias_sync",
+                as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, UInt32, Pointer?, ErrorOut?) -> Pointer?).self),
             collectionGetLocked: secret.function("secret_collection_get_locked", as: (@convention(c) (Pointer?) -> Int32).self),
-            valueNew: secret.function("secret_value_new", as: (@convention(c) (UnsafeRawPointer?, Int, UnsafePointer<CChar>?) -> Pointer?).self),
-            valueGet: secret.function("secret_value_get", as: (@convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafeRawPointer?).self),
+            valueNew: secret.function(
+                "secret_value_new", as: (@convention(c) (UnsafeRawPointer?, Int, UnsafePointer<CChar>?) -> Pointer?).self),
+            valueGet: secret.function(
+                "secret_value_get", as: (@convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafeRawPointer?).self),
             valueUnref: secret.function("secret_value_unref", as: (@convention(c) (Pointer?) -> Void).self),
-            schemaNewv: secret.function("secret_schema_newv", as: (@convention(c) (UnsafePointer<CChar>?, UInt32, Pointer?) -> Pointer?).self),
+            schemaNewv: secret.function(
+                "secret_schema_newv", as: (@convention(c) (UnsafePointer<CChar>?, UInt32, Pointer?) -> Pointer?).self),
             schemaUnref: secret.function("secret_schema_unref", as: (@convention(c) (Pointer?) -> Void).self),
             secretErrorQuark: secret.function("secret_error_get_quark", as: (@convention(c) () -> UInt32).self))
         let missing = secret.missing + glib.missing + gobject.missing + gio.missing
         guard missing.isEmpty else {
-            return .failure(StarlineError(.keyringUnavailable,
-                                          "the installed libsecret or GLib lacks \(missing.joined(separator: ", ")): libsecret 0.19 or newer is needed; "
-                                              + "upgrade it, or use --no-keyring"))
+            return .failure(
+                StarlineError(
+                    .keyringUnavailable,
+                    "the installed libsecret or GLib lacks \(missing.joined(separator: ", ")): libsecret 0.19 or newer is needed; "
+                        + "upgrade it, or use --no-keyring"))
         }
         return .success(library)
     }

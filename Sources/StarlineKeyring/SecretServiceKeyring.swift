@@ -63,8 +63,10 @@ public final class SecretServiceKeyring {
     /// then X11 autolaunch (`dbus-launch --autolaunch`), which starts a bus nobody else uses (or hangs on a
     /// dead `DISPLAY`). GLib reads the process environment, not `environment`, so the two must agree; a
     /// caller with an injected environment that names another bus gets an error rather than the wrong keyring.
-    public static func open(environment: [String: String], schemaName: String = "org.starline.Secret",
-                            timeout: Duration = .seconds(10)) throws(StarlineError) -> SecretServiceKeyring {
+    public static func open(
+        environment: [String: String], schemaName: String = "org.starline.Secret",
+        timeout: Duration = .seconds(10)
+    ) throws(StarlineError) -> SecretServiceKeyring {
         guard let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
             throw KeyringCall.unavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         }
@@ -136,16 +138,21 @@ public final class SecretServiceKeyring {
     public func store(secret: SecretBytes, label: String, attributes: [String: String]) throws(StarlineError) {
         let call = KeyringCall(library, timeoutNanoseconds: timeoutNanoseconds)
         let collection = try call.run("find the default collection") { error in
-            Self.defaultCollection.withCString { library.collectionForAliasSync(service, $0, SecretLibrary.collectionNone, call.cancellable, error) }
+            Self.defaultCollection.withCString {
+                library.collectionForAliasSync(service, $0, SecretLibrary.collectionNone, call.cancellable, error)
+            }
         }
         // secret_collection_for_alias_sync: "Returns: (transfer full): the collection, or NULL if none assigned
         // to the alias"
         guard let collection else {
-            throw StarlineError(.keyringUnavailable, "the keyring has no default collection (create one in your desktop's keyring settings), or use --no-keyring")
+            throw StarlineError(
+                .keyringUnavailable,
+                "the keyring has no default collection (create one in your desktop's keyring settings), or use --no-keyring")
         }
         defer { library.objectUnref(collection) }
         if library.collectionGetLocked(collection) != 0 {
-            throw StarlineError(.storageLocked, "the keyring is locked; unlock it in your desktop session and try again, or use --no-keyring")
+            throw StarlineError(
+                .storageLocked, "the keyring is locked; unlock it in your desktop session and try again, or use --no-keyring")
         }
         let schema = try makeSchema(attributes)
         defer { library.schemaUnref(schema) }
@@ -155,7 +162,9 @@ public final class SecretServiceKeyring {
         let value = secret.withUnsafeBytes { library.valueNew($0.baseAddress, $0.count, "application/octet-stream") }
         defer { library.valueUnref(value) }
         let item = try call.run("store the secret") { error in
-            label.withCString { library.itemCreateSync(collection, schema, table, $0, value, SecretLibrary.itemCreateReplace, call.cancellable, error) }
+            label.withCString {
+                library.itemCreateSync(collection, schema, table, $0, value, SecretLibrary.itemCreateReplace, call.cancellable, error)
+            }
         }
         guard let item else { throw StarlineError(.storage, "the Secret Service did not create the item") }
         library.objectUnref(item)
@@ -177,7 +186,7 @@ public final class SecretServiceKeyring {
             do throws(StarlineError) {
                 _ = try call.run("delete the item") { library.itemDeleteSync(item, call.cancellable, $0) != 0 ? true : nil }
                 deleted += 1
-            } catch where error.code == .storageLocked {
+            } catch  where error.code == .storageLocked {
                 locked += 1
             }
         }

@@ -36,14 +36,17 @@ public enum SecretServiceReader {
     }
 
     /// Looks the item up on the bus named by `environment["DBUS_SESSION_BUS_ADDRESS"]`.
-    public static func lookup(busOf environment: Environment, schemaName: String, attributes: [String: String],
-                              timeout: Duration = .seconds(10)) throws(StarlineError) -> Outcome {
+    public static func lookup(
+        busOf environment: Environment, schemaName: String, attributes: [String: String],
+        timeout: Duration = .seconds(10)
+    ) throws(StarlineError) -> Outcome {
         guard let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
             throw KeyringCall.unavailable("there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         }
         let (seconds, attoseconds) = timeout.components
-        let connection = try DBusConnection(address: address,
-                                            timeoutNanoseconds: UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000))
+        let connection = try DBusConnection(
+            address: address,
+            timeoutNanoseconds: UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000))
         // The calls go to, and their replies are taken only from, the connection that owns the service's name
         // now: any client of the bus can send us a method return with a matching serial, but not with the
         // owner's unique name as its SENDER.
@@ -51,12 +54,16 @@ public enum SecretServiceReader {
             throw KeyringCall.unavailable("no Secret Service runs on the D-Bus session bus (nobody owns \(service))")
         }
         func ask(_ member: String, signature: String, body: [DBusValue]) throws(StarlineError) -> DBusMessage {
-            try connection.call(.call(serial: 0, destination: owner, path: servicePath, interface: serviceInterface, member: member,
-                                      signature: signature, body: body), replyFrom: owner)
+            try connection.call(
+                .call(
+                    serial: 0, destination: owner, path: servicePath, interface: serviceInterface, member: member,
+                    signature: signature, body: body), replyFrom: owner)
         }
         let opened = try ask("OpenSession", signature: "sv", body: [.string("plain"), .variant(signature: "s", .string(""))])
         if opened.kind == .error {
-            if opened.errorName == "org.freedesktop.DBus.Error.ServiceUnknown" || opened.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            if opened.errorName == "org.freedesktop.DBus.Error.ServiceUnknown"
+                || opened.errorName == "org.freedesktop.DBus.Error.NameHasNoOwner"
+            {
                 throw KeyringCall.unavailable("no Secret Service runs on the D-Bus session bus (\(opened.errorName ?? ""))")
             }
             return .useLibsecret(reason: "OpenSession: \(opened.errorName ?? "error")")
@@ -68,27 +75,34 @@ public enum SecretServiceReader {
         query["xdg:schema"] = schemaName
         let entries = query.sorted { $0.key < $1.key }.map { DBusValue.dictEntry(.string($0.key), .string($0.value)) }
         let found = try ask("SearchItems", signature: "a{ss}", body: [.array(elementSignature: "{ss}", entries)])
-        guard found.kind == .methodReturn, found.body.count == 2, let unlocked = found.body[0].elements, let locked = found.body[1].elements else {
+        guard found.kind == .methodReturn, found.body.count == 2, let unlocked = found.body[0].elements, let locked = found.body[1].elements
+        else {
             return .useLibsecret(reason: "SearchItems: \(found.errorName ?? found.signature)")
         }
         guard let item = unlocked.first, case .objectPath(let itemPath) = item else {
             return .answered(locked.isEmpty ? .absent : .locked)
         }
-        let secrets = try ask("GetSecrets", signature: "aoo", body: [.array(elementSignature: "o", [.objectPath(itemPath)]), .objectPath(session)])
+        let secrets = try ask(
+            "GetSecrets", signature: "aoo", body: [.array(elementSignature: "o", [.objectPath(itemPath)]), .objectPath(session)])
         if secrets.kind == .error {
             // Locked between the search and the read.
             if secrets.errorName == "org.freedesktop.Secret.Error.IsLocked" { return .answered(.locked) }
             return .useLibsecret(reason: "GetSecrets: \(secrets.errorName ?? "error")")
         }
         // a{o(oayays)}: item → (session, parameters, value, content type).
-        guard secrets.body.count == 1, let map = secrets.body[0].elements else { return .useLibsecret(reason: "GetSecrets answered with \(secrets.signature)") }
+        guard secrets.body.count == 1, let map = secrets.body[0].elements else {
+            return .useLibsecret(reason: "GetSecrets answered with \(secrets.signature)")
+        }
         for entry in map {
             guard case .dictEntry(.objectPath(let path), .structure(let secret)) = entry, path == itemPath, secret.count == 4,
-                  case .bytes(var value) = secret[2] else { continue }
+                case .bytes(var value) = secret[2]
+            else { continue }
             defer { Sodium.wipe(&value) }
-            return .answered(.found(SecretBytes(count: value.count) { buffer in
-                value.withUnsafeBytes { if $0.count > 0 { buffer.copyMemory(from: $0) } }
-            }))
+            return .answered(
+                .found(
+                    SecretBytes(count: value.count) { buffer in
+                        value.withUnsafeBytes { if $0.count > 0 { buffer.copyMemory(from: $0) } }
+                    }))
         }
         // Not returned: the item went away (or was locked) between the search and the read.
         return .answered(.absent)
@@ -103,7 +117,9 @@ extension SecretServiceKeyring {
     /// Only an answer the reader does not handle leads to libsecret, on a bus the reader has just checked.
     /// A bus it refuses (served by another uid, malformed or flooding replies, a timeout) is thrown, never
     /// a reason to ask libsecret: GDBus would connect to the same socket without looking at who serves it.
-    public static func read(busOf environment: Environment, schemaName: String, attributes: [String: String]) throws(StarlineError) -> KeyringLookup {
+    public static func read(busOf environment: Environment, schemaName: String, attributes: [String: String]) throws(StarlineError)
+        -> KeyringLookup
+    {
         switch try SecretServiceReader.lookup(busOf: environment, schemaName: schemaName, attributes: attributes) {
         case .answered(let result): return result
         case .useLibsecret: return try open(busOf: environment, schemaName: schemaName).lookup(attributes: attributes)

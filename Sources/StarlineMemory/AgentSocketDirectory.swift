@@ -38,7 +38,8 @@ final class AgentSocketDirectory {
         if info.st_uid != user {
             close(fd)
             throw StarlineError(
-                .insecurePermissions, "the memory agent's socket directory \(path) is owned by another user (uid \(info.st_uid), not \(user)); it was not used",
+                .insecurePermissions,
+                "the memory agent's socket directory \(path) is owned by another user (uid \(info.st_uid), not \(user)); it was not used",
                 details: .object([("path", .string(path)), ("owner", .int(Int64(info.st_uid))), ("uid", .int(Int64(user)))]))
         }
         if info.st_mode & 0o077 != 0 {
@@ -72,8 +73,9 @@ final class AgentSocketDirectory {
         case S_IFSOCK: break
         case S_IFLNK: throw PrivateFiles.symbolicLinkError(full, what: "the memory agent's socket")
         default:
-            throw StarlineError(.storage, "\(full) is not a socket; it was left alone: remove it",
-                                details: .object([("path", .string(full))]))
+            throw StarlineError(
+                .storage, "\(full) is not a socket; it was left alone: remove it",
+                details: .object([("path", .string(full))]))
         }
         if info.st_uid != geteuid() {
             throw StarlineError(
@@ -154,7 +156,8 @@ final class AgentSocketDirectory {
     }
 
     static func failure(_ what: String, _ path: String, _ code: Int32) -> StarlineError {
-        StarlineError(.storage, "\(what) \(path): \(String(cString: strerror(code)))",
-                      details: .object([("path", .string(path)), ("errno", .int(Int64(code)))]))
+        StarlineError(
+            .storage, "\(what) \(path): \(String(cString: strerror(code)))",
+            details: .object([("path", .string(path)), ("errno", .int(Int64(code)))]))
     }
 }

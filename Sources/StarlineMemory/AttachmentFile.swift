@@ -39,16 +39,19 @@ enum AttachmentFile {
     /// `AttachmentWriter`). A regular file is read on one thread and hashed on another (`BlockPipeline`) while
     /// this one encrypts and writes the blocks before; a pipe or terminal is read and hashed on this thread.
     /// Memory is a few blocks of ~1 MiB whatever the size.
-    static func write(from input: Int32, inputName: String, directory: String, blobID: [UInt8], key: SecretBytes,
-                      chunkSize: Int = defaultChunkSize) throws(StarlineError) -> AttachmentWriter.Written {
+    static func write(
+        from input: Int32, inputName: String, directory: String, blobID: [UInt8], key: SecretBytes,
+        chunkSize: Int = defaultChunkSize
+    ) throws(StarlineError) -> AttachmentWriter.Written {
         let writer = try AttachmentWriter(directory: directory, blobID: blobID, key: key, chunkSize: chunkSize)
         let hasher = BlockHasher()
         var info = stat()
         let regular = fstat(input, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
         // BLAKE2b is the slowest stage (slower than the encryption), so it gets a thread of its own.
-        let pipeline = BlockPipeline(buffers: 4, bufferBytes: writer.blockBytes, threaded: regular,
-                                     fill: { (buffer) throws(StarlineError) -> Int in try readFull(input, into: buffer, name: inputName) },
-                                     inspect: { plain in hasher.stream.update(plain) })
+        let pipeline = BlockPipeline(
+            buffers: 4, bufferBytes: writer.blockBytes, threaded: regular,
+            fill: { (buffer) throws(StarlineError) -> Int in try readFull(input, into: buffer, name: inputName) },
+            inspect: { plain in hasher.stream.update(plain) })
         defer { pipeline.close() }
         var size: UInt64 = 0
         // The last block read is held until the next one (or the end) shows whether it holds the final chunk.
@@ -71,19 +74,24 @@ enum AttachmentFile {
     /// `checkHash`, its BLAKE2b-256 against the note's record. Any mismatch, a truncated or altered file, or a
     /// missing one is VAULT_CORRUPT naming the attachment; plaintext already written to `output` before the
     /// failure must be discarded by the caller (a command writing to a file writes a temporary one).
-    static func read(_ path: String, entry: AttachmentEntry, noteID: String, to output: Int32?, checkHash: Bool = true) throws(StarlineError) {
+    static func read(_ path: String, entry: AttachmentEntry, noteID: String, to output: Int32?, checkHash: Bool = true)
+        throws(StarlineError)
+    {
         try readBlocks(path, entry: entry, noteID: noteID, checkHash: checkHash) { (plain) throws(StarlineError) in
             guard let output, !FileBytes.write(fd: output, plain) else { return }
             let e = errno
-            throw StarlineError(.writeFailed, "cannot write attachment '\(entry.name)': \(String(cString: strerror(e)))",
-                                details: .object([("attachment", .string(entry.name)), ("errno", .int(Int64(e)))]))
+            throw StarlineError(
+                .writeFailed, "cannot write attachment '\(entry.name)': \(String(cString: strerror(e)))",
+                details: .object([("attachment", .string(entry.name)), ("errno", .int(Int64(e)))]))
         }
     }
 
     /// `read` with its BLAKE2b check, handing each verified block of plaintext to `sink` as an array (wiped
     /// after the call): the export and the rekey take it this way.
-    static func read(_ path: String, entry: AttachmentEntry, noteID: String,
-                     sink: ([UInt8]) throws(StarlineError) -> Void) throws(StarlineError) {
+    static func read(
+        _ path: String, entry: AttachmentEntry, noteID: String,
+        sink: ([UInt8]) throws(StarlineError) -> Void
+    ) throws(StarlineError) {
         try readBlocks(path, entry: entry, noteID: noteID, checkHash: true) { (plain) throws(StarlineError) in
             var copy = Array(plain)
             defer { Sodium.wipe(&copy) }
@@ -99,8 +107,10 @@ enum AttachmentFile {
     /// `checkHash` also recomputes the recorded BLAKE2b-256 of the plaintext: a second check of the same bytes
     /// that `verify`, the export and the rekey make, and that `get` leaves out (a pass as costly as the
     /// decryption itself).
-    static func readBlocks(_ path: String, entry: AttachmentEntry, noteID: String, checkHash: Bool,
-                           sink: (UnsafeRawBufferPointer) throws(StarlineError) -> Void) throws(StarlineError) {
+    static func readBlocks(
+        _ path: String, entry: AttachmentEntry, noteID: String, checkHash: Bool,
+        sink: (UnsafeRawBufferPointer) throws(StarlineError) -> Void
+    ) throws(StarlineError) {
         func corrupt(_ reason: String) -> StarlineError {
             VaultErrors.corruptAttachment(entry.name, record: noteID, file: path, reason)
         }
@@ -109,7 +119,9 @@ enum AttachmentFile {
         defer { close(fd) }
         let prefixCount = prefix(blobID: entry.blobID, chunkSize: 0).count
         var head = [UInt8](repeating: 0, count: prefixCount + SecretStream.headerBytes)
-        let headCount = try head.withUnsafeMutableBytes { raw in Result { () throws(StarlineError) in try readFull(fd, into: raw, name: path) } }.get()
+        let headCount = try head.withUnsafeMutableBytes { raw in
+            Result { () throws(StarlineError) in try readFull(fd, into: raw, name: path) }
+        }.get()
         guard headCount == head.count else { throw corrupt("the file is truncated (\(headCount) bytes)") }
         // The chunk size is the file's own (the last field of the prefix); the prefix is authenticated with
         // every chunk, so a changed size fails there.
@@ -122,7 +134,9 @@ enum AttachmentFile {
         var info = stat()
         let expected = expectedFileSize(plaintextSize: entry.size, chunkSize: chunkSize)
         if fstat(fd, &info) == 0, UInt64(info.st_size) != expected {
-            throw corrupt("the file has \(info.st_size) bytes, \(UInt64(info.st_size) < expected ? "truncated from" : "more than") the \(expected) it should have")
+            throw corrupt(
+                "the file has \(info.st_size) bytes, \(UInt64(info.st_size) < expected ? "truncated from" : "more than") the \(expected) it should have"
+            )
         }
         var stream: SecretStreamDecryptor
         do {
@@ -141,8 +155,9 @@ enum AttachmentFile {
             adBytes.deallocate()
         }
         // Declared after `defer { close(fd) }`, so the reader stops before the descriptor closes.
-        let pipeline = BlockPipeline(buffers: 3, bufferBytes: chunks * sealedChunk, threaded: true,
-                                     fill: { (buffer) throws(StarlineError) -> Int in try readFull(fd, into: buffer, name: path) })
+        let pipeline = BlockPipeline(
+            buffers: 3, bufferBytes: chunks * sealedChunk, threaded: true,
+            fill: { (buffer) throws(StarlineError) -> Int in try readFull(fd, into: buffer, name: path) })
         defer { pipeline.close() }
         var hasher = GenericHashStream(length: 32)
         var size: UInt64 = 0
@@ -174,7 +189,9 @@ enum AttachmentFile {
         do { try stream.finish() } catch { throw corrupt("it is truncated: the final chunk is missing") }
         guard size == entry.size else { throw corrupt("it holds \(size) bytes, the record says \(entry.size)") }
         if checkHash {
-            guard Sodium.constantTimeEquals(hasher.finalize(), entry.hash) else { throw corrupt("its BLAKE2b hash does not match the record") }
+            guard Sodium.constantTimeEquals(hasher.finalize(), entry.hash) else {
+                throw corrupt("its BLAKE2b hash does not match the record")
+            }
         }
     }
 
@@ -197,8 +214,9 @@ enum AttachmentFile {
 
     static func posixStorageError(_ action: String, _ path: String) -> StarlineError {
         let e = errno
-        return StarlineError(.storage, "\(action) \(path): \(String(cString: strerror(e)))",
-                             details: .object([("path", .string(path)), ("errno", .int(Int64(e)))]))
+        return StarlineError(
+            .storage, "\(action) \(path): \(String(cString: strerror(e)))",
+            details: .object([("path", .string(path)), ("errno", .int(Int64(e)))]))
     }
 }
 

@@ -48,7 +48,8 @@ final class AttachmentWriter {
         // Tracked before it exists, so a signal removes it whenever it comes (Interrupts).
         slot = Interrupts.track(temp)
         do {
-            fd = try PrivateFiles.openNoFollow(temp, O_CREAT | O_EXCL | O_WRONLY, mode: 0o600, what: "attachment file", action: "cannot write")
+            fd = try PrivateFiles.openNoFollow(
+                temp, O_CREAT | O_EXCL | O_WRONLY, mode: 0o600, what: "attachment file", action: "cannot write")
         } catch {
             Interrupts.untrack(slot)
             throw error
@@ -126,8 +127,9 @@ final class AttachmentWriter {
     /// call. Unless `final`, `plain` is whole chunks and none is the last; with `final` its last chunk (or
     /// one empty chunk) gets the FINAL tag.
     func seal(_ plain: UnsafeRawBufferPointer, final: Bool) throws(StarlineError) {
-        precondition(!done && plain.count <= blockBytes && (final || (plain.count > 0 && plain.count % chunkSize == 0)),
-                     "AttachmentWriter.seal: not whole chunks")
+        precondition(
+            !done && plain.count <= blockBytes && (final || (plain.count > 0 && plain.count % chunkSize == 0)),
+            "AttachmentWriter.seal: not whole chunks")
         var offset = 0
         var out = 0
         ad.withUnsafeBytes { adBytes in

@@ -21,7 +21,8 @@ public final class KeylessMemoryVault {
     }
 
     /// `MemoryVault.open(at:with:)` on this connection.
-    public func open(with credential: VaultCredential, now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws -> MemoryVault {
+    public func open(with credential: VaultCredential, now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws -> MemoryVault
+    {
         try MemoryVault.checkedOpen(try unlock(with: credential, now: now))
     }
 
@@ -44,12 +45,15 @@ public final class KeylessMemoryVault {
         do {
             guard MemoryVault.exists(at: location) else {
                 let pinned = (try? RollbackPin.read(location.pinPath)) ?? nil
-                throw VaultErrors.notFound(location.directory, pinned.map { "\(path) is missing, but a vault was last seen here at counter \($0.counter)" }
-                    ?? "\(path) does not exist")
+                throw VaultErrors.notFound(
+                    location.directory,
+                    pinned.map { "\(path) is missing, but a vault was last seen here at counter \($0.counter)" }
+                        ?? "\(path) does not exist")
             }
             let store = try MemoryVault.openStore(location, faults: faults)
-            return KeylessMemoryVault(location: location, store: store, faults: faults,
-                                     header: try readHeader(store, location: location, faults: faults))
+            return KeylessMemoryVault(
+                location: location, store: store, faults: faults,
+                header: try readHeader(store, location: location, faults: faults))
         } catch {
             throw VaultErrors.classify(error, path: path)
         }

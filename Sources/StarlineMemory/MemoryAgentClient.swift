@@ -49,9 +49,14 @@ public enum MemoryAgentClient {
 
     /// A vault id is lowercase hex (`MemoryVault.vaultID`); it names a file, so nothing else is accepted.
     static func checkVaultID(_ vaultID: String) throws(StarlineError) {
-        let ok = (1...64).contains(vaultID.utf8.count)
-            && vaultID.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
-        guard ok else { throw StarlineError(.usage, "not a memory vault id: \(vaultID)", details: .object([("vaultId", .string(vaultID))])) }
+        let ok =
+            (1...64).contains(vaultID.utf8.count)
+            && vaultID.utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            }
+        guard ok else {
+            throw StarlineError(.usage, "not a memory vault id: \(vaultID)", details: .object([("vaultId", .string(vaultID))]))
+        }
     }
 
     /// The data key the agent of `vaultID` holds, in protected memory; nil when no agent runs for it.
@@ -83,8 +88,10 @@ public enum MemoryAgentClient {
 
     /// One request and its `OK` reply's body, handed to `body` while still in the reply buffer (wiped after);
     /// nil when no agent answers.
-    private static func exchange<T>(_ request: AgentWire.Request, vaultID: String, environment: Environment,
-                                    _ body: (ArraySlice<UInt8>, String) throws(StarlineError) -> T) throws(StarlineError) -> T? {
+    private static func exchange<T>(
+        _ request: AgentWire.Request, vaultID: String, environment: Environment,
+        _ body: (ArraySlice<UInt8>, String) throws(StarlineError) -> T
+    ) throws(StarlineError) -> T? {
         try checkVaultID(vaultID)
         guard let directory = try AgentSocketDirectory(path: socketDirectory(environment: environment), create: false) else { return nil }
         let name = socketName(vaultID)
@@ -122,14 +129,16 @@ public enum MemoryAgentClient {
             let words = String(decoding: buffer[refused.count..<count], as: UTF8.self).split(separator: " ", maxSplits: 1)
             let code = words.first.map(String.init) ?? ""
             let message = words.count > 1 ? String(words[1]) : code
-            throw StarlineError(code == "WRONG_VAULT" ? .wrongKey : .internalError, "the memory agent on \(path) refused: \(message)",
-                                details: .object([("path", .string(path)), ("agentCode", .string(code))]))
+            throw StarlineError(
+                code == "WRONG_VAULT" ? .wrongKey : .internalError, "the memory agent on \(path) refused: \(message)",
+                details: .object([("path", .string(path)), ("agentCode", .string(code))]))
         case .closed:
             // It closed without a word: it was ending (an expiry as we connected).
             return nil
         case .timedOut:
-            throw StarlineError(.timeout, "the memory agent on \(path) did not answer within \(replyTimeout)", retryable: true,
-                                details: .object([("path", .string(path))]))
+            throw StarlineError(
+                .timeout, "the memory agent on \(path) did not answer within \(replyTimeout)", retryable: true,
+                details: .object([("path", .string(path))]))
         case .tooLong:
             throw StarlineError(.internalError, "the memory agent on \(path) sent a reply over \(AgentWire.maxReply) bytes")
         }

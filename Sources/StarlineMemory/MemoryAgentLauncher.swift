@@ -53,8 +53,10 @@ public enum MemoryAgentLauncher {
     /// Starts the agent of `vaultID` holding `key` and returns its pid once it serves; throws the child's own
     /// error when it could not (a socket directory with bad permissions: INSECURE_PERMISSIONS), TIMEOUT when
     /// it said nothing within `readyTimeout` (it is killed), INTERNAL when it died or said something else.
-    public static func start(key: SecretBytes, vaultID: String, ttl: Duration?, idle: Duration?, environment: Environment,
-                             executable: String, arguments: [String], readyTimeout: Duration = readyTimeout) throws(StarlineError) -> pid_t {
+    public static func start(
+        key: SecretBytes, vaultID: String, ttl: Duration?, idle: Duration?, environment: Environment,
+        executable: String, arguments: [String], readyTimeout: Duration = readyTimeout
+    ) throws(StarlineError) -> pid_t {
         try MemoryAgentClient.checkVaultID(vaultID)
         guard (1...maxKeyBytes).contains(key.count) else {
             throw StarlineError(.usage, "the unlock agent holds keys of 1 to \(maxKeyBytes) bytes, not \(key.count)")
@@ -130,13 +132,17 @@ public enum MemoryAgentLauncher {
         case .line(let count):
             let status = reap(pid)
             if let reported = reportedError(line[0..<count]) { throw reported }
-            throw StarlineError(.internalError, "the memory agent did not start (\(describe(status))): it said '\(String(decoding: line[0..<min(count, 200)], as: UTF8.self))'")
+            throw StarlineError(
+                .internalError,
+                "the memory agent did not start (\(describe(status))): it said '\(String(decoding: line[0..<min(count, 200)], as: UTF8.self))'"
+            )
         case .closed:
             throw StarlineError(.internalError, "the memory agent ended before it was ready (\(describe(reap(pid))))")
         case .timedOut:
             kill(pid, SIGKILL)
             _ = reap(pid)
-            throw StarlineError(.timeout, "the memory agent did not say it was ready within \(readyTimeout); it was killed", retryable: true)
+            throw StarlineError(
+                .timeout, "the memory agent did not say it was ready within \(readyTimeout); it was killed", retryable: true)
         case .tooLong:
             kill(pid, SIGKILL)
             _ = reap(pid)
@@ -147,10 +153,12 @@ public enum MemoryAgentLauncher {
     /// The child's `{"error":{…},"exit":N}` as the error it describes.
     static func reportedError(_ line: ArraySlice<UInt8>) -> StarlineError? {
         guard let json = try? JSON.parse(line), let error = json["error"], let code = error["code"]?.stringValue,
-              let message = error["message"]?.stringValue else { return nil }
+            let message = error["message"]?.stringValue
+        else { return nil }
         let exit = json["exit"]?.intValue.flatMap { Int32(exactly: $0) }.flatMap(ExitStatus.init(rawValue:)) ?? .internalError
-        return StarlineError(ErrorCode(code, exit: exit), message, retryable: error["retryable"]?.boolValue ?? false,
-                             details: error["details"].flatMap { $0.isNull ? nil : $0 })
+        return StarlineError(
+            ErrorCode(code, exit: exit), message, retryable: error["retryable"]?.boolValue ?? false,
+            details: error["details"].flatMap { $0.isNull ? nil : $0 })
     }
 
     /// Waits for `pid` (a second, then SIGKILL) and returns its wait status.

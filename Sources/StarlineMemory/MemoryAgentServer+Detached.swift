@@ -53,8 +53,9 @@ extension MemoryAgentServer {
         Interrupts.install()
         let server: MemoryAgentServer
         do throws(StarlineError) {
-            server = try MemoryAgentServer(socketDirectory: options.socketDirectory, vaultID: options.vaultID, key: key!,
-                                           ttl: options.ttl, idle: options.idle)
+            server = try MemoryAgentServer(
+                socketDirectory: options.socketDirectory, vaultID: options.vaultID, key: key!,
+                ttl: options.ttl, idle: options.idle)
         } catch {
             key = nil
             return report(error)
@@ -94,7 +95,9 @@ extension MemoryAgentServer {
             socketDirectory = values["--socket-dir"] ?? MemoryAgentClient.socketDirectory(environment: environment)
             func milliseconds(_ option: String) throws(StarlineError) -> Duration? {
                 guard let text = values[option] else { return nil }
-                guard let n = Int64(text), n > 0 else { throw StarlineError(.usage, "\(option) must be a positive number of milliseconds, not \(text)") }
+                guard let n = Int64(text), n > 0 else {
+                    throw StarlineError(.usage, "\(option) must be a positive number of milliseconds, not \(text)")
+                }
                 return .milliseconds(n)
             }
             ttl = try milliseconds("--ttl-ms")

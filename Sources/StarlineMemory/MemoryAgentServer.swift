@@ -54,17 +54,22 @@ public final class MemoryAgentServer: @unchecked Sendable {
     }
 
     /// Binds the agent of `vaultID` at `MemoryAgentClient.socketPath(vaultID:environment:)`.
-    public convenience init(vaultID: String, key: SecretBytes, ttl: Duration?, idle: Duration?, environment: Environment,
-                            clock: MemoryAgentClock = .system) throws(StarlineError) {
-        try self.init(socketDirectory: MemoryAgentClient.socketDirectory(environment: environment), vaultID: vaultID, key: key,
-                      ttl: ttl, idle: idle, clock: clock)
+    public convenience init(
+        vaultID: String, key: SecretBytes, ttl: Duration?, idle: Duration?, environment: Environment,
+        clock: MemoryAgentClock = .system
+    ) throws(StarlineError) {
+        try self.init(
+            socketDirectory: MemoryAgentClient.socketDirectory(environment: environment), vaultID: vaultID, key: key,
+            ttl: ttl, idle: idle, clock: clock)
     }
 
     /// Binds the agent of `vaultID` in `socketDirectory` (created 0700 when missing; refused when another
     /// user owns it or group or others have any access to it). A socket already there with no listener
     /// (ECONNREFUSED: its agent died) is replaced; one with a listener is CONFLICT — stop that agent first.
-    public init(socketDirectory: String, vaultID: String, key: SecretBytes, ttl: Duration?, idle: Duration?,
-                clock: MemoryAgentClock = .system) throws(StarlineError) {
+    public init(
+        socketDirectory: String, vaultID: String, key: SecretBytes, ttl: Duration?, idle: Duration?,
+        clock: MemoryAgentClock = .system
+    ) throws(StarlineError) {
         try MemoryAgentClient.checkVaultID(vaultID)
         for (option, value) in [("--ttl", ttl), ("--idle", idle)] {
             if let value, value <= .zero {
@@ -82,8 +87,12 @@ public final class MemoryAgentServer: @unchecked Sendable {
             try Self.bind(listener, name, in: directory, vaultID: vaultID)
             // "The backlog argument defines the maximum length to which the queue of pending connections for
             // sockfd may grow" (listen(2)): a few clients at once, each served in well under a second.
-            guard listen(listener, 16) == 0 else { throw AgentSocketDirectory.failure("cannot listen on", directory.path + "/" + name, errno) }
-            guard let info = try directory.entry(name) else { throw AgentSocketDirectory.failure("cannot find the socket just bound", directory.path + "/" + name, ENOENT) }
+            guard listen(listener, 16) == 0 else {
+                throw AgentSocketDirectory.failure("cannot listen on", directory.path + "/" + name, errno)
+            }
+            guard let info = try directory.entry(name) else {
+                throw AgentSocketDirectory.failure("cannot find the socket just bound", directory.path + "/" + name, ENOENT)
+            }
             identity = (info.st_dev, info.st_ino)
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
                 let e = errno
@@ -116,8 +125,10 @@ public final class MemoryAgentServer: @unchecked Sendable {
     }
 
     /// `init` followed by `run`.
-    public static func serve(socketDirectory: String, vaultID: String, key: SecretBytes, ttl: Duration?, idle: Duration?,
-                             clock: MemoryAgentClock = .system) throws(StarlineError) -> MemoryAgentEnd {
+    public static func serve(
+        socketDirectory: String, vaultID: String, key: SecretBytes, ttl: Duration?, idle: Duration?,
+        clock: MemoryAgentClock = .system
+    ) throws(StarlineError) -> MemoryAgentEnd {
         try MemoryAgentServer(socketDirectory: socketDirectory, vaultID: vaultID, key: key, ttl: ttl, idle: idle, clock: clock).run()
     }
 
@@ -193,7 +204,8 @@ public final class MemoryAgentServer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: AgentWire.maxRequest)
         let deadline = MonotonicClock.nanoseconds() + AgentWire.nanoseconds(AgentWire.requestDeadline)
         guard case .line(let count) = AgentWire.readLine(connection, into: &buffer, deadline: deadline),
-              let request = AgentWire.parse(buffer[0..<count]) else {
+            let request = AgentWire.parse(buffer[0..<count])
+        else {
             AgentWire.send(connection, AgentWire.error("BAD_REQUEST", "expected KEY <vault id>, STATUS or STOP on one line"))
             return false
         }
@@ -226,9 +238,10 @@ public final class MemoryAgentServer: @unchecked Sendable {
         func wall(_ elapsed: UInt64) -> Timestamp {
             startedAt + Int64((elapsed &- started) / 1_000_000_000)
         }
-        return MemoryAgentStatus(pid: getpid(), vaultID: vaultID, startedAt: startedAt,
-                                 expiresAt: ttl.map { wall(started &+ AgentWire.nanoseconds($0)) },
-                                 idleExpiresAt: idle.map { wall(lastServed &+ AgentWire.nanoseconds($0)) })
+        return MemoryAgentStatus(
+            pid: getpid(), vaultID: vaultID, startedAt: startedAt,
+            expiresAt: ttl.map { wall(started &+ AgentWire.nanoseconds($0)) },
+            idleExpiresAt: idle.map { wall(lastServed &+ AgentWire.nanoseconds($0)) })
     }
 
     /// Unlinks the socket (if it is still ours), closes the listener and drops the key. Idempotent.
@@ -256,8 +269,9 @@ public final class MemoryAgentServer: @unchecked Sendable {
             switch try directory.connect(probe, name) {
             case 0:
                 let pid = AgentSocketDirectory.peer(probe).map { " (pid \($0.pid))" } ?? ""
-                throw StarlineError(.conflict, "an unlock agent for vault \(vaultID) is already running on \(path)\(pid); stop it first",
-                                    details: .object([("path", .string(path))]))
+                throw StarlineError(
+                    .conflict, "an unlock agent for vault \(vaultID) is already running on \(path)\(pid); stop it first",
+                    details: .object([("path", .string(path))]))
             case ECONNREFUSED:
                 // "ECONNREFUSED: ... No-one listening on the remote address" (connect(2)): its agent is gone.
                 try directory.removeStale(name)

@@ -20,14 +20,17 @@ public struct MemoryAgentStatus: Sendable, Equatable {
     }
 
     public var json: JSON {
-        .object([("pid", .int(Int64(pid))), ("vaultId", .string(vaultID)), ("startedAt", .string(startedAt.rfc3339)),
-                 ("expiresAt", .optional(expiresAt?.rfc3339)), ("idleExpiresAt", .optional(idleExpiresAt?.rfc3339))])
+        .object([
+            ("pid", .int(Int64(pid))), ("vaultId", .string(vaultID)), ("startedAt", .string(startedAt.rfc3339)),
+            ("expiresAt", .optional(expiresAt?.rfc3339)), ("idleExpiresAt", .optional(idleExpiresAt?.rfc3339))
+        ])
     }
 
     /// The status in an agent's reply; nil when a field is missing or malformed.
     public init?(json: JSON) {
         guard let pid = json["pid"]?.intValue, let id = json["vaultId"]?.stringValue,
-              let started = json["startedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) else { return nil }
+            let started = json["startedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:))
+        else { return nil }
         func optional(_ key: String) -> Timestamp?? {
             guard let value = json[key] else { return nil }
             if value.isNull { return .some(nil) }

@@ -44,22 +44,38 @@ public enum MemoryExportPackage {
             digest.stream.update(bytes)
             try emit(bytes)
         }
-        try line(.object([("format", .string(format)), ("version", .int(version)), ("exportedAt", .string(exportedAt.rfc3339)),
-                          ("notes", .int(summaries.count))]))
+        try line(
+            .object([
+                ("format", .string(format)), ("version", .int(version)), ("exportedAt", .string(exportedAt.rfc3339)),
+                ("notes", .int(summaries.count))
+            ]))
         var attachments = 0
         for summary in summaries {
             let note = try vault.show(summary.id)
-            let files = JSON.array(note.attachments.map { .object([("name", .string($0.name)), ("size", .int(Int64(clamping: $0.size))), ("blake2b", .string($0.blake2b))]) })
-            try line(.object([("note", .object([("id", .string(note.id)), ("title", .string(note.title)), ("body", .string(note.body)),
-                                                ("tags", .array(note.tags.map(JSON.string))), ("createdAt", .string(note.createdAt.rfc3339)),
-                                                ("updatedAt", .string(note.updatedAt.rfc3339)), ("attachments", files)]))]))
+            let files = JSON.array(
+                note.attachments.map {
+                    .object([("name", .string($0.name)), ("size", .int(Int64(clamping: $0.size))), ("blake2b", .string($0.blake2b))])
+                })
+            try line(
+                .object([
+                    (
+                        "note",
+                        .object([
+                            ("id", .string(note.id)), ("title", .string(note.title)), ("body", .string(note.body)),
+                            ("tags", .array(note.tags.map(JSON.string))), ("createdAt", .string(note.createdAt.rfc3339)),
+                            ("updatedAt", .string(note.updatedAt.rfc3339)), ("attachments", files)
+                        ])
+                    )
+                ]))
             for attachment in note.attachments {
                 var pending: [UInt8] = []
                 var failure: Error?
                 _ = try vault.getAttachment(note.id, name: attachment.name) { (chunk) throws(StarlineError) in
                     pending += chunk
                     while pending.count >= pieceBytes, failure == nil {
-                        do { try line(.object([("data", .string(Base64.encode(Array(pending[..<pieceBytes]))))])) } catch { failure = error }
+                        do { try line(.object([("data", .string(Base64.encode(Array(pending[..<pieceBytes]))))])) } catch {
+                            failure = error
+                        }
                         pending.removeFirst(pieceBytes)
                     }
                 }
@@ -90,8 +106,13 @@ public enum MemoryExportPackage {
             let reader = MemoryExportReader(into: batch)
             try feed(reader.writer)
             let summary = try reader.finish()
-            if let expecting, (summary.notes, summary.attachments, summary.digest) != (expecting.notes, expecting.attachments, expecting.digest) {
-                throw StarlineError(.data, "the export changed after it was checked (\(summary.notes) notes read now, \(expecting.notes) before); nothing was imported")
+            if let expecting,
+                (summary.notes, summary.attachments, summary.digest) != (expecting.notes, expecting.attachments, expecting.digest)
+            {
+                throw StarlineError(
+                    .data,
+                    "the export changed after it was checked (\(summary.notes) notes read now, \(expecting.notes) before); nothing was imported"
+                )
             }
             return summary
         }
@@ -101,7 +122,8 @@ public enum MemoryExportPackage {
     static func preview(_ title: String) -> String {
         let scalars = title.unicodeScalars
         guard let cut = scalars.index(scalars.startIndex, offsetBy: previewTitleScalars, limitedBy: scalars.endIndex),
-              cut != scalars.endIndex else { return title }
+            cut != scalars.endIndex
+        else { return title }
         return String(scalars[..<cut]) + "…"
     }
 }

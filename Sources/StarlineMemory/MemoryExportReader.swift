@@ -76,7 +76,9 @@ final class MemoryExportReader {
     }
 
     private func bad(_ reason: String) -> StarlineError {
-        StarlineError(.data, "the memory export is not a valid package: line \(lineNumber): \(reason)", details: .object([("line", .int(lineNumber))]))
+        StarlineError(
+            .data, "the memory export is not a valid package: line \(lineNumber): \(reason)", details: .object([("line", .int(lineNumber))])
+        )
     }
 
     private func tooLong() -> StarlineError {
@@ -89,8 +91,12 @@ final class MemoryExportReader {
         guard !finished else { throw bad("data after the trailer") }
         guard let json = try? JSON.parse(bytes) else { throw bad("not JSON") }
         if !sawHeader {
-            guard json["format"]?.stringValue == MemoryExportPackage.format else { throw bad("not a Starline memory export (no format header)") }
-            guard json["version"]?.intValue == Int64(MemoryExportPackage.version) else { throw bad("export version \(json["version"]?.serialized() ?? "?") is not supported (this Starline reads version 1)") }
+            guard json["format"]?.stringValue == MemoryExportPackage.format else {
+                throw bad("not a Starline memory export (no format header)")
+            }
+            guard json["version"]?.intValue == Int64(MemoryExportPackage.version) else {
+                throw bad("export version \(json["version"]?.serialized() ?? "?") is not supported (this Starline reads version 1)")
+            }
             guard let n = json["notes"]?.intValue, n >= 0, n <= 10_000_000 else { throw bad("the header has no note count") }
             declaredNotes = Int(n)
             sawHeader = true
@@ -118,7 +124,8 @@ final class MemoryExportReader {
             try readNote(note)
         } else if let end = json["end"] {
             guard end["notes"]?.intValue == Int64(notes), end["attachments"]?.intValue == Int64(attachments), notes == declaredNotes else {
-                throw bad("the trailer's counts (\(end.serialized())) differ from the package's \(notes) notes and \(attachments) attachments")
+                throw bad(
+                    "the trailer's counts (\(end.serialized())) differ from the package's \(notes) notes and \(attachments) attachments")
             }
             finished = true
         } else {
@@ -128,17 +135,22 @@ final class MemoryExportReader {
 
     private func readNote(_ note: JSON) throws {
         guard let body = note["body"]?.stringValue, let title = note["title"]?.stringValue,
-              let tags = note["tags"]?.arrayValue?.compactMap(\.stringValue),
-              let created = note["createdAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
-              let updated = note["updatedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
-              let files = note["attachments"]?.arrayValue else { throw bad("a note without its fields") }
+            let tags = note["tags"]?.arrayValue?.compactMap(\.stringValue),
+            let created = note["createdAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
+            let updated = note["updatedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)),
+            let files = note["attachments"]?.arrayValue
+        else { throw bad("a note without its fields") }
         var names = Set<String>()
         expected = try files.map { file in
-            guard let name = file["name"]?.stringValue, let size = file["size"]?.intValue, size >= 0, let hash = file["blake2b"]?.stringValue else {
+            guard let name = file["name"]?.stringValue, let size = file["size"]?.intValue, size >= 0,
+                let hash = file["blake2b"]?.stringValue
+            else {
                 throw bad("an attachment without name, size or blake2b")
             }
             // What `attach` accepts, checked before anything is written: an import never fails half-way on a name.
-            guard !name.isEmpty, name.utf8.count <= MemoryVault.maxAttachmentNameBytes, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            guard !name.isEmpty, name.utf8.count <= MemoryVault.maxAttachmentNameBytes,
+                !name.unicodeScalars.contains(where: { $0.value < 0x20 })
+            else {
                 throw bad("an attachment name must be 1 to \(MemoryVault.maxAttachmentNameBytes) bytes without control characters")
             }
             guard names.insert(name).inserted else { throw bad("the note lists attachment '\(name)' twice") }

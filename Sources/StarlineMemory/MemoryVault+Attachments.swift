@@ -12,8 +12,10 @@ extension MemoryVault {
     /// `replace` swaps an attachment of the same name (its old file is removed after COMMIT); without it a
     /// taken name is USAGE.
     @discardableResult
-    public func attach(_ id: String, from input: Int32, name: String, inputName: String = "the input",
-                       replace: Bool = false) throws -> MemoryNote {
+    public func attach(
+        _ id: String, from input: Int32, name: String, inputName: String = "the input",
+        replace: Bool = false
+    ) throws -> MemoryNote {
         let blobID = Sodium.randomBytes(16)
         let fileKey = SecretBytes(count: SecretStream.keyBytes)
         return try attach(id, name: name, replace: replace, blobID: blobID, fileKey: fileKey) {
@@ -23,11 +25,15 @@ extension MemoryVault {
 
     /// `attach` with the file made by `produce` (an `AttachmentWriter` for `blobID` under `fileKey`, in the
     /// attachments directory): the import streams decoded chunks into one of its own.
-    func attach(_ id: String, name: String, replace: Bool = false, blobID: [UInt8], fileKey: SecretBytes,
-                produce: () throws -> AttachmentWriter.Written) throws -> MemoryNote {
-        guard !name.isEmpty, name.utf8.count <= Self.maxAttachmentNameBytes, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw StarlineError(.usage, "an attachment name must be 1 to \(Self.maxAttachmentNameBytes) bytes without control characters",
-                                details: .object([("name", .string(name))]))
+    func attach(
+        _ id: String, name: String, replace: Bool = false, blobID: [UInt8], fileKey: SecretBytes,
+        produce: () throws -> AttachmentWriter.Written
+    ) throws -> MemoryNote {
+        guard !name.isEmpty, name.utf8.count <= Self.maxAttachmentNameBytes, !name.unicodeScalars.contains(where: { $0.value < 0x20 })
+        else {
+            throw StarlineError(
+                .usage, "an attachment name must be 1 to \(Self.maxAttachmentNameBytes) bytes without control characters",
+                details: .object([("name", .string(name))]))
         }
         // Fail before streaming a large input into a note that does not exist or a name that is taken.
         let target = try show(id)
@@ -47,7 +53,8 @@ extension MemoryVault {
                     change.obsoleteFiles.append(location.blobPath(p.attachments[old].blobName))
                     p.attachments.remove(at: old)
                 }
-                let entry = AttachmentEntry(blobID: blobID, name: name, size: written.size, hash: written.hash, fileKey: fileKey, addedAt: time)
+                let entry = AttachmentEntry(
+                    blobID: blobID, name: name, size: written.size, hash: written.hash, fileKey: fileKey, addedAt: time)
                 try place(written.temporaryPath, as: entry, in: change)
                 renamed = true
                 p.attachments.append(entry)
@@ -87,8 +94,9 @@ extension MemoryVault {
             let row = try resolveRow(db, id)
             let p = try payload(row, checkedBy: check)
             guard let entry = p.attachments.first(where: { $0.name == name }) else {
-                throw StarlineError(.notFound, "note \(row.id) has no attachment named '\(name)'",
-                                    details: .object([("id", .string(row.id)), ("attachment", .string(name))]))
+                throw StarlineError(
+                    .notFound, "note \(row.id) has no attachment named '\(name)'",
+                    details: .object([("id", .string(row.id)), ("attachment", .string(name))]))
             }
             return (row.id, entry)
         }
@@ -109,7 +117,8 @@ extension MemoryVault {
     }
 
     private func nameTaken(_ name: String, _ id: String) -> StarlineError {
-        StarlineError(.usage, "note \(id) already has an attachment named '\(name)' (replace it explicitly)",
-                      details: .object([("id", .string(id)), ("attachment", .string(name))]))
+        StarlineError(
+            .usage, "note \(id) already has an attachment named '\(name)' (replace it explicitly)",
+            details: .object([("id", .string(id)), ("attachment", .string(name))]))
     }
 }

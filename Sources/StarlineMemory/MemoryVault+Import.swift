@@ -39,8 +39,9 @@ public final class VaultImport {
     func add(_ draft: NoteDraft, attachments: [AttachmentEntry]) throws {
         let id = NoteID.make()
         let created = draft.createdAt ?? time
-        let payload = NotePayload(createdAt: created, updatedAt: draft.updatedAt ?? created, title: draft.title, body: draft.body,
-                                  tags: MemoryVault.normalizedTags(draft.tags), attachments: attachments)
+        let payload = NotePayload(
+            createdAt: created, updatedAt: draft.updatedAt ?? created, title: draft.title, body: draft.body,
+            tags: MemoryVault.normalizedTags(draft.tags), attachments: attachments)
         try vault.put(change, id: id, version: 1, payload)
     }
 

@@ -64,7 +64,8 @@ extension MemoryVault {
                 let epoch = change.header.epoch + 1
                 change.header.pending = VaultHeader.PendingRekey(
                     epoch: epoch, wrappedKey: KeyWrapping.wrap(key, under: kek, vaultID: id, epoch: epoch),
-                    wrappedUnderCurrent: KeyWrapping.wrap(key, under: ring.current.dataKey, purpose: "rekey-key", vaultID: id, epoch: epoch),
+                    wrappedUnderCurrent: KeyWrapping.wrap(
+                        key, under: ring.current.dataKey, purpose: "rekey-key", vaultID: id, epoch: epoch),
                     keyCheck: KeyWrapping.keyCheck(key, vaultID: id, epoch: epoch))
                 change.headerChanged = true
                 // From here on the manifest of this very change is sealed with the new key.
@@ -80,8 +81,10 @@ extension MemoryVault {
         while true {
             if let limit = faults.rekeyCrashAfter, records >= limit { throw VaultFaults.crashError("rekey-after:\(limit)") }
             let (moved, movedFiles) = try write("rekey the memory vault") { change -> (Int, Int) in
-                let rows = try change.db.query("SELECT \(Self.rowColumns) FROM records WHERE key_epoch != ? ORDER BY id LIMIT ?",
-                                               [.integer(Int64(target)), .integer(Int64(batchSize))]).map(decodeRow)
+                let rows = try change.db.query(
+                    "SELECT \(Self.rowColumns) FROM records WHERE key_epoch != ? ORDER BY id LIMIT ?",
+                    [.integer(Int64(target)), .integer(Int64(batchSize))]
+                ).map(decodeRow)
                 var movedFiles = 0
                 for row in rows {
                     var p = try payload(row, manifest: change.manifest)
@@ -99,7 +102,8 @@ extension MemoryVault {
         }
         try write("finish rekeying the memory vault") { change in
             guard let pending = change.header.pending, pending.epoch == target, let newKeys = keys.pending else { return }
-            let left = try change.db.queryFirst("SELECT count(*) AS n FROM records WHERE key_epoch != ?", [.integer(Int64(target))])?.int("n") ?? 0
+            let left =
+                try change.db.queryFirst("SELECT count(*) AS n FROM records WHERE key_epoch != ?", [.integer(Int64(target))])?.int("n") ?? 0
             guard left == 0 else { throw StarlineError(.internalError, "rekey: \(left) records still under the old key") }
             change.header.epoch = pending.epoch
             change.header.wrappedKey = pending.wrappedKey
@@ -121,7 +125,8 @@ extension MemoryVault {
         let writer = try AttachmentWriter(directory: location.attachmentsPath, blobID: blobID, key: key)
         try AttachmentFile.read(sourcePath, entry: old, noteID: noteID) { (chunk) throws(StarlineError) in try writer.append(chunk[...]) }
         let written = try writer.finish()
-        let fresh = AttachmentEntry(blobID: blobID, name: old.name, size: written.size, hash: written.hash, fileKey: key, addedAt: old.addedAt)
+        let fresh = AttachmentEntry(
+            blobID: blobID, name: old.name, size: written.size, hash: written.hash, fileKey: key, addedAt: old.addedAt)
         do {
             try place(written.temporaryPath, as: fresh, in: change)
         } catch {

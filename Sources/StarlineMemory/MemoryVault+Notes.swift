@@ -33,8 +33,10 @@ extension MemoryVault {
         return try write("add a note to the memory vault") { change in
             try drafts.map { draft in
                 let id = NoteID.make()
-                let payload = NotePayload(createdAt: draft.createdAt ?? time, updatedAt: draft.updatedAt ?? draft.createdAt ?? time, title: draft.title, body: draft.body,
-                                          tags: Self.normalizedTags(draft.tags), attachments: [])
+                let payload = NotePayload(
+                    createdAt: draft.createdAt ?? time, updatedAt: draft.updatedAt ?? draft.createdAt ?? time, title: draft.title,
+                    body: draft.body,
+                    tags: Self.normalizedTags(draft.tags), attachments: [])
                 try put(change, id: id, version: 1, payload)
                 return payload.note(id: id, version: 1)
             }
@@ -105,8 +107,9 @@ extension MemoryVault {
             for word in words.sorted() {
                 let tokens = keys.all.map { SearchIndex.token(word, keys: $0) }
                 let marks = Array(repeating: "?", count: tokens.count).joined(separator: ", ")
-                let ids = Set(try db.query("SELECT record_id FROM search_tokens WHERE token IN (\(marks))", tokens.map { .blob($0) })
-                    .compactMap { $0.string("record_id") })
+                let ids = Set(
+                    try db.query("SELECT record_id FROM search_tokens WHERE token IN (\(marks))", tokens.map { .blob($0) })
+                        .compactMap { $0.string("record_id") })
                 candidates = candidates.map { $0.intersection(ids) } ?? ids
                 if candidates?.isEmpty == true { break }
             }
@@ -133,13 +136,16 @@ extension MemoryVault {
         let wanted = id.lowercased()
         guard NoteID.isPlausiblePrefix(wanted) else { throw VaultErrors.noteNotFound(id) }
         if let exact = try loadRow(db, wanted) { return exact }
-        let hits = try db.query("SELECT id FROM records WHERE id LIKE ? ORDER BY id LIMIT 11", [.text(wanted + "%")]).compactMap { $0.string("id") }
+        let hits = try db.query("SELECT id FROM records WHERE id LIKE ? ORDER BY id LIMIT 11", [.text(wanted + "%")]).compactMap {
+            $0.string("id")
+        }
         switch hits.count {
         case 0: throw VaultErrors.noteNotFound(id)
         case 1: return try loadRow(db, hits[0])!
         default:
-            throw StarlineError(.ambiguousID, "id prefix \(id) matches \(hits.count > 10 ? "more than 10" : "\(hits.count)") notes",
-                                details: .object([("id", .string(id)), ("candidates", .array(hits.prefix(10).map { .string($0) }))]))
+            throw StarlineError(
+                .ambiguousID, "id prefix \(id) matches \(hits.count > 10 ? "more than 10" : "\(hits.count)") notes",
+                details: .object([("id", .string(id)), ("candidates", .array(hits.prefix(10).map { .string($0) }))]))
         }
     }
 

@@ -19,8 +19,10 @@ extension MemoryVault {
     /// a header that is not the one the pin saw at the counter the vault is still at is VAULT_CORRUPT
     /// before any key is derived (`RollbackPin.headerProblem`); and a failed unlock of a header the pin did
     /// not see is reported as what it may be (`RollbackPin.failedUnlockProblem`), not as exit 13.
-    static func unlockHeader(_ store: SQLiteStore, location: VaultLocation, faults: VaultFaults,
-                             credential: VaultCredential) throws -> (VaultHeader, KeyRing) {
+    static func unlockHeader(
+        _ store: SQLiteStore, location: VaultLocation, faults: VaultFaults,
+        credential: VaultCredential
+    ) throws -> (VaultHeader, KeyRing) {
         let path = location.databasePath
         // Before the snapshot: see `RollbackPin.headerProblem`.
         let pin = try RollbackPin.read(location.pinPath)
@@ -29,7 +31,9 @@ extension MemoryVault {
             let header = try readHeader(store.database, location: location)
             // The clear column: not authenticated, which only matters when it would spare a header from the
             // check before derivation — and then the check after a failed unlock still applies.
-            let counter = try store.database.queryFirst("SELECT counter FROM manifest WHERE id = 1")?.int64("counter").flatMap { UInt64(exactly: $0) }
+            let counter = try store.database.queryFirst("SELECT counter FROM manifest WHERE id = 1")?.int64("counter").flatMap {
+                UInt64(exactly: $0)
+            }
             return (header, counter)
         }
         if let problem = RollbackPin.headerProblem(pin, header: header, counter: counter, path: path) { throw problem.error(path: path) }
@@ -38,8 +42,10 @@ extension MemoryVault {
             return (header, keys)
         case .failure(let error):
             guard error.code == .wrongPassphrase || error.code == .wrongKey,
-                  let problem = RollbackPin.failedUnlockProblem(pin, header: header, counter: counter, path: path,
-                                                                credential: error.code == .wrongPassphrase ? "passphrase" : "key") else { throw error }
+                let problem = RollbackPin.failedUnlockProblem(
+                    pin, header: header, counter: counter, path: path,
+                    credential: error.code == .wrongPassphrase ? "passphrase" : "key")
+            else { throw error }
             throw problem.error(path: path)
         }
     }
@@ -47,7 +53,8 @@ extension MemoryVault {
     /// `KeyWrapping.unlock` as a value (a `catch … where` around it crashes Swift 6.3's ownership checker).
     private static func unlockKeys(_ header: VaultHeader, credential: VaultCredential, path: String) -> Result<KeyRing, StarlineError> {
         switch credential {
-        case .passphrase(let passphrase): Result { () throws(StarlineError) in try KeyWrapping.unlock(header, passphrase: passphrase, path: path).0 }
+        case .passphrase(let passphrase):
+            Result { () throws(StarlineError) in try KeyWrapping.unlock(header, passphrase: passphrase, path: path).0 }
         case .dataKey(let key): Result { () throws(StarlineError) in try KeyWrapping.unlock(header, dataKey: key, path: path) }
         }
     }
@@ -60,11 +67,13 @@ extension MemoryVault {
     /// check decides (and reports what is wrong).
     func openThroughFingerprint() throws -> Bool {
         guard let fingerprint = VaultFingerprint.read(location.fingerprintPath, databasePath: path, key: fingerprintKey),
-              fingerprint.vaultID == vaultID, fingerprint.isSettled else { return false }
+            fingerprint.vaultID == vaultID, fingerprint.isSettled
+        else { return false }
         attested = fingerprint
         let pin = try RollbackPin.read(location.pinPath)
         guard try read({ _, check in if case .fingerprint = check { true } else { false } }),
-              RollbackPin.problem(pin, vaultID: vaultID, counter: fingerprint.counter, path: path) == nil else {
+            RollbackPin.problem(pin, vaultID: vaultID, counter: fingerprint.counter, path: path) == nil
+        else {
             attested = nil
             return false
         }
@@ -115,8 +124,9 @@ extension MemoryVault {
     /// checks in full, which is never wrong.
     func recordFingerprint(of before: VaultFiles, checkedAt: Int64) {
         guard let manifest, before.isSettled(before: checkedAt), VaultFiles.of(location) == before else { return }
-        let fingerprint = VaultFingerprint(vaultID: vaultID, counter: manifest.counter, epoch: manifestEpoch,
-                                           headerChecksum: header.checksum, checkedAt: checkedAt, files: before)
+        let fingerprint = VaultFingerprint(
+            vaultID: vaultID, counter: manifest.counter, epoch: manifestEpoch,
+            headerChecksum: header.checksum, checkedAt: checkedAt, files: before)
         try? fingerprint.write(location.fingerprintPath, databasePath: path, key: fingerprintKey)
     }
 
@@ -128,9 +138,10 @@ extension MemoryVault {
         let stored = try Self.readHeader(db, location: location)
         let row = try db.queryFirst("SELECT counter, key_epoch FROM manifest WHERE id = 1")
         guard stored == header, Sodium.constantTimeEquals(header.checksum, fingerprint.headerChecksum),
-              let counter = row?.int64("counter"), counter >= 0, UInt64(counter) == fingerprint.counter,
-              row?.int64("key_epoch") == Int64(fingerprint.epoch), fingerprint.counter >= highestCounter,
-              VaultFiles.of(location) == fingerprint.files else {
+            let counter = row?.int64("counter"), counter >= 0, UInt64(counter) == fingerprint.counter,
+            row?.int64("key_epoch") == Int64(fingerprint.epoch), fingerprint.counter >= highestCounter,
+            VaultFiles.of(location) == fingerprint.files
+        else {
             attested = nil
             return false
         }

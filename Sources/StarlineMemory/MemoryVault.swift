@@ -71,8 +71,10 @@ public final class MemoryVault {
     /// The Argon2id cost of the passphrase key.
     public var limits: Argon2id.Limits { header.limits }
 
-    init(location: VaultLocation, store: SQLiteStore, header: VaultHeader, keys: KeyRing, faults: VaultFaults,
-         now: @escaping @Sendable () -> Timestamp) {
+    init(
+        location: VaultLocation, store: SQLiteStore, header: VaultHeader, keys: KeyRing, faults: VaultFaults,
+        now: @escaping @Sendable () -> Timestamp
+    ) {
         self.location = location
         self.store = store
         self.header = header
@@ -89,8 +91,10 @@ public final class MemoryVault {
     /// Makes a new vault: a random data key wrapped under the passphrase key (Argon2id with `limits`), an
     /// empty manifest at counter 1, and the pin set to it. VAULT_EXISTS when there is one already; it is
     /// never overwritten.
-    public static func create(at location: VaultLocation, passphrase: SecretBytes, limits: Argon2id.Limits = defaultLimits,
-                              faults: VaultFaults = VaultFaults(), now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws -> MemoryVault {
+    public static func create(
+        at location: VaultLocation, passphrase: SecretBytes, limits: Argon2id.Limits = defaultLimits,
+        faults: VaultFaults = VaultFaults(), now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }
+    ) throws -> MemoryVault {
         let path = location.databasePath
         do {
             try PrivateFiles.ensurePrivateDirectory(location.directory)
@@ -99,8 +103,9 @@ public final class MemoryVault {
             let store = try openStore(location, faults: faults)
             let vaultID = Sodium.randomBytes(16)
             let dataKey = XChaCha20Poly1305.generateKey()
-            var header = VaultHeader(vaultID: vaultID, limits: limits, salt: Sodium.randomBytes(Argon2id.saltBytes), epoch: 1,
-                                     wrappedKey: [], keyCheck: KeyWrapping.keyCheck(dataKey, vaultID: vaultID, epoch: 1), pending: nil)
+            var header = VaultHeader(
+                vaultID: vaultID, limits: limits, salt: Sodium.randomBytes(Argon2id.saltBytes), epoch: 1,
+                wrappedKey: [], keyCheck: KeyWrapping.keyCheck(dataKey, vaultID: vaultID, epoch: 1), pending: nil)
             let kek = try KeyWrapping.passphraseKey(passphrase, header: header)
             header.wrappedKey = KeyWrapping.wrap(dataKey, under: kek, vaultID: vaultID, epoch: 1)
             let keys = KeyRing(current: EpochKeys(epoch: 1, dataKey: dataKey, vaultID: vaultID))
@@ -109,16 +114,19 @@ public final class MemoryVault {
                 try faults.storage.check(.write, "create the memory vault")
                 // Checked under the lock: two concurrent inits make one vault, and the second is refused.
                 if try db.queryFirst("SELECT count(*) AS n FROM vault_header")?.int("n") != 0 {
-                    throw StarlineError(.vaultExists, "a memory vault already exists in \(location.directory); it was left untouched",
-                                        details: .object([("path", .string(location.directory))]))
+                    throw StarlineError(
+                        .vaultExists, "a memory vault already exists in \(location.directory); it was left untouched",
+                        details: .object([("path", .string(location.directory))]))
                 }
                 try db.run("INSERT INTO vault_header (id, bytes) VALUES (1, ?)", [.blob(header.encoded())])
-                try db.run("INSERT INTO manifest (id, counter, key_epoch, sealed) VALUES (1, 1, 1, ?)",
-                           [.blob(manifest.sealed(keys: keys.current, vaultID: vaultID))])
+                try db.run(
+                    "INSERT INTO manifest (id, counter, key_epoch, sealed) VALUES (1, 1, 1, ?)",
+                    [.blob(manifest.sealed(keys: keys.current, vaultID: vaultID))])
                 try faults.storage.check(.commit, "commit the new memory vault")
             }
             // A new vault replaces whatever the pin knew: creating one is the explicit act.
-            try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: header.vaultIDText, counter: 1, headerChecksum: header.checksum), force: true)
+            try RollbackPin.raise(
+                location.pinPath, to: RollbackPin(vaultID: header.vaultIDText, counter: 1, headerChecksum: header.checksum), force: true)
             let vault = MemoryVault(location: location, store: store, header: header, keys: keys, faults: faults, now: now)
             vault.manifest = manifest
             vault.manifestEpoch = 1
@@ -131,8 +139,10 @@ public final class MemoryVault {
 
     /// Opens and unlocks the vault, checking header, manifest, every record's id and version (or the
     /// fingerprint of the files they were last checked in), and the pin.
-    public static func open(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults = VaultFaults(),
-                            now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws -> MemoryVault {
+    public static func open(
+        at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults = VaultFaults(),
+        now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }
+    ) throws -> MemoryVault {
         try keyless(at: location, faults: faults).open(with: credential, now: now)
     }
 
@@ -147,7 +157,8 @@ public final class MemoryVault {
         return vault
     }
 
-    public static func open(at location: VaultLocation, passphrase: SecretBytes, faults: VaultFaults = VaultFaults()) throws -> MemoryVault {
+    public static func open(at location: VaultLocation, passphrase: SecretBytes, faults: VaultFaults = VaultFaults()) throws -> MemoryVault
+    {
         try open(at: location, with: .passphrase(passphrase), faults: faults)
     }
 
@@ -158,12 +169,18 @@ public final class MemoryVault {
     /// Opens a vault whose counter is below the pin (or that is not the pinned vault) after the user said
     /// the older copy is wanted, and lowers the pin to it. Everything else is checked as `open` does; only
     /// the passphrase can accept.
-    public static func acceptRollback(at location: VaultLocation, passphrase: SecretBytes, faults: VaultFaults = VaultFaults(),
-                                      now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws -> MemoryVault {
+    public static func acceptRollback(
+        at location: VaultLocation, passphrase: SecretBytes, faults: VaultFaults = VaultFaults(),
+        now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }
+    ) throws -> MemoryVault {
         let vault = try unlock(at: location, with: .passphrase(passphrase), faults: faults, now: now)
         do {
-            if let problem = try vault.checkManifestAndPin().first(where: { $0.kind != .rollback }) { throw problem.error(path: vault.path) }
-            try RollbackPin.raise(location.pinPath, to: RollbackPin(vaultID: vault.vaultID, counter: vault.counter, headerChecksum: vault.header.checksum), force: true)
+            if let problem = try vault.checkManifestAndPin().first(where: { $0.kind != .rollback }) {
+                throw problem.error(path: vault.path)
+            }
+            try RollbackPin.raise(
+                location.pinPath, to: RollbackPin(vaultID: vault.vaultID, counter: vault.counter, headerChecksum: vault.header.checksum),
+                force: true)
         } catch {
             throw VaultErrors.classify(error, path: vault.path)
         }
@@ -171,8 +188,10 @@ public final class MemoryVault {
     }
 
     /// Unlocks without the manifest and pin checks (`open` and `verify` add them).
-    static func unlock(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults,
-                       now: @escaping @Sendable () -> Timestamp) throws -> MemoryVault {
+    static func unlock(
+        at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults,
+        now: @escaping @Sendable () -> Timestamp
+    ) throws -> MemoryVault {
         try keyless(at: location, faults: faults).unlock(with: credential, now: now)
     }
 

@@ -16,13 +16,15 @@ struct NotePayload {
     var attachments: [AttachmentEntry]
 
     func note(id: String, version: Int) -> MemoryNote {
-        MemoryNote(id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, title: title, body: body, tags: tags,
-                   attachments: attachments.map(\.info))
+        MemoryNote(
+            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, title: title, body: body, tags: tags,
+            attachments: attachments.map(\.info))
     }
 
     func summary(id: String, version: Int) -> MemoryNoteSummary {
-        MemoryNoteSummary(id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, title: title, tags: tags,
-                          attachments: attachments.map(\.info))
+        MemoryNoteSummary(
+            id: id, version: version, createdAt: createdAt, updatedAt: updatedAt, title: title, tags: tags,
+            attachments: attachments.map(\.info))
     }
 
     static func additionalData(vaultID: [UInt8], id: String, version: Int) -> [UInt8] {
@@ -52,20 +54,25 @@ struct NotePayload {
             w.i64(a.addedAt.seconds)
         }
         defer { w.wipe() }
-        return XChaCha20Poly1305.seal(w.bytes, additionalData: Self.additionalData(vaultID: vaultID, id: id, version: version),
-                                      key: keys.recordKey)
+        return XChaCha20Poly1305.seal(
+            w.bytes, additionalData: Self.additionalData(vaultID: vaultID, id: id, version: version),
+            key: keys.recordKey)
     }
 
     /// Opens a record's ciphertext; VAULT_CORRUPT naming the record when it does not authenticate (altered,
     /// truncated, swapped with another row or version) or does not parse.
-    static func open(_ sealed: [UInt8], id: String, version: Int, keys: EpochKeys, vaultID: [UInt8],
-                     path: String) throws(StarlineError) -> NotePayload {
+    static func open(
+        _ sealed: [UInt8], id: String, version: Int, keys: EpochKeys, vaultID: [UInt8],
+        path: String
+    ) throws(StarlineError) -> NotePayload {
         var plain: [UInt8]
         do {
-            plain = try XChaCha20Poly1305.open(sealed, additionalData: additionalData(vaultID: vaultID, id: id, version: version),
-                                               key: keys.recordKey)
+            plain = try XChaCha20Poly1305.open(
+                sealed, additionalData: additionalData(vaultID: vaultID, id: id, version: version),
+                key: keys.recordKey)
         } catch {
-            throw VaultErrors.corruptRecord(id, path, "it does not authenticate (altered, truncated, or moved from another record or version)")
+            throw VaultErrors.corruptRecord(
+                id, path, "it does not authenticate (altered, truncated, or moved from another record or version)")
         }
         defer { Sodium.wipe(&plain) }
         var r = ByteReader(plain)
@@ -81,8 +88,10 @@ struct NotePayload {
                 var keyBytes = try r.raw(SecretStream.keyBytes)
                 let fileKey = SecretBytes(copying: keyBytes)
                 Sodium.wipe(&keyBytes)
-                attachments.append(AttachmentEntry(blobID: blob, name: name, size: size, hash: hash, fileKey: fileKey,
-                                                   addedAt: Timestamp(seconds: try r.i64())))
+                attachments.append(
+                    AttachmentEntry(
+                        blobID: blob, name: name, size: size, hash: hash, fileKey: fileKey,
+                        addedAt: Timestamp(seconds: try r.i64())))
             }
             try r.expectEnd()
             return NotePayload(createdAt: created, updatedAt: updated, title: title, body: body, tags: tags, attachments: attachments)

@@ -38,9 +38,11 @@ struct RollbackPin: Equatable {
             return RollbackPin(vaultID: String(words[2]), counter: counter, headerChecksum: nil)
         }
         guard words.count == 5, words[0] == "starline-memory-pin", words[1] == "v2", let counter = UInt64(words[3]),
-              let checksum = Hex.decode(String(words[4])), checksum.count == VaultHeader.checksumBytes else {
-            throw StarlineError(.corruptFile, "the memory vault pin \(path) is damaged; remove it to pin the vault again on its next open",
-                                details: .object([("path", .string(path))]))
+            let checksum = Hex.decode(String(words[4])), checksum.count == VaultHeader.checksumBytes
+        else {
+            throw StarlineError(
+                .corruptFile, "the memory vault pin \(path) is damaged; remove it to pin the vault again on its next open",
+                details: .object([("path", .string(path))]))
         }
         return RollbackPin(vaultID: String(words[2]), counter: counter, headerChecksum: checksum)
     }
@@ -54,7 +56,8 @@ struct RollbackPin: Equatable {
         do {
             try FileLock.withLock(FileLock.lockPath(for: path)) { () throws in
                 if !force, let old = try? read(path), old.vaultID == pin.vaultID,
-                   old.counter > pin.counter || (old.counter == pin.counter && (old.headerChecksum != nil || pin.headerChecksum == nil)) {
+                    old.counter > pin.counter || (old.counter == pin.counter && (old.headerChecksum != nil || pin.headerChecksum == nil))
+                {
                     return
                 }
                 try AtomicFile.write(Array(pin.line.utf8), to: path, mode: 0o600)
@@ -62,7 +65,8 @@ struct RollbackPin: Equatable {
         } catch let error as StarlineError {
             throw error
         } catch {
-            throw StarlineError(.storage, "cannot write the memory vault pin \(path): \(error)", details: .object([("path", .string(path))]))
+            throw StarlineError(
+                .storage, "cannot write the memory vault pin \(path): \(error)", details: .object([("path", .string(path))]))
         }
     }
 
@@ -70,12 +74,16 @@ struct RollbackPin: Equatable {
     static func problem(_ pin: RollbackPin?, vaultID: String, counter: UInt64, path: String) -> VaultProblem? {
         guard let pin else { return nil }
         if pin.vaultID != vaultID {
-            return VaultProblem(.rollback, subject: "pin",
-                                "the memory vault \(path) is not the one last opened on this machine (pinned vault \(pin.vaultID)): it was replaced; accept it explicitly if that was intended")
+            return VaultProblem(
+                .rollback, subject: "pin",
+                "the memory vault \(path) is not the one last opened on this machine (pinned vault \(pin.vaultID)): it was replaced; accept it explicitly if that was intended"
+            )
         }
         if counter < pin.counter {
-            return VaultProblem(.rollback, subject: "pin",
-                                "the memory vault \(path) was rolled back: its manifest counter is \(counter), but \(pin.counter) was seen on this machine; accept the rollback explicitly if you restored an older copy")
+            return VaultProblem(
+                .rollback, subject: "pin",
+                "the memory vault \(path) was rolled back: its manifest counter is \(counter), but \(pin.counter) was seen on this machine; accept the rollback explicitly if you restored an older copy"
+            )
         }
         return nil
     }
@@ -94,9 +102,12 @@ struct RollbackPin: Equatable {
     /// pinned yet, a lower one is an older copy that `acceptRollback` may be about to accept.
     static func headerProblem(_ pin: RollbackPin?, header: VaultHeader, counter: UInt64?, path: String) -> VaultProblem? {
         guard let pin, pin.vaultID == header.vaultIDText, let seen = pin.headerChecksum, let counter, counter == pin.counter,
-              !Sodium.constantTimeEquals(seen, header.checksum) else { return nil }
-        return VaultProblem(.headerMismatch, subject: "header",
-                            "the memory vault header in \(path) is not the one this machine saw at counter \(pin.counter), where the vault still is: it was edited (or an older header put back)")
+            !Sodium.constantTimeEquals(seen, header.checksum)
+        else { return nil }
+        return VaultProblem(
+            .headerMismatch, subject: "header",
+            "the memory vault header in \(path) is not the one this machine saw at counter \(pin.counter), where the vault still is: it was edited (or an older header put back)"
+        )
     }
 
     /// After the passphrase (or the agent's key) did not unlock `header`: the problem to report instead of
@@ -105,16 +116,22 @@ struct RollbackPin: Equatable {
     /// limit derives another key, exactly as a wrong passphrase does), and an edited header must not read
     /// as a wrong passphrase: exit 12, saying what else it may be. Nil when the header is the pinned one (or
     /// nothing was pinned, or only by a v1 pin): then it was the passphrase.
-    static func failedUnlockProblem(_ pin: RollbackPin?, header: VaultHeader, counter: UInt64?, path: String, credential: String) -> VaultProblem? {
+    static func failedUnlockProblem(_ pin: RollbackPin?, header: VaultHeader, counter: UInt64?, path: String, credential: String)
+        -> VaultProblem?
+    {
         guard let pin else { return nil }
         if pin.vaultID != header.vaultIDText {
-            return VaultProblem(.rollback, subject: "pin",
-                                "the memory vault \(path) is not the one last opened on this machine (pinned vault \(pin.vaultID)), and the \(credential) does not open it: it was replaced, or its header edited")
+            return VaultProblem(
+                .rollback, subject: "pin",
+                "the memory vault \(path) is not the one last opened on this machine (pinned vault \(pin.vaultID)), and the \(credential) does not open it: it was replaced, or its header edited"
+            )
         }
         guard let seen = pin.headerChecksum, !Sodium.constantTimeEquals(seen, header.checksum) else { return nil }
         let now = counter.map { "counter \($0)" } ?? "an unreadable counter"
-        return VaultProblem(.headerMismatch, subject: "header",
-                            "the memory vault header in \(path) is not the one this machine saw at counter \(pin.counter) (the vault is at \(now)), and the \(credential) does not open it: the header was edited or put back from another copy — or, if the passphrase was changed on another machine, give the new one")
+        return VaultProblem(
+            .headerMismatch, subject: "header",
+            "the memory vault header in \(path) is not the one this machine saw at counter \(pin.counter) (the vault is at \(now)), and the \(credential) does not open it: the header was edited or put back from another copy — or, if the passphrase was changed on another machine, give the new one"
+        )
     }
 }
 

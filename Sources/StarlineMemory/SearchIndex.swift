@@ -61,8 +61,10 @@ enum SearchIndex {
     }
 
     static func token(_ word: String, keys: EpochKeys) -> [UInt8] {
-        GenericHash.deriveSecret(Array("starline-memory/v1 token\u{0}".utf8) + Array(word.utf8), key: keys.indexKey,
-                                 length: tokenBytes).copyBytes()
+        GenericHash.deriveSecret(
+            Array("starline-memory/v1 token\u{0}".utf8) + Array(word.utf8), key: keys.indexKey,
+            length: tokenBytes
+        ).copyBytes()
     }
 
     static func tokens(of payload: NotePayload, keys: EpochKeys) -> Set<[UInt8]> {

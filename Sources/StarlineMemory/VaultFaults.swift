@@ -51,8 +51,10 @@ public struct VaultFaults: Sendable, Equatable {
         } else if let point = CrashPoint(rawValue: text) {
             crash = point
         } else {
-            throw StarlineError(.usage, "\(Self.crashVariable): unknown crash point '\(text)' (known: \(CrashPoint.allCases.map(\.rawValue).joined(separator: ", ")), rekey-after:N)",
-                                details: .object([("variable", .string(Self.crashVariable))]))
+            throw StarlineError(
+                .usage,
+                "\(Self.crashVariable): unknown crash point '\(text)' (known: \(CrashPoint.allCases.map(\.rawValue).joined(separator: ", ")), rekey-after:N)",
+                details: .object([("variable", .string(Self.crashVariable))]))
         }
     }
 

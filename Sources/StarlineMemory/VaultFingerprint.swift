@@ -16,9 +16,10 @@ struct VaultFileState: Equatable {
     static func of(_ path: String) -> VaultFileState? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
-        return VaultFileState(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                              mtimeNS: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-                              ctimeNS: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+        return VaultFileState(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            mtimeNS: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            ctimeNS: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
     }
 
     /// True when a later write is sure to give the file another ctime than this one: its ctime is older
@@ -42,7 +43,8 @@ struct VaultFileState: Equatable {
     init?(text: Substring) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 5, let d = UInt64(parts[0]), let i = UInt64(parts[1]), let s = Int64(parts[2]),
-              let m = Int64(parts[3]), let c = Int64(parts[4]) else { return nil }
+            let m = Int64(parts[3]), let c = Int64(parts[4])
+        else { return nil }
         self.init(device: d, inode: i, size: s, mtimeNS: m, ctimeNS: c)
     }
 }
@@ -118,17 +120,21 @@ struct VaultFingerprint: Equatable {
     /// The fingerprint at `path` when it parses and its MAC is right; nil otherwise (missing, damaged,
     /// forged, of another vault or key): then the full check runs, so nothing here is an error.
     static func read(_ path: String, databasePath: String, key: SecretBytes) -> VaultFingerprint? {
-        guard let bytes = try? AtomicFile.read(path, followLinks: false, what: "memory vault fingerprint"), bytes.count < 1024 else { return nil }
+        guard let bytes = try? AtomicFile.read(path, followLinks: false, what: "memory vault fingerprint"), bytes.count < 1024 else {
+            return nil
+        }
         let line = String(decoding: bytes, as: UTF8.self)
         guard line.hasSuffix("\n") else { return nil }
         let words = line.dropLast().split(separator: " ", omittingEmptySubsequences: false)
         guard words.count == 10, words[0] == magic, words[1] == "v1", let counter = UInt64(words[3]), let epoch = UInt32(words[4]),
-              let checksum = Hex.decode(String(words[5])), checksum.count == VaultHeader.checksumBytes, let checkedAt = Int64(words[6]),
-              let database = VaultFileState(text: words[7]), let storedMAC = Hex.decode(String(words[9])) else { return nil }
+            let checksum = Hex.decode(String(words[5])), checksum.count == VaultHeader.checksumBytes, let checkedAt = Int64(words[6]),
+            let database = VaultFileState(text: words[7]), let storedMAC = Hex.decode(String(words[9]))
+        else { return nil }
         let wal = words[8] == "-" ? nil : VaultFileState(text: words[8])
         guard words[8] == "-" || wal != nil else { return nil }
-        let fingerprint = VaultFingerprint(vaultID: String(words[2]), counter: counter, epoch: epoch, headerChecksum: checksum,
-                                           checkedAt: checkedAt, files: VaultFiles(database: database, wal: wal))
+        let fingerprint = VaultFingerprint(
+            vaultID: String(words[2]), counter: counter, epoch: epoch, headerChecksum: checksum,
+            checkedAt: checkedAt, files: VaultFiles(database: database, wal: wal))
         guard Sodium.constantTimeEquals(storedMAC, mac(fingerprint.body, databasePath: databasePath, key: key)) else { return nil }
         return fingerprint
     }

@@ -107,11 +107,15 @@ struct VaultHeader: Equatable {
     /// Stored limits out of bounds: VAULT_CORRUPT naming the field and the bound (nil when they are in).
     static func limitsError(opsLimit: UInt64, memLimit: UInt64, path: String) -> StarlineError? {
         guard let v = limitViolation(opsLimit: opsLimit, memLimit: memLimit) else { return nil }
-        let reason = "its Argon2id \(v.field) \(v.value) is \(v.above ? "above the maximum" : "below the minimum") \(v.bound); Starline never writes such a header, so it was damaged or edited"
-        return StarlineError(.vaultCorrupt, "the memory vault header in \(path) is corrupt: \(reason)",
-                             details: .object([("part", .string("header")), ("path", .string(path)), ("reason", .string(reason)),
-                                               ("field", .string(v.field)), ("value", .string(String(v.value))),
-                                               (v.above ? "maximum" : "minimum", .int(Int64(clamping: v.bound)))]))
+        let reason =
+            "its Argon2id \(v.field) \(v.value) is \(v.above ? "above the maximum" : "below the minimum") \(v.bound); Starline never writes such a header, so it was damaged or edited"
+        return StarlineError(
+            .vaultCorrupt, "the memory vault header in \(path) is corrupt: \(reason)",
+            details: .object([
+                ("part", .string("header")), ("path", .string(path)), ("reason", .string(reason)),
+                ("field", .string(v.field)), ("value", .string(String(v.value))),
+                (v.above ? "maximum" : "minimum", .int(Int64(clamping: v.bound)))
+            ]))
     }
 
     /// Parses and checks a stored header. Damage of any kind — including limits beyond `maximumLimits`,
@@ -133,9 +137,10 @@ struct VaultHeader: Equatable {
             guard try r.raw(magic.count) == magic else { throw VaultErrors.corruptHeader(path, "it is not a memory vault header") }
             let version = try r.u16()
             guard version <= formatVersion else {
-                throw StarlineError(.unsupportedVersion,
-                                    "the memory vault \(path) has format version \(version), newer than this Starline (version \(formatVersion)): upgrade to open it",
-                                    details: .object([("path", .string(path)), ("version", .int(Int64(version)))]))
+                throw StarlineError(
+                    .unsupportedVersion,
+                    "the memory vault \(path) has format version \(version), newer than this Starline (version \(formatVersion)): upgrade to open it",
+                    details: .object([("path", .string(path)), ("version", .int(Int64(version)))]))
             }
             let vaultID = try r.raw(16)
             guard try r.u8() == kdfArgon2id else { throw VaultErrors.corruptHeader(path, "unknown key derivation") }
@@ -156,17 +161,20 @@ struct VaultHeader: Equatable {
             switch try r.u8() {
             case 0: break
             case 1:
-                let p = PendingRekey(epoch: try r.u32(), wrappedKey: try r.data(limit: 256),
-                                     wrappedUnderCurrent: try r.data(limit: 256), keyCheck: try r.data(limit: 64))
+                let p = PendingRekey(
+                    epoch: try r.u32(), wrappedKey: try r.data(limit: 256),
+                    wrappedUnderCurrent: try r.data(limit: 256), keyCheck: try r.data(limit: 64))
                 guard p.epoch == epoch + 1, p.wrappedKey.count == wrappedKeyBytes, p.wrappedUnderCurrent.count == wrappedKeyBytes,
-                      p.keyCheck.count == keyCheckBytes else {
+                    p.keyCheck.count == keyCheckBytes
+                else {
                     throw VaultErrors.corruptHeader(path, "its unfinished rekey's fields are out of range")
                 }
                 pending = p
             default: throw ByteReader.Malformed()
             }
             try r.expectEnd()
-            return VaultHeader(vaultID: vaultID, limits: limits, salt: salt, epoch: epoch, wrappedKey: wrapped, keyCheck: check, pending: pending)
+            return VaultHeader(
+                vaultID: vaultID, limits: limits, salt: salt, epoch: epoch, wrappedKey: wrapped, keyCheck: check, pending: pending)
         } catch is ByteReader.Malformed {
             throw VaultErrors.corruptHeader(path, "its fields do not parse")
         } catch let error as StarlineError {

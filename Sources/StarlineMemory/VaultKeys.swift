@@ -56,12 +56,17 @@ enum KeyWrapping {
     /// no vault is ever written with a header its own readers refuse (USAGE, nothing written).
     static func passphraseKey(_ passphrase: SecretBytes, header: VaultHeader) throws(StarlineError) -> SecretBytes {
         if let v = VaultHeader.limitViolation(header.limits) {
-            throw StarlineError(.usage, "Argon2id \(v.field) \(v.value) is \(v.above ? "above the maximum" : "below the minimum") \(v.bound) of a memory vault",
-                                details: .object([("field", .string(v.field)), ("value", .string(String(v.value))),
-                                                  (v.above ? "maximum" : "minimum", .int(Int64(clamping: v.bound)))]))
+            throw StarlineError(
+                .usage,
+                "Argon2id \(v.field) \(v.value) is \(v.above ? "above the maximum" : "below the minimum") \(v.bound) of a memory vault",
+                details: .object([
+                    ("field", .string(v.field)), ("value", .string(String(v.value))),
+                    (v.above ? "maximum" : "minimum", .int(Int64(clamping: v.bound)))
+                ]))
         }
-        return try Argon2id.deriveKey(passphrase: passphrase, salt: header.salt, opsLimit: header.limits.opsLimit,
-                               memLimit: header.limits.memLimit, length: XChaCha20Poly1305.keyBytes)
+        return try Argon2id.deriveKey(
+            passphrase: passphrase, salt: header.salt, opsLimit: header.limits.opsLimit,
+            memLimit: header.limits.memLimit, length: XChaCha20Poly1305.keyBytes)
     }
 
     /// Additional data of a wrapped key: it only opens as the key of this vault and epoch.
@@ -77,8 +82,10 @@ enum KeyWrapping {
         XChaCha20Poly1305.seal(key, additionalData: wrapAD(purpose, vaultID: vaultID, epoch: epoch), key: kek)
     }
 
-    static func unwrap(_ wrapped: [UInt8], under kek: SecretBytes, purpose: String = "data-key", vaultID: [UInt8],
-                       epoch: UInt32) -> SecretBytes? {
+    static func unwrap(
+        _ wrapped: [UInt8], under kek: SecretBytes, purpose: String = "data-key", vaultID: [UInt8],
+        epoch: UInt32
+    ) -> SecretBytes? {
         let key = try? XChaCha20Poly1305.openSecret(wrapped, additionalData: wrapAD(purpose, vaultID: vaultID, epoch: epoch), key: kek)
         guard let key, key.count == dataKeyBytes else { return nil }
         return key
@@ -108,7 +115,8 @@ enum KeyWrapping {
     /// The key ring from the data key alone (the unlock agent's). WRONG_KEY when it is not the current key.
     static func unlock(_ header: VaultHeader, dataKey: SecretBytes, path: String) throws(StarlineError) -> KeyRing {
         guard dataKey.count == dataKeyBytes,
-              Sodium.constantTimeEquals(keyCheck(dataKey, vaultID: header.vaultID, epoch: header.epoch), header.keyCheck) else {
+            Sodium.constantTimeEquals(keyCheck(dataKey, vaultID: header.vaultID, epoch: header.epoch), header.keyCheck)
+        else {
             throw VaultErrors.wrongKey(path, "it is not the vault's current data key (was the vault rekeyed? unlock it again)")
         }
         let current = EpochKeys(epoch: header.epoch, dataKey: dataKey, vaultID: header.vaultID)
@@ -116,10 +124,14 @@ enum KeyWrapping {
     }
 
     /// The pending key, unwrapped with the passphrase key when there is one, else with the current data key.
-    private static func pendingKeys(_ header: VaultHeader, current: EpochKeys, kek: SecretBytes?, path: String) throws(StarlineError) -> EpochKeys? {
+    private static func pendingKeys(_ header: VaultHeader, current: EpochKeys, kek: SecretBytes?, path: String) throws(StarlineError)
+        -> EpochKeys?
+    {
         guard let pending = header.pending else { return nil }
-        let key = kek.flatMap { unwrap(pending.wrappedKey, under: $0, vaultID: header.vaultID, epoch: pending.epoch) }
-            ?? unwrap(pending.wrappedUnderCurrent, under: current.dataKey, purpose: "rekey-key", vaultID: header.vaultID, epoch: pending.epoch)
+        let key =
+            kek.flatMap { unwrap(pending.wrappedKey, under: $0, vaultID: header.vaultID, epoch: pending.epoch) }
+            ?? unwrap(
+                pending.wrappedUnderCurrent, under: current.dataKey, purpose: "rekey-key", vaultID: header.vaultID, epoch: pending.epoch)
         guard let key, Sodium.constantTimeEquals(keyCheck(key, vaultID: header.vaultID, epoch: pending.epoch), pending.keyCheck) else {
             throw VaultErrors.corruptHeader(path, "the key of the unfinished rekey does not unwrap")
         }

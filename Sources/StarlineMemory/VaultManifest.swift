@@ -86,16 +86,20 @@ struct VaultManifest: Equatable {
         w.raw(Self.mac(canonical: list, counter: counter, keys: keys))
         w.u32(UInt32(entries.count))
         w.raw(list)
-        return XChaCha20Poly1305.seal(w.bytes, additionalData: Self.additionalData(vaultID: vaultID, counter: counter), key: keys.manifestKey)
+        return XChaCha20Poly1305.seal(
+            w.bytes, additionalData: Self.additionalData(vaultID: vaultID, counter: counter), key: keys.manifestKey)
     }
 
     /// Opens the manifest row. VAULT_CORRUPT naming the manifest when it does not authenticate, does not
     /// parse, or its MAC or counter disagree with what it holds.
-    static func open(_ sealed: [UInt8], counter: UInt64, keys: EpochKeys, vaultID: [UInt8],
-                     path: String) throws(StarlineError) -> (VaultManifest, mac: [UInt8]) {
+    static func open(
+        _ sealed: [UInt8], counter: UInt64, keys: EpochKeys, vaultID: [UInt8],
+        path: String
+    ) throws(StarlineError) -> (VaultManifest, mac: [UInt8]) {
         let plain: [UInt8]
         do {
-            plain = try XChaCha20Poly1305.open(sealed, additionalData: additionalData(vaultID: vaultID, counter: counter), key: keys.manifestKey)
+            plain = try XChaCha20Poly1305.open(
+                sealed, additionalData: additionalData(vaultID: vaultID, counter: counter), key: keys.manifestKey)
         } catch {
             throw VaultErrors.corruptManifest(path, "it does not authenticate (altered, truncated, or its counter was changed)")
         }
@@ -142,15 +146,21 @@ struct VaultManifest: Equatable {
     func difference(id: String, row: ManifestEntry?) -> VaultProblem? {
         switch (entries[id], row) {
         case let (expected?, nil):
-            return .init(.recordMissing, subject: id, "record \(id) (version \(expected.version)) is missing: it was deleted outside sl-memory")
+            return .init(
+                .recordMissing, subject: id, "record \(id) (version \(expected.version)) is missing: it was deleted outside sl-memory")
         case (nil, let row?):
-            return .init(.recordUnexpected, subject: id, "record \(id) (version \(row.version)) is not in the manifest: it was added or restored outside sl-memory")
+            return .init(
+                .recordUnexpected, subject: id,
+                "record \(id) (version \(row.version)) is not in the manifest: it was added or restored outside sl-memory")
         case let (expected?, row?) where expected.version != row.version:
             let which = row.version < expected.version ? "older" : "newer"
-            return .init(.recordVersion, subject: id,
-                         "record \(id) is version \(row.version), \(which) than the manifest's \(expected.version): it was rolled back or replaced")
+            return .init(
+                .recordVersion, subject: id,
+                "record \(id) is version \(row.version), \(which) than the manifest's \(expected.version): it was rolled back or replaced")
         case let (expected?, row?) where expected != row:
-            return .init(.recordVersion, subject: id, "record \(id) does not match the manifest (key epoch or attachment files differ): it was replaced")
+            return .init(
+                .recordVersion, subject: id,
+                "record \(id) does not match the manifest (key epoch or attachment files differ): it was replaced")
         default:
             return nil
         }

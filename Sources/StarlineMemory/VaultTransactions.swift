@@ -92,9 +92,12 @@ extension MemoryVault {
                 if c.headerChanged { try db.run("UPDATE vault_header SET bytes = ? WHERE id = 1", [.blob(c.header.encoded())]) }
                 c.manifest.headerChecksum = c.header.checksum
                 let epoch = keys.write.epoch
-                try db.run("UPDATE manifest SET counter = ?, key_epoch = ?, sealed = ? WHERE id = 1",
-                           [.integer(Int64(c.manifest.counter)), .integer(Int64(epoch)),
-                            .blob(c.manifest.sealed(keys: keys.write, vaultID: header.vaultID))])
+                try db.run(
+                    "UPDATE manifest SET counter = ?, key_epoch = ?, sealed = ? WHERE id = 1",
+                    [
+                        .integer(Int64(c.manifest.counter)), .integer(Int64(epoch)),
+                        .blob(c.manifest.sealed(keys: keys.write, vaultID: header.vaultID))
+                    ])
                 try faults.crashIf(.beforeCommit)
                 try faults.storage.check(.commit, "commit the change to the memory vault")
                 return r
@@ -124,14 +127,17 @@ extension MemoryVault {
         let stored = try Self.readHeader(db, location: location)
         if stored != header { try adopt(stored) }
         guard let row = try db.queryFirst("SELECT counter, key_epoch, sealed FROM manifest WHERE id = 1"),
-              let counter = row.int64("counter"), counter >= 0, let epoch = row.int64("key_epoch"), let sealed = row.blob("sealed"),
-              let epoch32 = UInt32(exactly: epoch) else {
+            let counter = row.int64("counter"), counter >= 0, let epoch = row.int64("key_epoch"), let sealed = row.blob("sealed"),
+            let epoch32 = UInt32(exactly: epoch)
+        else {
             throw VaultErrors.corruptManifest(path, "it is missing or its columns are damaged")
         }
         let value = UInt64(counter)
         if value < highestCounter {
-            throw VaultProblem(.rollback, subject: "manifest",
-                               "the memory vault \(path) went back from counter \(highestCounter) to \(value) while open").error(path: path)
+            throw VaultProblem(
+                .rollback, subject: "manifest",
+                "the memory vault \(path) went back from counter \(highestCounter) to \(value) while open"
+            ).error(path: path)
         }
         let current: VaultManifest
         if let manifest, manifest.counter == value, manifestEpoch == epoch32 {
@@ -147,8 +153,10 @@ extension MemoryVault {
         highestCounter = value
         // Checked on every call, cached manifest or not: the header is re-read each time.
         guard Sodium.constantTimeEquals(current.headerChecksum, header.checksum) else {
-            throw VaultProblem(.headerMismatch, subject: "header",
-                               "the memory vault header in \(path) is not the one its manifest was written with: an older header was put back").error(path: path)
+            throw VaultProblem(
+                .headerMismatch, subject: "header",
+                "the memory vault header in \(path) is not the one its manifest was written with: an older header was put back"
+            ).error(path: path)
         }
         return current
     }
@@ -167,8 +175,11 @@ extension MemoryVault {
         }
         if let next = stored.pending {
             if ring.pending?.epoch != next.epoch {
-                guard let key = KeyWrapping.unwrap(next.wrappedUnderCurrent, under: ring.current.dataKey, purpose: "rekey-key",
-                                                   vaultID: stored.vaultID, epoch: next.epoch) else {
+                guard
+                    let key = KeyWrapping.unwrap(
+                        next.wrappedUnderCurrent, under: ring.current.dataKey, purpose: "rekey-key",
+                        vaultID: stored.vaultID, epoch: next.epoch)
+                else {
                     throw VaultErrors.corruptHeader(path, "the key of the unfinished rekey does not unwrap")
                 }
                 ring.pending = EpochKeys(epoch: next.epoch, dataKey: key, vaultID: stored.vaultID)
@@ -187,7 +198,8 @@ extension MemoryVault {
     func decodeRow(_ row: SQLiteRow) throws -> RecordRow {
         let id = row.string("id") ?? "?"
         guard let version = row.int("version"), version >= 1, let epoch = row.int64("key_epoch"), let epoch32 = UInt32(exactly: epoch),
-              let blobColumn = row.blob("blobs"), let blobs = ManifestEntry.blobs(fromColumn: blobColumn), let sealed = row.blob("sealed") else {
+            let blobColumn = row.blob("blobs"), let blobs = ManifestEntry.blobs(fromColumn: blobColumn), let sealed = row.blob("sealed")
+        else {
             throw VaultErrors.corruptRecord(id, path, "its row's columns are damaged")
         }
         return RecordRow(id: id, version: version, epoch: epoch32, blobs: blobs, sealed: sealed)
@@ -221,7 +233,8 @@ extension MemoryVault {
         for row in try db.query("SELECT id, version, key_epoch, blobs FROM records") {
             let id = row.string("id") ?? "?"
             guard let version = row.int("version"), version >= 1, let epoch = row.int64("key_epoch").flatMap({ UInt32(exactly: $0) }),
-                  let blobs = row.blob("blobs").flatMap(ManifestEntry.blobs(fromColumn:)) else {
+                let blobs = row.blob("blobs").flatMap(ManifestEntry.blobs(fromColumn:))
+            else {
                 throw VaultErrors.corruptRecord(id, path, "its row's columns are damaged")
             }
             entries[id] = ManifestEntry(id: id, version: version, epoch: epoch, blobs: blobs)
@@ -234,9 +247,12 @@ extension MemoryVault {
     func put(_ change: VaultChange, id: String, version: Int, _ payload: NotePayload) throws {
         let k = keys.write
         let entry = ManifestEntry(id: id, version: version, epoch: k.epoch, blobs: payload.attachments.map(\.blobID))
-        try change.db.run("INSERT OR REPLACE INTO records (id, kind, version, key_epoch, blobs, sealed) VALUES (?, ?, ?, ?, ?, ?)",
-                          [.text(id), .text(NotePayload.kind), .integer(Int64(version)), .integer(Int64(k.epoch)),
-                           .blob(entry.blobsColumn), .blob(payload.sealed(id: id, version: version, keys: k, vaultID: header.vaultID))])
+        try change.db.run(
+            "INSERT OR REPLACE INTO records (id, kind, version, key_epoch, blobs, sealed) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                .text(id), .text(NotePayload.kind), .integer(Int64(version)), .integer(Int64(k.epoch)),
+                .blob(entry.blobsColumn), .blob(payload.sealed(id: id, version: version, keys: k, vaultID: header.vaultID))
+            ])
         try change.db.run("DELETE FROM search_tokens WHERE record_id = ?", [.text(id)])
         for token in SearchIndex.tokens(of: payload, keys: k) {
             try change.db.run("INSERT OR IGNORE INTO search_tokens (token, record_id) VALUES (?, ?)", [.blob(token), .text(id)])

@@ -34,8 +34,11 @@ extension MemoryVault {
                 do {
                     manifest = try refresh(db)
                 } catch let error as StarlineError where error.code == .vaultCorrupt || error.code == .rollbackDetected {
-                    let kind: VaultProblem.Kind = error.code == .rollbackDetected ? .rollback
-                        : error.details?["problem"]?.stringValue == VaultProblem.Kind.headerMismatch.rawValue ? .headerMismatch : .manifestCorrupt
+                    let kind: VaultProblem.Kind =
+                        error.code == .rollbackDetected
+                        ? .rollback
+                        : error.details?["problem"]?.stringValue == VaultProblem.Kind.headerMismatch.rawValue
+                            ? .headerMismatch : .manifestCorrupt
                     result.problems.append(VaultProblem(kind, subject: kind == .headerMismatch ? "header" : "manifest", error.message))
                     guard kind == .headerMismatch, let m = self.manifest else { return }
                     manifest = m
@@ -43,7 +46,9 @@ extension MemoryVault {
                 result.counter = manifest.counter
                 let rows = try rowEntries(db)
                 result.problems += manifest.differences(from: rows, path: path)
-                if let problem = RollbackPin.problem(try RollbackPin.read(location.pinPath), vaultID: vaultID, counter: manifest.counter, path: path) {
+                if let problem = RollbackPin.problem(
+                    try RollbackPin.read(location.pinPath), vaultID: vaultID, counter: manifest.counter, path: path)
+                {
                     result.problems.append(problem)
                 }
                 for row in try db.query("SELECT \(Self.rowColumns) FROM records ORDER BY id") {
@@ -53,9 +58,11 @@ extension MemoryVault {
                     do {
                         record = try decodeRow(row)
                         guard let k = keys.keys(epoch: record.epoch) else {
-                            throw VaultErrors.corruptRecord(record.id, path, "it is sealed under key epoch \(record.epoch), which is not a key of this vault")
+                            throw VaultErrors.corruptRecord(
+                                record.id, path, "it is sealed under key epoch \(record.epoch), which is not a key of this vault")
                         }
-                        p = try NotePayload.open(record.sealed, id: record.id, version: record.version, keys: k, vaultID: header.vaultID, path: path)
+                        p = try NotePayload.open(
+                            record.sealed, id: record.id, version: record.version, keys: k, vaultID: header.vaultID, path: path)
                     } catch let error as StarlineError {
                         result.problems.append(VaultProblem(.recordCorrupt, subject: row.string("id") ?? "?", error.message))
                         continue
@@ -65,14 +72,18 @@ extension MemoryVault {
                         do {
                             try AttachmentFile.read(location.blobPath(a.blobName), entry: a, noteID: record.id, to: nil)
                         } catch {
-                            result.problems.append(VaultProblem(.attachmentCorrupt, subject: "\(record.id)/\(a.name)", (error as? StarlineError)?.message ?? "\(error)"))
+                            result.problems.append(
+                                VaultProblem(
+                                    .attachmentCorrupt, subject: "\(record.id)/\(a.name)", (error as? StarlineError)?.message ?? "\(error)")
+                            )
                         }
                     }
                     result.problems += indexProblems(db, id: record.id, payload: p, epoch: record.epoch)
                 }
                 let strays = try db.query("SELECT DISTINCT record_id FROM search_tokens WHERE record_id NOT IN (SELECT id FROM records)")
                 for stray in strays.compactMap({ $0.string("record_id") }) {
-                    result.problems.append(VaultProblem(.indexMismatch, subject: "index", "the search index has tokens of \(stray), which is no record"))
+                    result.problems.append(
+                        VaultProblem(.indexMismatch, subject: "index", "the search index has tokens of \(stray), which is no record"))
                 }
                 if result.problems.isEmpty { result.removedLeftovers = removeLeftoverFiles(referenced: manifest) }
             }
@@ -85,7 +96,9 @@ extension MemoryVault {
 
     /// Opens the vault without the checks `open` refuses on (manifest against rows, pin) and verifies it:
     /// the `verify` of a vault that does not open normally. A damaged header or a wrong passphrase still throws.
-    public static func verify(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults = VaultFaults()) throws -> VaultVerification {
+    public static func verify(at location: VaultLocation, with credential: VaultCredential, faults: VaultFaults = VaultFaults()) throws
+        -> VaultVerification
+    {
         try unlock(at: location, with: credential, faults: faults, now: { Timestamp.now() }).verify()
     }
 
@@ -96,6 +109,10 @@ extension MemoryVault {
         let stored = Set(rows.compactMap { $0.blob("token") })
         if stored == expected { return [] }
         let missing = expected.subtracting(stored).count, extra = stored.subtracting(expected).count
-        return [VaultProblem(.indexMismatch, subject: id, "the search index of record \(id) is out of date (\(missing) words missing, \(extra) not in the note)")]
+        return [
+            VaultProblem(
+                .indexMismatch, subject: id,
+                "the search index of record \(id) is out of date (\(missing) words missing, \(extra) not in the note)")
+        ]
     }
 }

@@ -20,8 +20,9 @@ public struct BulkClock: Sendable {
         self.sleep = sleep
     }
 
-    public static let system = BulkClock(now: { MonotonicClock.nanoseconds() },
-                                         sleep: { HTTPTransport.sleep(seconds: Double($0) / 1e9) })
+    public static let system = BulkClock(
+        now: { MonotonicClock.nanoseconds() },
+        sleep: { HTTPTransport.sleep(seconds: Double($0) / 1e9) })
 
     /// Sleeps `seconds` (negative and non-finite are 0; at most a day).
     public func sleep(seconds: Double) {
@@ -35,9 +36,11 @@ public struct BulkClock: Sendable {
     /// before any other thread is scheduled).
     public static func virtual(start: UInt64 = 1_000_000_000) -> BulkClock {
         let time = Locked(start)
-        return BulkClock(now: { time.withLock { $0 } }, sleep: { nanoseconds in
-            time.withLock { now in now = max(now, now &+ nanoseconds) }
-            usleep(100)
-        })
+        return BulkClock(
+            now: { time.withLock { $0 } },
+            sleep: { nanoseconds in
+                time.withLock { now in now = max(now, now &+ nanoseconds) }
+                usleep(100)
+            })
     }
 }

@@ -41,9 +41,11 @@ public struct BulkConfiguration: Sendable {
     /// The clock of the engine's own waits (a test's virtual clock).
     public var clock: BulkClock
 
-    public init(parallel: Int = 8, requestsPerSecond: Double? = nil, maxAttempts: Int = 5, maxThrottledAttempts: Int = 50,
-                failFast: Bool = false, baseBackoff: Double = 0.2, maxBackoff: Double = 10, outageTimeout: Double? = nil,
-                clock: BulkClock = .system) {
+    public init(
+        parallel: Int = 8, requestsPerSecond: Double? = nil, maxAttempts: Int = 5, maxThrottledAttempts: Int = 50,
+        failFast: Bool = false, baseBackoff: Double = 0.2, maxBackoff: Double = 10, outageTimeout: Double? = nil,
+        clock: BulkClock = .system
+    ) {
         self.parallel = max(1, parallel)
         self.requestsPerSecond = requestsPerSecond
         self.maxAttempts = max(1, maxAttempts)
@@ -86,11 +88,14 @@ public enum BulkEngine {
         public var outageRequests: Int = 0
     }
 
-    public static func run<Item: Sendable, Value: Sendable>(_ items: [Item], _ configuration: BulkConfiguration,
-                                                            attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
-                                                            finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?) -> Summary {
-        BulkRun<Item, Value>(configuration).run(source: source(items), workers: min(configuration.parallel, max(1, items.count)),
-                                                attempt: attempt, finished: finished)
+    public static func run<Item: Sendable, Value: Sendable>(
+        _ items: [Item], _ configuration: BulkConfiguration,
+        attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
+        finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?
+    ) -> Summary {
+        BulkRun<Item, Value>(configuration).run(
+            source: source(items), workers: min(configuration.parallel, max(1, items.count)),
+            attempt: attempt, finished: finished)
     }
 
     /// A `BulkRun` source over items already in memory: each one once, in order.

@@ -56,14 +56,16 @@ public final class BulkItemIndex: @unchecked Sendable {
             // "" opens a private, temporary on-disk database: "it will be automatically deleted as soon as the
             // database connection is closed" (sqlite3_open, "Temporary databases").
             database = try SQLiteDatabase(path: "")
-            try database.execute("""
+            try database.execute(
+                """
                 PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16000; PRAGMA temp_store=FILE;
                 CREATE TABLE item(user TEXT NOT NULL, id TEXT NOT NULL, line INTEGER, done TEXT, finals INTEGER NOT NULL DEFAULT 0,
                                   failed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(user, id)) WITHOUT ROWID;
                 CREATE TABLE revoked(user TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(user, id)) WITHOUT ROWID;
                 BEGIN;
                 """)
-            upsert = try database.prepare("""
+            upsert = try database.prepare(
+                """
                 INSERT INTO item(user, id, line, done, finals, failed) VALUES(?, ?, ?, ?, ?, ?)
                 ON CONFLICT(user, id) DO UPDATE SET line = coalesce(item.line, excluded.line), done = coalesce(excluded.done, item.done),
                                                     finals = item.finals + excluded.finals, failed = item.failed + excluded.failed
@@ -146,8 +148,9 @@ public final class BulkItemIndex: @unchecked Sendable {
         let all = try storage { try database.prepare("SELECT user, id, line, finals, failed FROM item ORDER BY user, id") }
         while try storage({ try all.step() }) {
             let user = all.column(0).stringValue ?? ""
-            try body(all.column(1).stringValue ?? "", user.isEmpty ? nil : user, all.column(2).int64Value.map(Int.init),
-                     Int(all.column(3).int64Value ?? 0), Int(all.column(4).int64Value ?? 0))
+            try body(
+                all.column(1).stringValue ?? "", user.isEmpty ? nil : user, all.column(2).int64Value.map(Int.init),
+                Int(all.column(3).int64Value ?? 0), Int(all.column(4).int64Value ?? 0))
         }
     }
 
@@ -176,8 +179,10 @@ public final class BulkItemIndex: @unchecked Sendable {
         for (key, entry) in pending.sorted(by: { $0.key < $1.key }) {
             let (user, id) = key.parts
             try storage {
-                try upsert.run([.text(user), .text(id), entry.line.map { .integer(Int64($0)) } ?? .null,
-                                entry.done.map { .text($0.rawValue) } ?? .null, .integer(Int64(entry.finals)), .integer(Int64(entry.failed))])
+                try upsert.run([
+                    .text(user), .text(id), entry.line.map { .integer(Int64($0)) } ?? .null,
+                    entry.done.map { .text($0.rawValue) } ?? .null, .integer(Int64(entry.finals)), .integer(Int64(entry.failed))
+                ])
             }
             filter.insert(key)
         }

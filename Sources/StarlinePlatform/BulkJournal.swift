@@ -29,8 +29,10 @@ public final class BulkJournal: @unchecked Sendable {
     /// Opens (creating 0600), checks and locks the journal; a journal that already has records needs `resume`.
     /// `checkHeader` sees the first run's header (throw to refuse the journal); `finished` gets every item record
     /// with a final status, in file order; `run` is the header written for this run.
-    public init(path: String, resume: Bool, run: () -> JSON, checkHeader: (JSON) throws -> Void,
-                finished: (_ id: String, _ user: String?, _ status: BulkItemStatus) throws -> Void) throws {
+    public init(
+        path: String, resume: Bool, run: () -> JSON, checkHeader: (JSON) throws -> Void,
+        finished: (_ id: String, _ user: String?, _ status: BulkItemStatus) throws -> Void
+    ) throws {
         let fd = try Self.openPrivate(path)
         // Everything is read into locals and stored at the end: a throw before that closes the descriptor here,
         // and `deinit` (which runs only for a fully initialised object) never closes it a second time.
@@ -40,8 +42,9 @@ public final class BulkJournal: @unchecked Sendable {
             let reader = LineReader(fd: fd, name: path, maxLineBytes: Self.maxRecordBytes)
             while let line = try reader.next() {
                 if line.number == 1, !resume {
-                    throw StarlineError(.usage, "the journal \(path) already records a run: pass --resume to continue it, or name a new journal",
-                                        details: .object([("path", .string(path))]))
+                    throw StarlineError(
+                        .usage, "the journal \(path) already records a run: pass --resume to continue it, or name a new journal",
+                        details: .object([("path", .string(path))]))
                 }
                 // A torn line (the very end after a power cut) or a foreign one is skipped, never trusted.
                 guard let bytes = line.bytes, let record = try? JSON.parse(bytes) else { continue }
@@ -86,9 +89,11 @@ public final class BulkJournal: @unchecked Sendable {
         } else if info.st_uid != geteuid() {
             problem = untrusted(path, "belongs to uid \(info.st_uid), not to you (uid \(geteuid()))")
         } else if info.st_mode & 0o022 != 0 {
-            problem = untrusted(path, "is writable by group or others (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod go-w \(path)")
+            problem = untrusted(
+                path, "is writable by group or others (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod go-w \(path)")
         } else if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            problem = errno == EWOULDBLOCK
+            problem =
+                errno == EWOULDBLOCK
                 ? StarlineError(.journalInUse, "the journal \(path) is in use by another run", details: .object([("path", .string(path))]))
                 : FileBytes.posixError("cannot lock the journal \(path)", path: path)
         }
@@ -104,13 +109,17 @@ public final class BulkJournal: @unchecked Sendable {
 
     /// An item record's id, user and status; nil for anything else (a header, a foreign line).
     public static func item(_ record: JSON) -> (id: String, user: String?, status: BulkItemStatus)? {
-        guard let id = record["id"]?.stringValue, let status = record["status"]?.stringValue.flatMap(BulkItemStatus.init) else { return nil }
+        guard let id = record["id"]?.stringValue, let status = record["status"]?.stringValue.flatMap(BulkItemStatus.init) else {
+            return nil
+        }
         return (id, record["user"]?.stringValue, status)
     }
 
     static func untrusted(_ path: String, _ problem: String) -> StarlineError {
-        StarlineError(.insecurePermissions, "the journal \(path) \(problem): a journal decides which items are skipped, so only a private regular file of yours is used",
-                      details: .object([("path", .string(path))]))
+        StarlineError(
+            .insecurePermissions,
+            "the journal \(path) \(problem): a journal decides which items are skipped, so only a private regular file of yours is used",
+            details: .object([("path", .string(path))]))
     }
 
     /// Appends one record; nil when it was written whole.

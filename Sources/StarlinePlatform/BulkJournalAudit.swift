@@ -39,8 +39,10 @@ public enum BulkJournalAudit {
 
     /// Reads the plan (`plan` yields its targets with their lines, nil at the end) and then every journal;
     /// `finding` gets each item that is not done exactly once, in (user, id) order.
-    public static func verify(plan: () throws -> (line: Int, target: RevocationTarget)?, journals: [String],
-                              finding: (Finding) throws -> Void) throws -> Verification {
+    public static func verify(
+        plan: () throws -> (line: Int, target: RevocationTarget)?, journals: [String],
+        finding: (Finding) throws -> Void
+    ) throws -> Verification {
         let index = try BulkItemIndex()
         var result = Verification()
         while let (line, target) = try plan() {

@@ -19,8 +19,10 @@ enum BulkRequest {
 
     /// `known` takes the answers the command gives a meaning of its own (its 2xx, a 404 that means "gone");
     /// nil leaves an answer to the common rules. `now` (Unix seconds, the client's clock) reads a `Retry-After` date.
-    static func attempt<Value>(_ outcome: Result<HTTPReply, StarlineError>, route: String, now: @autoclosure () -> Int64,
-                               known: (HTTPReply) -> BulkAttempt<Value>?) -> BulkAttempt<Value> {
+    static func attempt<Value>(
+        _ outcome: Result<HTTPReply, StarlineError>, route: String, now: @autoclosure () -> Int64,
+        known: (HTTPReply) -> BulkAttempt<Value>?
+    ) -> BulkAttempt<Value> {
         let reply: HTTPReply
         switch outcome {
         case .failure(let error):
@@ -37,7 +39,9 @@ enum BulkRequest {
     }
 
     /// A 2xx answer read by `read` (a malformed one fails the item); nil for any other status.
-    static func success<Value>(_ api: PlatformAPI, _ reply: HTTPReply, route: String, _ read: (AnswerReader) throws -> Value) -> BulkAttempt<Value>? {
+    static func success<Value>(_ api: PlatformAPI, _ reply: HTTPReply, route: String, _ read: (AnswerReader) throws -> Value)
+        -> BulkAttempt<Value>?
+    {
         guard (200...299).contains(reply.status) else { return nil }
         do {
             let json = try api.expectSuccess(reply, route)

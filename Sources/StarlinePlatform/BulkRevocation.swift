@@ -66,9 +66,11 @@ public final class BulkRevocation: @unchecked Sendable {
 
     private let state = Locked(State())
 
-    public init(configuration: BulkConfiguration, revoker: SessionRevoker, lister: SessionLister, credentials: StarlightClient.RunCredentials,
-                index: BulkItemIndex, shard: BulkShard?, sameAccount: @escaping @Sendable () -> Bool,
-                onOutage: @escaping @Sendable (OutageWatch.Event) -> Void, report: @escaping @Sendable (Report) -> StarlineError?) {
+    public init(
+        configuration: BulkConfiguration, revoker: SessionRevoker, lister: SessionLister, credentials: StarlightClient.RunCredentials,
+        index: BulkItemIndex, shard: BulkShard?, sameAccount: @escaping @Sendable () -> Bool,
+        onOutage: @escaping @Sendable (OutageWatch.Event) -> Void, report: @escaping @Sendable (Report) -> StarlineError?
+    ) {
         self.revoker = revoker
         self.lister = lister
         self.credentials = credentials
@@ -88,7 +90,10 @@ public final class BulkRevocation: @unchecked Sendable {
         let attempt: @Sendable (Entry) -> BulkAttempt<BulkItemStatus> = { [self] entry in
             // S14: nothing is attributed to another account.
             guard sameAccount() else {
-                return .stopRun(StarlineError(.sessionChanged, "the stored account changed during the run; it stopped (nothing after the change was done for the new account)"))
+                return .stopRun(
+                    StarlineError(
+                        .sessionChanged,
+                        "the stored account changed during the run; it stopped (nothing after the change was done for the new account)"))
             }
             let answer = revoker.revoke(entry.target)
             if answer.wasCurrent { state.withLock { $0.currentRevoked = true } }
@@ -98,14 +103,20 @@ public final class BulkRevocation: @unchecked Sendable {
             var error = result.error
             if result.status == .notFound, result.item.target.user == nil, isAdmin {
                 state.withLock { $0.outcome.notFoundWithoutUser += 1 }
-                error = StarlineError(.notFound, "not one of your sessions; if it is another user's, pass --user UID (or a user column) to revoke it as an admin")
+                error = StarlineError(
+                    .notFound,
+                    "not one of your sessions; if it is another user's, pass --user UID (or a user column) to revoke it as an admin")
             }
             if verify, result.status == .revoked || result.status == .alreadyRevoked {
                 _ = state.withLock { $0.revokedUsers.insert(result.item.target.user ?? "") }
-                if let failure = storageError({ try index.markRevoked(id: result.item.target.id, user: result.item.target.user) }) { return failure }
+                if let failure = storageError({ try index.markRevoked(id: result.item.target.id, user: result.item.target.user) }) {
+                    return failure
+                }
             }
-            return report(Report(kind: .item, line: result.item.line, target: result.item.target, status: result.status,
-                                 attempts: result.attempts, error: error))
+            return report(
+                Report(
+                    kind: .item, line: result.item.line, target: result.item.target, status: result.status,
+                    attempts: result.attempts, error: error))
         }
         var summary = run.run(source: { [self] in take(next) }, attempt: attempt, finished: finished)
         let own = state.withLock { $0.own }
@@ -118,7 +129,10 @@ public final class BulkRevocation: @unchecked Sendable {
             summary.throttledMilliseconds += ownRun.throttledMilliseconds
         } else if let cause = summary.stopError ?? run.stopError {
             for entry in own {
-                _ = report(Report(kind: .item, line: entry.line, target: entry.target, status: .skipped, attempts: 0, error: BulkEngine.notAttempted(cause)))
+                _ = report(
+                    Report(
+                        kind: .item, line: entry.line, target: entry.target, status: .skipped, attempts: 0,
+                        error: BulkEngine.notAttempted(cause)))
             }
         }
         var outcome = state.withLock { s in
@@ -138,8 +152,11 @@ public final class BulkRevocation: @unchecked Sendable {
     public func interrupt(signal: Int32, grace: Double) -> Outcome {
         run.stop(StarlineError(.interrupted, "interrupted by signal \(signal)"), abandon: true)
         for (_, entry) in run.drain(seconds: grace) {
-            _ = report(Report(kind: .item, line: entry.line, target: entry.target, status: .skipped, attempts: 1,
-                              error: StarlineError(.interrupted, "interrupted with the request in flight: it may have been revoked; --resume asks again")))
+            _ = report(
+                Report(
+                    kind: .item, line: entry.line, target: entry.target, status: .skipped, attempts: 1,
+                    error: StarlineError(
+                        .interrupted, "interrupted with the request in flight: it may have been revoked; --resume asks again")))
         }
         return state.withLock { s in
             var outcome = s.outcome
@@ -162,8 +179,10 @@ public final class BulkRevocation: @unchecked Sendable {
             case .malformed(let line, let text, let reason):
                 // Reported once for the whole input: by shard 0 (or the only run).
                 if (shard?.index ?? 0) == 0 {
-                    _ = report(Report(kind: .malformed, line: line, target: nil, status: .failed, attempts: 0,
-                                      error: StarlineError(.data, "line \(line): \(reason)", details: .object([("text", .string(text))]))))
+                    _ = report(
+                        Report(
+                            kind: .malformed, line: line, target: nil, status: .failed, attempts: 0,
+                            error: StarlineError(.data, "line \(line): \(reason)", details: .object([("text", .string(text))]))))
                 }
             case .target(let entry):
                 if let shard, !shard.contains(entry.target) {
@@ -178,11 +197,14 @@ public final class BulkRevocation: @unchecked Sendable {
                 switch seen {
                 case .duplicate(let firstLine):
                     state.withLock { $0.outcome.duplicates += 1 }
-                    _ = report(Report(kind: .duplicate, line: entry.line, target: entry.target, status: .skipped, attempts: 0,
-                                      error: StarlineError(.usage, "the same session as line \(firstLine)")))
+                    _ = report(
+                        Report(
+                            kind: .duplicate, line: entry.line, target: entry.target, status: .skipped, attempts: 0,
+                            error: StarlineError(.usage, "the same session as line \(firstLine)")))
                 case .first(let finished?):
                     state.withLock { $0.outcome.fromJournal += 1 }
-                    _ = report(Report(kind: .fromJournal, line: entry.line, target: entry.target, status: finished, attempts: 0, error: nil))
+                    _ = report(
+                        Report(kind: .fromJournal, line: entry.line, target: entry.target, status: finished, attempts: 0, error: nil))
                 case .first(nil):
                     if isOwnSession(entry.target) {
                         state.withLock { $0.own.append(entry) }

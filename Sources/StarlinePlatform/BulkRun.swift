@@ -64,9 +64,11 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
     }
 
     /// Runs until the source is exhausted (or the run stops) and every taken item has been reported.
-    public func run(source: @escaping @Sendable () -> Item?, workers: Int? = nil,
-                    attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
-                    finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?) -> BulkEngine.Summary {
+    public func run(
+        source: @escaping @Sendable () -> Item?, workers: Int? = nil,
+        attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
+        finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?
+    ) -> BulkEngine.Summary {
         WorkerThreads.run(count: max(1, workers ?? configuration.parallel)) { _ in
             while let (index, item) = take(source) {
                 let result = work(index, item, attempt)
@@ -80,8 +82,9 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
         }
         // An outage past its budget has already stopped the run: the worker whose `admit` gave up called `stop`.
         let final = state.withLock { $0 }
-        return BulkEngine.Summary(stopError: final.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests,
-                                  outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: final.outageRequests)
+        return BulkEngine.Summary(
+            stopError: final.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests,
+            outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: final.outageRequests)
     }
 
     /// The next item, unless the run was abandoned; registered as in flight under the same lock as its report.
@@ -103,8 +106,9 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
         var charges: [Int] = []
         let stoppedError: () -> StarlineError = { [self] in stopError ?? StarlineError(.internalError, "the run stopped") }
         func skipped(_ cause: StarlineError) -> BulkItemResult<Item, Value> {
-            BulkItemResult(index: index, item: item, value: nil, failure: .skipped, attempts: requests - free - refunded(),
-                           error: BulkEngine.notAttempted(cause))
+            BulkItemResult(
+                index: index, item: item, value: nil, failure: .skipped, attempts: requests - free - refunded(),
+                error: BulkEngine.notAttempted(cause))
         }
         func refunded() -> Int {
             guard let outage else { return 0 }

@@ -36,7 +36,10 @@ public struct BulkShard: Sendable, Equatable, CustomStringConvertible {
     /// Indexed Job (`completionMode: Indexed`).
     public init(environment value: String?, count: Int) throws {
         guard let value, let k = Int(value.trimmingWhitespace()) else {
-            throw StarlineError(.usage, "--shard-from-env needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job) to be a number; it is \(value.map { "'\($0.prefix(20))'" } ?? "not set")")
+            throw StarlineError(
+                .usage,
+                "--shard-from-env needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job) to be a number; it is \(value.map { "'\($0.prefix(20))'" } ?? "not set")"
+            )
         }
         try self.init(index: k, count: count)
     }

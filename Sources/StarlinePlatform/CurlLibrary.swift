@@ -58,8 +58,10 @@ package struct CurlLibrary: @unchecked Sendable {
         switch SharedLibrary.open(["libcurl.so.4", "libcurl.so"]) {
         case .success(let opened): library = opened
         case .failure(let error):
-            return .failure(StarlineError(.internalError, "cannot load libcurl (install libcurl4)",
-                                          details: .object([("reason", .string(error.reason))])))
+            return .failure(
+                StarlineError(
+                    .internalError, "cannot load libcurl (install libcurl4)",
+                    details: .object([("reason", .string(error.reason))])))
         }
         func symbol<T>(_ name: String, as type: T.Type) -> T { library.function(name, as: type) }
         func raw(_ name: String) -> UnsafeMutableRawPointer { library.address(name) }
@@ -76,7 +78,8 @@ package struct CurlLibrary: @unchecked Sendable {
             setoptFunction: raw("curl_easy_setopt"),
             getinfoFunction: raw("curl_easy_getinfo"))
         guard library.missing.isEmpty else {
-            return .failure(StarlineError(.internalError, "libcurl lacks \(library.missing.joined(separator: ", ")): libcurl 7.32 or newer is needed"))
+            return .failure(
+                StarlineError(.internalError, "libcurl lacks \(library.missing.joined(separator: ", ")): libcurl 7.32 or newer is needed"))
         }
         let status = globalInit(starline_curl_global_default)
         guard status == CURLE_OK else {

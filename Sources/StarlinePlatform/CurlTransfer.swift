@@ -21,8 +21,10 @@ struct CurlTransfer {
     /// The CA bundle to verify the server with (CURLOPT_CAINFO), or the system store; checked by the transport.
     let trust: TLSTrust
 
-    init(_ request: HTTPRequestSpec, timeout: Double, userAgent: String, maxResponseBytes: Int, cancel: CancelFlag?, loopback: Bool,
-         trust: TLSTrust = .system) throws {
+    init(
+        _ request: HTTPRequestSpec, timeout: Double, userAgent: String, maxResponseBytes: Int, cancel: CancelFlag?, loopback: Bool,
+        trust: TLSTrust = .system
+    ) throws {
         self.loopback = loopback
         self.trust = trust
         let method = request.method.uppercased()
@@ -64,14 +66,16 @@ struct CurlTransfer {
         var failed: (option: CURLoption, result: CURLcode)?
         let body = request.body ?? (method == "POST" ? [] : nil)
         let code: CURLcode = withBody(body) { bodyPointer, bodyCount in
-            failed = configure(easy, curl, headers: headers, errorBuffer: errorBuffer, context: box.toOpaque(),
-                               body: bodyPointer, bodyCount: bodyCount)
+            failed = configure(
+                easy, curl, headers: headers, errorBuffer: errorBuffer, context: box.toOpaque(),
+                body: bodyPointer, bodyCount: bodyCount)
             if failed != nil { return CURLE_OK }
             return curl.easyPerform(easy)
         }
         if let (option, result) = failed {
-            throw StarlineError(.internalError, "libcurl rejected option \(option.rawValue): \(curl.describe(result))",
-                                details: .object([("curlCode", .int(Int(result.rawValue))), ("libcurl", .string(curl.version))]))
+            throw StarlineError(
+                .internalError, "libcurl rejected option \(option.rawValue): \(curl.describe(result))",
+                details: .object([("curlCode", .int(Int(result.rawValue))), ("libcurl", .string(curl.version))]))
         }
         pool.count(connections: curl.getinfo(easy, CURLINFO_NUM_CONNECTS) ?? 0)
         guard code == CURLE_OK else {
@@ -101,8 +105,10 @@ struct CurlTransfer {
     }
 
     /// Sets every option of this transfer on `easy`; the first one libcurl rejected, or nil.
-    private func configure(_ easy: CurlLibrary.Easy, _ curl: CurlLibrary, headers: CurlLibrary.SList?, errorBuffer: UnsafeMutablePointer<CChar>,
-                           context: UnsafeMutableRawPointer, body: UnsafeRawPointer?, bodyCount: Int) -> (option: CURLoption, result: CURLcode)? {
+    private func configure(
+        _ easy: CurlLibrary.Easy, _ curl: CurlLibrary, headers: CurlLibrary.SList?, errorBuffer: UnsafeMutablePointer<CChar>,
+        context: UnsafeMutableRawPointer, body: UnsafeRawPointer?, bodyCount: Int
+    ) -> (option: CURLoption, result: CURLcode)? {
         var failed: (option: CURLoption, result: CURLcode)?
         func set(_ option: CURLoption, _ result: CURLcode) {
             if result != CURLE_OK, failed == nil { failed = (option, result) }
@@ -173,16 +179,18 @@ struct CurlTransfer {
         let strerror = curl.describe(code)
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
-            return StarlineError(.timeout, "request to \(host) timed out after \(Self.format(timeout)) s", retryable: true,
-                                 details: .object(details))
+            return StarlineError(
+                .timeout, "request to \(host) timed out after \(Self.format(timeout)) s", retryable: true,
+                details: .object(details))
         case CURLE_ABORTED_BY_CALLBACK where state.cancel?.isCancelled == true:
             return StarlineError.requestCancelled(request.url)
         case CURLE_WRITE_ERROR where state.tooLarge:
             return StarlineError(.data, "the answer from \(host) is larger than \(maxResponseBytes) bytes", details: .object(details))
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
-            return StarlineError(.usage, "cannot request '\(bare.isEmpty ? "(invalid URL)" : bare)': \(strerror)", details: .object(details))
+            return StarlineError(
+                .usage, "cannot request '\(bare.isEmpty ? "(invalid URL)" : bare)': \(strerror)", details: .object(details))
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE,
-             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return tlsFailure(code, host: host, reason: why.isEmpty ? strerror : why, details: details)
         default:
             return StarlineError(.network, "request to \(host) failed: \(strerror)", retryable: true, details: .object(details))
@@ -201,10 +209,12 @@ struct CurlTransfer {
             trusted = "the system's CA store"
         }
         if code == CURLE_SSL_CACERT_BADFILE {
-            return StarlineError(.tls, "cannot load \(trusted): \(reason); a CA bundle is a file of PEM certificates", details: .object(details))
+            return StarlineError(
+                .tls, "cannot load \(trusted): \(reason); a CA bundle is a file of PEM certificates", details: .object(details))
         }
-        return StarlineError(.tls, "the certificate of \(host) could not be verified with \(trusted): \(reason); \(TLSTrust.privateCAHint)",
-                             details: .object(details))
+        return StarlineError(
+            .tls, "the certificate of \(host) could not be verified with \(trusted): \(reason); \(TLSTrust.privateCAHint)",
+            details: .object(details))
     }
 
     /// Whole seconds without a fraction ("1", not "1.0").
@@ -261,7 +271,9 @@ private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ 
         state.tooLarge = true
         return 0
     }
-    data.withMemoryRebound(to: UInt8.self, capacity: length) { state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length)) }
+    data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
+    }
     return length
 }
 
@@ -295,8 +307,10 @@ private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, 
 }
 
 /// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK) once cancelled.
-private func curlProgress(_ context: UnsafeMutableRawPointer?, _ dlTotal: curl_off_t, _ dlNow: curl_off_t,
-                          _ ulTotal: curl_off_t, _ ulNow: curl_off_t) -> Int32 {
+private func curlProgress(
+    _ context: UnsafeMutableRawPointer?, _ dlTotal: curl_off_t, _ dlNow: curl_off_t,
+    _ ulTotal: curl_off_t, _ ulNow: curl_off_t
+) -> Int32 {
     guard let context else { return 0 }
     return Unmanaged<TransferState>.fromOpaque(context).takeUnretainedValue().cancel?.isCancelled == true ? 1 : 0
 }

@@ -69,8 +69,9 @@ public enum DeviceKey {
     /// The sealing key: keyed BLAKE2b of a context string and the machine id under the device key. A copy of
     /// `device.key` on a machine with another id derives another key, so nothing sealed here opens there.
     public static func sealingKey(deviceKey: SecretBytes, machineId: [UInt8]) -> SecretBytes {
-        GenericHash.deriveSecret(Array("starline session store v1\u{0}machine-id\u{0}".utf8) + machineId,
-                                 key: deviceKey, length: XChaCha20Poly1305.keyBytes)
+        GenericHash.deriveSecret(
+            Array("starline session store v1\u{0}machine-id\u{0}".utf8) + machineId,
+            key: deviceKey, length: XChaCha20Poly1305.keyBytes)
     }
 
     private static func readError(_ path: String, _ code: Int32) -> StarlineError {
@@ -121,7 +122,8 @@ public struct MachineIdentity: Sendable, Equatable {
     /// The machine id, generating `<state>/host-id` (under the lock file `lockPath`) when no system file
     /// has one. A system file that exists but cannot be read is STORAGE_ERROR, not a silent fallback (which
     /// would change the key and make every record undecryptable).
-    public static func resolve(environment: Environment, stateDirectory: String, lockPath: String) throws(StarlineError) -> MachineIdentity {
+    public static func resolve(environment: Environment, stateDirectory: String, lockPath: String) throws(StarlineError) -> MachineIdentity
+    {
         for path in candidates(environment) {
             if let id = try readId(path), !id.isEmpty { return MachineIdentity(source: path, bytes: id) }
         }

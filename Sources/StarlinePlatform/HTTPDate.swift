@@ -15,7 +15,8 @@ enum HTTPDate {
     static func parseIMFFixdate(_ text: String) -> Int64? {
         let b = Array(text.utf8)
         guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
-              b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, String(decoding: b[26...], as: UTF8.self) == "GMT" else { return nil }
+            b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, String(decoding: b[26...], as: UTF8.self) == "GMT"
+        else { return nil }
         func number(_ range: Range<Int>) -> Int32? {
             var value: Int32 = 0
             for i in range {
@@ -25,8 +26,9 @@ enum HTTPDate {
             return value
         }
         guard let month = months.firstIndex(of: String(decoding: b[8..<11], as: UTF8.self)),
-              let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19), let minute = number(20..<22),
-              let second = number(23..<25), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+            let day = number(5..<7), let year = number(12..<16), let hour = number(17..<19), let minute = number(20..<22),
+            let second = number(23..<25), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
         var parts = tm()
         parts.tm_year = year - 1900
         parts.tm_mon = Int32(month)

@@ -47,8 +47,10 @@ public struct RetryClock: Sendable {
     /// Blocks the calling thread for `seconds` (the blocking callers' waits: `sendBlocking`, `tail`'s pauses).
     public var pause: @Sendable (_ seconds: Double) -> Void
 
-    public init(now: @escaping @Sendable () -> Int64, sleep: @escaping @Sendable (_ seconds: Double) async throws -> Void,
-                pause: @escaping @Sendable (_ seconds: Double) -> Void = RetryClock.realPause) {
+    public init(
+        now: @escaping @Sendable () -> Int64, sleep: @escaping @Sendable (_ seconds: Double) async throws -> Void,
+        pause: @escaping @Sendable (_ seconds: Double) -> Void = RetryClock.realPause
+    ) {
         self.now = now
         self.sleep = sleep
         self.pause = pause
@@ -64,7 +66,9 @@ public struct RetryClock: Sendable {
     /// their `IOStreams`' clock through the factory instead).
     public static let system = RetryClock.waiting(now: { Timestamp.now().seconds })
 
-    public static let realSleep: @Sendable (Double) async throws -> Void = { seconds in try await Task.sleep(nanoseconds: ReplyLimits.nanoseconds(seconds)) }
+    public static let realSleep: @Sendable (Double) async throws -> Void = { seconds in
+        try await Task.sleep(nanoseconds: ReplyLimits.nanoseconds(seconds))
+    }
     public static let realPause: @Sendable (Double) -> Void = { seconds in HTTPTransport.sleep(seconds: seconds) }
 }
 

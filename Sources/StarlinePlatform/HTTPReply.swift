@@ -21,8 +21,9 @@ public struct HTTPReply: Sendable {
         do {
             return try JSON.parse(body)
         } catch let error as StarlineError {
-            throw StarlineError(.data, "the server's answer (HTTP \(status)) is not JSON: \(error.message)",
-                                details: .object([("status", .int(status))]))
+            throw StarlineError(
+                .data, "the server's answer (HTTP \(status)) is not JSON: \(error.message)",
+                details: .object([("status", .int(status))]))
         }
     }
 }

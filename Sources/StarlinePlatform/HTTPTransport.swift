@@ -30,8 +30,10 @@ public final class HTTPTransport: HTTPExchange {
 
     public static let defaultUserAgent = "starline/\(StarlineVersion.current) (Linux)"
 
-    public init(timeout: Double = 30, userAgent: String = HTTPTransport.defaultUserAgent, maxConnections: Int = 8,
-                maxResponseBytes: Int = 32 << 20, trust: TLSTrust? = nil) {
+    public init(
+        timeout: Double = 30, userAgent: String = HTTPTransport.defaultUserAgent, maxConnections: Int = 8,
+        maxResponseBytes: Int = 32 << 20, trust: TLSTrust? = nil
+    ) {
         self.timeout = HTTPTransport.sane(timeout) ?? 30
         self.userAgent = userAgent
         self.maxConnections = max(1, maxConnections)
@@ -70,8 +72,9 @@ public final class HTTPTransport: HTTPExchange {
     package func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         let curl = try CurlLibrary.shared.get()
         if Self.isHTTPS(request.url) { try checkTrust() }
-        let transfer = try CurlTransfer(request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
-                                        loopback: isLoopback(request.url), trust: trust)
+        let transfer = try CurlTransfer(
+            request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
+            loopback: isLoopback(request.url), trust: trust)
         return try transfer.run(curl, pool: pool)
     }
 
@@ -103,7 +106,10 @@ public final class HTTPTransport: HTTPExchange {
         let bytes = Array(url.utf8)
         var end = bytes.count
         if let scheme = bytes.firstIndex(of: UInt8(ascii: ":")), scheme + 2 < bytes.count,
-           let slash = bytes[(scheme + 3)...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            let slash = bytes[(scheme + 3)...].firstIndex(where: {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            })
+        {
             end = slash
         }
         let origin = String(decoding: bytes[..<end], as: UTF8.self)

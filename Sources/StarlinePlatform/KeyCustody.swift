@@ -36,8 +36,10 @@ struct CustodyRecord: Equatable {
     static let file = CustodyRecord(custodian: .file, keyringItem: nil, orphanItems: [])
 
     static func read(_ database: SQLiteDatabase, keyId: String, damaged: StarlineError) throws -> CustodyRecord {
-        guard let row = try database.queryFirst(
-            "SELECT custodian, keyring_item, orphan_item FROM custody WHERE store_key = ?", [.text(keyId)]) else { return .file }
+        guard
+            let row = try database.queryFirst(
+                "SELECT custodian, keyring_item, orphan_item FROM custody WHERE store_key = ?", [.text(keyId)])
+        else { return .file }
         guard let name = row.string("custodian"), let custodian = KeyCustodian(rawValue: name) else { throw damaged }
         let orphans = row.string("orphan_item").map { $0.split(separator: " ").map(String.init) } ?? []
         return CustodyRecord(custodian: custodian, keyringItem: row.string("keyring_item"), orphanItems: orphans)
@@ -50,13 +52,17 @@ struct CustodyRecord: Equatable {
             ON CONFLICT (store_key) DO UPDATE SET custodian = excluded.custodian, keyring_item = excluded.keyring_item,
                 orphan_item = excluded.orphan_item, updated_at = excluded.updated_at
             """,
-            [.text(keyId), .text(custodian.rawValue), keyringItem.map { .text($0) } ?? .null,
-             orphanItems.isEmpty ? .null : .text(orphanItems.joined(separator: " ")), .integer(now)])
+            [
+                .text(keyId), .text(custodian.rawValue), keyringItem.map { .text($0) } ?? .null,
+                orphanItems.isEmpty ? .null : .text(orphanItems.joined(separator: " ")), .integer(now)
+            ])
     }
 
     /// `sl-login status`: which custodian, and for the keyring which item (ids only, never a secret).
     var json: JSON {
-        .object([("custodian", .string(custodian.rawValue)), ("keyringItem", .optional(keyringItem)),
-                 ("orphanItems", .array(orphanItems.map(JSON.string)))])
+        .object([
+            ("custodian", .string(custodian.rawValue)), ("keyringItem", .optional(keyringItem)),
+            ("orphanItems", .array(orphanItems.map(JSON.string)))
+        ])
     }
 }

@@ -27,16 +27,28 @@ enum KeyringSealingKey {
         switch try SecretServiceKeyring.read(busOf: store.environment, schemaName: schema, attributes: attributes(store.key, item: item)) {
         case .found(let secret):
             guard secret.count == XChaCha20Poly1305.keyBytes else {
-                throw StarlineError(.storage, "the keyring item of this session store holds \(secret.count) bytes, not a \(XChaCha20Poly1305.keyBytes)-byte key; run sl-login clear and sign in again",
-                                    details: details(store, item))
+                throw StarlineError(
+                    .storage,
+                    "the keyring item of this session store holds \(secret.count) bytes, not a \(XChaCha20Poly1305.keyBytes)-byte key; run sl-login clear and sign in again",
+                    details: details(store, item))
             }
             return secret
         case .locked:
-            throw StarlineError(.storageLocked, "the keyring that holds this session store's key is locked; unlock it (your desktop's login keyring) and run again — nothing was changed",
-                                details: details(store, item))
+            throw StarlineError(
+                .storageLocked,
+                """
+                the keyring that holds this session store's key is locked; unlock it (your desktop's login keyring) and run \
+                again — nothing was changed
+                """,
+                details: details(store, item))
         case .absent:
-            throw StarlineError(.storage, "the keyring has no key for this session store (the state directory was copied from another machine or account, or the keyring was reset), so the stored records cannot be decrypted here; sign in again",
-                                details: details(store, item))
+            throw StarlineError(
+                .storage,
+                """
+                the keyring has no key for this session store (the state directory was copied from another machine or \
+                account, or the keyring was reset), so the stored records cannot be decrypted here; sign in again
+                """,
+                details: details(store, item))
         }
     }
 
@@ -59,7 +71,9 @@ enum KeyringSealingKey {
     /// Whether item `item` can be read now, for `sl-login status` (no secret leaves this function).
     static func state(_ store: SessionStore, item: String) -> String {
         do {
-            switch try SecretServiceKeyring.read(busOf: store.environment, schemaName: schema, attributes: attributes(store.key, item: item)) {
+            switch try SecretServiceKeyring.read(
+                busOf: store.environment, schemaName: schema, attributes: attributes(store.key, item: item))
+            {
             case .found: return "unlocked"
             case .locked: return "locked"
             case .absent: return "missing"

@@ -23,8 +23,9 @@ public final class LoopbackListener: @unchecked Sendable {
         guard LoopbackAddress.bind(fd, port: port) == 0, listen(fd, 8) == 0 else {
             let message = String(cString: strerror(errno))
             Glibc.close(fd)
-            throw StarlineError(.usage, "cannot listen on 127.0.0.1:\(port) for the login redirect: \(message)",
-                                details: .object([("port", .int(Int(port)))]))
+            throw StarlineError(
+                .usage, "cannot listen on 127.0.0.1:\(port) for the login redirect: \(message)",
+                details: .object([("port", .int(Int(port)))]))
         }
         var actual = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -82,7 +83,8 @@ public final class LoopbackListener: @unchecked Sendable {
             }
             var timeout = min(remaining, 60_000)
             if let soonest = connections.map(\.deadline).min() { timeout = min(timeout, Int64((soonest - now) / 1_000_000) + 1) }
-            var pollers = [pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)]
+            var pollers =
+                [pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)]
                 + connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&pollers, nfds_t(pollers.count), Int32(timeout))
             if ready < 0 && errno != EINTR { throw StarlineError(.internalError, "poll: \(String(cString: strerror(errno)))") }
@@ -131,7 +133,8 @@ public final class LoopbackListener: @unchecked Sendable {
             respond(fd, status: target == nil ? "400 Bad Request" : "404 Not Found", body: target == nil ? "Bad request." : "Not found.")
             return nil
         }
-        let callback = StarlightClient.Callback(code: url.queryValue("code"), state: url.queryValue("state"), error: url.queryValue("error"))
+        let callback = StarlightClient.Callback(
+            code: url.queryValue("code"), state: url.queryValue("state"), error: url.queryValue("error"))
         guard let got = callback.state, Sodium.constantTimeEquals(Array(got.utf8), Array(state.utf8)) else {
             // Someone else's request (or a stale tab): not ours, keep waiting for the real one.
             respond(fd, status: "400 Bad Request", body: "This sign-in link is not the one sl-login is waiting for.")
@@ -157,8 +160,10 @@ public final class LoopbackListener: @unchecked Sendable {
 
     /// `body` is HTML: callers escape what they did not write themselves.
     static func respond(_ fd: Int32, status: String, body: String) {
-        let html = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Starline</title></head><body style=\"font-family:system-ui,sans-serif;margin:3rem\"><p>\(body)</p></body></html>"
-        let response = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(html.utf8.count)\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\nReferrer-Policy: no-referrer\r\n\r\n\(html)"
+        let html =
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Starline</title></head><body style=\"font-family:system-ui,sans-serif;margin:3rem\"><p>\(body)</p></body></html>"
+        let response =
+            "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(html.utf8.count)\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\nReferrer-Policy: no-referrer\r\n\r\n\(html)"
         var bytes = Array(response.utf8)
         // A small answer on a fresh socket fits its send buffer; MSG_DONTWAIT so a client that never reads cannot block us.
         _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))

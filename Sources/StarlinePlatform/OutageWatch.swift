@@ -70,8 +70,10 @@ public final class OutageWatch: Sendable {
 
     private let state = Locked(State())
 
-    public init(threshold: Int = 3, timeout: Double = 300, baseProbeInterval: Double = 0.05, maxProbeInterval: Double = 0.5,
-                clock: BulkClock = .system, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+    public init(
+        threshold: Int = 3, timeout: Double = 300, baseProbeInterval: Double = 0.05, maxProbeInterval: Double = 0.5,
+        clock: BulkClock = .system, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
         self.threshold = max(2, threshold)
         self.timeout = timeout.isFinite ? max(0, timeout) : 300
         self.baseProbeInterval = baseProbeInterval
@@ -110,7 +112,10 @@ public final class OutageWatch: Sendable {
                 let wake = s.probing ? now + slice : min(s.nextProbeAt, now + slice)
                 if s.phase == .down, Self.elapsed(now, since: s.lastNotice) >= 10_000_000_000 {
                     s.lastNotice = now
-                    return .event(Event(kind: .waiting, waited: Double(Self.elapsed(now, since: s.since)) / 1e9, budget: timeout, lastError: s.lastError), now, wake)
+                    return .event(
+                        Event(
+                            kind: .waiting, waited: Double(Self.elapsed(now, since: s.since)) / 1e9, budget: timeout, lastError: s.lastError
+                        ), now, wake)
                 }
                 return .wait(now, wake)
             }
@@ -204,7 +209,9 @@ public final class OutageWatch: Sendable {
     static func gaveUp(after seconds: Double, last: StarlineError?) -> StarlineError {
         let code: ErrorCode = last?.code == .server || last?.code == .timeout ? last!.code : .network
         let cause = last.map { ": \($0.message)" } ?? ""
-        return StarlineError(code, "the server did not answer for \(Int(seconds.rounded())) s (--outage-timeout)\(cause); the items not finished were skipped: --resume finishes them",
-                             details: .object([("outage", .bool(true)), ("waitedSeconds", .int(Int(seconds.rounded())))]))
+        return StarlineError(
+            code,
+            "the server did not answer for \(Int(seconds.rounded())) s (--outage-timeout)\(cause); the items not finished were skipped: --resume finishes them",
+            details: .object([("outage", .bool(true)), ("waitedSeconds", .int(Int(seconds.rounded())))]))
     }
 }

@@ -36,8 +36,10 @@ public struct PendingLogin: Sendable, Equatable {
     /// `ttl` within 1 s … `maxTTL`, so `now + ttl` is always a time the store can hold.
     public static func clampedTTL(_ ttl: Int64) -> Int64 { min(max(ttl, 1), maxTTL) }
 
-    public init(mode: Mode, state: String, verifier: String, redirectURI: String, deviceCode: String? = nil,
-                createdAt: Int64, expiresAt: Int64) {
+    public init(
+        mode: Mode, state: String, verifier: String, redirectURI: String, deviceCode: String? = nil,
+        createdAt: Int64, expiresAt: Int64
+    ) {
         self.mode = mode
         self.state = state
         self.verifier = verifier
@@ -55,7 +57,11 @@ extension PendingLogin: CustomStringConvertible, CustomDebugStringConvertible, C
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
-        Mirror(self, children: ["mode": mode.rawValue, "redirectURI": redirectURI, "createdAt": createdAt,
-                                "expiresAt": expiresAt], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "mode": mode.rawValue, "redirectURI": redirectURI, "createdAt": createdAt,
+                "expiresAt": expiresAt
+            ], displayStyle: .struct)
     }
 }

@@ -11,8 +11,10 @@ public struct PendingRevocation: Sendable, Equatable {
     /// The last failure (a message without secrets), nil before the first retry.
     public var lastError: String?
 
-    public init(id: Int64, sessionId: String, accessToken: String, createdAt: Int64, attempts: Int = 0,
-                lastError: String? = nil) {
+    public init(
+        id: Int64, sessionId: String, accessToken: String, createdAt: Int64, attempts: Int = 0,
+        lastError: String? = nil
+    ) {
         self.id = id
         self.sessionId = sessionId
         self.accessToken = accessToken
@@ -29,7 +31,11 @@ extension PendingRevocation: CustomStringConvertible, CustomDebugStringConvertib
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
-        Mirror(self, children: ["id": id, "sessionId": sessionId, "createdAt": createdAt, "attempts": attempts,
-                                "lastError": lastError as Any], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "id": id, "sessionId": sessionId, "createdAt": createdAt, "attempts": attempts,
+                "lastError": lastError as Any
+            ], displayStyle: .struct)
     }
 }

@@ -34,20 +34,23 @@ public struct PlatformAPI: Sendable {
 
     /// The authorization-code request URL (RFC 6749 §4.1.1 with PKCE S256) to open in a browser.
     public func authorizeURL(redirectURI: String, state: String, codeChallenge: String) -> String {
-        url("/oauth/authorize") + "?" + PlatformAPI.formEncode([
-            ("response_type", "code"), ("client_id", appId), ("redirect_uri", redirectURI), ("state", state),
-            ("code_challenge", codeChallenge), ("code_challenge_method", "S256"),
-        ])
+        url("/oauth/authorize") + "?"
+            + PlatformAPI.formEncode([
+                ("response_type", "code"), ("client_id", appId), ("redirect_uri", redirectURI), ("state", state),
+                ("code_challenge", codeChallenge), ("code_challenge_method", "S256")
+            ])
     }
 
     /// `POST /oauth/token` with `authorization_code`. A used, expired or mismatched code (or verifier)
     /// is `INVALID_GRANT` (exit 9).
     public func exchangeCode(code: String, redirectURI: String, verifier: String, deviceName: String) async throws -> TokenGrant {
         let route = "POST /oauth/token"
-        let reply = try await send(route, "/oauth/token", form: [
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("client_id", appId),
-            ("code_verifier", verifier), ("device_name", deviceName), ("device_platform", devicePlatform),
-        ])
+        let reply = try await send(
+            route, "/oauth/token",
+            form: [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("client_id", appId),
+                ("code_verifier", verifier), ("device_name", deviceName), ("device_platform", devicePlatform)
+            ])
         return try PlatformAPI.tokenGrant(try expectSuccess(reply, route), route: route)
     }
 
@@ -56,18 +59,21 @@ public struct PlatformAPI: Sendable {
         let route = "POST /oauth/device_authorization"
         let json = try expectSuccess(try await send(route, "/oauth/device_authorization", form: [("client_id", appId)]), route)
         let d = AnswerReader(json: json, route: route)
-        return DeviceAuthorization(deviceCode: try d.string("device_code"), userCode: try d.string("user_code"),
-                                   verificationURI: try d.string("verification_uri"),
-                                   verificationURIComplete: json["verification_uri_complete"]?.stringValue,
-                                   expiresIn: try d.lifetime("expires_in", max: ReplyLimits.maxDeviceCodeLifetime),
-                                   interval: ReplyLimits.pollInterval(json["interval"]))
+        return DeviceAuthorization(
+            deviceCode: try d.string("device_code"), userCode: try d.string("user_code"),
+            verificationURI: try d.string("verification_uri"),
+            verificationURIComplete: json["verification_uri_complete"]?.stringValue,
+            expiresIn: try d.lifetime("expires_in", max: ReplyLimits.maxDeviceCodeLifetime),
+            interval: ReplyLimits.pollInterval(json["interval"]))
     }
 
     /// One poll of the device-code grant. `access_denied` and `expired_token` throw `NO_RESULT`.
     public func pollDevice(deviceCode: String, deviceName: String? = nil) async throws -> DevicePoll {
         let route = "POST /oauth/token"
-        var form = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode), ("client_id", appId),
-                    ("device_platform", devicePlatform)]
+        var form = [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode), ("client_id", appId),
+            ("device_platform", devicePlatform)
+        ]
         if let deviceName { form.append(("device_name", deviceName)) }
         let reply = try await send(route, "/oauth/token", form: form)
         if reply.status == 400 || reply.status == 401, let json = try? reply.json() {
@@ -83,8 +89,13 @@ public struct PlatformAPI: Sendable {
     /// `POST /oauth/revoke` (RFC 7009): the server answers 200 for any token, known or not.
     public func revoke(token: String) async throws {
         let route = "POST /oauth/revoke"
-        _ = try expectSuccess(try await send(route, "/oauth/revoke", form: [("token", token), ("token_type_hint", "access_token"),
-                                                                            ("client_id", appId)], idempotent: true), route, allowEmpty: true)
+        _ = try expectSuccess(
+            try await send(
+                route, "/oauth/revoke",
+                form: [
+                    ("token", token), ("token_type_hint", "access_token"),
+                    ("client_id", appId)
+                ], idempotent: true), route, allowEmpty: true)
     }
 
     // MARK: Account
@@ -97,8 +108,9 @@ public struct PlatformAPI: Sendable {
         let s = AnswerReader(json: session, route: route, prefix: "session.")
         let expires = try s.string("expiresAt")
         guard let expiresAt = Timestamp(rfc3339: expires)?.seconds else { throw d.malformed("session.expiresAt is not an RFC 3339 time") }
-        return Me(user: try d.object("user"), roles: try d.strings("roles"), sessionId: try s.string("id"), appId: try s.string("appId"),
-                  expiresAt: expiresAt)
+        return Me(
+            user: try d.object("user"), roles: try d.strings("roles"), sessionId: try s.string("id"), appId: try s.string("appId"),
+            expiresAt: expiresAt)
     }
 
     /// `GET /api/center`: the account-center state, as the server sends it.
@@ -115,36 +127,42 @@ public struct PlatformAPI: Sendable {
     /// `DELETE /api/sessions/{id}`: `revoked` is false when it was revoked already; `current` when it was the caller's.
     public func revokeSession(token: String, id: String) async throws -> (revoked: Bool, current: Bool) {
         let route = "DELETE /api/sessions/{id}"
-        let d = AnswerReader(json: try await call(route, "/api/sessions/" + PlatformAPI.segment(id), method: "DELETE", token: token), route: route)
+        let d = AnswerReader(
+            json: try await call(route, "/api/sessions/" + PlatformAPI.segment(id), method: "DELETE", token: token), route: route)
         return (try d.bool("revoked"), try d.bool("current"))
     }
 
     /// `POST /api/sessions/revoke-others`: how many sessions were revoked.
     public func revokeOtherSessions(token: String) async throws -> Int {
         let route = "POST /api/sessions/revoke-others"
-        return Int(try AnswerReader(json: try await call(route, "/api/sessions/revoke-others", method: "POST", token: token), route: route).int("revoked"))
+        return Int(
+            try AnswerReader(json: try await call(route, "/api/sessions/revoke-others", method: "POST", token: token), route: route).int(
+                "revoked"))
     }
 
     /// `POST /api/password`: how many other sessions were revoked. Wrong old password: `FORBIDDEN`
     /// (serverCode `WRONG_PASSWORD`); too weak: `REQUEST_REJECTED` (serverCode `WEAK_PASSWORD`).
     public func changePassword(token: String, old: String, new: String) async throws -> Int {
         let route = "POST /api/password"
-        let json = try await call(route, "/api/password", method: "POST", token: token,
-                                  json: .object([("oldPassword", .string(old)), ("newPassword", .string(new))]))
+        let json = try await call(
+            route, "/api/password", method: "POST", token: token,
+            json: .object([("oldPassword", .string(old)), ("newPassword", .string(new))]))
         return Int(try AnswerReader(json: json, route: route).int("revokedOthers"))
     }
 
     /// `POST /api/password/sms-reset/request`: the server answers alike for unknown phones.
     public func requestSMSReset(phone: String) async throws {
-        _ = try await call("POST /api/password/sms-reset/request", "/api/password/sms-reset/request", method: "POST",
-                           json: .object([("phone", .string(phone))]))
+        _ = try await call(
+            "POST /api/password/sms-reset/request", "/api/password/sms-reset/request", method: "POST",
+            json: .object([("phone", .string(phone))]))
     }
 
     /// `POST /api/password/sms-reset`: how many sessions were revoked (all of the account's).
     public func confirmSMSReset(phone: String, code: String, newPassword: String) async throws -> Int {
         let route = "POST /api/password/sms-reset"
-        let json = try await call(route, "/api/password/sms-reset", method: "POST",
-                                  json: .object([("phone", .string(phone)), ("code", .string(code)), ("newPassword", .string(newPassword))]))
+        let json = try await call(
+            route, "/api/password/sms-reset", method: "POST",
+            json: .object([("phone", .string(phone)), ("code", .string(code)), ("newPassword", .string(newPassword))]))
         return Int(try AnswerReader(json: json, route: route).int("revoked"))
     }
 
@@ -180,8 +198,9 @@ public struct PlatformAPI: Sendable {
 
     public func adminRevokeSession(token: String, user: String, id: String) async throws -> Bool {
         let route = "DELETE /api/admin/users/{uid}/sessions/{id}"
-        let json = try await call(route, "/api/admin/users/\(PlatformAPI.segment(user))/sessions/\(PlatformAPI.segment(id))",
-                                  method: "DELETE", token: token)
+        let json = try await call(
+            route, "/api/admin/users/\(PlatformAPI.segment(user))/sessions/\(PlatformAPI.segment(id))",
+            method: "DELETE", token: token)
         return try AnswerReader(json: json, route: route).bool("revoked")
     }
 
@@ -206,15 +225,17 @@ public struct PlatformAPI: Sendable {
             body = Array(json.serialized().utf8)
         }
         let idempotent = method == "GET" || method == "DELETE"
-        let reply = try await send(route, HTTPRequestSpec(method: method, url: url(path), headers: headers, body: body), idempotent: idempotent)
+        let reply = try await send(
+            route, HTTPRequestSpec(method: method, url: url(path), headers: headers, body: body), idempotent: idempotent)
         return try expectSuccess(reply, route)
     }
 
     /// A form POST to an OAuth endpoint; the reply whatever its status.
     func send(_ route: String, _ path: String, form: [(String, String)], idempotent: Bool = false) async throws -> HTTPReply {
-        let request = HTTPRequestSpec(method: "POST", url: url(path),
-                                      headers: [("Accept", "application/json"), ("Content-Type", "application/x-www-form-urlencoded")],
-                                      body: Array(PlatformAPI.formEncode(form).utf8))
+        let request = HTTPRequestSpec(
+            method: "POST", url: url(path),
+            headers: [("Accept", "application/json"), ("Content-Type", "application/x-www-form-urlencoded")],
+            body: Array(PlatformAPI.formEncode(form).utf8))
         return try await send(route, request, idempotent: idempotent)
     }
 
@@ -240,12 +261,14 @@ public struct PlatformAPI: Sendable {
         do {
             json = try JSON.parse(reply.body)
         } catch let error as StarlineError {
-            throw StarlineError(.data, "unexpected answer from \(route) (HTTP \(reply.status)): not JSON (\(error.message))",
-                                details: .object([("status", .int(reply.status)), ("route", .string(route))]))
+            throw StarlineError(
+                .data, "unexpected answer from \(route) (HTTP \(reply.status)): not JSON (\(error.message))",
+                details: .object([("status", .int(reply.status)), ("route", .string(route))]))
         }
         guard case .object = json else {
-            throw StarlineError(.data, "unexpected answer from \(route) (HTTP \(reply.status)): not a JSON object",
-                                details: .object([("status", .int(reply.status)), ("route", .string(route))]))
+            throw StarlineError(
+                .data, "unexpected answer from \(route) (HTTP \(reply.status)): not a JSON object",
+                details: .object([("status", .int(reply.status)), ("route", .string(route))]))
         }
         return json
     }
@@ -255,9 +278,10 @@ public struct PlatformAPI: Sendable {
         if let type = json["token_type"]?.stringValue, type.lowercased() != "bearer" {
             throw d.malformed("token_type '\(type)' is not Bearer")
         }
-        return TokenGrant(accessToken: try d.string("access_token"), sessionId: try d.string("session_id"),
-                          expiresIn: try d.lifetime("expires_in", max: ReplyLimits.maxTokenLifetime),
-                          user: json["user"] ?? .null, roles: json["roles"] == nil ? [] : try d.strings("roles"))
+        return TokenGrant(
+            accessToken: try d.string("access_token"), sessionId: try d.string("session_id"),
+            expiresIn: try d.lifetime("expires_in", max: ReplyLimits.maxTokenLifetime),
+            user: json["user"] ?? .null, roles: json["roles"] == nil ? [] : try d.strings("roles"))
     }
 
     /// `application/x-www-form-urlencoded` (RFC 3986 unreserved characters kept, everything else %XX).
@@ -352,12 +376,16 @@ extension PlatformAPI {
             // Whole seconds as the server gave them (saturated, never converted from a Double that could trap).
             let wait = headers["retry-after"].flatMap { RetryPolicy.retryAfterSeconds($0, now: now) }
             if let wait { details.append(("retryAfter", .int(wait))) }
-            return make(.rateLimited, "the server is rate limiting requests" + (wait.map { "; retry after \($0) s" } ?? ""),
-                        retryable: true)
+            return make(
+                .rateLimited, "the server is rate limiting requests" + (wait.map { "; retry after \($0) s" } ?? ""),
+                retryable: true)
         case 409, 410:
-            return make(.conflict, explained("the server rejected the request\(on) (HTTP \(status)\(serverCode.map { " \(clean($0))" } ?? ""))"))
+            return make(
+                .conflict, explained("the server rejected the request\(on) (HTTP \(status)\(serverCode.map { " \(clean($0))" } ?? ""))"))
         case 400...499:
-            return make(.requestRejected, explained("the server rejected the request\(on) (HTTP \(status)\(serverCode.map { " \(clean($0))" } ?? ""))"))
+            return make(
+                .requestRejected,
+                explained("the server rejected the request\(on) (HTTP \(status)\(serverCode.map { " \(clean($0))" } ?? ""))"))
         case 500...599:
             return make(.server, explained("server error (HTTP \(status))\(on)"), retryable: true)
         case 300...399:

@@ -38,7 +38,9 @@ public struct DeviceAuthorization: Sendable, Equatable, CustomStringConvertible,
     /// Seconds to wait between polls (RFC 8628 default 5 when the server gives none).
     public var interval: Int64
 
-    public init(deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String?, expiresIn: Int64, interval: Int64) {
+    public init(
+        deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String?, expiresIn: Int64, interval: Int64
+    ) {
         self.deviceCode = deviceCode
         self.userCode = userCode
         self.verificationURI = verificationURI
@@ -52,8 +54,12 @@ public struct DeviceAuthorization: Sendable, Equatable, CustomStringConvertible,
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
-        Mirror(self, children: ["userCode": userCode, "verificationURI": verificationURI, "expiresIn": expiresIn, "interval": interval,
-                                "deviceCode": "<redacted>"])
+        Mirror(
+            self,
+            children: [
+                "userCode": userCode, "verificationURI": verificationURI, "expiresIn": expiresIn, "interval": interval,
+                "deviceCode": "<redacted>"
+            ])
     }
 }
 

@@ -19,14 +19,16 @@ public struct PlatformSession: Sendable, Equatable {
     }
 
     package init(_ candidate: StoredCandidate) {
-        self.init(accessToken: candidate.accessToken, sessionId: candidate.sessionId, user: candidate.user, roles: candidate.roles,
-                  expiresAt: candidate.expiresAt, verifiedAt: candidate.verifiedAt)
+        self.init(
+            accessToken: candidate.accessToken, sessionId: candidate.sessionId, user: candidate.user, roles: candidate.roles,
+            expiresAt: candidate.expiresAt, verifiedAt: candidate.verifiedAt)
     }
 
     /// The stored form, created at `createdAt` (Unix seconds, the client's clock).
     func candidate(createdAt: Int64) -> StoredCandidate {
-        StoredCandidate(accessToken: accessToken, sessionId: sessionId, user: user, roles: roles, expiresAt: expiresAt,
-                        createdAt: createdAt, verifiedAt: verifiedAt)
+        StoredCandidate(
+            accessToken: accessToken, sessionId: sessionId, user: user, roles: roles, expiresAt: expiresAt,
+            createdAt: createdAt, verifiedAt: verifiedAt)
     }
 
     /// Expired at `now` (Unix seconds, the client's clock).
@@ -37,7 +39,7 @@ public struct PlatformSession: Sendable, Equatable {
         var fields: [(String, JSON)] = [
             ("id", .string(sessionId)), ("user", user), ("roles", .array(roles.map(JSON.string))),
             ("expiresAt", .string(Timestamp.rfc3339String(expiresAt))),
-            ("verifiedAt", verifiedAt.map { .string(Timestamp.rfc3339String($0)) } ?? .null),
+            ("verifiedAt", verifiedAt.map { .string(Timestamp.rfc3339String($0)) } ?? .null)
         ]
         if showToken { fields.append(("accessToken", .string(accessToken))) }
         return .object(fields)

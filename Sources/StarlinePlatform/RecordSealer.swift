@@ -22,15 +22,18 @@ enum SessionRecordKind: String {
     /// the command that removes it.
     func corrupt(_ column: String, _ value: Int64, in databasePath: String) -> StarlineError {
         let what = column == "attempts" ? "a negative count" : "outside the years 0001–9999"
-        let remedy = switch self {
-        case .candidate: "sl-login clear removes it"
-        case .pendingLogin: "sl-login cancel removes it"
-        case .pendingRevocation: "remove \(databasePath) to start over, then sign in again"
-        }
+        let remedy =
+            switch self {
+            case .candidate: "sl-login clear removes it"
+            case .pendingLogin: "sl-login cancel removes it"
+            case .pendingRevocation: "remove \(databasePath) to start over, then sign in again"
+            }
         return StarlineError(
             .corruptFile, "\(noun) in \(databasePath) is corrupt: \(column) is \(value), \(what); it was left untouched (\(remedy))",
-            details: .object([("record", .string(rawValue)), ("path", .string(databasePath)), ("column", .string(column)),
-                              ("value", .int(value))]))
+            details: .object([
+                ("record", .string(rawValue)), ("path", .string(databasePath)), ("column", .string(column)),
+                ("value", .int(value))
+            ]))
     }
 
     /// STORAGE_ERROR "<noun> in <path> is damaged": a row whose clear columns do not decode.
@@ -65,8 +68,9 @@ final class RecordSealer {
     func seal(_ secret: String, _ kind: SessionRecordKind, binding: String) throws -> [UInt8] {
         var plaintext = Array(secret.utf8)
         defer { Sodium.wipe(&plaintext) }
-        return XChaCha20Poly1305.seal(plaintext, additionalData: additionalData(kind, binding: binding),
-                                      key: try key(creating: true))
+        return XChaCha20Poly1305.seal(
+            plaintext, additionalData: additionalData(kind, binding: binding),
+            key: try key(creating: true))
     }
 
     func open(_ sealed: [UInt8], _ kind: SessionRecordKind, binding: String) throws -> String {
@@ -75,7 +79,8 @@ final class RecordSealer {
         do {
             plaintext = try XChaCha20Poly1305.open(sealed, additionalData: additionalData(kind, binding: binding), key: key)
         } catch {
-            let cause = try custody().custodian == .keyring
+            let cause =
+                try custody().custodian == .keyring
                 ? "the keyring's key does not open it (store copied, or signed in again elsewhere)"
                 : "machine id changed or store copied"
             throw StarlineError(
@@ -89,8 +94,9 @@ final class RecordSealer {
     /// This key's custody row (read once per call).
     func custody() throws -> CustodyRecord {
         if let custodyRecord { return custodyRecord }
-        let record = try CustodyRecord.read(database, keyId: store.key.id,
-                                            damaged: StarlineError(.storage, "the key custody record in \(store.databasePath) is damaged"))
+        let record = try CustodyRecord.read(
+            database, keyId: store.key.id,
+            damaged: StarlineError(.storage, "the key custody record in \(store.databasePath) is damaged"))
         custodyRecord = record
         return record
     }
@@ -147,8 +153,13 @@ final class RecordSealer {
             return key
         }
         guard creating else {
-            throw StarlineError(.storage, "the session store names the keyring as its key's custodian but no keyring item; run sl-login clear and sign in again",
-                                details: .object([("path", .string(store.databasePath))]))
+            throw StarlineError(
+                .storage,
+                """
+                the session store names the keyring as its key's custodian but no keyring item; run sl-login clear and sign \
+                in again
+                """,
+                details: .object([("path", .string(store.databasePath))]))
         }
         let (item, key) = try KeyringSealingKey.create(store)
         record.keyringItem = item

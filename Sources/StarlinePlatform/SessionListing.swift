@@ -37,7 +37,8 @@ public struct SessionLister: Sendable {
     }
 
     private func get<Value>(_ route: String, _ path: String, _ read: (AnswerReader) throws -> Value) -> BulkAttempt<Value> {
-        let request = HTTPRequestSpec(method: "GET", url: api.url(path), headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
+        let request = HTTPRequestSpec(
+            method: "GET", url: api.url(path), headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
         return BulkRequest.attempt(BulkRequest.send(transport, request, route: route), route: route, now: api.clock.now()) { reply in
             BulkRequest.success(api, reply, route: route, read)
         }

@@ -37,11 +37,16 @@ public struct SessionRevoker: Sendable {
 
     public func revoke(_ target: RevocationTarget) -> Answer {
         let adminUser = target.user == ownUser ? nil : target.user
-        let (route, path) = adminUser.map {
-            ("DELETE /api/admin/users/{uid}/sessions/{id}", "/api/admin/users/\(PlatformAPI.segment($0))/sessions/\(PlatformAPI.segment(target.id))")
-        } ?? ("DELETE /api/sessions/{id}", "/api/sessions/" + PlatformAPI.segment(target.id))
-        let request = HTTPRequestSpec(method: "DELETE", url: api.url(path),
-                                      headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
+        let (route, path) =
+            adminUser.map {
+                (
+                    "DELETE /api/admin/users/{uid}/sessions/{id}",
+                    "/api/admin/users/\(PlatformAPI.segment($0))/sessions/\(PlatformAPI.segment(target.id))"
+                )
+            } ?? ("DELETE /api/sessions/{id}", "/api/sessions/" + PlatformAPI.segment(target.id))
+        let request = HTTPRequestSpec(
+            method: "DELETE", url: api.url(path),
+            headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
         return classify(BulkRequest.send(transport, request, route: route), route: route)
     }
 

@@ -33,14 +33,18 @@ enum SessionRows {
 
     static func candidateValues(_ c: StoredCandidate, keyId: String, sealedToken: [UInt8], updatedAt: Int64) -> [SQLiteValue] {
         let roles = JSON.array(c.roles.map { .string($0) }).serialized()
-        return [.text(keyId), .text(c.sessionId), .blob(sealedToken), .text(c.user.serialized()), .text(roles),
-                .integer(c.expiresAt), .integer(c.createdAt), c.verifiedAt.map { .integer($0) } ?? .null,
-                .integer(updatedAt)]
+        return [
+            .text(keyId), .text(c.sessionId), .blob(sealedToken), .text(c.user.serialized()), .text(roles),
+            .integer(c.expiresAt), .integer(c.createdAt), c.verifiedAt.map { .integer($0) } ?? .null,
+            .integer(updatedAt)
+        ]
     }
 
     /// `open(sealed, sessionId)` opens the token.
-    static func candidate(_ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt,
-                          open: (_ sealed: [UInt8], _ sessionId: String) throws -> String) throws -> StoredCandidate {
+    static func candidate(
+        _ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt,
+        open: (_ sealed: [UInt8], _ sessionId: String) throws -> String
+    ) throws -> StoredCandidate {
         guard let sessionId = row.string("session_id"), let sealed = row.blob("sealed_token"),
             let userText = row.string("user_json"), let rolesText = row.string("roles_json"),
             let expiresAt = row.int64("expires_at"), let createdAt = row.int64("created_at")
@@ -59,8 +63,9 @@ enum SessionRows {
             roles.append(role)
         }
         let token = try open(sealed, sessionId)
-        return StoredCandidate(accessToken: token, sessionId: sessionId, user: user, roles: roles,
-                               expiresAt: expiresAt, createdAt: createdAt, verifiedAt: verifiedAt)
+        return StoredCandidate(
+            accessToken: token, sessionId: sessionId, user: user, roles: roles,
+            expiresAt: expiresAt, createdAt: createdAt, verifiedAt: verifiedAt)
     }
 
     // MARK: Pending login
@@ -84,8 +89,10 @@ enum SessionRows {
     }
 
     static func pendingLoginValues(_ p: PendingLogin, keyId: String, sealedSecrets: [UInt8]) -> [SQLiteValue] {
-        [.text(keyId), .text(p.mode.rawValue), .text(p.state), .blob(sealedSecrets), .text(p.redirectURI),
-         .integer(p.deviceCode == nil ? 0 : 1), .integer(p.createdAt), .integer(p.expiresAt)]
+        [
+            .text(keyId), .text(p.mode.rawValue), .text(p.state), .blob(sealedSecrets), .text(p.redirectURI),
+            .integer(p.deviceCode == nil ? 0 : 1), .integer(p.createdAt), .integer(p.expiresAt)
+        ]
     }
 
     /// The clear columns of a pending login row, before its secrets are opened (an expired one never is).
@@ -101,14 +108,16 @@ enum SessionRows {
 
     static func pendingLoginRow(_ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt) throws -> PendingLoginRow {
         // A mode this version does not know is a damaged row, like any other unreadable column.
-        guard let mode = row.string("mode").flatMap(PendingLogin.Mode.init(rawValue:)), let state = row.string("state"), let sealed = row.blob("sealed_secrets"),
+        guard let mode = row.string("mode").flatMap(PendingLogin.Mode.init(rawValue:)), let state = row.string("state"),
+            let sealed = row.blob("sealed_secrets"),
             let redirectURI = row.string("redirect_uri"), let hasDeviceCode = row.bool("has_device_code"),
             let createdAt = row.int64("created_at"), let expiresAt = row.int64("expires_at")
         else { throw damaged }
         _ = try time(createdAt, "created_at", corrupt)
         _ = try time(expiresAt, "expires_at", corrupt)
-        return PendingLoginRow(mode: mode, state: state, sealedSecrets: sealed, redirectURI: redirectURI,
-                               hasDeviceCode: hasDeviceCode, createdAt: createdAt, expiresAt: expiresAt)
+        return PendingLoginRow(
+            mode: mode, state: state, sealedSecrets: sealed, redirectURI: redirectURI,
+            hasDeviceCode: hasDeviceCode, createdAt: createdAt, expiresAt: expiresAt)
     }
 
     static func pendingLogin(_ row: PendingLoginRow, secrets secretsText: String, damaged: StarlineError) throws -> PendingLogin {
@@ -117,8 +126,9 @@ enum SessionRows {
         }
         let deviceCode = secrets["deviceCode"]?.stringValue
         if row.hasDeviceCode != (deviceCode != nil) { throw damaged }
-        return PendingLogin(mode: row.mode, state: row.state, verifier: verifier, redirectURI: row.redirectURI,
-                            deviceCode: deviceCode, createdAt: row.createdAt, expiresAt: row.expiresAt)
+        return PendingLogin(
+            mode: row.mode, state: row.state, verifier: verifier, redirectURI: row.redirectURI,
+            deviceCode: deviceCode, createdAt: row.createdAt, expiresAt: row.expiresAt)
     }
 
     // MARK: Pending revocations
@@ -129,15 +139,18 @@ enum SessionRows {
         """
 
     /// `open(sealed, sessionId)` opens the token.
-    static func pendingRevocation(_ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt,
-                                  open: (_ sealed: [UInt8], _ sessionId: String) throws -> String) throws -> PendingRevocation {
+    static func pendingRevocation(
+        _ row: SQLiteRow, damaged: StarlineError, corrupt: Corrupt,
+        open: (_ sealed: [UInt8], _ sessionId: String) throws -> String
+    ) throws -> PendingRevocation {
         guard let id = row.int64("id"), let sessionId = row.string("session_id"), let sealed = row.blob("sealed_token"),
             let createdAt = row.int64("created_at"), let attempts = row.int("attempts")
         else { throw damaged }
         _ = try time(createdAt, "created_at", corrupt)
         guard attempts >= 0 else { throw corrupt("attempts", Int64(attempts)) }
         let token = try open(sealed, sessionId)
-        return PendingRevocation(id: id, sessionId: sessionId, accessToken: token, createdAt: createdAt,
-                                 attempts: attempts, lastError: row.string("last_error"))
+        return PendingRevocation(
+            id: id, sessionId: sessionId, accessToken: token, createdAt: createdAt,
+            attempts: attempts, lastError: row.string("last_error"))
     }
 }

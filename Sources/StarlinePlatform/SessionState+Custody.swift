@@ -24,7 +24,10 @@ extension SessionState {
         let plaintexts = try sealed.map { try sealer.open($0.blob, $0.kind, binding: $0.binding) }
         // The old item's key is no longer needed once the records are sealed again; it becomes an orphan that
         // the release after the commit deletes (or, when the keyring is locked, `sl-login clear` later).
-        try sql { try sealer.setCustody(CustodyRecord(custodian: wanted, keyringItem: nil, orphanItems: old.orphanItems + [old.keyringItem].compactMap { $0 })) }
+        try sql {
+            try sealer.setCustody(
+                CustodyRecord(custodian: wanted, keyringItem: nil, orphanItems: old.orphanItems + [old.keyringItem].compactMap { $0 }))
+        }
         for (record, plaintext) in zip(sealed, plaintexts) {
             let blob = try sealer.seal(plaintext, record.kind, binding: record.binding)
             try sql { try database.run(record.kind.updateSQL, [.blob(blob), .text(keyId), .text(record.rowKey)]) }
@@ -71,8 +74,12 @@ extension SessionState {
         record.orphanItems = kept
         try sql { try sealer.setCustody(record) }
         guard let failure else { return nil }
-        return StarlineError(.storage, "the session store's key could not be removed from the keyring (\(failure.message)); it opens nothing any more, and sl-login clear retries the delete",
-                             details: .object([("custodian", .string("keyring")), ("items", .array(kept.map(JSON.string))), ("cause", .string(failure.code.rawValue))]))
+        return StarlineError(
+            .storage,
+            "the session store's key could not be removed from the keyring (\(failure.message)); it opens nothing any more, and sl-login clear retries the delete",
+            details: .object([
+                ("custodian", .string("keyring")), ("items", .array(kept.map(JSON.string))), ("cause", .string(failure.code.rawValue))
+            ]))
     }
 
     /// `sl-login status`: the custodian, and for the keyring whether its item can be read now (a D-Bus lookup
@@ -105,7 +112,9 @@ extension SessionState {
                 guard let state = row.string("state"), let blob = row.blob("sealed_secrets") else { throw damaged(.pendingLogin) }
                 found.append(SealedRecord(kind: .pendingLogin, rowKey: state, binding: state, blob: blob))
             }
-            for row in try database.query("SELECT id, session_id, sealed_token FROM pending_revocations WHERE store_key = ?", [.text(keyId)]) {
+            for row in try database.query(
+                "SELECT id, session_id, sealed_token FROM pending_revocations WHERE store_key = ?", [.text(keyId)])
+            {
                 guard let id = row.int64("id"), let session = row.string("session_id"), let blob = row.blob("sealed_token") else {
                     throw damaged(.pendingRevocation)
                 }

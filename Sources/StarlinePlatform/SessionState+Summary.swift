@@ -24,9 +24,11 @@ extension SessionState {
             return (mode: clear.mode, createdAt: clear.createdAt, expiresAt: clear.expiresAt)
         }
         let revocations = try sql { try database.query(SessionRows.selectPendingRevocations, [.text(keyId)]) }.map { row in
-            try SessionRows.pendingRevocation(row, damaged: damaged(.pendingRevocation), corrupt: corrupt(.pendingRevocation)) { _, _ in "" }
+            try SessionRows.pendingRevocation(row, damaged: damaged(.pendingRevocation), corrupt: corrupt(.pendingRevocation)) { _, _ in ""
+            }
         }
-        return StoreSummary(candidate: candidate, pendingLogin: pending, pendingRevocations: revocations,
-                            revocationMarker: try revocationMarker(), custody: try custodyReport())
+        return StoreSummary(
+            candidate: candidate, pendingLogin: pending, pendingRevocations: revocations,
+            revocationMarker: try revocationMarker(), custody: try custodyReport())
     }
 }

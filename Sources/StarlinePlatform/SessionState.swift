@@ -42,7 +42,10 @@ public final class SessionState {
         let next = generation &+ 1
         try sql {
             try database.run(
-                "INSERT INTO generations (store_key, generation) VALUES (?, ?) ON CONFLICT (store_key) DO UPDATE SET generation = excluded.generation",
+                """
+                INSERT INTO generations (store_key, generation) VALUES (?, ?) ON CONFLICT (store_key) DO UPDATE SET \
+                generation = excluded.generation
+                """,
                 [.text(keyId), .integer(next)])
         }
         generation = next
@@ -81,7 +84,12 @@ public final class SessionState {
     public func usableCandidate() throws -> StoredCandidate? {
         guard let c = try candidate() else { return nil }
         if let marked = try revocationMarker(), marked.isEmpty || marked == c.sessionId {
-            throw StarlineError(.notLoggedIn, "the last sign-out could not delete the stored session; it is not used. Run sl-login clear to finish the clean-up")
+            throw StarlineError(
+                .notLoggedIn,
+                """
+                the last sign-out could not delete the stored session; it is not used. Run sl-login clear to finish the \
+                clean-up
+                """)
         }
         return c
     }
@@ -149,7 +157,8 @@ public final class SessionState {
         try checkValid()
         let rows = try sql { try database.query(SessionRows.selectPendingRevocations, [.text(keyId)]) }
         return try rows.map { row in
-            try SessionRows.pendingRevocation(row, damaged: damaged(.pendingRevocation), corrupt: corrupt(.pendingRevocation)) { sealed, sessionId in
+            try SessionRows.pendingRevocation(row, damaged: damaged(.pendingRevocation), corrupt: corrupt(.pendingRevocation)) {
+                sealed, sessionId in
                 try sealer.open(sealed, .pendingRevocation, binding: sessionId)
             }
         }
@@ -172,7 +181,10 @@ public final class SessionState {
         let sealed = try sealer.seal(accessToken, .pendingRevocation, binding: sessionId)
         let row = try sql {
             try database.queryFirst(
-                "INSERT INTO pending_revocations (store_key, session_id, sealed_token, created_at, attempts) VALUES (?, ?, ?, ?, 0) RETURNING id",
+                """
+                INSERT INTO pending_revocations (store_key, session_id, sealed_token, created_at, attempts) VALUES (?, ?, ?, \
+                ?, 0) RETURNING id
+                """,
                 [.text(keyId), .text(sessionId), .blob(sealed), .integer(SessionStore.now())])
         }
         guard let id = row?.int64("id") else { throw damaged(.pendingRevocation) }

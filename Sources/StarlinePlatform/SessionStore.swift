@@ -64,8 +64,10 @@ public final class SessionStore: @unchecked Sendable {
     /// `environment` supplies the override knob `STARLINE_MACHINE_ID_FILE` (see `MachineIdentity`).
     /// `storageFaults` are TEST-ONLY faults to inject; the tools parse them from `STARLINE_TEST_STORAGE_FAULT`
     /// (`StorageFaults(environment:)`) — the store itself never reads that variable.
-    public init(paths: StarlinePaths, key: StoreKey, environment: Environment = .process,
-                storageFaults: StorageFaults = StorageFaults(), preferredCustodian: KeyCustodian? = nil) throws(StarlineError) {
+    public init(
+        paths: StarlinePaths, key: StoreKey, environment: Environment = .process,
+        storageFaults: StorageFaults = StorageFaults(), preferredCustodian: KeyCustodian? = nil
+    ) throws(StarlineError) {
         self.key = key
         self.preferredCustodian = preferredCustodian
         self.environment = environment
@@ -78,8 +80,9 @@ public final class SessionStore: @unchecked Sendable {
         lockPath = locksPath + "/" + digest + ".lock"
         verificationLockPath = locksPath + "/" + digest + ".verify.lock"
         // Every sl-login/sl-restore run is a short-lived process: no checkpoint at each close (the default).
-        sqlite = try SQLiteStore(path: databasePath, lockPath: lockPath, name: Self.name, migrations: SessionSchema.migrations,
-                                 privateFiles: [deviceKeyPath], faults: storageFaults)
+        sqlite = try SQLiteStore(
+            path: databasePath, lockPath: lockPath, name: Self.name, migrations: SessionSchema.migrations,
+            privateFiles: [deviceKeyPath], faults: storageFaults)
     }
 
     func cachedKeyringKey(item: String) -> SecretBytes? { keyringKeys.withLock { $0[item] } }

@@ -14,8 +14,11 @@ extension StarlightClient {
     /// caller that reports them needs no second read of the store.
     func authenticatedAs<T: Sendable>(_ operation: @Sendable (PlatformSession) async throws -> T) async throws -> T {
         let current: PlatformSession
-        if let session { current = session } else if let memoryToken {
-            current = PlatformSession(accessToken: memoryToken, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
+        if let session {
+            current = session
+        } else if let memoryToken {
+            current = PlatformSession(
+                accessToken: memoryToken, sessionId: "", user: .null, roles: [], expiresAt: Int64.max, verifiedAt: nil)
         } else if let store, let c = try store.withState({ try $0.usableCandidate() }) {
             current = PlatformSession(c)
         } else {
@@ -55,7 +58,12 @@ extension StarlightClient {
             stillSame = (try? store.withState { try $0.candidateSessionId() }) == used.sessionId
         }
         guard stillSame else {
-            throw StarlineError(.sessionChanged, "the account changed while the request was in flight; its result was discarded (a write may still have reached the server)")
+            throw StarlineError(
+                .sessionChanged,
+                """
+                the account changed while the request was in flight; its result was discarded (a write may still have reached \
+                the server)
+                """)
         }
     }
 }

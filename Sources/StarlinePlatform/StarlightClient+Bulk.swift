@@ -19,7 +19,9 @@ extension StarlightClient {
 
     /// The current session, as `authenticated` would use it; NOT_LOGGED_IN without one.
     public func runCredentials() throws -> RunCredentials {
-        if let session { return RunCredentials(token: session.accessToken, sessionId: session.sessionId, user: session.user, roles: session.roles) }
+        if let session {
+            return RunCredentials(token: session.accessToken, sessionId: session.sessionId, user: session.user, roles: session.roles)
+        }
         if let memoryToken { return RunCredentials(token: memoryToken, sessionId: "", user: .null, roles: []) }
         if let store, let c = try store.withState({ try $0.usableCandidate() }) {
             return RunCredentials(token: c.accessToken, sessionId: c.sessionId, user: c.user, roles: c.roles)

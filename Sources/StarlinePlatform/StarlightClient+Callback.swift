@@ -14,7 +14,8 @@ extension StarlightClient {
         }
 
         public static func parse(_ input: String) throws -> Callback {
-            let text = input.split(separator: "\n").first { !$0.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" } }.map(String.init) ?? ""
+            let text =
+                input.split(separator: "\n").first { !$0.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" } }.map(String.init) ?? ""
             if text.hasPrefix("{") {
                 let record = try JSON.parse(text)
                 if record["code"]?.stringValue == "redacted" {
@@ -27,7 +28,9 @@ extension StarlightClient {
                 return Callback(code: record["code"]?.stringValue, state: record["state"]?.stringValue, error: record["error"]?.stringValue)
             }
             guard let url = WebURL(text.trimmingWhitespace()), url.hasAuthority else {
-                throw StarlineError(.usage, "not a callback URL: expected starline-APPID://auth/callback?code=…&state=… or http://127.0.0.1:PORT/callback?…")
+                throw StarlineError(
+                    .usage, "not a callback URL: expected starline-APPID://auth/callback?code=…&state=… or http://127.0.0.1:PORT/callback?…"
+                )
             }
             return Callback(code: url.queryValue("code"), state: url.queryValue("state"), error: url.queryValue("error"))
         }

@@ -26,22 +26,28 @@ extension StarlightClient {
         let pendingTTL = PendingLogin.clampedTTL(pendingTTL)
         switch method {
         case .token(let token):
-            let generation = try beginPersistentLogin(PendingLogin(mode: .token, state: "", verifier: "", redirectURI: "", deviceCode: nil,
-                                                                   createdAt: clock.now(), expiresAt: clock.now() + pendingTTL))
+            let generation = try beginPersistentLogin(
+                PendingLogin(
+                    mode: .token, state: "", verifier: "", redirectURI: "", deviceCode: nil,
+                    createdAt: clock.now(), expiresAt: clock.now() + pendingTTL))
             let me: Me
             do { me = try await platform.me(token: token) } catch {
                 abandonPendingLogin(generation)
                 throw Self.starline(error)
             }
             // Both times are RFC 3339 instants (years 0001–9999): the difference cannot overflow.
-            let grant = TokenGrant(accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - clock.now(), user: me.user, roles: me.roles)
+            let grant = TokenGrant(
+                accessToken: token, sessionId: me.sessionId, expiresIn: me.expiresAt - clock.now(), user: me.user, roles: me.roles)
             return try await finishLogin(grant, generation: generation, revokeOnFailure: false)
         case .device(let present):
             let authorization = try await platform.deviceAuthorization()
-            let generation = try beginPersistentLogin(PendingLogin(mode: .device, state: "", verifier: "", redirectURI: authorization.verificationURI,
-                                                                   deviceCode: authorization.deviceCode, createdAt: clock.now(),
-                                                                   expiresAt: ReplyLimits.instant(clock.now(),
-                                                                                                  plus: min(authorization.expiresIn, ReplyLimits.maxDeviceCodeLifetime))))
+            let generation = try beginPersistentLogin(
+                PendingLogin(
+                    mode: .device, state: "", verifier: "", redirectURI: authorization.verificationURI,
+                    deviceCode: authorization.deviceCode, createdAt: clock.now(),
+                    expiresAt: ReplyLimits.instant(
+                        clock.now(),
+                        plus: min(authorization.expiresIn, ReplyLimits.maxDeviceCodeLifetime))))
             present(authorization)
             // PlatformAPI clamped both (ReplyLimits); clamped again here for an authorization made by other code.
             var interval = min(max(0, authorization.interval), ReplyLimits.pollInterval.upperBound)
@@ -67,8 +73,10 @@ extension StarlightClient {
         case .loopback(let listener, let open):
             let (verifier, challenge) = PKCE.make()
             let state = Base64.encodeURL(Sodium.randomBytes(16))
-            let generation = try beginPersistentLogin(PendingLogin(mode: .loopback, state: state, verifier: verifier, redirectURI: listener.redirectURI,
-                                                                   deviceCode: nil, createdAt: clock.now(), expiresAt: clock.now() + pendingTTL))
+            let generation = try beginPersistentLogin(
+                PendingLogin(
+                    mode: .loopback, state: state, verifier: verifier, redirectURI: listener.redirectURI,
+                    deviceCode: nil, createdAt: clock.now(), expiresAt: clock.now() + pendingTTL))
             let url = platform.authorizeURL(redirectURI: listener.redirectURI, state: state, codeChallenge: challenge)
             open(url)
             let callback: Callback
@@ -77,7 +85,8 @@ extension StarlightClient {
                 throw Self.starline(error)
             }
             do {
-                return try await exchange(callback, expectedState: state, verifier: verifier, redirectURI: listener.redirectURI, generation: generation)
+                return try await exchange(
+                    callback, expectedState: state, verifier: verifier, redirectURI: listener.redirectURI, generation: generation)
             } catch {
                 // Nobody else can finish a loopback login (its listener ends with this process): do not leave
                 // it pending, or every sl-restore would answer NO_RESULT until it expired.
@@ -93,8 +102,9 @@ extension StarlightClient {
         let (verifier, challenge) = PKCE.make()
         let state = Base64.encodeURL(Sodium.randomBytes(16))
         let redirect = "starline-\(configuration.appId)://auth/callback"
-        let pending = PendingLogin(mode: .paste, state: state, verifier: verifier, redirectURI: redirect, deviceCode: nil,
-                                   createdAt: clock.now(), expiresAt: clock.now() + ttl)
+        let pending = PendingLogin(
+            mode: .paste, state: state, verifier: verifier, redirectURI: redirect, deviceCode: nil,
+            createdAt: clock.now(), expiresAt: clock.now() + ttl)
         _ = try beginPersistentLogin(pending)
         return (platform.authorizeURL(redirectURI: redirect, state: state, codeChallenge: challenge), pending)
     }
@@ -108,17 +118,21 @@ extension StarlightClient {
         }
         loginInProgressBegin()
         defer { loginInProgressEnd() }
-        return try await exchange(callback, expectedState: pending.state, verifier: pending.verifier, redirectURI: pending.redirectURI, generation: generation)
+        return try await exchange(
+            callback, expectedState: pending.state, verifier: pending.verifier, redirectURI: pending.redirectURI, generation: generation)
     }
 
-    private func exchange(_ callback: Callback, expectedState: String, verifier: String, redirectURI: String, generation: Int64) async throws -> PlatformSession {
+    private func exchange(_ callback: Callback, expectedState: String, verifier: String, redirectURI: String, generation: Int64)
+        async throws -> PlatformSession
+    {
         guard let state = callback.state, Sodium.constantTimeEquals(Array(state.utf8), Array(expectedState.utf8)) else {
             throw StarlineError(.stateMismatch, "the callback's state does not match the pending login; it was not used")
         }
         if let error = callback.error {
             abandonPendingLogin(generation)
-            throw StarlineError(.noResult, error == "access_denied" ? "the sign-in was denied" : "the sign-in failed: \(error)",
-                                details: .object([("error", .string(error))]))
+            throw StarlineError(
+                .noResult, error == "access_denied" ? "the sign-in was denied" : "the sign-in failed: \(error)",
+                details: .object([("error", .string(error))]))
         }
         guard let code = callback.code, !code.isEmpty else { throw StarlineError(.usage, "the callback carries no code") }
         let grant: TokenGrant
@@ -188,9 +202,10 @@ extension StarlightClient {
     /// A failed store write revokes the new server session best-effort and reports STORAGE_ERROR (S17).
     private func finishLogin(_ grant: TokenGrant, generation: Int64, revokeOnFailure: Bool) async throws -> PlatformSession {
         // PlatformAPI clamped the lifetime (ReplyLimits); `instant` keeps any other grant inside what the store holds.
-        let new = PlatformSession(accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
-                                  expiresAt: ReplyLimits.instant(clock.now(), plus: min(grant.expiresIn, ReplyLimits.maxTokenLifetime)),
-                                  verifiedAt: clock.now())
+        let new = PlatformSession(
+            accessToken: grant.accessToken, sessionId: grant.sessionId, user: grant.user, roles: grant.roles,
+            expiresAt: ReplyLimits.instant(clock.now(), plus: min(grant.expiresIn, ReplyLimits.maxTokenLifetime)),
+            verifiedAt: clock.now())
         let identityChangesBefore = identityChanges
         var replacedSession = false
         if let store {

@@ -26,9 +26,12 @@ extension StarlightClient {
             // A locked keyring means locked (S3, S17): the token could not be read, so it could not be revoked or kept for
             // a later run; deleting it now would leave it working on the server with nobody able to revoke it.
             _ = reportStorageError(keyringFailure)
-            return LogoutResult(hadSession: true, revoked: false, pendingRevocations: pendingRevocationCount(),
-                                error: StarlineError(keyringFailure.code, "\(keyringFailure.message). Nothing was logged out: run sl-login logout again once the keyring is unlocked, or sl-login clear to delete the local session without revoking it",
-                                                     details: keyringFailure.details))
+            return LogoutResult(
+                hadSession: true, revoked: false, pendingRevocations: pendingRevocationCount(),
+                error: StarlineError(
+                    keyringFailure.code,
+                    "\(keyringFailure.message). Nothing was logged out: run sl-login logout again once the keyring is unlocked, or sl-login clear to delete the local session without revoking it",
+                    details: keyringFailure.details))
         }
         let deletion = deleteCandidate(store, after: record)
         // onError reports storage write/delete errors (S7); a read error is part of the returned result.
@@ -87,8 +90,12 @@ extension StarlightClient {
         } catch {
             // Nothing is stored in this mode, so nothing was "logged out locally": the token (still in
             // STARLINE_TOKEN) may work until it expires, and the caller must know.
-            return LogoutResult(hadSession: true, revoked: false, pendingRevocations: 0,
-                                error: StarlineError(.network, "the token from STARLINE_TOKEN could not be revoked (nothing is stored locally, so nothing else was cleared): \(Self.starline(error).message)", retryable: true))
+            return LogoutResult(
+                hadSession: true, revoked: false, pendingRevocations: 0,
+                error: StarlineError(
+                    .network,
+                    "the token from STARLINE_TOKEN could not be revoked (nothing is stored locally, so nothing else was cleared): \(Self.starline(error).message)",
+                    retryable: true))
         }
     }
 
@@ -147,11 +154,14 @@ extension StarlightClient {
             revokedDirectly = (try? await platform.revoke(token: c.accessToken)) != nil
         }
         // The user asked for this logout: every remembered token gets its full attempts, not the best-effort budget.
-        let lastFailure = await retryPendingRevocations(budget: configuration.timeout * Double(max(1, pendingRevocationCount())) * 3, retries: 2)
+        let lastFailure = await retryPendingRevocations(
+            budget: configuration.timeout * Double(max(1, pendingRevocationCount())) * 3, retries: 2)
         let left = pendingRevocationCount()
-        let revokedThis = revokedDirectly || record.candidate.map { c in
-            !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? true)
-        } ?? false
+        let revokedThis =
+            revokedDirectly
+            || record.candidate.map { c in
+                !((try? store.withState { try $0.pendingRevocations() })?.contains { $0.sessionId == c.sessionId } ?? true)
+            } ?? false
         return LogoutRevocation(revokedThis: revokedThis, left: left, lastFailure: lastFailure)
     }
 
@@ -160,27 +170,42 @@ extension StarlightClient {
         let hadSession = record.hadSession
         let left = revocation.left
         if let deleteFailure = deletion.failure {
-            let consequence = deletion.markerWritten
+            let consequence =
+                deletion.markerWritten
                 ? "it will not be used again — run sl-login clear to retry"
                 : "and no marker could be written, so a later run may still use it — run sl-login clear to retry"
-            return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: left,
-                                error: StarlineError(.storage, "logged out, but the stored session could not be deleted (\(deleteFailure.message)); \(consequence)"))
+            return LogoutResult(
+                hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: left,
+                error: StarlineError(
+                    .storage, "logged out, but the stored session could not be deleted (\(deleteFailure.message)); \(consequence)"))
         }
         if let readFailure = record.readFailure {
-            return LogoutResult(hadSession: hadSession, revoked: false, pendingRevocations: left,
-                                error: StarlineError(.storage, "the stored session could not be read (\(readFailure.message)); it was deleted here, but its token could not be revoked on the server"))
+            return LogoutResult(
+                hadSession: hadSession, revoked: false, pendingRevocations: left,
+                error: StarlineError(
+                    .storage,
+                    "the stored session could not be read (\(readFailure.message)); it was deleted here, but its token could not be revoked on the server"
+                ))
         }
         if let recordFailure = record.recordFailure, !revocation.revokedThis {
-            return LogoutResult(hadSession: hadSession, revoked: false, pendingRevocations: left,
-                                error: StarlineError(.storage, "logged out locally, but the server revocation failed and the token could not be remembered for a later run (\(recordFailure.message))"))
+            return LogoutResult(
+                hadSession: hadSession, revoked: false, pendingRevocations: left,
+                error: StarlineError(
+                    .storage,
+                    "logged out locally, but the server revocation failed and the token could not be remembered for a later run (\(recordFailure.message))"
+                ))
         }
         if left > 0 {
             // The code says what stopped the revocation (a refused connection, a 503, a 429); anything else still
             // reads as transient, since the next run retries it.
             let cause = revocation.lastFailure.flatMap { $0.exitStatus == .transient ? $0 : nil }
             let because = cause.map { " (\($0.message))" } ?? ""
-            return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: left,
-                                error: StarlineError(cause?.code ?? .network, "logged out locally; the server revocation is pending (\(left) token\(left == 1 ? "" : "s"))\(because) and will be retried by the next sl-restore or sl-login run", retryable: true))
+            return LogoutResult(
+                hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: left,
+                error: StarlineError(
+                    cause?.code ?? .network,
+                    "logged out locally; the server revocation is pending (\(left) token\(left == 1 ? "" : "s"))\(because) and will be retried by the next sl-restore or sl-login run",
+                    retryable: true))
         }
         return LogoutResult(hadSession: hadSession, revoked: revocation.revokedThis, pendingRevocations: 0)
     }

@@ -112,15 +112,25 @@ public final class StarlightClient {
         do {
             let early: RestoreOutcome? = try store.withState { state in
                 if let pending = try state.pendingLogin() {
-                    return RestoreOutcome(state: .noResult, reason: "loginPending",
-                                          error: StarlineError(.noResult, "a \(pending.mode.rawValue) login is in progress (started \(Timestamp.rfc3339String(pending.createdAt)), expires \(Timestamp.rfc3339String(pending.expiresAt))); finish it with sl-login complete or sl-login cancel"))
+                    return RestoreOutcome(
+                        state: .noResult, reason: "loginPending",
+                        error: StarlineError(
+                            .noResult,
+                            "a \(pending.mode.rawValue) login is in progress (started \(Timestamp.rfc3339String(pending.createdAt)), expires \(Timestamp.rfc3339String(pending.expiresAt))); finish it with sl-login complete or sl-login cancel"
+                        ))
                 }
                 generation = state.generation
                 if let marked = try state.revocationMarker() {
                     // S13: a clear whose delete failed; the old candidate must never come back.
                     if (try? state.candidate())?.sessionId == marked { try? state.deleteCandidate() }
-                    return RestoreOutcome(state: .absent, reason: "clearIncomplete",
-                                          error: StarlineError(.notLoggedIn, "the last sign-out could not delete the stored session; it is not used. Run sl-login clear to finish the clean-up"))
+                    return RestoreOutcome(
+                        state: .absent, reason: "clearIncomplete",
+                        error: StarlineError(
+                            .notLoggedIn,
+                            """
+                            the last sign-out could not delete the stored session; it is not used. Run sl-login clear to finish the \
+                            clean-up
+                            """))
                 }
                 candidate = try state.candidate()
                 guard let c = candidate else {
@@ -129,8 +139,10 @@ public final class StarlightClient {
                 if c.accessToken.isEmpty || c.sessionId.isEmpty || c.expiresAt <= clock.now() {
                     // Expired or malformed: cleared without a network call (S4 step 1).
                     try state.deleteCandidate()
-                    return RestoreOutcome(state: .cleared, reason: c.expiresAt <= clock.now() ? "expired" : "malformed",
-                                          error: StarlineError(.sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(c.expiresAt)); log in again"))
+                    return RestoreOutcome(
+                        state: .cleared, reason: c.expiresAt <= clock.now() ? "expired" : "malformed",
+                        error: StarlineError(
+                            .sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(c.expiresAt)); log in again"))
                 }
                 if maxAge > 0, let verified = c.verifiedAt, clock.now() - verified <= maxAge {
                     return RestoreOutcome(state: .valid, session: PlatformSession(c))
@@ -162,10 +174,14 @@ public final class StarlightClient {
         do {
             let shared: RestoreOutcome? = try store.withState { state in
                 guard state.generation == generation else {
-                    return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login or logout happened while restoring"))
+                    return RestoreOutcome(
+                        state: .noResult, reason: "superseded",
+                        error: StarlineError(.noResult, "a login or logout happened while restoring"))
                 }
                 // Only a restore that had to wait shares: the verification it waited for finished after it started.
-                if waited, let c = try state.candidate(), c.sessionId == original.sessionId, let verified = c.verifiedAt, verified >= started {
+                if waited, let c = try state.candidate(), c.sessionId == original.sessionId, let verified = c.verifiedAt,
+                    verified >= started
+                {
                     return RestoreOutcome(state: .valid, session: PlatformSession(c))
                 }
                 return nil
@@ -196,13 +212,16 @@ public final class StarlightClient {
         }
         // W8: re-check after the await — a login, cancel or logout (here or in another process) wins.
         guard identityChanges == identityChangesAtStart, !loginInProgress else {
-            return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login started while restoring"))
+            return RestoreOutcome(
+                state: .noResult, reason: "superseded", error: StarlineError(.noResult, "a login started while restoring"))
         }
         do {
             // Not durable: losing this update in a power cut only means the next run verifies again.
             let verified: RestoreOutcome = try store.withState(durable: false) { state in
                 guard state.generation == generation, let current = try state.candidate(), current.sessionId == original.sessionId else {
-                    return RestoreOutcome(state: .noResult, reason: "superseded", error: StarlineError(.noResult, "the stored session changed while restoring"))
+                    return RestoreOutcome(
+                        state: .noResult, reason: "superseded",
+                        error: StarlineError(.noResult, "the stored session changed while restoring"))
                 }
                 var updated = current
                 updated.user = me.user
@@ -223,12 +242,16 @@ public final class StarlightClient {
 
     /// STARLINE_TOKEN: verify the memory-only token; nothing touches storage.
     private func restoreMemorySession() async -> RestoreOutcome {
-        guard let token = session?.accessToken ?? memoryToken else { return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in")) }
+        guard let token = session?.accessToken ?? memoryToken else {
+            return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in"))
+        }
         let identityChangesAtStart = identityChanges
         do {
             let me = try await platform.me(token: token)
             guard identityChanges == identityChangesAtStart else { return RestoreOutcome(state: .noResult, reason: "superseded") }
-            let s = PlatformSession(accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt, verifiedAt: clock.now())
+            let s = PlatformSession(
+                accessToken: token, sessionId: me.sessionId, user: me.user, roles: me.roles, expiresAt: me.expiresAt,
+                verifiedAt: clock.now())
             publish(s)
             return RestoreOutcome(state: .valid, session: s)
         } catch {
@@ -257,17 +280,22 @@ public final class StarlightClient {
             }
             if cleared, session?.sessionId == sessionId || session == nil { publish(nil) }
             if !cleared {
-                return RestoreOutcome(state: .noResult, reason: "superseded",
-                                      error: StarlineError(.sessionChanged, "the session was rejected (\(reason.code.rawValue)) but a newer one is stored now; it was kept"))
+                return RestoreOutcome(
+                    state: .noResult, reason: "superseded",
+                    error: StarlineError(
+                        .sessionChanged, "the session was rejected (\(reason.code.rawValue)) but a newer one is stored now; it was kept"))
             }
             return RestoreOutcome(state: .cleared, reason: reason.code.rawValue, error: reason)
         } catch {
             let failure = Self.starline(error)
             _ = reportStorageError(failure)
             if session?.sessionId == sessionId { publish(nil) }
-            return RestoreOutcome(state: .cleared, reason: reason.code.rawValue,
-                                  error: StarlineError(.storage, "the session ended (\(reason.code.rawValue)) but the stored copy could not be deleted: \(failure.message); run sl-login clear",
-                                                      details: .object([("serverCode", .string(reason.code.rawValue))])))
+            return RestoreOutcome(
+                state: .cleared, reason: reason.code.rawValue,
+                error: StarlineError(
+                    .storage,
+                    "the session ended (\(reason.code.rawValue)) but the stored copy could not be deleted: \(failure.message); run sl-login clear",
+                    details: .object([("serverCode", .string(reason.code.rawValue))])))
         }
     }
 

@@ -14,8 +14,10 @@ public struct StoredCandidate: Sendable, Equatable {
     /// When `GET /api/me` last confirmed the session (for `sl-restore --max-age`); nil when never.
     public var verifiedAt: Int64?
 
-    public init(accessToken: String, sessionId: String, user: JSON, roles: [String], expiresAt: Int64,
-                createdAt: Int64, verifiedAt: Int64? = nil) {
+    public init(
+        accessToken: String, sessionId: String, user: JSON, roles: [String], expiresAt: Int64,
+        createdAt: Int64, verifiedAt: Int64? = nil
+    ) {
         self.accessToken = accessToken
         self.sessionId = sessionId
         self.user = user
@@ -34,7 +36,11 @@ extension StoredCandidate: CustomStringConvertible, CustomDebugStringConvertible
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
-        Mirror(self, children: ["sessionId": sessionId, "user": user, "roles": roles, "expiresAt": expiresAt,
-                                "createdAt": createdAt, "verifiedAt": verifiedAt as Any], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "sessionId": sessionId, "user": user, "roles": roles, "expiresAt": expiresAt,
+                "createdAt": createdAt, "verifiedAt": verifiedAt as Any
+            ], displayStyle: .struct)
     }
 }

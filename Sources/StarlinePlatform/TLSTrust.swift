@@ -54,7 +54,10 @@ public struct TLSTrust: Sendable, Equatable {
     }
 
     /// What to do about a certificate that does not verify, for `TLS_ERROR` messages.
-    public static let privateCAHint = "to trust a private CA, name its PEM file: STARLINE_CA_BUNDLE=/path/ca.pem, or \"caBundle\" in the profile (config.json); verification is never turned off"
+    public static let privateCAHint = """
+        to trust a private CA, name its PEM file: STARLINE_CA_BUNDLE=/path/ca.pem, or \"caBundle\" in the profile \
+        (config.json); verification is never turned off
+        """
 
     /// Checks that the bundle is a regular file this process can read: a missing file or a directory would
     /// otherwise surface as a vague libcurl error at the handshake. `CONFIG_ERROR` (exit 2) naming the source.

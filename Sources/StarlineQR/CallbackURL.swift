@@ -21,7 +21,9 @@ struct CallbackQuery {
     init(_ query: Substring) {
         items = query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             if let eq = pair.firstIndex(of: "=") {
-                return Item(raw: pair, name: PercentEncoding.decodeForm(pair[..<eq]), value: PercentEncoding.decodeForm(pair[pair.index(after: eq)...]))
+                return Item(
+                    raw: pair, name: PercentEncoding.decodeForm(pair[..<eq]),
+                    value: PercentEncoding.decodeForm(pair[pair.index(after: eq)...]))
             }
             return Item(raw: pair, name: PercentEncoding.decodeForm(pair), value: "")
         }
@@ -70,9 +72,13 @@ enum LoopbackHost {
         for part in parts {
             let lower = part.lowercased()
             let value: UInt64?
-            if lower.hasPrefix("0x") { value = lower.count == 2 ? 0 : UInt64(lower.dropFirst(2), radix: 16) }
-            else if lower.count > 1, lower.hasPrefix("0") { value = UInt64(lower.dropFirst(), radix: 8) }
-            else { value = lower.isEmpty ? nil : UInt64(lower, radix: 10) }
+            if lower.hasPrefix("0x") {
+                value = lower.count == 2 ? 0 : UInt64(lower.dropFirst(2), radix: 16)
+            } else if lower.count > 1, lower.hasPrefix("0") {
+                value = UInt64(lower.dropFirst(), radix: 8)
+            } else {
+                value = lower.isEmpty ? nil : UInt64(lower, radix: 10)
+            }
             guard let value, value <= UInt64(UInt32.max) else { return nil }
             values.append(value)
         }

@@ -27,16 +27,20 @@ public enum ImageLoader {
 
     /// Reads and decodes the file at `path` (taken literally: the CLI maps `-` to
     /// `loadStandardInput()` itself).
-    public static func load(path: String, maxPixels: Int = defaultMaxPixels, maxFileBytes: Int = defaultMaxFileBytes,
-                            reservation: PixelBudget.Reservation? = nil) throws -> GrayImage {
+    public static func load(
+        path: String, maxPixels: Int = defaultMaxPixels, maxFileBytes: Int = defaultMaxFileBytes,
+        reservation: PixelBudget.Reservation? = nil
+    ) throws -> GrayImage {
         try load(bytes: readFile(path: path, maxBytes: maxFileBytes), name: path, maxPixels: maxPixels, reservation: reservation)
     }
 
     /// Decodes an image held in memory. `name` only labels error messages and details.
     /// With a `reservation`, the pixels are taken from its budget before any buffer is allocated
     /// (waiting while other images hold it); the caller releases them when done with the image.
-    public static func load(bytes: [UInt8], name: String, maxPixels: Int = defaultMaxPixels,
-                            reservation: PixelBudget.Reservation? = nil) throws -> GrayImage {
+    public static func load(
+        bytes: [UInt8], name: String, maxPixels: Int = defaultMaxPixels,
+        reservation: PixelBudget.Reservation? = nil
+    ) throws -> GrayImage {
         guard !bytes.isEmpty else {
             throw StarlineError(.unreadableImage, "\(name): empty file, not an image", details: fileDetails(name))
         }
@@ -57,7 +61,8 @@ public enum ImageLoader {
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
         // "P1" to "P6" followed by whitespace or a comment.
         if bytes.count >= 3, bytes[0] == UInt8(ascii: "P"), (UInt8(ascii: "1")...UInt8(ascii: "6")).contains(bytes[1]),
-           PNMReader.isWhitespace(bytes[2]) || bytes[2] == UInt8(ascii: "#") {
+            PNMReader.isWhitespace(bytes[2]) || bytes[2] == UInt8(ascii: "#")
+        {
             return .pnm
         }
         return nil
@@ -117,13 +122,15 @@ public enum ImageLoader {
 
     static func errnoError(_ name: String, _ code: Int32) -> StarlineError {
         let reason = strerror(code).map { String(cString: $0) } ?? "error \(code)"
-        return StarlineError(.unreadableImage, "\(name): \(reason)",
-                             details: .object([("file", .string(name)), ("errno", .int(Int(code)))]))
+        return StarlineError(
+            .unreadableImage, "\(name): \(reason)",
+            details: .object([("file", .string(name)), ("errno", .int(Int(code)))]))
     }
 
     public static func tooLargeFile(_ name: String, _ maxBytes: Int) -> StarlineError {
-        StarlineError(.unreadableImage, "\(name): file too large (over \(sizeText(maxBytes)); see --max-file-size)",
-                      details: .object([("file", .string(name)), ("maxFileBytes", .int(maxBytes))]))
+        StarlineError(
+            .unreadableImage, "\(name): file too large (over \(sizeText(maxBytes)); see --max-file-size)",
+            details: .object([("file", .string(name)), ("maxFileBytes", .int(maxBytes))]))
     }
 
     static func sizeText(_ bytes: Int) -> String {
@@ -145,16 +152,19 @@ struct DecodeLimits {
             throw StarlineError(
                 .unreadableImage,
                 "\(name): image too large (\(width)×\(height) pixels; the limit is \(megapixels(maxPixels)) megapixels)",
-                details: .object([("file", .string(name)), ("width", .int(width)), ("height", .int(height)),
-                                  ("maxPixels", .int(maxPixels))]))
+                details: .object([
+                    ("file", .string(name)), ("width", .int(width)), ("height", .int(height)),
+                    ("maxPixels", .int(maxPixels))
+                ]))
         }
         reservation?.acquire(pixels)
     }
 
     /// `<name>: corrupt <format>: <reason>`.
     func corrupt(_ format: ImageLoader.Format, _ reason: String) -> StarlineError {
-        StarlineError(.unreadableImage, "\(name): corrupt \(format.rawValue): \(reason)",
-                      details: .object([("file", .string(name)), ("format", .string(format.rawValue))]))
+        StarlineError(
+            .unreadableImage, "\(name): corrupt \(format.rawValue): \(reason)",
+            details: .object([("file", .string(name)), ("format", .string(format.rawValue))]))
     }
 
     private func megapixels(_ n: Int) -> String {

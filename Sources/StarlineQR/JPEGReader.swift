@@ -13,8 +13,11 @@ enum JPEGReader {
         }
         return try bytes.withUnsafeBufferPointer { jpeg in
             var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-            guard tjDecompressHeader3(decompressor.handle, jpeg.baseAddress, UInt(jpeg.count),
-                                      &width, &height, &subsampling, &colorspace) == 0 else {
+            guard
+                tjDecompressHeader3(
+                    decompressor.handle, jpeg.baseAddress, UInt(jpeg.count),
+                    &width, &height, &subsampling, &colorspace) == 0
+            else {
                 throw limits.corrupt(.jpeg, decompressor.errorMessage)
             }
             // A tables-only datastream, or one cut off before its frame header, "succeeds"
@@ -32,8 +35,9 @@ enum JPEGReader {
             // colour conversion. TJFLAG_LIMITSCANS refuses progressive JPEGs with an absurd
             // number of scans (a known CPU-exhaustion trick) instead of grinding on them.
             let status = pixels.withUnsafeMutableBufferPointer { out in
-                tjDecompress2(decompressor.handle, jpeg.baseAddress, UInt(jpeg.count), out.baseAddress,
-                              width, 0 /* pitch = width */, height, Int32(TJPF_GRAY.rawValue), TJFLAG_LIMITSCANS)
+                tjDecompress2(
+                    decompressor.handle, jpeg.baseAddress, UInt(jpeg.count), out.baseAddress,
+                    width, 0 /* pitch = width */, height, Int32(TJPF_GRAY.rawValue), TJFLAG_LIMITSCANS)
             }
             try check(status, decompressor, limits)
             return GrayImage(width: Int(width), height: Int(height), pixels: pixels)
@@ -44,14 +48,17 @@ enum JPEGReader {
     /// inverted (255 = no ink), which is what libjpeg hands back untouched; so R = C'·K'/255 and so on,
     /// then Rec. 601 luminance. A file written the other way comes out light-on-dark, which the
     /// inverted scan attempt reads anyway.
-    static func decodeCMYK(_ jpeg: UnsafeBufferPointer<UInt8>, _ decompressor: TurboJPEGDecompressor,
-                           width: Int32, height: Int32, limits: DecodeLimits) throws -> GrayImage {
+    static func decodeCMYK(
+        _ jpeg: UnsafeBufferPointer<UInt8>, _ decompressor: TurboJPEGDecompressor,
+        width: Int32, height: Int32, limits: DecodeLimits
+    ) throws -> GrayImage {
         let count = Int(width) * Int(height)
         // 4 bytes a pixel: the pixel limit already bounds this (it is checked before the call).
         var cmyk = [UInt8](repeating: 0, count: count * 4)
         let status = cmyk.withUnsafeMutableBufferPointer { out in
-            tjDecompress2(decompressor.handle, jpeg.baseAddress, UInt(jpeg.count), out.baseAddress,
-                          width, 0, height, Int32(TJPF_CMYK.rawValue), TJFLAG_LIMITSCANS)
+            tjDecompress2(
+                decompressor.handle, jpeg.baseAddress, UInt(jpeg.count), out.baseAddress,
+                width, 0, height, Int32(TJPF_CMYK.rawValue), TJFLAG_LIMITSCANS)
         }
         try check(status, decompressor, limits)
         var gray = [UInt8](repeating: 0, count: count)
@@ -77,7 +84,8 @@ enum JPEGReader {
         // Truncation is a warning too ("Premature end of JPEG file", libjpeg's
         // JWRN_JPEG_EOF; "…premature end of data segment"), but then the rest of the
         // picture is invented gray: that is an unreadable image, not a photo.
-        let fatal = tjGetErrorCode(decompressor.handle) != Int32(TJERR_WARNING.rawValue)
+        let fatal =
+            tjGetErrorCode(decompressor.handle) != Int32(TJERR_WARNING.rawValue)
             || message.lowercased().contains("premature end")
         if fatal { throw limits.corrupt(.jpeg, message) }
     }

@@ -32,8 +32,11 @@ enum PNGWriter {
         // Bit depth 1, colour type 0 (grayscale), compression 0 (deflate), filter method 0, no interlace.
         header += [1, 0, 0, 0, 0]
         appendChunk("IHDR", header, to: &png)
-        appendChunk("IDAT", try deflate(upFiltered(scanlines, scanlineBytes: scanlineBytes(width: width)),
-                                        scanlineBytes: scanlineBytes(width: width)), to: &png)
+        appendChunk(
+            "IDAT",
+            try deflate(
+                upFiltered(scanlines, scanlineBytes: scanlineBytes(width: width)),
+                scanlineBytes: scanlineBytes(width: width)), to: &png)
         appendChunk("IEND", [], to: &png)
         return png
     }
@@ -119,6 +122,9 @@ enum PNGWriter {
     }
 
     private static func appendBigEndian(_ value: UInt32, to bytes: inout [UInt8]) {
-        bytes += [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+        bytes += [
+            UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value)
+        ]
     }
 }

@@ -74,7 +74,9 @@ enum PNMReader {
         }
         for i in 0..<pixels.count {
             parser.skipSeparators()
-            guard parser.position < bytes.count else { throw parser.corrupt("truncated pixel data (expected \(pixels.count) pixels, got \(i))") }
+            guard parser.position < bytes.count else {
+                throw parser.corrupt("truncated pixel data (expected \(pixels.count) pixels, got \(i))")
+            }
             switch bytes[parser.position] {
             case UInt8(ascii: "0"): break
             case UInt8(ascii: "1"): pixels[i] = 0
@@ -150,7 +152,8 @@ enum PNMReader {
             var out = [UInt8](repeating: 0, count: count)
             try bytes.withUnsafeBufferPointer { src in
                 for i in 0..<count {
-                    let v = bytesPerSample == 2
+                    let v =
+                        bytesPerSample == 2
                         ? Int(src[start + 2 * i]) << 8 | Int(src[start + 2 * i + 1])
                         : Int(src[start + i])
                     guard v <= maxval else { throw corrupt("sample \(v) is over maxval \(maxval)") }

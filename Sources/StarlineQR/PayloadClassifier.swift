@@ -34,9 +34,10 @@ public struct PayloadClassifier: Sendable {
         if let url = WebURL(trimmed) {
             if let callback = authCallback(url, trimmed) { return callback }
             if let code = FriendLink.code(in: url, chatBase: chatBase) {
-                return ClassifiedPayload(kind: .friendLink, text: text,
-                                         fields: [("code", .string(code)), ("url", .string(FriendLink.url(code: code, chatBase: chatBase)))],
-                                         includesBytes: true)
+                return ClassifiedPayload(
+                    kind: .friendLink, text: text,
+                    fields: [("code", .string(code)), ("url", .string(FriendLink.url(code: code, chatBase: chatBase)))],
+                    includesBytes: true)
             }
             if (url.scheme == "https" || url.scheme == "http"), url.hasAuthority, !url.host.isEmpty, url.hostIsWellFormed {
                 return ClassifiedPayload(kind: .url, text: text, fields: [], includesBytes: true)
@@ -55,7 +56,8 @@ public struct PayloadClassifier: Sendable {
             guard url.hasAuthority, url.userInfo == nil, url.host == "auth", url.port == nil, path == "/callback" else { return nil }
             appId = String(url.scheme.dropFirst("starline-".count))
         } else if url.scheme == "http" || url.scheme == "https", url.hasAuthority, url.userInfo == nil,
-                  LoopbackHost.contains(url.host), path == "/callback" {
+            LoopbackHost.contains(url.host), path == "/callback"
+        {
             appId = nil
         } else {
             return nil
@@ -68,13 +70,17 @@ public struct PayloadClassifier: Sendable {
         var fields: [(String, JSON)]
         if duplicated.isEmpty {
             let code = query.value("code")
-            fields = [("appId", .optional(appId)), ("code", .optional(showSecrets ? code : code.map { _ in "redacted" })),
-                      ("state", .optional(query.value("state"))), ("error", .optional(query.value("error")))]
+            fields = [
+                ("appId", .optional(appId)), ("code", .optional(showSecrets ? code : code.map { _ in "redacted" })),
+                ("state", .optional(query.value("state"))), ("error", .optional(query.value("error")))
+            ]
         } else {
             // Refused, not guessed: which of two codes a client would redeem is exactly the ambiguity an
             // attacker wants. The record stays a callback (never ordinary content) but carries no code.
-            fields = [("appId", .optional(appId)), ("code", .null), ("state", .null), ("error", .null),
-                      ("invalid", .string("duplicate parameter: \(duplicated.joined(separator: ", "))"))]
+            fields = [
+                ("appId", .optional(appId)), ("code", .null), ("state", .null), ("error", .null),
+                ("invalid", .string("duplicate parameter: \(duplicated.joined(separator: ", "))"))
+            ]
         }
         var text = trimmed
         if !showSecrets && hasCode {

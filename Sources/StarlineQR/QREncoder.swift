@@ -46,8 +46,10 @@ public enum QREncoder {
     }
 
     /// Encodes the UTF-8 bytes of `text`; see `encode(_:level:minVersion:maxVersion:)`.
-    public static func encode(_ text: String, level: QRErrorCorrection = .M,
-                              minVersion: Int = 1, maxVersion: Int = 40) throws -> QRMatrix {
+    public static func encode(
+        _ text: String, level: QRErrorCorrection = .M,
+        minVersion: Int = 1, maxVersion: Int = 40
+    ) throws -> QRMatrix {
         try encode(Array(text.utf8), level: level, minVersion: minVersion, maxVersion: maxVersion)
     }
 
@@ -57,27 +59,33 @@ public enum QREncoder {
     ///   payload does not fit at `maxVersion` (message and `details` carry the capacity: the largest
     ///   prefix of this payload, encoded the same way, that fits); `INTERNAL` when libqrencode fails
     ///   otherwise.
-    public static func encode(_ payload: [UInt8], level: QRErrorCorrection = .M,
-                              minVersion: Int = 1, maxVersion: Int = 40) throws -> QRMatrix {
+    public static func encode(
+        _ payload: [UInt8], level: QRErrorCorrection = .M,
+        minVersion: Int = 1, maxVersion: Int = 40
+    ) throws -> QRMatrix {
         guard !payload.isEmpty else {
             throw StarlineError(.usage, "cannot encode an empty payload")
         }
         guard (1...40).contains(minVersion), (1...40).contains(maxVersion) else {
-            throw StarlineError(.usage, "QR versions run from 1 to 40 (got min \(minVersion), max \(maxVersion))",
-                                details: .object([("minVersion", .int(minVersion)), ("maxVersion", .int(maxVersion))]))
+            throw StarlineError(
+                .usage, "QR versions run from 1 to 40 (got min \(minVersion), max \(maxVersion))",
+                details: .object([("minVersion", .int(minVersion)), ("maxVersion", .int(maxVersion))]))
         }
         guard minVersion <= maxVersion else {
-            throw StarlineError(.usage, "minimum version \(minVersion) is larger than maximum version \(maxVersion)",
-                                details: .object([("minVersion", .int(minVersion)), ("maxVersion", .int(maxVersion))]))
+            throw StarlineError(
+                .usage, "minimum version \(minVersion) is larger than maximum version \(maxVersion)",
+                details: .object([("minVersion", .int(minVersion)), ("maxVersion", .int(maxVersion))]))
         }
         let encoding = encoding(for: payload)
         if payload.count <= absoluteMaxBytes,
-           let matrix = try attempt(payload[...], encoding: encoding, level: level, minVersion: minVersion),
-           matrix.version <= maxVersion {
+            let matrix = try attempt(payload[...], encoding: encoding, level: level, minVersion: minVersion),
+            matrix.version <= maxVersion
+        {
             return matrix
         }
-        let capacity = try capacity(of: payload, encoding: encoding, level: level,
-                                    minVersion: minVersion, maxVersion: maxVersion)
+        let capacity = try capacity(
+            of: payload, encoding: encoding, level: level,
+            minVersion: minVersion, maxVersion: maxVersion)
         throw StarlineError(
             .capacityExceeded,
             "payload of \(payload.count) bytes does not fit in a QR code at version ≤ \(maxVersion), "
@@ -86,7 +94,7 @@ public enum QREncoder {
                 ("length", .int(payload.count)),
                 ("capacity", .int(capacity)),
                 ("maxVersion", .int(maxVersion)),
-                ("level", .string(level.rawValue)),
+                ("level", .string(level.rawValue))
             ]))
     }
 
@@ -98,14 +106,17 @@ public enum QREncoder {
     /// (the empty prefix counts as fitting; the whole payload is known not to fit). The result
     /// therefore satisfies "capacity fits, capacity + 1 does not" even where the mode optimiser
     /// makes fit-by-length not perfectly monotonic.
-    static func capacity(of payload: [UInt8], encoding: Encoding, level: QRErrorCorrection,
-                         minVersion: Int, maxVersion: Int) throws -> Int {
+    static func capacity(
+        of payload: [UInt8], encoding: Encoding, level: QRErrorCorrection,
+        minVersion: Int, maxVersion: Int
+    ) throws -> Int {
         var fitting = 0
         var failing = min(payload.count, absoluteMaxBytes + 1)
         while failing - fitting > 1 {
             let middle = fitting + (failing - fitting) / 2
             if let matrix = try attempt(payload[..<middle], encoding: encoding, level: level, minVersion: minVersion),
-               matrix.version <= maxVersion {
+                matrix.version <= maxVersion
+            {
                 fitting = middle
             } else {
                 failing = middle
@@ -119,28 +130,31 @@ public enum QREncoder {
     ///
     /// The encode functions carry "@warning This function is THREAD UNSAFE when pthread is
     /// disabled"; Debian's libqrencode4 is built with pthread, so concurrent calls are safe.
-    static func attempt(_ bytes: ArraySlice<UInt8>, encoding: Encoding, level: QRErrorCorrection,
-                        minVersion: Int) throws -> QRMatrix? {
+    static func attempt(
+        _ bytes: ArraySlice<UInt8>, encoding: Encoding, level: QRErrorCorrection,
+        minVersion: Int
+    ) throws -> QRMatrix? {
         precondition(!bytes.isEmpty && bytes.count <= absoluteMaxBytes)
         let version = Int32(minVersion)
         // libqrencode reports failures as "NULL is returned, and errno is set to indicate the
         // error"; clear errno first so a stale value is never mistaken for the cause, and read
         // it right after the call, before any cleanup can touch it.
         errno = 0
-        let (code, error): (UnsafeMutablePointer<QRcode>?, Int32) = switch encoding {
-        case .ascii:
-            // What QRcode_encodeString(text, version, level, QR_MODE_8, 1) does — "all of
-            // non-alphanumerical characters will be encoded as is", digits and upper-case runs split into
-            // numeric / alphanumeric segments, lower case never folded — with libqrencode's split ported
-            // (QRSegmentSplit) so that the mask can be chosen here (QRMaskChoice).
-            try encodeSegments(bytes, version: version, level: level)
-        case .utf8:
-            try encodeWithUTF8ECI(bytes, version: version, level: level)
-        case .binary:
-            // As QRcode_encodeData: "Encode byte stream (may include '\0') in 8-bit mode." — the
-            // length is explicit, so nothing is cut at a NUL.
-            try encodeEightBit(bytes, version: version, level: level)
-        }
+        let (code, error): (UnsafeMutablePointer<QRcode>?, Int32) =
+            switch encoding {
+            case .ascii:
+                // What QRcode_encodeString(text, version, level, QR_MODE_8, 1) does — "all of
+                // non-alphanumerical characters will be encoded as is", digits and upper-case runs split into
+                // numeric / alphanumeric segments, lower case never folded — with libqrencode's split ported
+                // (QRSegmentSplit) so that the mask can be chosen here (QRMaskChoice).
+                try encodeSegments(bytes, version: version, level: level)
+            case .utf8:
+                try encodeWithUTF8ECI(bytes, version: version, level: level)
+            case .binary:
+                // As QRcode_encodeData: "Encode byte stream (may include '\0') in 8-bit mode." — the
+                // length is explicit, so nothing is cut at a NUL.
+                try encodeEightBit(bytes, version: version, level: level)
+            }
         guard let code else {
             if error == ERANGE { return nil }
             throw libqrencodeFailure(error, "encoding \(bytes.count) bytes")
@@ -151,8 +165,10 @@ public enum QREncoder {
 
     /// Byte mode preceded by an ECI header selecting UTF-8, built as a `QRinput` by hand since
     /// the string helpers never emit ECI.
-    private static func encodeWithUTF8ECI(_ bytes: ArraySlice<UInt8>, version: Int32,
-                                          level: QRErrorCorrection) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
+    private static func encodeWithUTF8ECI(
+        _ bytes: ArraySlice<UInt8>, version: Int32,
+        level: QRErrorCorrection
+    ) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
         // QRinput_new2: "On error, NULL is returned and errno is set". The version stored in the
         // input is a minimum: QRcode_encodeInput picks a larger one when the data needs it.
         // Known libqrencode 4.1.1 quirk: its version *estimate* counts an ECI entry 16 bits too
@@ -179,8 +195,10 @@ public enum QREncoder {
     }
 
     /// ASCII text in libqrencode's segments (QRSegmentSplit).
-    private static func encodeSegments(_ bytes: ArraySlice<UInt8>, version: Int32,
-                                       level: QRErrorCorrection) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
+    private static func encodeSegments(
+        _ bytes: ArraySlice<UInt8>, version: Int32,
+        level: QRErrorCorrection
+    ) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
         guard let input = QRinput_new2(version, level.cLevel) else {
             throw libqrencodeFailure(errno, "creating the input")
         }
@@ -196,8 +214,10 @@ public enum QREncoder {
     }
 
     /// One 8-bit segment, as QRcode_encodeData builds it.
-    private static func encodeEightBit(_ bytes: ArraySlice<UInt8>, version: Int32,
-                                       level: QRErrorCorrection) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
+    private static func encodeEightBit(
+        _ bytes: ArraySlice<UInt8>, version: Int32,
+        level: QRErrorCorrection
+    ) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
         guard let input = QRinput_new2(version, level.cLevel) else {
             throw libqrencodeFailure(errno, "creating the input")
         }
@@ -213,7 +233,9 @@ public enum QREncoder {
     /// qrencode_inner.h, which is not installed), looked up rather than declared so that a libqrencode
     /// without it still works, with its own mask evaluation.
     private static let encodeMask: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?)? =
-        dlsym(nil, "QRcode_encodeMask").map { unsafeBitCast($0, to: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?).self) }
+        dlsym(nil, "QRcode_encodeMask").map {
+            unsafeBitCast($0, to: (@convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<QRcode>?).self)
+        }
 
     /// The symbol of `input` with the mask libqrencode would choose, chosen by QRMaskChoice on bit rows:
     /// encoded once with mask 0, then re-masked if another mask wins. Symbols wider than
@@ -252,7 +274,8 @@ public enum QREncoder {
 
     private static func libqrencodeFailure(_ error: Int32, _ what: String) -> StarlineError {
         let reason = error == 0 ? "unknown error" : String(cString: strerror(error))
-        return StarlineError(.internalError, "libqrencode failed \(what): \(reason)",
-                             details: .object([("errno", .int(Int(error)))]))
+        return StarlineError(
+            .internalError, "libqrencode failed \(what): \(reason)",
+            details: .object([("errno", .int(Int(error)))]))
     }
 }

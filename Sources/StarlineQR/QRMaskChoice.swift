@@ -162,7 +162,7 @@ enum QRMaskChoice {
         let flips: [(Int, Int) -> Bool] = [
             { x, y in (x + y) & 1 == 0 }, { _, y in y & 1 == 0 }, { x, _ in x % 3 == 0 }, { x, y in (x + y) % 3 == 0 },
             { x, y in ((y / 2) + (x / 3)) & 1 == 0 }, { x, y in ((x * y) & 1) + (x * y) % 3 == 0 },
-            { x, y in (((x * y) & 1) + (x * y) % 3) & 1 == 0 }, { x, y in (((x * y) % 3) + ((x + y) & 1)) & 1 == 0 },
+            { x, y in (((x * y) & 1) + (x * y) % 3) & 1 == 0 }, { x, y in (((x * y) % 3) + ((x + y) & 1)) & 1 == 0 }
         ]
         return flips.map { flip in
             (0..<width).map { y in (0..<width).reduce(UInt64(0)) { $0 | (flip($1, y) ? 1 << UInt64($1) : 0) } }
@@ -174,7 +174,7 @@ enum QRMaskChoice {
         [0x77c4, 0x72f3, 0x7daa, 0x789d, 0x662f, 0x6318, 0x6c41, 0x6976],
         [0x5412, 0x5125, 0x5e7c, 0x5b4b, 0x45f9, 0x40ce, 0x4f97, 0x4aa0],
         [0x355f, 0x3068, 0x3f31, 0x3a06, 0x24b4, 0x2183, 0x2eda, 0x2bed],
-        [0x1689, 0x13be, 0x1ce7, 0x19d0, 0x0762, 0x0255, 0x0d0c, 0x083b],
+        [0x1689, 0x13be, 0x1ce7, 0x19d0, 0x0762, 0x0255, 0x0d0c, 0x083b]
     ]
 
     /// Where Mask_writeFormatInformation writes bit i (two places each), in its order.

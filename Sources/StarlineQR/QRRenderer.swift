@@ -12,12 +12,14 @@ public enum QRRenderer {
     /// Throws `USAGE` unless `moduleSize ≥ 1` and `margin ≥ 0` (and both are of a sane size).
     public static func validate(moduleSize: Int = 4, margin: Int = 4) throws {
         guard (1...maxPixelSide).contains(moduleSize) else {
-            throw StarlineError(.usage, "module size must be between 1 and \(maxPixelSide) pixels (got \(moduleSize))",
-                                details: .object([("moduleSize", .int(moduleSize))]))
+            throw StarlineError(
+                .usage, "module size must be between 1 and \(maxPixelSide) pixels (got \(moduleSize))",
+                details: .object([("moduleSize", .int(moduleSize))]))
         }
         guard (0...maxPixelSide).contains(margin) else {
-            throw StarlineError(.usage, "margin must be between 0 and \(maxPixelSide) modules (got \(margin))",
-                                details: .object([("margin", .int(margin))]))
+            throw StarlineError(
+                .usage, "margin must be between 0 and \(maxPixelSide) modules (got \(margin))",
+                details: .object([("margin", .int(margin))]))
         }
     }
 
@@ -29,9 +31,11 @@ public enum QRRenderer {
         try validate(moduleSize: moduleSize, margin: margin)
         let side = (matrix.size + 2 * margin) * moduleSize
         guard side <= maxPixelSide else {
-            throw StarlineError(.usage, "a \(side)×\(side) pixel image is larger than the \(maxPixelSide) pixel limit; "
-                                + "use a smaller module size or margin",
-                                details: .object([("side", .int(side)), ("maxSide", .int(maxPixelSide))]))
+            throw StarlineError(
+                .usage,
+                "a \(side)×\(side) pixel image is larger than the \(maxPixelSide) pixel limit; "
+                    + "use a smaller module size or margin",
+                details: .object([("side", .int(side)), ("maxSide", .int(maxPixelSide))]))
         }
         return try PNGWriter.oneBitGray(width: side, height: side, scanlines: scanlines(matrix, moduleSize: moduleSize, margin: margin))
     }
@@ -133,12 +137,13 @@ public enum QRRenderer {
             for x in 0..<total {
                 let upper = !matrix.isDark(x: x - margin, y: top - margin)
                 let lower = top + 1 < total && !matrix.isDark(x: x - margin, y: top + 1 - margin)
-                let cell: String = switch (upper, lower) {
-                case (true, true): "█"
-                case (true, false): "▀"
-                case (false, true): "▄"
-                case (false, false): " "
-                }
+                let cell: String =
+                    switch (upper, lower) {
+                    case (true, true): "█"
+                    case (true, false): "▀"
+                    case (false, true): "▄"
+                    case (false, false): " "
+                    }
                 out += cell
             }
             out += "\n"
@@ -200,7 +205,7 @@ public enum QRRenderer {
             ("version", .int(matrix.version)),
             ("level", .string(matrix.level.rawValue)),
             ("size", .int(matrix.size)),
-            ("rows", .array(rows)),
+            ("rows", .array(rows))
         ])
     }
 }

@@ -60,8 +60,9 @@ public final class QRScanner {
 
     private let scanner: OpaquePointer
     private let zbar: ZBarLibrary
-    private let y800 = starline_zbar_fourcc(CChar(UInt8(ascii: "Y")), CChar(UInt8(ascii: "8")),
-                                            CChar(UInt8(ascii: "0")), CChar(UInt8(ascii: "0")))
+    private let y800 = starline_zbar_fourcc(
+        CChar(UInt8(ascii: "Y")), CChar(UInt8(ascii: "8")),
+        CChar(UInt8(ascii: "0")), CChar(UInt8(ascii: "0")))
 
     /// Throws when libzbar cannot be loaded (see `ZBarLibrary`).
     public init() throws {
@@ -100,8 +101,10 @@ public final class QRScanner {
     /// the deadline.
     ///
     /// `willTry` is called before each retry (not before the first attempt): progress for long decodes.
-    public func scan(_ image: GrayImage, attempts: [Attempt] = Attempt.allCases, deadline: Double? = nil,
-                     willTry: ((Attempt) -> Void)? = nil) -> ScanResult {
+    public func scan(
+        _ image: GrayImage, attempts: [Attempt] = Attempt.allCases, deadline: Double? = nil,
+        willTry: ((Attempt) -> Void)? = nil
+    ) -> ScanResult {
         guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
         var lastTried = "none"
         for attempt in attempts {
@@ -222,8 +225,10 @@ public final class QRScanner {
             for i in 0..<zbar.symbolGetLocSize(s) {
                 points.append(QRPoint(x: Int(zbar.symbolGetLocX(s, i)), y: Int(zbar.symbolGetLocY(s, i))))
             }
-            symbols.append(QRSymbol(bytes: bytes, corners: Self.normalizedCorners(points),
-                                    orientation: Self.orientation(zbar.symbolGetOrientation(s))))
+            symbols.append(
+                QRSymbol(
+                    bytes: bytes, corners: Self.normalizedCorners(points),
+                    orientation: Self.orientation(zbar.symbolGetOrientation(s))))
         }
         return symbols
     }

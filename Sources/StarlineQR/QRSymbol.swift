@@ -60,8 +60,9 @@ public struct QRSymbol: Sendable, Hashable {
     /// The mean of the corners.
     public var center: QRPoint {
         guard !corners.isEmpty else { return QRPoint(x: 0, y: 0) }
-        return QRPoint(x: corners.map(\.x).reduce(0, +) / corners.count,
-                       y: corners.map(\.y).reduce(0, +) / corners.count)
+        return QRPoint(
+            x: corners.map(\.x).reduce(0, +) / corners.count,
+            y: corners.map(\.y).reduce(0, +) / corners.count)
     }
 }
 

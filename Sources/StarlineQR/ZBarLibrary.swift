@@ -46,20 +46,24 @@ package struct ZBarLibrary: @unchecked Sendable {
         var library: SharedLibrary
         switch SharedLibrary.open(["libzbar.so.0", "libzbar.so"]) {
         case .success(let opened): library = opened
-        case .failure(let error): return .failure(StarlineError(.internalError, "cannot load libzbar (install the libzbar0 package): \(error.reason)"))
+        case .failure(let error):
+            return .failure(StarlineError(.internalError, "cannot load libzbar (install the libzbar0 package): \(error.reason)"))
         }
         func symbol<T>(_ name: String, as type: T.Type) -> T { library.function(name, as: type) }
         let zbar = ZBarLibrary(
             imageScannerCreate: symbol("zbar_image_scanner_create", as: (@convention(c) () -> Scanner?).self),
             imageScannerDestroy: symbol("zbar_image_scanner_destroy", as: (@convention(c) (Scanner?) -> Void).self),
-            imageScannerSetConfig: symbol("zbar_image_scanner_set_config", as: (@convention(c) (Scanner?, zbar_symbol_type_t, zbar_config_t, Int32) -> Int32).self),
+            imageScannerSetConfig: symbol(
+                "zbar_image_scanner_set_config", as: (@convention(c) (Scanner?, zbar_symbol_type_t, zbar_config_t, Int32) -> Int32).self),
             imageScannerEnableCache: symbol("zbar_image_scanner_enable_cache", as: (@convention(c) (Scanner?, Int32) -> Void).self),
             scanImage: symbol("zbar_scan_image", as: (@convention(c) (Scanner?, Image?) -> Int32).self),
             imageCreate: symbol("zbar_image_create", as: (@convention(c) () -> Image?).self),
             imageDestroy: symbol("zbar_image_destroy", as: (@convention(c) (Image?) -> Void).self),
             imageSetFormat: symbol("zbar_image_set_format", as: (@convention(c) (Image?, UInt) -> Void).self),
             imageSetSize: symbol("zbar_image_set_size", as: (@convention(c) (Image?, UInt32, UInt32) -> Void).self),
-            imageSetData: symbol("zbar_image_set_data", as: (@convention(c) (Image?, UnsafeRawPointer?, UInt, (@convention(c) (Image?) -> Void)?) -> Void).self),
+            imageSetData: symbol(
+                "zbar_image_set_data",
+                as: (@convention(c) (Image?, UnsafeRawPointer?, UInt, (@convention(c) (Image?) -> Void)?) -> Void).self),
             imageFreeData: symbol("zbar_image_free_data", as: (@convention(c) (Image?) -> Void).self),
             imageFirstSymbol: symbol("zbar_image_first_symbol", as: (@convention(c) (Image?) -> Symbol?).self),
             symbolNext: symbol("zbar_symbol_next", as: (@convention(c) (Symbol?) -> Symbol?).self),
@@ -71,7 +75,8 @@ package struct ZBarLibrary: @unchecked Sendable {
             symbolGetLocY: symbol("zbar_symbol_get_loc_y", as: (@convention(c) (Symbol?, UInt32) -> Int32).self),
             symbolGetOrientation: symbol("zbar_symbol_get_orientation", as: (@convention(c) (Symbol?) -> zbar_orientation_t).self))
         guard library.missing.isEmpty else {
-            return .failure(StarlineError(.internalError, "libzbar lacks \(library.missing.joined(separator: ", ")): zbar 0.23 or newer is needed"))
+            return .failure(
+                StarlineError(.internalError, "libzbar lacks \(library.missing.joined(separator: ", ")): zbar 0.23 or newer is needed"))
         }
         return .success(zbar)
     }

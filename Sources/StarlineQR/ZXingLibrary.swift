@@ -37,10 +37,11 @@ package struct ZXingLibrary: @unchecked Sendable {
 
     /// One line for `sl-qr --version`: which engines decode.
     package static var status: String {
-        let zbar = switch ZBarLibrary.shared {
-        case .success: "libzbar"
-        case .failure(let error): "none: \(error.message)"
-        }
+        let zbar =
+            switch ZBarLibrary.shared {
+            case .success: "libzbar"
+            case .failure(let error): "none: \(error.message)"
+            }
         return switch shared {
         case .success(let zxing): "decoders: \(zbar), then ZXing-C++ \(zxing.version) (\(zxing.path))"
         case .failure(let error): "decoders: \(zbar) alone (ZXing-C++ is not available: \(error.message))"
@@ -71,8 +72,11 @@ package struct ZXingLibrary: @unchecked Sendable {
         // owned by root or by us, writable by nobody else.
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-              info.st_uid == 0 || info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            return .failure(StarlineError(.internalError, "\(path) is not a regular file owned by root or by us and writable only by its owner; not loaded"))
+            info.st_uid == 0 || info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0
+        else {
+            return .failure(
+                StarlineError(
+                    .internalError, "\(path) is not a regular file owned by root or by us and writable only by its owner; not loaded"))
         }
         var library: SharedLibrary
         switch SharedLibrary.open([path]) {
@@ -85,14 +89,16 @@ package struct ZXingLibrary: @unchecked Sendable {
         let zxing = ZXingLibrary(
             read: symbol("starline_zxing_read", as: (@convention(c) (UnsafePointer<UInt8>?, Int32, Int32) -> Results?).self),
             count: symbol("starline_zxing_count", as: (@convention(c) (Results?) -> Int32).self),
-            bytes: symbol("starline_zxing_bytes", as: (@convention(c) (Results?, Int32, UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?).self),
+            bytes: symbol(
+                "starline_zxing_bytes", as: (@convention(c) (Results?, Int32, UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?).self),
             corners: symbol("starline_zxing_corners", as: (@convention(c) (Results?, Int32, UnsafeMutablePointer<Int32>?) -> Void).self),
             orientation: symbol("starline_zxing_orientation", as: (@convention(c) (Results?, Int32) -> Int32).self),
             free: symbol("starline_zxing_free", as: (@convention(c) (Results?) -> Void).self),
             version: library.missing.isEmpty ? versionFunction().map { String(cString: $0) } ?? "?" : "?",
             path: path)
         guard library.missing.isEmpty else {
-            return .failure(StarlineError(.internalError, "\(path) lacks \(library.missing.joined(separator: ", ")): rebuild it with this sl-qr"))
+            return .failure(
+                StarlineError(.internalError, "\(path) lacks \(library.missing.joined(separator: ", ")): rebuild it with this sl-qr"))
         }
         return .success(zxing)
     }
@@ -111,8 +117,10 @@ package struct ZXingLibrary: @unchecked Sendable {
             var xy = [Int32](repeating: 0, count: 8)
             corners(results, index, &xy)
             let points = (0..<4).map { QRPoint(x: Int(xy[2 * $0]), y: Int(xy[2 * $0 + 1])) }
-            symbols.append(QRSymbol(bytes: Array(UnsafeBufferPointer(start: start, count: length)), corners: points,
-                                    orientation: Self.orientation(degrees: orientation(results, index))))
+            symbols.append(
+                QRSymbol(
+                    bytes: Array(UnsafeBufferPointer(start: start, count: length)), corners: points,
+                    orientation: Self.orientation(degrees: orientation(results, index))))
         }
         return symbols
     }

@@ -51,8 +51,10 @@ public final class SQLiteDatabase: @unchecked Sendable {
     ///
     /// `followLinks: false` refuses a symbolic link in the file's place (SQLITE_CANTOPEN_SYMLINK), for a
     /// read-write connection; links in the directories above it are followed.
-    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000,
-                checkpointOnClose: Bool = true, followLinks: Bool = true) throws(SQLiteError) {
+    public init(
+        path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000,
+        checkpointOnClose: Bool = true, followLinks: Bool = true
+    ) throws(SQLiteError) {
         self.path = path
         self.isReadOnly = readOnly
         let isFile = path != ":memory:" && !path.isEmpty
@@ -64,8 +66,9 @@ public final class SQLiteDatabase: @unchecked Sendable {
                 let symlink = e == ELOOP && !followLinks
                 throw SQLiteError(
                     extendedResultCode: symlink ? Self.cantOpenSymlink : SQLITE_CANTOPEN,
-                    message: symlink ? "database file \(path) is a symbolic link, which it never is; it was not followed: remove it"
-                                     : "cannot create database file \(path): \(String(cString: strerror(e)))")
+                    message: symlink
+                        ? "database file \(path) is a symbolic link, which it never is; it was not followed: remove it"
+                        : "cannot create database file \(path): \(String(cString: strerror(e)))")
             }
             Glibc.close(fd)
         }
@@ -123,7 +126,7 @@ public final class SQLiteDatabase: @unchecked Sendable {
         while true {
             do {
                 return try query("PRAGMA journal_mode=WAL").first?.string(0)?.lowercased() == "wal"
-            } catch where error.isBusy && MonotonicClock.nanoseconds() < deadline {
+            } catch  where error.isBusy && MonotonicClock.nanoseconds() < deadline {
                 var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
                 nanosleep(&pause, nil)
             }

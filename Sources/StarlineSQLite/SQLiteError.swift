@@ -62,7 +62,7 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
             retryable: isBusy,
             details: .object([
                 ("sqliteCode", .int(Int64(extendedResultCode))),
-                ("sqliteMessage", .string(message)),
+                ("sqliteMessage", .string(message))
             ]))
     }
 }

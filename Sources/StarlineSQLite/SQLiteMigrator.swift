@@ -88,8 +88,9 @@ public struct SQLiteMigrator: Sendable {
             } catch let error as StarlineError {
                 throw error
             } catch let error as SQLiteError {
-                throw failed(migration, name, path, message: error.message, retryable: error.isBusy,
-                             sqliteCode: error.extendedResultCode)
+                throw failed(
+                    migration, name, path, message: error.message, retryable: error.isBusy,
+                    sqliteCode: error.extendedResultCode)
             } catch {
                 throw failed(migration, name, path, message: "\(error)", retryable: false, sqliteCode: nil)
             }
@@ -105,16 +106,18 @@ public struct SQLiteMigrator: Sendable {
             details: .object([
                 ("path", .string(path)),
                 ("schemaVersion", .int(Int64(version))),
-                ("knownSchemaVersion", .int(Int64(latestVersion))),
+                ("knownSchemaVersion", .int(Int64(latestVersion)))
             ]))
     }
 
-    private func failed(_ migration: SQLiteMigration, _ name: String, _ path: String, message: String,
-                        retryable: Bool, sqliteCode: Int32?) -> StarlineError {
+    private func failed(
+        _ migration: SQLiteMigration, _ name: String, _ path: String, message: String,
+        retryable: Bool, sqliteCode: Int32?
+    ) -> StarlineError {
         var details: [(String, JSON)] = [
             ("path", .string(path)),
             ("migration", .int(Int64(migration.version))),
-            ("migrationName", .string(migration.name)),
+            ("migrationName", .string(migration.name))
         ]
         if let sqliteCode {
             details.append(("sqliteCode", .int(Int64(sqliteCode))))

@@ -55,8 +55,10 @@ public final class SQLiteStore: @unchecked Sendable {
     /// with it, before anything is opened. A missing file is fine for all of them. STORAGE_ERRORs say
     /// "cannot open <name>: …" (a directory in the database's place, a file that is not a database, a
     /// newer schema); INSECURE_PERMISSIONS passes unchanged.
-    public init(path: String, lockPath: String? = nil, name: String = "the database", migrations: [SQLiteMigration],
-                privateFiles: [String] = [], faults: StorageFaults = StorageFaults(), options: Options = Options())
+    public init(
+        path: String, lockPath: String? = nil, name: String = "the database", migrations: [SQLiteMigration],
+        privateFiles: [String] = [], faults: StorageFaults = StorageFaults(), options: Options = Options()
+    )
         throws(StarlineError)
     {
         self.path = path
@@ -75,8 +77,9 @@ public final class SQLiteStore: @unchecked Sendable {
             throw Self.openFailure(name, error)
         }
         do {
-            database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds,
-                                          checkpointOnClose: options.checkpointOnClose, followLinks: false)
+            database = try SQLiteDatabase(
+                path: path, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds,
+                checkpointOnClose: options.checkpointOnClose, followLinks: false)
         } catch {
             throw Self.openFailure(name, path: path, error)
         }
@@ -97,8 +100,9 @@ public final class SQLiteStore: @unchecked Sendable {
     public func withTransaction<T>(durable: Bool = true, _ body: (SQLiteDatabase) throws -> T) throws -> T {
         let entry = ActiveTransaction(thread: pthread_self(), path: path)
         guard Self.active.withLock({ $0.insert(entry).inserted }) else {
-            throw StarlineError(.internalError, "transactions on \(path) cannot be nested",
-                                details: .object([("path", .string(path))]))
+            throw StarlineError(
+                .internalError, "transactions on \(path) cannot be nested",
+                details: .object([("path", .string(path))]))
         }
         defer { Self.active.withLock { _ = $0.remove(entry) } }
         let lock = try FileLock(path: lockPath)
@@ -141,7 +145,7 @@ public final class SQLiteStore: @unchecked Sendable {
             details: .object([
                 ("path", .string(path)),
                 ("sqliteCode", .int(Int64(error.extendedResultCode))),
-                ("sqliteMessage", .string(error.message)),
+                ("sqliteMessage", .string(error.message))
             ]))
     }
 

@@ -25,7 +25,7 @@ package struct DateExpression: Equatable, Sendable {
     static let weekdays: [(names: [String], index: Int)] = [
         (["sunday", "sun"], 0), (["monday", "mon"], 1), (["tuesday", "tue", "tues"], 2),
         (["wednesday", "wed"], 3), (["thursday", "thu", "thur", "thurs"], 4), (["friday", "fri"], 5),
-        (["saturday", "sat"], 6),
+        (["saturday", "sat"], 6)
     ]
 
     /// Nil when `input` is none of `DateInput.forms`.
@@ -122,9 +122,10 @@ package struct DateExpression: Equatable, Sendable {
     static func parseISODate(_ s: Substring) -> (year: Int, month: Int, day: Int)? {
         let parts = s.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-              Timestamp.daysFromCivil(year: y, month: m, day: d) != nil else { return nil }
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+            Timestamp.daysFromCivil(year: y, month: m, day: d) != nil
+        else { return nil }
         return (y, m, d)
     }
 
@@ -138,7 +139,8 @@ package struct DateExpression: Equatable, Sendable {
         } else if let sign = body.lastIndex(where: { $0 == "+" || $0 == "-" }) {
             let zone = body[body.index(after: sign)...].split(separator: ":", omittingEmptySubsequences: false)
             guard zone.count == 2, zone[0].count == 2, zone[1].count == 2, let h = Int(zone[0]), let m = Int(zone[1]),
-                  h <= 23, m <= 59 else { return nil }
+                h <= 23, m <= 59
+            else { return nil }
             offset = (h * 3600 + m * 60) * (body[sign] == "-" ? -1 : 1)
             body = body[..<sign]
         }
@@ -148,7 +150,8 @@ package struct DateExpression: Equatable, Sendable {
         }
         let parts = body.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2 || parts.count == 3, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              let h = Int(parts[0]), let m = Int(parts[1]), h <= 23, m <= 59 else { return nil }
+            let h = Int(parts[0]), let m = Int(parts[1]), h <= 23, m <= 59
+        else { return nil }
         let sec = parts.count == 3 ? Int(parts[2])! : 0
         guard sec <= 59 else { return nil }
         return (h, m, sec, offset)
@@ -158,7 +161,11 @@ package struct DateExpression: Equatable, Sendable {
 /// Dates as users type them, in one step: parse and resolve against `now`.
 public enum DateInput {
     /// What `DateExpression` accepts, for error messages and help.
-    public static let forms = "now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d, an ISO date (2026-12-24) or date-time (2026-12-24T18:00, 2026-12-24T18:00:00+01:00, …Z); a date word or ISO date may be followed by a time (tomorrow 09:00)"
+    public static let forms = """
+        now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d, an ISO date \
+        (2026-12-24) or date-time (2026-12-24T18:00, 2026-12-24T18:00:00+01:00, …Z); a date word or ISO date may be \
+        followed by a time (tomorrow 09:00)
+        """
 
     /// Nil when `input` is malformed or names an instant outside years 0001–9999.
     public static func resolve(_ input: String, now: Timestamp) -> Timestamp? {

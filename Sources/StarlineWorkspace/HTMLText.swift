@@ -67,7 +67,7 @@ extension HTMLText {
     /// 0x80–0x9F in Windows-1252 (the five unassigned bytes map to themselves).
     static let windows1252: [UInt32] = [
         0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
-        0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+        0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178
     ]
 
     /// Built on first use: a tool run that imports no HTML never pays for it.
@@ -75,18 +75,23 @@ extension HTMLText {
         var table: [String: Unicode.Scalar] = [:]
         // Latin-1, U+00A0 … U+00FF in order.
         let latin1 = """
-        nbsp iexcl cent pound curren yen brvbar sect uml copy ordf laquo not shy reg macr deg plusmn sup2 sup3 acute micro para \
-        middot cedil sup1 ordm raquo frac14 frac12 frac34 iquest Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute \
-        Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute \
-        THORN szlig agrave aacute acirc atilde auml aring aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde \
-        ograve oacute ocirc otilde ouml divide oslash ugrave uacute ucirc uuml yacute thorn yuml
-        """
+            nbsp iexcl cent pound curren yen brvbar sect uml copy ordf laquo not shy reg macr deg plusmn sup2 sup3 acute micro para \
+            middot cedil sup1 ordm raquo frac14 frac12 frac34 iquest Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute \
+            Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute \
+            THORN szlig agrave aacute acirc atilde auml aring aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde \
+            ograve oacute ocirc otilde ouml divide oslash ugrave uacute ucirc uuml yacute thorn yuml
+            """
         for (k, name) in latin1.split(separator: " ").enumerated() { table[String(name)] = Unicode.Scalar(UInt32(0xA0 + k)) }
         // Greek, in code point order (no capital at U+03A2).
         let greekCapitals = "Alpha Beta Gamma Delta Epsilon Zeta Eta Theta Iota Kappa Lambda Mu Nu Xi Omicron Pi Rho"
         for (k, name) in greekCapitals.split(separator: " ").enumerated() { table[String(name)] = Unicode.Scalar(UInt32(0x391 + k)) }
-        for (k, name) in "Sigma Tau Upsilon Phi Chi Psi Omega".split(separator: " ").enumerated() { table[String(name)] = Unicode.Scalar(UInt32(0x3A3 + k)) }
-        let greekSmall = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigmaf sigma tau upsilon phi chi psi omega"
+        for (k, name) in "Sigma Tau Upsilon Phi Chi Psi Omega".split(separator: " ").enumerated() {
+            table[String(name)] = Unicode.Scalar(UInt32(0x3A3 + k))
+        }
+        let greekSmall = """
+            alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigmaf sigma tau \
+            upsilon phi chi psi omega
+            """
         for (k, name) in greekSmall.split(separator: " ").enumerated() { table[String(name)] = Unicode.Scalar(UInt32(0x3B1 + k)) }
         let others: [(String, UInt32)] = [
             ("quot", 34), ("amp", 38), ("apos", 39), ("lt", 60), ("gt", 62), ("OElig", 338), ("oelig", 339), ("Scaron", 352),
@@ -104,7 +109,7 @@ extension HTMLText {
             ("cong", 8773), ("asymp", 8776), ("ne", 8800), ("equiv", 8801), ("le", 8804), ("ge", 8805), ("sub", 8834),
             ("sup", 8835), ("nsub", 8836), ("sube", 8838), ("supe", 8839), ("oplus", 8853), ("otimes", 8855), ("perp", 8869),
             ("sdot", 8901), ("lceil", 8968), ("rceil", 8969), ("lfloor", 8970), ("rfloor", 8971), ("lang", 9001), ("rang", 9002),
-            ("loz", 9674), ("spades", 9824), ("clubs", 9827), ("hearts", 9829), ("diams", 9830),
+            ("loz", 9674), ("spades", 9824), ("clubs", 9827), ("hearts", 9829), ("diams", 9830)
         ]
         for (name, value) in others { table[name] = Unicode.Scalar(value) }
         return table

@@ -93,18 +93,20 @@ enum SHA1 {
         var w = [UInt32](repeating: 0, count: 80)
         for chunk in stride(from: 0, to: data.count, by: 64) {
             for t in 0..<16 {
-                w[t] = UInt32(data[chunk + 4 * t]) << 24 | UInt32(data[chunk + 4 * t + 1]) << 16
+                w[t] =
+                    UInt32(data[chunk + 4 * t]) << 24 | UInt32(data[chunk + 4 * t + 1]) << 16
                     | UInt32(data[chunk + 4 * t + 2]) << 8 | UInt32(data[chunk + 4 * t + 3])
             }
             for t in 16..<80 { w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1) }
             var (a, b, c, d, e) = (h[0], h[1], h[2], h[3], h[4])
             for t in 0..<80 {
-                let (f, k): (UInt32, UInt32) = switch t {
-                case 0..<20: ((b & c) | (~b & d), 0x5A827999)
-                case 20..<40: (b ^ c ^ d, 0x6ED9EBA1)
-                case 40..<60: ((b & c) | (b & d) | (c & d), 0x8F1BBCDC)
-                default: (b ^ c ^ d, 0xCA62C1D6)
-                }
+                let (f, k): (UInt32, UInt32) =
+                    switch t {
+                    case 0..<20: ((b & c) | (~b & d), 0x5A827999)
+                    case 20..<40: (b ^ c ^ d, 0x6ED9EBA1)
+                    case 40..<60: ((b & c) | (b & d) | (c & d), 0x8F1BBCDC)
+                    default: (b ^ c ^ d, 0xCA62C1D6)
+                    }
                 let temp = rotl(a, 5) &+ f &+ e &+ k &+ w[t]
                 (e, d, c, b, a) = (d, c, rotl(b, 30), a, temp)
             }

@@ -12,16 +12,16 @@ public enum NetscapeBookmarks {
 
     public static func render(_ sites: [JSON]) -> String {
         var out = """
-        <!DOCTYPE NETSCAPE-Bookmark-file-1>
-        <!-- This is an automatically generated file.
-             It will be read and overwritten.
-             DO NOT EDIT! -->
-        <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
-        <TITLE>Bookmarks</TITLE>
-        <H1>Bookmarks</H1>
-        <DL><p>
+            <!DOCTYPE NETSCAPE-Bookmark-file-1>
+            <!-- This is an automatically generated file.
+                 It will be read and overwritten.
+                 DO NOT EDIT! -->
+            <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
+            <TITLE>Bookmarks</TITLE>
+            <H1>Bookmarks</H1>
+            <DL><p>
 
-        """
+            """
         // Each site in the folders its tags name (W1); sites without tags at the top, as before.
         FolderTree(sites).render(sites, into: &out) { site in
             let url = site["url"]?.stringValue ?? ""
@@ -68,7 +68,9 @@ public enum NetscapeBookmarks {
         func runOfText(from k: Int, until name: String) -> (text: String, end: Int) {
             var text = ""
             var j = k
-            while j < n, !tag(j, name, closing: true), !tag(j, "dt"), !tag(j, "dl"), !tag(j, "dl", closing: true), !tag(j, "a"), !tag(j, "h3") {
+            while j < n, !tag(j, name, closing: true), !tag(j, "dt"), !tag(j, "dl"), !tag(j, "dl", closing: true), !tag(j, "a"),
+                !tag(j, "h3")
+            {
                 text.unicodeScalars.append(s[j])
                 j += 1
             }
@@ -147,12 +149,15 @@ public enum NetscapeBookmarks {
             i = j
             guard let rawHref = attributes["href"] else { continue }
             // URL parsers drop surrounding spaces and embedded tabs and newlines (WHATWG URL).
-            let href = String(String.UnicodeScalarView(rawHref.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })).trimmingSpaces
+            let href = String(String.UnicodeScalarView(rawHref.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" }))
+                .trimmingSpaces
             guard !href.isEmpty else { continue }
             let cleanTitle = HTMLText.collapsingWhitespace(HTMLText.decode(title))
-            result.append(Bookmark(url: href, title: cleanTitle.isEmpty ? nil : cleanTitle,
-                                   added: try addDate(attributes["add_date"], bookmark: result.count, url: href),
-                                   folder: try folders.path(bookmark: result.count, url: href)))
+            result.append(
+                Bookmark(
+                    url: href, title: cleanTitle.isEmpty ? nil : cleanTitle,
+                    added: try addDate(attributes["add_date"], bookmark: result.count, url: href),
+                    folder: try folders.path(bookmark: result.count, url: href)))
         }
         return result
     }
@@ -161,9 +166,12 @@ public enum NetscapeBookmarks {
     static func addDate(_ text: String?, bookmark index: Int, url: String) throws -> Timestamp? {
         guard let text = text?.trimmingSpaces, !text.isEmpty else { return nil }
         guard let seconds = Int64(text), let t = Timestamp(checkedSeconds: seconds) else {
-            throw StarlineError(.data, "bookmark \(index + 1) (\(url)): ADD_DATE \"\(text)\" is not a time in Unix seconds within the years 0001–9999",
-                                details: .object([("index", .int(index)), ("url", .string(url)), ("field", .string("ADD_DATE")),
-                                                  ("value", .string(text))]))
+            throw StarlineError(
+                .data, "bookmark \(index + 1) (\(url)): ADD_DATE \"\(text)\" is not a time in Unix seconds within the years 0001–9999",
+                details: .object([
+                    ("index", .int(index)), ("url", .string(url)), ("field", .string("ADD_DATE")),
+                    ("value", .string(text))
+                ]))
         }
         return t
     }

@@ -63,8 +63,9 @@ struct FolderStack {
 
     mutating func open(_ name: String?, at offset: Int) throws {
         guard levels.count < FolderStack.maxDepth else {
-            throw StarlineError(.data, "bookmark folders are nested more than \(FolderStack.maxDepth) deep (a <DL> list at character \(offset))",
-                                details: .object([("limit", .int(Int64(FolderStack.maxDepth))), ("offset", .int(Int64(offset)))]))
+            throw StarlineError(
+                .data, "bookmark folders are nested more than \(FolderStack.maxDepth) deep (a <DL> list at character \(offset))",
+                details: .object([("limit", .int(Int64(FolderStack.maxDepth))), ("offset", .int(Int64(offset)))]))
         }
         levels.append(Level(name: name, path: nil))
     }
@@ -83,14 +84,19 @@ struct FolderStack {
                 let path = FolderPath.appending(name, to: parent)
                 let bytes = path.utf8.count
                 guard bytes <= FolderStack.maxPathBytes else {
-                    throw StarlineError(.data, "bookmark \(index + 1) (\(url.prefix(200))): its folder path is longer than \(FolderStack.maxPathBytes) bytes",
-                                        details: .object([("index", .int(Int64(index))), ("url", .string(String(url.prefix(200)))),
-                                                          ("limit", .int(Int64(FolderStack.maxPathBytes)))]))
+                    throw StarlineError(
+                        .data,
+                        "bookmark \(index + 1) (\(url.prefix(200))): its folder path is longer than \(FolderStack.maxPathBytes) bytes",
+                        details: .object([
+                            ("index", .int(Int64(index))), ("url", .string(String(url.prefix(200)))),
+                            ("limit", .int(Int64(FolderStack.maxPathBytes)))
+                        ]))
                 }
                 totalPathBytes += bytes
                 guard totalPathBytes <= FolderStack.maxTotalPathBytes else {
-                    throw StarlineError(.data, "the bookmark file's folder paths add up to more than \(FolderStack.maxTotalPathBytes >> 20) MiB",
-                                        details: .object([("limit", .int(Int64(FolderStack.maxTotalPathBytes)))]))
+                    throw StarlineError(
+                        .data, "the bookmark file's folder paths add up to more than \(FolderStack.maxTotalPathBytes >> 20) MiB",
+                        details: .object([("limit", .int(Int64(FolderStack.maxTotalPathBytes)))]))
                 }
                 parent = path
             }

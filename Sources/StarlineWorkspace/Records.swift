@@ -30,7 +30,9 @@ func ordered(_ record: JSON, _ documented: [(String, JSON)]) -> JSON {
 /// kept from Taskwarrior for the way back (W1): `wait`, `scheduled`, `until` (RFC 3339), `recur` (a string) and
 /// `annotations` ([{entry, description}]). sl-tasks shows and exports them but does not act on them.
 public enum TaskRecord {
-    public static func make(title: String, notes: String, tags: [String], due: Timestamp?, now: Timestamp, id: String = RandomUUID.make()) -> JSON {
+    public static func make(title: String, notes: String, tags: [String], due: Timestamp?, now: Timestamp, id: String = RandomUUID.make())
+        -> JSON
+    {
         .object([
             ("id", .string(id)),
             ("title", .string(title)),
@@ -40,7 +42,7 @@ public enum TaskRecord {
             ("done", .bool(false)),
             ("doneAt", .null),
             ("createdAt", .string(now.rfc3339)),
-            ("updatedAt", .string(now.rfc3339)),
+            ("updatedAt", .string(now.rfc3339))
         ])
     }
 
@@ -103,7 +105,7 @@ public enum TaskRecord {
             ("done", task["done"] ?? .bool(false)),
             ("doneAt", outputTime(task["doneAt"])),
             ("createdAt", outputTime(task["createdAt"])),
-            ("updatedAt", outputTime(task["updatedAt"])),
+            ("updatedAt", outputTime(task["updatedAt"]))
         ]
         // Most tasks have none of them: one look at the keys decides.
         guard case .object(let members) = task, members.contains(where: { keptFields.contains($0.0) || $0.0 == "taskwarrior" }) else {
@@ -116,14 +118,23 @@ public enum TaskRecord {
                 fields.append((field, .string(t.rfc3339)))
             }
         }
-        if let value = task["recur"], !value.isNull { fields.append(("recur", value)) } else if let recur = recur(task) { fields.append(("recur", .string(recur))) }
+        if let value = task["recur"], !value.isNull {
+            fields.append(("recur", value))
+        } else if let recur = recur(task) {
+            fields.append(("recur", .string(recur)))
+        }
         if case .array(let items)? = task["annotations"], !items.isEmpty {
-            fields.append(("annotations", .array(items.map { item in
-                guard case .object = item, let entry = item["entry"] else { return item }
-                var shown = item
-                shown.set("entry", outputTime(entry))
-                return shown
-            })))
+            fields.append(
+                (
+                    "annotations",
+                    .array(
+                        items.map { item in
+                            guard case .object = item, let entry = item["entry"] else { return item }
+                            var shown = item
+                            shown.set("entry", outputTime(entry))
+                            return shown
+                        })
+                ))
         }
         var out = ordered(task, fields)
         // Stored as null or empty: not set, so not shown.
@@ -134,8 +145,9 @@ public enum TaskRecord {
     /// A tag is one word: no whitespace, no comma (Taskwarrior tags are words too).
     public static func validateTag(_ tag: String) throws {
         guard !tag.isEmpty, !tag.contains(where: { $0.isWhitespace || $0 == "," }) else {
-            throw StarlineError(.usage, "invalid tag '\(tag)': a tag is one word without spaces or commas",
-                                details: .object([("tag", .string(tag))]))
+            throw StarlineError(
+                .usage, "invalid tag '\(tag)': a tag is one word without spaces or commas",
+                details: .object([("tag", .string(tag))]))
         }
     }
 }
@@ -143,14 +155,16 @@ public enum TaskRecord {
 /// A bookmark: `{id, url, normalizedUrl, title, createdAt}`; `url` is kept exactly as given. `tags`, only when
 /// there are any, are the paths of the bookmark folders it was imported from (`NetscapeBookmarks.FolderPath`).
 public enum SiteRecord {
-    public static func make(url: String, normalized: String, title: String?, now: Timestamp, id: String = RandomUUID.make(),
-                            tags: [String] = []) -> JSON {
+    public static func make(
+        url: String, normalized: String, title: String?, now: Timestamp, id: String = RandomUUID.make(),
+        tags: [String] = []
+    ) -> JSON {
         var members: [(String, JSON)] = [
             ("id", .string(id)),
             ("url", .string(url)),
             ("normalizedUrl", .string(normalized)),
             ("title", JSON.optional(title)),
-            ("createdAt", .string(now.rfc3339)),
+            ("createdAt", .string(now.rfc3339))
         ]
         if !tags.isEmpty { members.append(("tags", .array(tags.map(JSON.string)))) }
         return .object(members)
@@ -160,13 +174,18 @@ public enum SiteRecord {
     public static func tags(_ site: JSON) -> [String] { site["tags"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 
     public static func output(_ site: JSON) -> JSON {
-        ordered(site, [
-            ("id", site["id"] ?? .null),
-            ("url", site["url"] ?? .null),
-            ("normalizedUrl", site["normalizedUrl"] ?? site["url"]?.stringValue.flatMap(URLNormalizer.normalize).map(JSON.string) ?? .null),
-            ("title", site["title"] ?? .null),
-            ("createdAt", outputTime(site["createdAt"])),
-        ])
+        ordered(
+            site,
+            [
+                ("id", site["id"] ?? .null),
+                ("url", site["url"] ?? .null),
+                (
+                    "normalizedUrl",
+                    site["normalizedUrl"] ?? site["url"]?.stringValue.flatMap(URLNormalizer.normalize).map(JSON.string) ?? .null
+                ),
+                ("title", site["title"] ?? .null),
+                ("createdAt", outputTime(site["createdAt"]))
+            ])
     }
 
     /// The dedup key of a stored site: its URL normalised now (the stored `normalizedUrl` may come from
@@ -181,12 +200,14 @@ public enum RecentRecord {
     public static let defaultLimit = 100
 
     public static func output(_ recent: JSON) -> JSON {
-        ordered(recent, [
-            ("url", recent["url"] ?? .null),
-            ("title", recent["title"] ?? .null),
-            ("visits", recent["visits"] ?? .int(1)),
-            ("lastVisitedAt", outputTime(recent["lastVisitedAt"])),
-        ])
+        ordered(
+            recent,
+            [
+                ("url", recent["url"] ?? .null),
+                ("title", recent["title"] ?? .null),
+                ("visits", recent["visits"] ?? .int(1)),
+                ("lastVisitedAt", outputTime(recent["lastVisitedAt"]))
+            ])
     }
 
     public static func key(_ recent: JSON) -> String? {

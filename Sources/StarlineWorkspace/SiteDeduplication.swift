@@ -21,11 +21,17 @@ package struct SiteDeduplication: Sendable {
     package func json(dryRun: Bool) -> JSON {
         .object([
             ("dryRun", .bool(dryRun)),
-            ("groups", .array(groups.map { g in
-                .object([("normalizedUrl", .string(g.normalizedUrl)), ("kept", SiteRecord.output(g.kept)),
-                         ("removed", .array(g.removed.map(SiteRecord.output)))])
-            })),
-            ("removed", .int(removedCount)),
+            (
+                "groups",
+                .array(
+                    groups.map { g in
+                        .object([
+                            ("normalizedUrl", .string(g.normalizedUrl)), ("kept", SiteRecord.output(g.kept)),
+                            ("removed", .array(g.removed.map(SiteRecord.output)))
+                        ])
+                    })
+            ),
+            ("removed", .int(removedCount))
         ])
     }
 }
@@ -42,7 +48,9 @@ extension Workspace {
                 websites[i].set("normalizedUrl", .string(key))
                 plan.changed = true
             }
-            if let g = position[key] { groups[g].indices.append(i) } else {
+            if let g = position[key] {
+                groups[g].indices.append(i)
+            } else {
                 position[key] = groups.count
                 groups.append((key, [i]))
             }

@@ -30,10 +30,10 @@ public struct TaskFilter: Sendable {
 
     /// Boundaries computed once per listing.
     public struct Bounds: Sendable {
-        var lower: Timestamp?          // due ≥ lower
-        var upperExclusive: Timestamp? // due < upper
-        var upperInclusive: Timestamp? // due ≤ upper
-        var afterExclusive: Timestamp? // due > after
+        var lower: Timestamp?  // due ≥ lower
+        var upperExclusive: Timestamp?  // due < upper
+        var upperInclusive: Timestamp?  // due ≤ upper
+        var afterExclusive: Timestamp?  // due > after
         var needsDue: Bool
     }
 

@@ -8,8 +8,10 @@ public enum Taskwarrior {
     /// Fields of a Taskwarrior task that we map to our own; every other field (project, priority, parent,
     /// imask, …) is kept on our task under `"taskwarrior"` and given back on export. `id`, `urgency` and the
     /// template's `mask` are computed by Taskwarrior and dropped.
-    static let mapped: Set<String> = ["uuid", "description", "status", "entry", "modified", "due", "end", "tags", "annotations",
-                                      "wait", "scheduled", "until", "recur"]
+    static let mapped: Set<String> = [
+        "uuid", "description", "status", "entry", "modified", "due", "end", "tags", "annotations",
+        "wait", "scheduled", "until", "recur"
+    ]
     static let computed: Set<String> = ["id", "urgency", "mask"]
 
     /// Our task as a Taskwarrior task (what `task import` accepts).
@@ -33,14 +35,25 @@ public enum Taskwarrior {
         let fallbackEntry = updated ?? created ?? Timestamp(seconds: 0)
         if let annotations = TaskRecord.annotations(task) {
             // The ones imported, as they were, while the notes are still what they joined to.
-            out.append(("annotations", .array(annotations.map { a in
-                .object([("entry", .string((a.entry ?? fallbackEntry).taskwarrior)), ("description", .string(a.description))])
-            })))
+            out.append(
+                (
+                    "annotations",
+                    .array(
+                        annotations.map { a in
+                            .object([("entry", .string((a.entry ?? fallbackEntry).taskwarrior)), ("description", .string(a.description))])
+                        })
+                ))
         } else if let notes = task["notes"]?.stringValue, !notes.isEmpty {
-            out.append(("annotations", .array([.object([
-                ("entry", .string(fallbackEntry.taskwarrior)),
-                ("description", .string(notes)),
-            ])])))
+            out.append(
+                (
+                    "annotations",
+                    .array([
+                        .object([
+                            ("entry", .string(fallbackEntry.taskwarrior)),
+                            ("description", .string(notes))
+                        ])
+                    ])
+                ))
         }
         if case .object(let extra)? = task["taskwarrior"] {
             for (k, v) in extra where !mapped.contains(k) && !computed.contains(k) { out.append((k, v)) }
@@ -68,7 +81,8 @@ public enum Taskwarrior {
             do {
                 items.append(try JSON.parse(Array(slice)))
             } catch let e as StarlineError {
-                throw StarlineError(.data, "not Taskwarrior JSON: line \(lineNumber): \(e.message)", details: .object([("line", .int(lineNumber))]))
+                throw StarlineError(
+                    .data, "not Taskwarrior JSON: line \(lineNumber): \(e.message)", details: .object([("line", .int(lineNumber))]))
             }
         }
         return items
@@ -79,7 +93,8 @@ public enum Taskwarrior {
     public enum Action { case upsert(JSON), delete(String), skip(String, reason: String) }
 
     /// Why a recurrence template is not imported (its instances are: each is a pending task of its own).
-    public static let templateSkipReason = "recurrence template: sl-tasks does not expand recurrences (its pending instances are imported as tasks)"
+    public static let templateSkipReason =
+        "recurrence template: sl-tasks does not expand recurrences (its pending instances are imported as tasks)"
     /// Why a deleted task that is not in the workspace is skipped (one that is, is removed).
     public static let deletedSkipReason = "deleted in Taskwarrior, and not in the workspace"
 
@@ -108,8 +123,10 @@ public enum Taskwarrior {
     /// `annotations`: an array of `{entry, description}` in Taskwarrior's order. A description must be a string
     /// and an entry a date within 0001–9999 (a missing one is the task's `entry`); anything else fails the import
     /// naming the task, rather than dropping a note without a word.
-    static func importedAnnotations(_ value: JSON?, taskEntry: Timestamp,
-                                    fail: (String) -> StarlineError) throws -> [TaskRecord.Annotation] {
+    static func importedAnnotations(
+        _ value: JSON?, taskEntry: Timestamp,
+        fail: (String) -> StarlineError
+    ) throws -> [TaskRecord.Annotation] {
         let items: [JSON]
         switch value {
         case nil, .null?: return []
@@ -125,7 +142,9 @@ public enum Taskwarrior {
             var entry: Timestamp?
             if let v = item["entry"], !v.isNull {
                 guard let s = v.stringValue, let t = Timestamp(taskwarrior: s) else {
-                    throw fail("annotation \(i + 1): unreadable entry date \(v.serialized().prefix(80)) (a date in years 0001–9999 such as 20261130T080000Z)")
+                    throw fail(
+                        "annotation \(i + 1): unreadable entry date \(v.serialized().prefix(80)) (a date in years 0001–9999 such as 20261130T080000Z)"
+                    )
                 }
                 entry = t
             }
@@ -191,8 +210,11 @@ public enum Taskwarrior {
         // One annotation dated at `modified` on a task of ours without annotations is what export made of its
         // notes: the notes say it all, and a re-import of our own export changes nothing. Others are kept as they are.
         let madeByExport = existing != nil && existing?["annotations"] == nil && annotations.count == 1 && annotations[0].entry == modified
-        if annotations.isEmpty || madeByExport { task.remove("annotations") } else {
-            task.set("annotations", .array(annotations.map { TaskRecord.annotation(entry: $0.entry ?? entry, description: $0.description) }))
+        if annotations.isEmpty || madeByExport {
+            task.remove("annotations")
+        } else {
+            task.set(
+                "annotations", .array(annotations.map { TaskRecord.annotation(entry: $0.entry ?? entry, description: $0.description) }))
         }
         let extra = members.filter { !mapped.contains($0.0) && !computed.contains($0.0) }
         if extra.isEmpty { task.remove("taskwarrior") } else { task.set("taskwarrior", .object(extra)) }

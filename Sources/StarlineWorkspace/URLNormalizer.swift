@@ -12,7 +12,7 @@ public enum URLNormalizer {
     public static let trackingParameters: Set<String> = [
         "fbclid", "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid", "ttclid",
         "igshid", "mc_cid", "mc_eid", "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "li_fat_id", "s_cid",
-        "srsltid", "oly_anon_id", "oly_enc_id", "vero_id", "rb_clickid", "epik",
+        "srsltid", "oly_anon_id", "oly_enc_id", "vero_id", "rb_clickid", "epik"
     ]
     static let defaultPorts: [String: String] = ["http": "80", "https": "443", "ftp": "21", "ws": "80", "wss": "443"]
 
@@ -25,10 +25,12 @@ public enum URLNormalizer {
     public static func normalize(_ url: String) -> String? {
         let text = Substring(url)
         guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || ($0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false) }),
-              let colon = text.firstIndex(of: ":") else { return nil }
+            let colon = text.firstIndex(of: ":")
+        else { return nil }
         let scheme = text[..<colon].lowercased()
         guard let first = scheme.first, first.isASCII, first.isLetter,
-              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }) else { return nil }
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") })
+        else { return nil }
         var rest = text[text.index(after: colon)...]
         guard rest.hasPrefix("//") else { return nil }
         rest = rest.dropFirst(2)

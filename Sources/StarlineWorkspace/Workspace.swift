@@ -78,14 +78,16 @@ public struct Workspace: Sendable {
         switch IDPrefix.match(prefix, in: records.map { $0["id"]?.stringValue }) {
         case .found(let i): return i
         case .none:
-            throw StarlineError(.notFound, "no \(kind) with an id starting with '\(prefix)'",
-                                details: .object([("id", .string(prefix))]))
+            throw StarlineError(
+                .notFound, "no \(kind) with an id starting with '\(prefix)'",
+                details: .object([("id", .string(prefix))]))
         case .ambiguous(let hits):
             let candidates = hits.map { i -> JSON in
                 .object([("id", records[i]["id"] ?? .null), (label, records[i][label] ?? .null)])
             }
-            throw StarlineError(.ambiguousID, "the id prefix '\(prefix)' matches \(hits.count) \(kind)s; give more characters",
-                                details: .object([("prefix", .string(prefix)), ("candidates", .array(candidates))]))
+            throw StarlineError(
+                .ambiguousID, "the id prefix '\(prefix)' matches \(hits.count) \(kind)s; give more characters",
+                details: .object([("prefix", .string(prefix)), ("candidates", .array(candidates))]))
         }
     }
 }

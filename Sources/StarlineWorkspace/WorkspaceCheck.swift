@@ -11,11 +11,17 @@ public enum WorkspaceCheck {
     public static func run(_ ws: Workspace) -> Report {
         var report = Report()
         func problem(_ record: String, _ id: JSON?, _ field: String?, _ message: String) {
-            report.problems.append(.object([("record", .string(record)), ("id", id ?? .null),
-                                             ("field", JSON.optional(field)), ("message", .string(message))]))
+            report.problems.append(
+                .object([
+                    ("record", .string(record)), ("id", id ?? .null),
+                    ("field", JSON.optional(field)), ("message", .string(message))
+                ]))
         }
         if ws.version > Workspace.currentVersion {
-            problem("workspace", nil, "version", "format version \(ws.version) is newer than this sl-tasks understands (\(Workspace.currentVersion)); records were not checked")
+            problem(
+                "workspace", nil, "version",
+                "format version \(ws.version) is newer than this sl-tasks understands (\(Workspace.currentVersion)); records were not checked"
+            )
             return report
         }
         func time(_ r: JSON, _ field: String, _ name: String, nullable: Bool) {
@@ -51,7 +57,9 @@ public enum WorkspaceCheck {
             if t["title"]?.stringValue?.isEmpty != false { problem(name, t["id"], "title", "missing or empty") }
             if let n = t["notes"], n.stringValue == nil { problem(name, t["id"], "notes", "is not a string") }
             if let tags = t["tags"] {
-                if tags.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true { problem(name, t["id"], "tags", "is not an array of strings") }
+                if tags.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true {
+                    problem(name, t["id"], "tags", "is not an array of strings")
+                }
             }
             time(t, "due", name, nullable: true)
             if t["done"]?.boolValue == nil { problem(name, t["id"], "done", "missing or not a boolean") }
@@ -84,7 +92,11 @@ public enum WorkspaceCheck {
             let name = "recents[\(i)]"
             guard let url = r["url"]?.stringValue else { problem(name, nil, "url", "missing"); continue }
             let key = URLNormalizer.normalize(url) ?? url
-            if let first = seenRecents[key] { problem(name, nil, "url", "the same page as recents[\(first)]") } else { seenRecents[key] = i }
+            if let first = seenRecents[key] {
+                problem(name, nil, "url", "the same page as recents[\(first)]")
+            } else {
+                seenRecents[key] = i
+            }
             if (r["visits"]?.intValue ?? 0) < 1 { problem(name, nil, "visits", "missing or not a positive integer") }
             time(r, "lastVisitedAt", name, nullable: false)
         }

@@ -29,7 +29,9 @@ package enum WorkspaceExport {
 
     /// How many records of each kind a file of `format` holds.
     package static func contents(of ws: Workspace, as format: InterchangeFormat) -> (tasks: Int, websites: Int, recents: Int) {
-        (format == .netscape ? 0 : ws.tasks.count, format == .taskwarrior ? 0 : ws.websites.count,
-         format == .json ? ws.recents.count : 0)
+        (
+            format == .netscape ? 0 : ws.tasks.count, format == .taskwarrior ? 0 : ws.websites.count,
+            format == .json ? ws.recents.count : 0
+        )
     }
 }

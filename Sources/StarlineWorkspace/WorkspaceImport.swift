@@ -24,7 +24,9 @@ package struct WorkspaceImport: Sendable {
         package var skipped: [JSON] = []
 
         /// True when the workspace has to be written.
-        package var changed: Bool { tasksAdded + tasksUpdated + tasksRemoved + sitesAdded + sitesUpdated + recentsAdded + recentsUpdated > 0 }
+        package var changed: Bool {
+            tasksAdded + tasksUpdated + tasksRemoved + sitesAdded + sitesUpdated + recentsAdded + recentsUpdated > 0
+        }
 
         mutating func skipTask(_ uuid: String, _ reason: String) {
             tasksSkipped += 1
@@ -39,11 +41,25 @@ package struct WorkspaceImport: Sendable {
         package func json(_ format: InterchangeFormat) -> JSON {
             .object([
                 ("format", .string(format.rawValue)),
-                ("tasks", .object([("added", .int(tasksAdded)), ("updated", .int(tasksUpdated)), ("unchanged", .int(tasksUnchanged)), ("removed", .int(tasksRemoved)), ("skipped", .int(tasksSkipped))])),
-                ("websites", .object([("added", .int(sitesAdded)), ("duplicates", .int(sitesDuplicates)), ("skipped", .int(sitesSkipped)),
-                                      ("updated", .int(sitesUpdated))])),
-                ("recents", .object([("added", .int(recentsAdded)), ("updated", .int(recentsUpdated)), ("unchanged", .int(recentsUnchanged))])),
-                ("skipped", .array(skipped)),
+                (
+                    "tasks",
+                    .object([
+                        ("added", .int(tasksAdded)), ("updated", .int(tasksUpdated)), ("unchanged", .int(tasksUnchanged)),
+                        ("removed", .int(tasksRemoved)), ("skipped", .int(tasksSkipped))
+                    ])
+                ),
+                (
+                    "websites",
+                    .object([
+                        ("added", .int(sitesAdded)), ("duplicates", .int(sitesDuplicates)), ("skipped", .int(sitesSkipped)),
+                        ("updated", .int(sitesUpdated))
+                    ])
+                ),
+                (
+                    "recents",
+                    .object([("added", .int(recentsAdded)), ("updated", .int(recentsUpdated)), ("unchanged", .int(recentsUnchanged))])
+                ),
+                ("skipped", .array(skipped))
             ])
         }
     }
@@ -54,8 +70,9 @@ package struct WorkspaceImport: Sendable {
     package init(_ bytes: [UInt8], format: InterchangeFormat, source: String) throws {
         self.format = format
         if let offset = WorkspaceImport.invalidUTF8Offset(bytes) {
-            throw StarlineError(.data, "\(source) is not UTF-8 text: invalid byte sequence at byte \(offset)",
-                                details: .object([("path", .string(source)), ("offset", .int(offset))]))
+            throw StarlineError(
+                .data, "\(source) is not UTF-8 text: invalid byte sequence at byte \(offset)",
+                details: .object([("path", .string(source)), ("offset", .int(offset))]))
         }
         switch format {
         case .json:
@@ -69,29 +86,38 @@ package struct WorkspaceImport: Sendable {
             }
             // A newer document may mean its fields differently: refused, as a newer workspace.json is for writing.
             if incoming.version > Workspace.currentVersion {
-                throw StarlineError(.unsupportedVersion,
-                                    "\(source) has format version \(incoming.version), newer than this sl-tasks (version \(Workspace.currentVersion)): upgrade sl-tasks to import it",
-                                    details: .object([("path", .string(source)), ("version", .int(incoming.version)),
-                                                      ("supported", .int(Workspace.currentVersion))]))
+                throw StarlineError(
+                    .unsupportedVersion,
+                    "\(source) has format version \(incoming.version), newer than this sl-tasks (version \(Workspace.currentVersion)): upgrade sl-tasks to import it",
+                    details: .object([
+                        ("path", .string(source)), ("version", .int(incoming.version)),
+                        ("supported", .int(Workspace.currentVersion))
+                    ]))
             }
             for (i, t) in incoming.tasks.enumerated() where t["title"]?.stringValue == nil {
                 throw StarlineError(.data, "\(source): tasks[\(i)] has no title", details: .object([("index", .int(i))]))
             }
             // A time that is there must be one, within 0001–9999: an import never brings in a date that
             // would be printed wrapped or silently replaced.
-            let times: [(String, [JSON], [String])] = [("tasks", incoming.tasks, ["due", "doneAt", "createdAt", "updatedAt"] + TaskRecord.keptDates),
-                                                      ("websites", incoming.websites, ["createdAt"]),
-                                                      ("recents", incoming.recents, ["lastVisitedAt"])]
+            let times: [(String, [JSON], [String])] = [
+                ("tasks", incoming.tasks, ["due", "doneAt", "createdAt", "updatedAt"] + TaskRecord.keptDates),
+                ("websites", incoming.websites, ["createdAt"]),
+                ("recents", incoming.recents, ["lastVisitedAt"])
+            ]
             for (kind, records, fields) in times {
                 for (i, record) in records.enumerated() {
                     for field in fields {
                         guard let value = record[field], !value.isNull, timestamp(value) == nil else { continue }
-                        throw StarlineError(.data, "\(source): \(kind)[\(i)].\(field) \(value.serialized().prefix(80)) is not an RFC 3339 date-time within the years 0001–9999",
-                                            details: .object([("record", .string("\(kind)[\(i)]")), ("field", .string(field))]))
+                        throw StarlineError(
+                            .data,
+                            "\(source): \(kind)[\(i)].\(field) \(value.serialized().prefix(80)) is not an RFC 3339 date-time within the years 0001–9999",
+                            details: .object([("record", .string("\(kind)[\(i)]")), ("field", .string(field))]))
                     }
                 }
             }
-            for (i, task) in incoming.tasks.enumerated() { try WorkspaceImport.checkKeptFields(task, record: "tasks[\(i)]", source: source) }
+            for (i, task) in incoming.tasks.enumerated() {
+                try WorkspaceImport.checkKeptFields(task, record: "tasks[\(i)]", source: source)
+            }
             content = .workspace(incoming)
         case .taskwarrior:
             content = .taskwarrior(try Taskwarrior.parse(bytes))
@@ -104,7 +130,8 @@ package struct WorkspaceImport: Sendable {
     /// of `{entry, description}` with a string description and an RFC 3339 entry within 0001–9999.
     static func checkKeptFields(_ task: JSON, record: String, source: String) throws {
         func fail(_ field: String, _ why: String) -> StarlineError {
-            StarlineError(.data, "\(source): \(record).\(field) \(why)", details: .object([("record", .string(record)), ("field", .string(field))]))
+            StarlineError(
+                .data, "\(source): \(record).\(field) \(why)", details: .object([("record", .string(record)), ("field", .string(field))]))
         }
         if let recur = task["recur"], !recur.isNull, recur.stringValue == nil { throw fail("recur", "is not a string") }
         guard let annotations = task["annotations"], !annotations.isNull else { return }
@@ -114,7 +141,8 @@ package struct WorkspaceImport: Sendable {
                 throw fail("annotations[\(k)]", "is not an object with a description string")
             }
             if let entry = item["entry"], !entry.isNull, timestamp(entry) == nil {
-                throw fail("annotations[\(k)].entry", "\(entry.serialized().prefix(80)) is not an RFC 3339 date-time within the years 0001–9999")
+                throw fail(
+                    "annotations[\(k)].entry", "\(entry.serialized().prefix(80)) is not an RFC 3339 date-time within the years 0001–9999")
             }
         }
     }
@@ -149,12 +177,17 @@ extension Workspace {
             for site in incoming.websites {
                 guard let url = site["url"]?.stringValue else { n.skipSite(nil, "no url"); continue }
                 guard let key = SiteURL(url) else { n.skipSite(url, Workspace.notAbsoluteReason); continue }
-                let r = insertSite(key, title: site["title"]?.stringValue, createdAt: timestamp(site["createdAt"]) ?? now,
-                                   id: site["id"]?.stringValue, index: &sites)
-                if r.duplicate { n.sitesDuplicates += 1 } else {
+                let r = insertSite(
+                    key, title: site["title"]?.stringValue, createdAt: timestamp(site["createdAt"]) ?? now,
+                    id: site["id"]?.stringValue, index: &sites)
+                if r.duplicate {
+                    n.sitesDuplicates += 1
+                } else {
                     // Keep the imported record's unknown fields.
                     if case .object(let members) = site, let i = websites.indices.last {
-                        for (k, v) in members where !["id", "url", "normalizedUrl", "title", "createdAt"].contains(k) { websites[i].set(k, v) }
+                        for (k, v) in members where !["id", "url", "normalizedUrl", "title", "createdAt"].contains(k) {
+                            websites[i].set(k, v)
+                        }
                     }
                     n.sitesAdded += 1
                 }
@@ -181,7 +214,9 @@ extension Workspace {
                         n.tasksAdded += 1
                     }
                 case .delete:
-                    if let existing { tasks.remove(at: existing); reindex(); n.tasksRemoved += 1 } else {
+                    if let existing {
+                        tasks.remove(at: existing); reindex(); n.tasksRemoved += 1
+                    } else {
                         n.skipTask(uuid ?? "", Taskwarrior.deletedSkipReason)
                     }
                 case .skip(let id, let reason):
@@ -195,7 +230,11 @@ extension Workspace {
                 let r = insertSite(key, title: b.title, createdAt: b.added ?? now, id: nil, tags: folders, index: &sites)
                 if !r.duplicate { n.sitesAdded += 1; continue }
                 // The same page in another folder: one site, one folder tag more (W1). Import adds, never removes.
-                if let folder = b.folder, let i = sites.byKey[key.normalized], addSiteTag(folder, at: i) { n.sitesUpdated += 1 } else { n.sitesDuplicates += 1 }
+                if let folder = b.folder, let i = sites.byKey[key.normalized], addSiteTag(folder, at: i) {
+                    n.sitesUpdated += 1
+                } else {
+                    n.sitesDuplicates += 1
+                }
             }
         }
         return n
@@ -218,8 +257,10 @@ extension Workspace {
                 continue
             }
             // Fill documented fields the file left out.
-            let defaults: [(String, JSON)] = [("notes", .string("")), ("tags", .array([])), ("due", .null), ("done", .bool(false)),
-                                             ("doneAt", .null), ("createdAt", .string(now.rfc3339)), ("updatedAt", .string(now.rfc3339))]
+            let defaults: [(String, JSON)] = [
+                ("notes", .string("")), ("tags", .array([])), ("due", .null), ("done", .bool(false)),
+                ("doneAt", .null), ("createdAt", .string(now.rfc3339)), ("updatedAt", .string(now.rfc3339))
+            ]
             for (k, v) in defaults where task[k] == nil { task.set(k, v) }
             tasks.append(task)
             if let id = task["id"]?.stringValue?.lowercased() { index[id] = tasks.count - 1 }

@@ -12,8 +12,9 @@ extension Workspace {
             let stored = recents[i]["visits"]
             let (visits, overflow) = (stored?.intValue ?? 1).addingReportingOverflow(1)
             if overflow || (stored?.intValue == nil && stored?.doubleValue != nil) {
-                throw StarlineError(.data, "recents[\(i)].visits (\(stored!.serialized())) cannot count another visit: it is not an integer below 2^63-1",
-                                    details: .object([("record", .string("recents[\(i)]")), ("field", .string("visits"))]))
+                throw StarlineError(
+                    .data, "recents[\(i)].visits (\(stored!.serialized())) cannot count another visit: it is not an integer below 2^63-1",
+                    details: .object([("record", .string("recents[\(i)]")), ("field", .string("visits"))]))
             }
             record = recents.remove(at: i)
             record.set("url", .string(page.url))
@@ -21,8 +22,10 @@ extension Workspace {
             record.set("visits", .int(visits))
             record.set("lastVisitedAt", .string(time.rfc3339))
         } else {
-            record = .object([("url", .string(page.url)), ("title", JSON.optional(title)), ("visits", .int(1)),
-                              ("lastVisitedAt", .string(time.rfc3339))])
+            record = .object([
+                ("url", .string(page.url)), ("title", JSON.optional(title)), ("visits", .int(1)),
+                ("lastVisitedAt", .string(time.rfc3339))
+            ])
         }
         recents.insert(record, at: 0)
         if recents.count > keep { recents.removeLast(recents.count - keep) }

@@ -188,7 +188,8 @@ package struct WorkspaceScanner {
                 if key.count == 3, key[0] == UInt8(ascii: "d"), key[1] == UInt8(ascii: "u"), key[2] == UInt8(ascii: "e") {
                     slice.due = valueStart..<pos
                 } else if key.count == 4, key[0] == UInt8(ascii: "d"), key[1] == UInt8(ascii: "o"), key[2] == UInt8(ascii: "n"),
-                          key[3] == UInt8(ascii: "e") {
+                    key[3] == UInt8(ascii: "e")
+                {
                     slice.done = valueStart..<pos
                 } else if key.contains(UInt8(ascii: "\\")) {
                     slice.uncertain = true
@@ -303,7 +304,7 @@ package struct WorkspaceScanner {
                 guard pos < b.count else { return false }
                 switch b[pos] {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     pos += 1
                 case UInt8(ascii: "u"):
                     pos += 1

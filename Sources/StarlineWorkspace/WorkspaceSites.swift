@@ -38,15 +38,19 @@ extension Workspace {
     /// An imported `id` is kept when it is a UUID not used yet. Returns the stored record and whether it was a
     /// duplicate (then nothing changed).
     @discardableResult
-    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String? = nil, tags: [String] = []) -> (record: JSON, duplicate: Bool) {
+    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String? = nil, tags: [String] = []) -> (
+        record: JSON, duplicate: Bool
+    ) {
         var index = SiteIndex(websites)
         return insertSite(site, title: title, createdAt: createdAt, id: id, tags: tags, index: &index)
     }
 
     /// `insertSite` with the keys and ids of the stored sites computed once (`import` of a 20,000-bookmark
     /// file normalised every stored URL for every bookmark: quadratic, minutes instead of milliseconds).
-    package mutating func insertSite(_ site: SiteURL, title: String?, createdAt: Timestamp, id: String?, tags: [String] = [],
-                                     index: inout SiteIndex) -> (record: JSON, duplicate: Bool) {
+    package mutating func insertSite(
+        _ site: SiteURL, title: String?, createdAt: Timestamp, id: String?, tags: [String] = [],
+        index: inout SiteIndex
+    ) -> (record: JSON, duplicate: Bool) {
         if let existing = index.byKey[site.normalized] { return (websites[existing], true) }
         var newID = RandomUUID.make()
         if let id, RandomUUID.isValid(id), !index.ids.contains(id.lowercased()) { newID = id.lowercased() }
@@ -80,8 +84,9 @@ extension Workspace {
             return websites.remove(at: try siteIndex(prefix))
         case .url(let site):
             guard let i = websites.firstIndex(where: { SiteRecord.key($0) == site.normalized }) else {
-                throw StarlineError(.notFound, "no site with the URL \(site.url) (normalised: \(site.normalized))",
-                                    details: .object([("url", .string(site.url)), ("normalizedUrl", .string(site.normalized))]))
+                throw StarlineError(
+                    .notFound, "no site with the URL \(site.url) (normalised: \(site.normalized))",
+                    details: .object([("url", .string(site.url)), ("normalizedUrl", .string(site.normalized))]))
             }
             return websites.remove(at: i)
         }

@@ -115,14 +115,18 @@ public struct WorkspaceStore: Sendable {
 
     func corrupt(_ reason: String, offset: Int64?) -> StarlineError {
         let hasBackup = access(backupPath, F_OK) == 0
-        let advice = hasBackup
+        let advice =
+            hasBackup
             ? "the last good copy is \(backupPath) (cp \(backupPath) \(path) to restore it)"
             : "no backup exists (\(backupPath) is missing)"
-        var details: [(String, JSON)] = [("path", .string(path)), ("backup", hasBackup ? .string(backupPath) : .null),
-                                         ("reason", .string(reason))]
+        var details: [(String, JSON)] = [
+            ("path", .string(path)), ("backup", hasBackup ? .string(backupPath) : .null),
+            ("reason", .string(reason))
+        ]
         if let offset { details.append(("offset", .int(offset))) }
-        return StarlineError(.corruptFile, "\(path) is not a valid workspace file (\(reason)); it was left untouched; \(advice)",
-                             details: .object(details))
+        return StarlineError(
+            .corruptFile, "\(path) is not a valid workspace file (\(reason)); it was left untouched; \(advice)",
+            details: .object(details))
     }
 
     /// Runs `body` on the current snapshot under the exclusive lock and writes the result back, unless
@@ -138,7 +142,8 @@ public struct WorkspaceStore: Sendable {
             let (r, changed) = try body(&workspace)
             result = r
             // Array equality is O(1) for arrays that were not touched (same storage).
-            let same = workspace.version == before.version && workspace.tasks == before.tasks
+            let same =
+                workspace.version == before.version && workspace.tasks == before.tasks
                 && workspace.websites == before.websites && workspace.recents == before.recents
             return changed && !same ? JSONWriter.document(workspace.json, pretty: true) : nil
         }
@@ -162,10 +167,13 @@ public struct WorkspaceStore: Sendable {
 
     func refuseNewer(_ version: Int64) throws {
         if version > Workspace.currentVersion {
-            throw StarlineError(.unsupportedVersion,
-                                "\(path) has format version \(version), newer than this sl-tasks (version \(Workspace.currentVersion)); it can be read but not changed: upgrade sl-tasks",
-                                details: .object([("path", .string(path)), ("version", .int(version)),
-                                                  ("supported", .int(Workspace.currentVersion))]))
+            throw StarlineError(
+                .unsupportedVersion,
+                "\(path) has format version \(version), newer than this sl-tasks (version \(Workspace.currentVersion)); it can be read but not changed: upgrade sl-tasks",
+                details: .object([
+                    ("path", .string(path)), ("version", .int(version)),
+                    ("supported", .int(Workspace.currentVersion))
+                ]))
         }
     }
 
@@ -221,8 +229,9 @@ public struct WorkspaceStore: Sendable {
             }
             let e = errno
             unlink(temp)
-            throw StarlineError(.storage, "cannot write \(backupPath): \(String(cString: strerror(e)))",
-                                details: .object([("path", .string(backupPath)), ("errno", .int(Int64(e)))]))
+            throw StarlineError(
+                .storage, "cannot write \(backupPath): \(String(cString: strerror(e)))",
+                details: .object([("path", .string(backupPath)), ("errno", .int(Int64(e)))]))
         }
         try AtomicFile.write(current, to: backupPath, mode: 0o600)
     }

@@ -33,9 +33,11 @@ enum EditCommand: Command {
         let clearDue = try arguments[noDue]
         let due = try arguments[Self.due]
         if clearDue, due != nil { throw StarlineError(.usage, "--due and --no-due cannot be used together") }
-        let options = Options(target: target, title: title, due: due, clearDue: clearDue, notes: try arguments[notes],
-                              addedTags: try arguments[tag], removedTags: try arguments[untag])
-        guard title != nil || due != nil || clearDue || options.notes != nil || !options.addedTags.isEmpty || !options.removedTags.isEmpty else {
+        let options = Options(
+            target: target, title: title, due: due, clearDue: clearDue, notes: try arguments[notes],
+            addedTags: try arguments[tag], removedTags: try arguments[untag])
+        guard title != nil || due != nil || clearDue || options.notes != nil || !options.addedTags.isEmpty || !options.removedTags.isEmpty
+        else {
             throw StarlineError(.usage, "nothing to change: give --title, --due, --no-due, --notes, --tag or --untag")
         }
         return options
@@ -43,9 +45,11 @@ enum EditCommand: Command {
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let bench = try Workbench(options.target.global, context)
-        let dueChange: TaskEdit.DueChange? = if options.clearDue { .clear } else { try bench.date(options.due, option: "due").map { .set($0) } }
-        let edit = TaskEdit(title: options.title, due: dueChange, notes: try bench.notes(options.notes),
-                            addedTags: options.addedTags, removedTags: options.removedTags)
+        let dueChange: TaskEdit.DueChange? =
+            if options.clearDue { .clear } else { try bench.date(options.due, option: "due").map { .set($0) } }
+        let edit = TaskEdit(
+            title: options.title, due: dueChange, notes: try bench.notes(options.notes),
+            addedTags: options.addedTags, removedTags: options.removedTags)
         let task = try bench.store.update { ws in
             let r = try ws.editTask(options.target.id, edit, now: bench.now)
             return (r.task, r.changed)

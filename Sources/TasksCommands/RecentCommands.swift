@@ -5,16 +5,19 @@ import StarlineWorkspace
 enum RecentCommands {
     static let spec = CommandSpec("recent", abstract: "Recently visited pages, most recent first")
 
-    static let tree = CommandTree<CommandRunner>.group(spec, [
-        .command(RecentAddCommand.self), .command(RecentListCommand.self), .command(RecentClearCommand.self),
-    ])
+    static let tree = CommandTree<CommandRunner>.group(
+        spec,
+        [
+            .command(RecentAddCommand.self), .command(RecentListCommand.self), .command(RecentClearCommand.self)
+        ])
 }
 
 /// `sl-tasks recent add URL`.
 enum RecentAddCommand: Command {
     static let title = Option<String?>.string("title", "TEXT", help: "Title of the page.")
-    static let keep = Option<Int>.integer("keep", "N", help: "Keep at most N recent pages; the oldest are dropped.",
-                                          default: RecentRecord.defaultLimit, range: 1...100_000)
+    static let keep = Option<Int>.integer(
+        "keep", "N", help: "Keep at most N recent pages; the oldest are dropped.",
+        default: RecentRecord.defaultLimit, range: 1...100_000)
 
     static let spec = CommandSpec(
         "add", abstract: "Record a visit; a revisit moves the page to the top and counts it",
@@ -29,8 +32,9 @@ enum RecentAddCommand: Command {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(global: try TasksGlobalOptions(arguments), url: try SiteURL(validating: arguments.positionals[0]),
-                title: try arguments[title], keep: try arguments[keep])
+        Options(
+            global: try TasksGlobalOptions(arguments), url: try SiteURL(validating: arguments.positionals[0]),
+            title: try arguments[title], keep: try arguments[keep])
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
@@ -61,8 +65,9 @@ enum RecentListCommand: Command {
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let bench = try Workbench(options.global, context)
-        bench.emitList(try bench.store.read().recents(since: try bench.date(options.since, option: "since")).map(RecentRecord.output), options.list,
-                       columns: ["lastVisitedAt", "visits", "title", "url"])
+        bench.emitList(
+            try bench.store.read().recents(since: try bench.date(options.since, option: "since")).map(RecentRecord.output), options.list,
+            columns: ["lastVisitedAt", "visits", "title", "url"])
         return .ok
     }
 }

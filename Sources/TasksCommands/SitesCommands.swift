@@ -5,12 +5,19 @@ import StarlineWorkspace
 enum SitesCommands {
     static let spec = CommandSpec(
         "sites", abstract: "Website bookmarks, deduplicated by normalised URL",
-        discussion: "URLs are compared in a normalised form: scheme and host lowercased (the scheme itself is kept), the default port, the fragment and a trailing slash dropped, dot segments resolved, tracking parameters (utm_*, fbclid, gclid, msclkid and similar) removed from the query, whose order is kept. The URL is stored as given, beside normalizedUrl.")
+        discussion: """
+            URLs are compared in a normalised form: scheme and host lowercased (the scheme itself is kept), the default \
+            port, the fragment and a trailing slash dropped, dot segments resolved, tracking parameters (utm_*, fbclid, \
+            gclid, msclkid and similar) removed from the query, whose order is kept. The URL is stored as given, beside \
+            normalizedUrl.
+            """)
 
-    static let tree = CommandTree<CommandRunner>.group(spec, [
-        .command(SitesAddCommand.self), .command(SitesListCommand.self), .command(SitesRemoveCommand.self),
-        .command(SitesDedupCommand.self),
-    ])
+    static let tree = CommandTree<CommandRunner>.group(
+        spec,
+        [
+            .command(SitesAddCommand.self), .command(SitesListCommand.self), .command(SitesRemoveCommand.self),
+            .command(SitesDedupCommand.self)
+        ])
 }
 
 /// `sl-tasks sites add URL`.
@@ -21,7 +28,11 @@ enum SitesAddCommand: Command {
         "add", abstract: "Add a bookmark; a duplicate returns the existing record with \"duplicate\":true",
         options: [title.spec],
         arguments: [ArgumentSpec("URL", help: "An absolute URL (scheme://host/…).")],
-        examples: [Example("sl-tasks sites add 'https://Example.com/docs/?utm_source=x' --title Docs", "Stored as given; normalizedUrl is https://example.com/docs.")])
+        examples: [
+            Example(
+                "sl-tasks sites add 'https://Example.com/docs/?utm_source=x' --title Docs",
+                "Stored as given; normalizedUrl is https://example.com/docs.")
+        ])
 
     struct Options {
         var global: TasksGlobalOptions
@@ -30,7 +41,8 @@ enum SitesAddCommand: Command {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(global: try TasksGlobalOptions(arguments), url: try SiteURL(validating: arguments.positionals[0]), title: try arguments[title])
+        Options(
+            global: try TasksGlobalOptions(arguments), url: try SiteURL(validating: arguments.positionals[0]), title: try arguments[title])
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
@@ -90,7 +102,10 @@ enum SitesDedupCommand: Command {
 
     static let spec = CommandSpec(
         "dedup", abstract: "Merge bookmarks whose URLs normalise alike (the oldest is kept)",
-        discussion: "Prints {\"dryRun\",\"groups\":[{\"normalizedUrl\",\"kept\",\"removed\":[…]}],\"removed\":N}. The kept record takes a title from a removed one when it has none, and every normalizedUrl is brought up to date.",
+        discussion: """
+            Prints {\"dryRun\",\"groups\":[{\"normalizedUrl\",\"kept\",\"removed\":[…]}],\"removed\":N}. The kept record \
+            takes a title from a removed one when it has none, and every normalizedUrl is brought up to date.
+            """,
         options: [dryRun.spec])
 
     struct Options {

@@ -40,7 +40,7 @@ enum AddCommand: Command {
         options: [due.spec, tag.spec, notes.spec],
         arguments: [ArgumentSpec("TITLE", help: "What is to be done.", variadic: true)],
         examples: [
-            Example("sl-tasks add Pay the rent --due 'friday 12:00' --tag home", "A task due on Friday at noon, local time."),
+            Example("sl-tasks add Pay the rent --due 'friday 12:00' --tag home", "A task due on Friday at noon, local time.")
         ])
 
     struct Options {
@@ -60,8 +60,9 @@ enum AddCommand: Command {
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let bench = try Workbench(options.global, context)
-        let task = TaskRecord.make(title: options.title, notes: try bench.notes(options.notes) ?? "", tags: options.tags,
-                                   due: try bench.date(options.due, option: "due"), now: bench.now)
+        let task = TaskRecord.make(
+            title: options.title, notes: try bench.notes(options.notes) ?? "", tags: options.tags,
+            due: try bench.date(options.due, option: "due"), now: bench.now)
         try bench.store.appendTask(task)
         bench.output.emit(TaskRecord.output(task))
         return .ok

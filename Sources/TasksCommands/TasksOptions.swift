@@ -23,8 +23,9 @@ struct TasksGlobalOptions: OptionGroup {
         workspace = try arguments[Self.workspace]
         // An empty name is a mistake (an unset variable in a script), not a request for the default file.
         if workspace?.isEmpty == true || workspace?.hasSuffix("/") == true {
-            throw StarlineError(.usage, "--workspace (or STARLINE_WORKSPACE) must name a file, not '\(workspace!)'",
-                                details: .object([("option", .string("workspace")), ("value", .string(workspace!))]))
+            throw StarlineError(
+                .usage, "--workspace (or STARLINE_WORKSPACE) must name a file, not '\(workspace!)'",
+                details: .object([("option", .string("workspace")), ("value", .string(workspace!))]))
         }
         now = try arguments[Self.now]
     }
@@ -37,9 +38,12 @@ struct TasksGlobalOptions: OptionGroup {
         let directory = workspace.lastIndex(of: "/").map { String(workspace[..<$0]) } ?? "."
         var info = stat()
         guard stat(directory.isEmpty ? "/" : directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw StarlineError(.usage, "the directory of the workspace file \(workspace) does not exist (\(directory)); create it first",
-                                details: .object([("option", .string("workspace")), ("value", .string(workspace)),
-                                                  ("directory", .string(directory))]))
+            throw StarlineError(
+                .usage, "the directory of the workspace file \(workspace) does not exist (\(directory)); create it first",
+                details: .object([
+                    ("option", .string("workspace")), ("value", .string(workspace)),
+                    ("directory", .string(directory))
+                ]))
         }
         return workspace
     }
@@ -57,8 +61,9 @@ extension Option where Value == DateExpression? {
     static func date(_ long: String, short: Character? = nil, help: String) -> Option {
         .converted(.value(long, short: short, "WHEN", help: help)) { text in
             guard let date = DateExpression(parsing: text) else {
-                throw StarlineError(.usage, "invalid date '\(text)' for --\(long); use \(DateInput.forms)",
-                                    details: .object([("option", .string(long)), ("value", .string(text))]))
+                throw StarlineError(
+                    .usage, "invalid date '\(text)' for --\(long); use \(DateInput.forms)",
+                    details: .object([("option", .string(long)), ("value", .string(text))]))
             }
             return date
         }
@@ -112,8 +117,11 @@ extension Option where Value == InterchangeFormat? {
 
 extension Option where Value == InterchangeFormat {
     static func format(help: String, default defaultValue: InterchangeFormat) -> Option {
-        let optional = Option<InterchangeFormat?>.converted(.value("format", short: "f", "FORMAT", help: help, default: defaultValue.rawValue,
-                                                                  choices: InterchangeFormat.names)) { text in try InterchangeFormat.named(text) }
+        let optional = Option<InterchangeFormat?>.converted(
+            .value(
+                "format", short: "f", "FORMAT", help: help, default: defaultValue.rawValue,
+                choices: InterchangeFormat.names)
+        ) { text in try InterchangeFormat.named(text) }
         return Option(spec: optional.spec) { arguments in try arguments[optional] ?? defaultValue }
     }
 }
@@ -122,8 +130,9 @@ extension InterchangeFormat {
     /// The format by name; the parser has checked a flag's value against the names already.
     static func named(_ text: String) throws -> InterchangeFormat {
         guard let format = InterchangeFormat(rawValue: text) else {
-            throw StarlineError(.usage, "invalid value '\(text)' for --format (choose from \(InterchangeFormat.names.joined(separator: ", ")))",
-                                details: .object([("option", .string("format")), ("value", .string(text))]))
+            throw StarlineError(
+                .usage, "invalid value '\(text)' for --format (choose from \(InterchangeFormat.names.joined(separator: ", ")))",
+                details: .object([("option", .string("format")), ("value", .string(text))]))
         }
         return format
     }

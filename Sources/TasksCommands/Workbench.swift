@@ -35,8 +35,9 @@ struct Workbench {
     }
 
     static func outOfRange(_ option: String) -> StarlineError {
-        StarlineError(.usage, "the date given to --\(option) is out of range: dates must lie within the years 0001–9999",
-                      details: .object([("option", .string(option))]))
+        StarlineError(
+            .usage, "the date given to --\(option) is out of range: dates must lie within the years 0001–9999",
+            details: .object([("option", .string(option))]))
     }
 
     /// The notes text; `-` reads standard input (UTF-8, trailing newlines dropped).

@@ -28,8 +28,10 @@ import Testing
     /// installed by scripts/bootstrap), started by `sl-login --browser` as $BROWSER and answered on its loopback
     /// listener. Before the fix Chromium stayed on the form: its CSP (form-action 'self') blocked the redirect.
     @Test func item1SignInThroughTheRealPageInHeadlessChromium() throws {
-        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-                "chromium and chromium-driver are missing: run scripts/bootstrap")
+        #expect(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            "chromium and chromium-driver are missing: run scripts/bootstrap")
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let result = h.home.file("chromium.json")
         let browser = "\(Self.python) '\(Self.chromiumSignIn)' --user bob --password bob-pass --result '\(result)' %s"
@@ -40,7 +42,9 @@ import Testing
         #expect(record["state"]?.stringValue == "loggedIn" && record["mode"]?.stringValue == "browser")
         #expect(record["session"]?["user"]?["id"]?.stringValue == "bob")
         #expect(report?["ok"] == .bool(true))
-        #expect(report?["startURL"]?.stringValue?.hasPrefix("file://") == true, "the browser was handed the private page, not the authorize URL")
+        #expect(
+            report?["startURL"]?.stringValue?.hasPrefix("file://") == true, "the browser was handed the private page, not the authorize URL"
+        )
         #expect(report?["finalText"]?.stringValue?.contains("Signed in") == true)
         #expect(try h.restore().state == "valid")
         #expect(Self.handoffPages(h).isEmpty, "the private page is removed when the sign-in ends")
@@ -63,10 +67,18 @@ import Testing
     @Test func item1TheFormActionPolicyNamesOnlyTheRedirectOrigin() throws {
         let server = try DevServerProcess()
         let challenge = String(repeating: "a", count: 43)
-        let page = try server.request("GET", "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=http%3A%2F%2F127.0.0.1%3A4567%2Fcallback&state=s&code_challenge=\(challenge)&code_challenge_method=S256")
+        let page = try server.request(
+            "GET",
+            "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=http%3A%2F%2F127.0.0.1%3A4567%2Fcallback&state=s&code_challenge=\(challenge)&code_challenge_method=S256"
+        )
         #expect(page.status == 200)
-        #expect(page.header("Content-Security-Policy") == "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:4567")
-        let app = try server.request("GET", "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=starline-workbench%3A%2F%2Fauth%2Fcallback&state=s&code_challenge=\(challenge)&code_challenge_method=S256")
+        #expect(
+            page.header("Content-Security-Policy")
+                == "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:4567")
+        let app = try server.request(
+            "GET",
+            "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=starline-workbench%3A%2F%2Fauth%2Fcallback&state=s&code_challenge=\(challenge)&code_challenge_method=S256"
+        )
         #expect(app.header("Content-Security-Policy")?.hasSuffix("form-action 'self' starline-workbench:") == true)
         let other = try server.request("GET", "/oauth/device")
         #expect(other.header("Content-Security-Policy")?.hasSuffix("form-action 'self'") == true)
@@ -93,7 +105,8 @@ import Testing
         let argv = try String(contentsOfFile: record + ".argv", encoding: .utf8)
         let env = try String(contentsOfFile: record + ".env", encoding: .utf8)
         let page = try String(contentsOfFile: record + ".page", encoding: .utf8)
-        #expect(argv.hasPrefix("file://") && !argv.contains("state=") && !argv.contains("code_challenge") && !argv.contains("oauth"), "\(argv)")
+        #expect(
+            argv.hasPrefix("file://") && !argv.contains("state=") && !argv.contains("code_challenge") && !argv.contains("oauth"), "\(argv)")
         #expect(!env.contains("STARLINE_"), "the browser inherits no STARLINE_* variable")
         #expect(try String(contentsOfFile: record + ".mode", encoding: .utf8).trimmingWhitespace() == "600")
         #expect(page.contains("/oauth/authorize?") && page.contains("code_challenge="), "the page forwards to the authorize URL")
@@ -120,9 +133,11 @@ import Testing
     @Test func item2TheCallbackPageEscapesTheError() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let answer = h.home.file("answer.html")
-        let browser = try Self.pageReadingBrowser(h, """
-        curl -s -o '\(answer)' "http://127.0.0.1:$port/callback?state=$state&error=%3Cscript%3Ealert(1)%3C%2Fscript%3E"
-        """)
+        let browser = try Self.pageReadingBrowser(
+            h,
+            """
+            curl -s -o '\(answer)' "http://127.0.0.1:$port/callback?state=$state&error=%3Cscript%3Ealert(1)%3C%2Fscript%3E"
+            """)
         let login = try h.run("sl-login", ["--browser", "--pending-ttl", "30"], environment: ["BROWSER": browser])
         #expect(login.status == 9, "\(login.stderrText)")
         let page = Self.waitForFile(answer) ?? ""
@@ -140,12 +155,14 @@ import Testing
     /// real callback, sent meanwhile on another connection, is answered and the sign-in completes.
     @Test func item2ASlowConnectionDoesNotHoldTheListener() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
-        let browser = try Self.pageReadingBrowser(h, """
-        \(Self.dribbler(seconds: 40)) &
-        sleep 1
-        \(h.approveInShell(url: "\"$url\"", user: "bob"))
-        curl -s -o /dev/null "$loc"
-        """)
+        let browser = try Self.pageReadingBrowser(
+            h,
+            """
+            \(Self.dribbler(seconds: 40)) &
+            sleep 1
+            \(h.approveInShell(url: "\"$url\"", user: "bob"))
+            curl -s -o /dev/null "$loc"
+            """)
         let login = try h.spawn("sl-login", ["--browser", "--pending-ttl", "30"], environment: ["BROWSER": browser])
         let run = login.waitOrKill(seconds: 25)
         #expect(run.status == 0 && run.killedBy == nil, "\(run.stderrText)")

@@ -22,7 +22,8 @@ import Testing
 
     func remaining(_ server: DevServerProcess, user: String = "carol") throws -> Set<String> {
         let admin = try server.login("alice")
-        let sessions = try server.request("GET", "/api/admin/users/\(user)/sessions", token: admin.token).json()["sessions"]?.arrayValue ?? []
+        let sessions =
+            try server.request("GET", "/api/admin/users/\(user)/sessions", token: admin.token).json()["sessions"]?.arrayValue ?? []
         return Set(sessions.compactMap { $0["id"]?.stringValue })
     }
 
@@ -38,16 +39,19 @@ import Testing
     @Test func aBurstOfFiftyFaultsFailsNoItem() throws {
         let h = try harness()
         _ = try createSessions(h.server, count: 300)
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("status", .int(503)), ("count", .int(30))]))
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("reset", .bool(true)), ("count", .int(20))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("status", .int(503)), ("count", .int(30))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("reset", .bool(true)), ("count", .int(20))]))
         let run = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all"]).waitOrKill(seconds: 120)
         #expect(run.status == 0, "\(run.stderrText)")
         let total = try summary(run)
         #expect(total?["revoked"]?.intValue == 300 && total?["failed"]?.intValue == 0)
         #expect((total?["outageRequests"]?.intValue ?? 0) > 0, "the probes and the requests in flight were not the items'")
         let lines = try results(run)
-        #expect(lines.count == 300 && lines.allSatisfy { $0["attempts"]?.intValue == 1 },
-                "attempts: \(lines.compactMap { $0["attempts"]?.intValue }.filter { $0 != 1 })")
+        #expect(
+            lines.count == 300 && lines.allSatisfy { $0["attempts"]?.intValue == 1 },
+            "attempts: \(lines.compactMap { $0["attempts"]?.intValue }.filter { $0 != 1 })")
         #expect(run.stderrText.contains("not answering") && run.stderrText.contains("answers again"))
         #expect(try remaining(h.server).isEmpty)
     }
@@ -130,7 +134,8 @@ import Testing
             cases.append(("another user's", foreign))
         }
         for (what, path) in cases {
-            let run = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", path, "--resume"]).waitOrKill(seconds: 20)
+            let run = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", path, "--resume"]).waitOrKill(
+                seconds: 20)
             #expect(run.status == 10, "\(what): \(run.stderrText)")
             #expect(try run.error()["error"]?["code"]?.stringValue == "INSECURE_PERMISSIONS", "\(what)")
             #expect(run.stderrText.contains(path), "\(what): the message names the journal")
@@ -152,18 +157,21 @@ import Testing
         #expect(resumedSame.status == 0, "\(resumedSame.stderrText)")
         #expect(try journalRecords(journal).filter { $0["run"] != nil }.last?["run"]?["reason"]?.stringValue == "offboarding")
 
-        let otherReason = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume", "--reason", "cleanup"])
+        let otherReason = try h.run(
+            "sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume", "--reason", "cleanup"])
         #expect(try otherReason.status == 2 && otherReason.error()["error"]?["code"]?.stringValue == "JOURNAL_MISMATCH")
 
         let text = try String(contentsOfFile: journal, encoding: .utf8)
         let forged = h.home.file("forged.journal")
-        try text.replacingOccurrences(of: #""user":"alice""#, with: #""user":"mallory""#).write(toFile: forged, atomically: false, encoding: .utf8)
+        try text.replacingOccurrences(of: #""user":"alice""#, with: #""user":"mallory""#).write(
+            toFile: forged, atomically: false, encoding: .utf8)
         chmod(forged, 0o600)
         let otherCaller = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", forged, "--resume"])
         #expect(otherCaller.status == 2 && otherCaller.stderrText.contains("mallory"), "\(otherCaller.stderrText)")
 
         let otherAPI = h.home.file("other-api.journal")
-        try text.replacingOccurrences(of: h.server.baseURL, with: "https://account.example.org").write(toFile: otherAPI, atomically: false, encoding: .utf8)
+        try text.replacingOccurrences(of: h.server.baseURL, with: "https://account.example.org").write(
+            toFile: otherAPI, atomically: false, encoding: .utf8)
         chmod(otherAPI, 0o600)
         let wrongAPI = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", otherAPI, "--resume"])
         #expect(try wrongAPI.status == 2 && wrongAPI.error()["error"]?["code"]?.stringValue == "JOURNAL_MISMATCH", "\(wrongAPI.stderrText)")
@@ -182,7 +190,8 @@ import Testing
     @Test func stdinIsRevokedAsItArrives() throws {
         let h = try harness()
         let ids = try createSessions(h.server, count: 3)
-        let script = "{ echo \(ids[0]); echo \(ids[0]); sleep 6; echo \(ids[1]); echo \(ids[2]); } | \(h.shellEnvironment) '\(Tools.path("sl-sessions"))' revoke --user carol -"
+        let script =
+            "{ echo \(ids[0]); echo \(ids[0]); sleep 6; echo \(ids[1]); echo \(ids[2]); } | \(h.shellEnvironment) '\(Tools.path("sl-sessions"))' revoke --user carol -"
         let revoke = try Tools.spawn("/bin/sh", ["-c", script], home: h.home.path)
         let started = Date()
         #expect(revoke.waitForStdout(seconds: 5) { $0.contains(#""status":"revoked""#) }, "a result line before stdin ended")
@@ -204,8 +213,9 @@ import Testing
         var seen: [Set<String>] = []
         for k in 0..<4 {
             let arguments = k == 3 ? ["revoke", "--shard-from-env", "--shards", "4", "-"] : ["revoke", "--shard", "\(k)/4", "-"]
-            let run = try h.run("sl-sessions", arguments + ["--journal", h.home.file("shard\(k).journal")], stdin: input,
-                                environment: k == 3 ? ["JOB_COMPLETION_INDEX": "3"] : [:])
+            let run = try h.run(
+                "sl-sessions", arguments + ["--journal", h.home.file("shard\(k).journal")], stdin: input,
+                environment: k == 3 ? ["JOB_COMPLETION_INDEX": "3"] : [:])
             #expect(run.status == 0, "\(run.stderrText)")
             let mine = Set(try results(run).compactMap { $0["id"]?.stringValue })
             #expect(try summary(run)?["otherShards"]?.intValue == Int64(200 - mine.count))
@@ -223,7 +233,8 @@ import Testing
         let badShard = try h.run("sl-sessions", ["revoke", "--shard", "4/4", "-"], stdin: input)
         #expect(badShard.status == 2)
         // One audit proves the union: every planned item done exactly once, every shard's journal there.
-        let verify = try h.run("sl-sessions", ["journal", "verify", "--plan", "-"] + (0..<4).map { h.home.file("shard\($0).journal") }, stdin: input)
+        let verify = try h.run(
+            "sl-sessions", ["journal", "verify", "--plan", "-"] + (0..<4).map { h.home.file("shard\($0).journal") }, stdin: input)
         #expect(verify.status == 0, "\(verify.stderrText)")
         let audit = try verify.jsonLines().last?["summary"]
         #expect(audit?["planned"]?.intValue == 200 && audit?["done"]?.intValue == 200 && audit?["exact"] == .bool(true))
@@ -240,10 +251,15 @@ import Testing
         let plan = h.home.file("plan.jsonl")
         try Data(planRun.stdout).write(to: URL(fileURLWithPath: plan))
         // One session's route always answers 500: that item fails (its own failure, not an outage).
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/carol/sessions/\(ids[7])")), ("status", .int(500))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("DELETE /api/admin/users/carol/sessions/\(ids[7])")), ("status", .int(500))]))
         let journals = (0..<2).map { h.home.file("j\($0).journal") }
         for k in 0..<2 {
-            _ = try h.run("sl-sessions", ["revoke", "--shard", "\(k)/2", "--max-attempts", "2", "--journal", journals[k], "--reason", "offboarding", "-"], stdin: input)
+            _ = try h.run(
+                "sl-sessions",
+                ["revoke", "--shard", "\(k)/2", "--max-attempts", "2", "--journal", journals[k], "--reason", "offboarding", "-"],
+                stdin: input)
         }
         let failed = try h.run("sl-sessions", ["journal", "verify", "--plan", plan] + journals)
         #expect(failed.status == 8, "\(failed.stderrText)")
@@ -312,10 +328,13 @@ import Testing
         let h = try harness()
         let ids = try createSessions(h.server, count: 400)
         let dir = h.home.path
-        try ("id,user\n" + ids.map { "\($0),carol" }.joined(separator: "\n") + "\n").write(toFile: dir + "/plan.csv", atomically: true, encoding: .utf8)
+        try ("id,user\n" + ids.map { "\($0),carol" }.joined(separator: "\n") + "\n").write(
+            toFile: dir + "/plan.csv", atomically: true, encoding: .utf8)
         // Bursts for everyone, and one session whose route always fails: its shard ends 8 on the first pass.
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("status", .int(503)), ("count", .int(20))]))
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("reset", .bool(true)), ("count", .int(10))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("status", .int(503)), ("count", .int(20))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string(Self.deleteRoute)), ("reset", .bool(true)), ("count", .int(10))]))
         let broken = "DELETE /api/admin/users/carol/sessions/\(ids[11])"
         _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(broken)), ("status", .int(500))]))
         let script = """

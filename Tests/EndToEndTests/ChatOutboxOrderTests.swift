@@ -24,7 +24,9 @@ import Testing
     /// The server's texts of `conversation` starting with `prefix`, in the server's order (oldest first).
     func serverTexts(_ h: SessionToolsHarness, _ conversation: String, prefix: String) throws -> [String] {
         let alice = try h.server.login("alice")
-        let messages = try h.server.request("GET", "/chat/v1/conversations/\(conversation)/messages?limit=200", token: alice.token).json()["messages"]?.arrayValue ?? []
+        let messages =
+            try h.server.request("GET", "/chat/v1/conversations/\(conversation)/messages?limit=200", token: alice.token).json()["messages"]?
+            .arrayValue ?? []
         return messages.compactMap { $0["text"]?.stringValue }.filter { $0.hasPrefix(prefix) }
     }
 
@@ -45,7 +47,8 @@ import Testing
     }
 
     func queue(_ h: SessionToolsHarness, _ conversation: String, _ texts: [String], clientId: String) throws {
-        let run = try chat(h, ["send", conversation, "--lines", "--queue", "--client-id", clientId], stdin: Array(texts.map { $0 + "\n" }.joined().utf8))
+        let run = try chat(
+            h, ["send", conversation, "--lines", "--queue", "--client-id", clientId], stdin: Array(texts.map { $0 + "\n" }.joined().utf8))
         #expect(run.status == 0, "\(run.stderrText)")
     }
 
@@ -69,7 +72,9 @@ import Testing
         case "503": try fault(h, conversation: "c_team", clientId: "ord.1", [("status", .int(503)), ("count", .int(8))])
         case "429":
             // More 429s than the run waits out (50), each with a Retry-After of 0 s.
-            try fault(h, conversation: "c_team", clientId: "ord.1", [("status", .int(429)), ("count", .int(60)), ("headers", .object([("Retry-After", .string("0"))]))])
+            try fault(
+                h, conversation: "c_team", clientId: "ord.1",
+                [("status", .int(429)), ("count", .int(60)), ("headers", .object([("Retry-After", .string("0"))]))])
         case "reset": try fault(h, conversation: "c_team", clientId: "ord.1", [("reset", .bool(true)), ("count", .int(8))])
         default:
             // The server stores line 1, then answers after the client gave up: line 1 is unknown.
@@ -77,15 +82,20 @@ import Testing
             options = ["--max-attempts", "1", "--timeout", "1"]
         }
         let lines = (1...20).map { "ordered \($0)" }
-        let sent = try chat(h, ["send", "c_team", "--lines", "--client-id", "ord"] + options, stdin: Array(lines.map { $0 + "\n" }.joined().utf8))
+        let sent = try chat(
+            h, ["send", "c_team", "--lines", "--client-id", "ord"] + options, stdin: Array(lines.map { $0 + "\n" }.joined().utf8))
         #expect(sent.status == 8, "\(sent.stderrText)")
         let records = try sent.jsonLines()
         let first = records.first { $0["line"]?.intValue == 1 }
         #expect(["pending", "unknown"].contains(first?["state"]?.stringValue ?? "?"), "line 1 is still open: \(String(describing: first))")
-        let held = records.filter { $0["heldBy"]?.stringValue == "ord.1" && $0["state"]?.stringValue == "pending" }.compactMap { $0["line"]?.intValue }
+        let held = records.filter { $0["heldBy"]?.stringValue == "ord.1" && $0["state"]?.stringValue == "pending" }.compactMap {
+            $0["line"]?.intValue
+        }
         #expect(held == Array(2...20), "every later line is held by line 1, not sent")
         #expect(records.last?["summary"]?["held"]?.intValue == 19)
-        #expect(try serverTexts(h, "c_team", prefix: "ordered ").allSatisfy { $0 == "ordered 1" }, "no later line reached the server while line 1 was open")
+        #expect(
+            try serverTexts(h, "c_team", prefix: "ordered ").allSatisfy { $0 == "ordered 1" },
+            "no later line reached the server while line 1 was open")
         let listed = try outbox(h)
         #expect((2...20).allSatisfy { listed["ord.\($0)"]?["heldBy"]?.stringValue == "ord.1" }, "outbox list names the holder")
         #expect(listed["ord.1"]?["heldBy"] == nil)
@@ -106,14 +116,18 @@ import Testing
         let team = (1...20).map { "team \($0)" }, pair = (1...5).map { "pair \($0)" }
         try queue(h, "c_team", team, clientId: "q")
         try queue(h, "c_alice_bob", pair, clientId: "p")
-        try fault(h, conversation: "c_team", clientId: "q.1", [("status", .int(429)), ("count", .int(1)), ("headers", .object([("Retry-After", .string("10"))]))])
+        try fault(
+            h, conversation: "c_team", clientId: "q.1",
+            [("status", .int(429)), ("count", .int(1)), ("headers", .object([("Retry-After", .string("10"))]))])
         let a = try h.spawn("sl-chat", ["outbox", "flush"])
-        #expect(try eventually { try h.counter(Self.putRoute) >= 1 && outbox(h)["q.1"]?["state"]?.stringValue == "sending" },
-                "flush A got the 429 for q.1 and holds it")
+        #expect(
+            try eventually { try h.counter(Self.putRoute) >= 1 && outbox(h)["q.1"]?["state"]?.stringValue == "sending" },
+            "flush A got the 429 for q.1 and holds it")
         let b = try h.spawn("sl-chat", ["outbox", "flush"])
         let c = try h.spawn("sl-chat", ["send", "c_team", "team late", "--client-id", "late"])
         #expect(try eventually { try serverTexts(h, "c_alice_bob", prefix: "pair ") == pair }, "the other conversation was sent")
-        #expect(try outbox(h)["q.1"]?["state"]?.stringValue == "sending", "…while flush A still held q.1: it held back no other conversation")
+        #expect(
+            try outbox(h)["q.1"]?["state"]?.stringValue == "sending", "…while flush A still held q.1: it held back no other conversation")
         let ra = a.waitOrKill(seconds: 90), rb = b.waitOrKill(seconds: 90), rc = c.waitOrKill(seconds: 90)
         #expect(ra.status == 0 && rb.status == 0 && rc.status == 0, "\(ra.stderrText) \(rb.stderrText) \(rc.stderrText)")
         #expect(try rc.json()["state"]?.stringValue == "sent", "the send waited for the entries before its own")
@@ -137,8 +151,11 @@ import Testing
         let records = try flushed.jsonLines()
         let byId = Dictionary(records.compactMap { r in r["clientId"]?.stringValue.map { ($0, r) } }, uniquingKeysWith: { a, _ in a })
         #expect(byId["f.1"]?["state"]?.stringValue == "failed")
-        #expect((2...4).allSatisfy { byId["f.\($0)"]?["heldBy"]?.stringValue == "f.1" && byId["f.\($0)"]?["state"]?.stringValue == "pending" })
-        #expect(byId["o.1"]?["state"]?.stringValue == "sent" && byId["o.2"]?["state"]?.stringValue == "sent", "another conversation is not held")
+        #expect(
+            (2...4).allSatisfy { byId["f.\($0)"]?["heldBy"]?.stringValue == "f.1" && byId["f.\($0)"]?["state"]?.stringValue == "pending" })
+        #expect(
+            byId["o.1"]?["state"]?.stringValue == "sent" && byId["o.2"]?["state"]?.stringValue == "sent", "another conversation is not held"
+        )
         let summary = records.last?["summary"]
         #expect(summary?["held"]?.intValue == 3 && summary?["failed"]?.intValue == 1 && summary?["sent"]?.intValue == 2)
         #expect(try serverTexts(h, "c_team", prefix: "held ").isEmpty)

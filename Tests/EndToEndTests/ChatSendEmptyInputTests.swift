@@ -11,13 +11,17 @@ import Testing
         try h.storeLogin("alice")
         let puts = "PUT /chat/v1/conversations/{id}/messages/{clientId}"
 
-        for arguments in [["send", "c_team", "--lines"], ["send", "c_team", "--allow-empty", "-"], ["send", "c_team", "--allow-empty", "--client-id", "k", "-"]] {
+        for arguments in [
+            ["send", "c_team", "--lines"], ["send", "c_team", "--allow-empty", "-"],
+            ["send", "c_team", "--allow-empty", "--client-id", "k", "-"]
+        ] {
             for stdin in ["", "\n", "\r\n\n"] where !(arguments.contains("-") && stdin == "\r\n\n") {
                 let run = try h.run("sl-chat", arguments, stdin: Array(stdin.utf8))
                 #expect(run.status == 0, "\(arguments) \(stdin.debugDescription): \(run.stderrText)")
                 let summary = try run.json()["summary"]
-                #expect(summary?["items"]?.intValue == 0 && summary?["sent"]?.intValue == 0 && summary?["nothingToSend"] == .bool(true),
-                        "\(run.stdoutText)")
+                #expect(
+                    summary?["items"]?.intValue == 0 && summary?["sent"]?.intValue == 0 && summary?["nothingToSend"] == .bool(true),
+                    "\(run.stdoutText)")
             }
         }
         #expect(try h.run("sl-chat", ["outbox", "list"]).jsonLines().isEmpty, "nothing was stored in the outbox")
@@ -33,9 +37,12 @@ import Testing
         #expect(try sent.json()["state"]?.stringValue == "sent")
 
         // Nothing to send needs neither a session nor the network.
-        let nowhere = try h.run("sl-chat", ["send", "c_team", "--lines"], stdin: [],
-                                environment: ["STARLINE_HOME": h.home.file("no-session"), "STARLINE_API_BASE_URL": "http://127.0.0.1:9",
-                                              "STARLINE_CHAT_BASE_URL": "http://127.0.0.1:9/chat"])
+        let nowhere = try h.run(
+            "sl-chat", ["send", "c_team", "--lines"], stdin: [],
+            environment: [
+                "STARLINE_HOME": h.home.file("no-session"), "STARLINE_API_BASE_URL": "http://127.0.0.1:9",
+                "STARLINE_CHAT_BASE_URL": "http://127.0.0.1:9/chat"
+            ])
         #expect(nowhere.status == 0, "\(nowhere.stderrText)")
     }
 }

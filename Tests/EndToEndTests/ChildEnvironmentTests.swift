@@ -8,8 +8,10 @@ import Testing
 /// /proc while it runs: its environ and cmdline hold none of the secrets the tool was given. And every tool
 /// runs with core dumps off (its /proc/PID/limits), sl-memory also undumpable.
 @Suite struct ChildEnvironmentTests {
-    static let secrets = ["STARLINE_TOKEN": "token-secret-7f3a", "STARLINE_MEMORY_PASSPHRASE": "passphrase-secret-91c2",
-                          "STARLINE_MEMORY_SHARE_CODE": "share-code-secret-44d0", "STARLINE_DEV_TOKEN": "dev-token-secret-c0de"]
+    static let secrets = [
+        "STARLINE_TOKEN": "token-secret-7f3a", "STARLINE_MEMORY_PASSPHRASE": "passphrase-secret-91c2",
+        "STARLINE_MEMORY_SHARE_CODE": "share-code-secret-44d0", "STARLINE_DEV_TOKEN": "dev-token-secret-c0de"
+    ]
 
     /// What in /proc/PID/{environ,cmdline} gives a secret away: a secret variable's name or any secret value.
     static func leaks(pid: Int32) -> [String] {
@@ -62,8 +64,9 @@ import Testing
         let script = harness.home.file("browser.sh")
         try "cp /proc/$$/environ '\(capture).environ'; cp /proc/$$/cmdline '\(capture).cmdline'; echo $$ > '\(capture).pid'\n"
             .write(toFile: script, atomically: true, encoding: .utf8)
-        let login = try harness.spawn("sl-login", ["--browser", "--pending-ttl", "30"],
-                                      environment: Self.secrets.merging(["BROWSER": "sh \(script) %s"]) { $1 })
+        let login = try harness.spawn(
+            "sl-login", ["--browser", "--pending-ttl", "30"],
+            environment: Self.secrets.merging(["BROWSER": "sh \(script) %s"]) { $1 })
         defer { login.signal(SIGTERM); _ = login.waitOrKill(seconds: 10) }
         let deadline = Date().addingTimeInterval(20)
         while access(capture + ".pid", F_OK) != 0, Date() < deadline { usleep(50_000) }
@@ -99,17 +102,21 @@ import Testing
         let blocked: [(String, [String])] = [
             ("sl-qr", ["encode", "-"]), ("sl-tasks", ["import", "-"]), ("sl-memory", ["add", "title", "-"]),
             ("sl-sessions", ["revoke", "--dry-run"]), ("sl-chat", ["send", "alice-bob", "-"]),
-            ("sl-login", ["complete", "-"]), ("sl-devserver", ["--port", "0"]),
+            ("sl-login", ["complete", "-"]), ("sl-devserver", ["--port", "0"])
         ]
         _ = try Tools.run("sl-memory", ["init"], home: home.path, environment: ["STARLINE_MEMORY_PASSPHRASE": "pass phrase 1"])
         for (tool, arguments) in blocked {
-            let run = try StdinHeldTool(tool, arguments, home: home.path,
-                                        environment: ["STARLINE_MEMORY_PASSPHRASE": "pass phrase 1", "STARLINE_TOKEN": "t",
-                                                      "STARLINE_API_BASE_URL": server.baseURL, "STARLINE_CHAT_BASE_URL": server.chatBase])
+            let run = try StdinHeldTool(
+                tool, arguments, home: home.path,
+                environment: [
+                    "STARLINE_MEMORY_PASSPHRASE": "pass phrase 1", "STARLINE_TOKEN": "t",
+                    "STARLINE_API_BASE_URL": server.baseURL, "STARLINE_CHAT_BASE_URL": server.chatBase
+                ])
             defer { run.finish() }
             usleep(300_000)
             let limits = (try? String(contentsOfFile: "/proc/\(run.pid)/limits", encoding: .utf8)) ?? ""
-            let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? "(not running: \(run.pid))"
+            let core =
+                limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? "(not running: \(run.pid))"
             #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(tool): \(core)")
             if tool == "sl-memory" {
                 let status = (try? String(contentsOfFile: "/proc/\(run.pid)/status", encoding: .utf8)) ?? ""

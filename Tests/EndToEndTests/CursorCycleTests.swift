@@ -11,13 +11,17 @@ import Testing
 @Suite struct CursorCycleTests {
     /// A `read` event (a type the cache passes on untouched) with its seq and cursor.
     static func event(seq: Int, cursor: String) -> JSON {
-        .object([("seq", .int(seq)), ("type", .string("read")), ("cursor", .string(cursor)),
-                 ("read", .object([("conversationId", .string("c_x")), ("lastReadSeq", .int(seq))]))])
+        .object([
+            ("seq", .int(seq)), ("type", .string("read")), ("cursor", .string(cursor)),
+            ("read", .object([("conversationId", .string("c_x")), ("lastReadSeq", .int(seq))]))
+        ])
     }
 
     static func message(seq: Int) -> JSON {
-        .object([("id", .string("m\(seq)")), ("clientId", .string("k\(seq)")), ("conversationId", .string("c_x")), ("senderId", .string("bob")),
-                 ("text", .string("message \(seq)")), ("createdAt", .string("2025-01-01T00:00:00Z")), ("seq", .int(seq))])
+        .object([
+            ("id", .string("m\(seq)")), ("clientId", .string("k\(seq)")), ("conversationId", .string("c_x")), ("senderId", .string("bob")),
+            ("text", .string("message \(seq)")), ("createdAt", .string("2025-01-01T00:00:00Z")), ("seq", .int(seq))
+        ])
     }
 
     /// `GET /chat/v1/sync` whose cursors go round `cycle`: without `since` the first, after each the next, after
@@ -65,7 +69,8 @@ import Testing
         #expect(hostile.count("/chat/v1/sync") <= cycle.count + 2, "it stopped at the first cursor that came back")
     }
 
-    @Test("tail, drained and following: a cursor cycle is DATA_ERROR", arguments: [["tail"], ["tail", "--follow"], ["tail", "--cursor", "t"]])
+    @Test(
+        "tail, drained and following: a cursor cycle is DATA_ERROR", arguments: [["tail"], ["tail", "--follow"], ["tail", "--cursor", "t"]])
     func tailStopsAtACursorCycle(_ arguments: [String]) throws {
         let hostile = try HostileHTTPServer(Self.cyclingSync(["c1", "c2", "c3"]))
         let (h, env) = try harness(hostile)
@@ -107,7 +112,9 @@ import Testing
             switch request.path {
             case "/chat/v1/sync":
                 // One event, then the cursor is expired: a gap, backfilled from history.
-                if request.query["since"] == nil { return (200, .object([("events", .array([Self.event(seq: 1, cursor: "c1")])), ("cursor", .string("c1"))])) }
+                if request.query["since"] == nil {
+                    return (200, .object([("events", .array([Self.event(seq: 1, cursor: "c1")])), ("cursor", .string("c1"))]))
+                }
                 return (410, HostileHTTPServer.error("CURSOR_EXPIRED"))
             case "/chat/v1/conversations/c_x/messages":
                 // The same full page whatever `after` says.
@@ -126,7 +133,11 @@ import Testing
         #expect(backfilled.count == 200, "the first page once, nothing again")
     }
 
-    @Test("sl-sessions list --all-users: a user-list cursor cycle of length 3 is DATA_ERROR naming the route and the cursor")
+    @Test(
+        """
+        sl-sessions list --all-users: a user-list cursor cycle of length 3 is DATA_ERROR naming the route and the \
+        cursor
+        """)
     func adminListingStopsAtACycleOfThree() throws {
         let cycle = ["k1", "k2", "k3"]
         let hostile = try HostileHTTPServer { request in
@@ -138,8 +149,10 @@ import Testing
             return (404, HostileHTTPServer.error("NOT_FOUND"))
         }
         let home = TemporaryDirectory("admin-cycle")
-        let run = try Tools.spawn("sl-sessions", ["list", "--all-users"], home: home.path,
-                                  environment: ["STARLINE_TOKEN": "hostile-test-token", "STARLINE_API_BASE_URL": hostile.baseURL]).waitOrKill(seconds: 30)
+        let run = try Tools.spawn(
+            "sl-sessions", ["list", "--all-users"], home: home.path,
+            environment: ["STARLINE_TOKEN": "hostile-test-token", "STARLINE_API_BASE_URL": hostile.baseURL]
+        ).waitOrKill(seconds: 30)
         try expectCycle(run, route: "GET /api/admin/users", cursor: "k1", "admin listing")
         #expect(hostile.count("/api/admin/users") == 4)
     }

@@ -83,7 +83,11 @@ import Testing
         #expect(run.status == 0, "\(run.stderrText)")
         let record = try #require(try run.jsonLines().first)
         #expect(record["text"]?.stringValue == "https://chat.thestarline.cn/f/Big" && record["attempt"]?.stringValue == "original")
-        #expect(record["corners"] == .array([.array([.int(157), .int(157)]), .array([.int(1322), .int(157)]),
-                                             .array([.int(1322), .int(1322)]), .array([.int(157), .int(1322)])]))
+        #expect(
+            record["corners"]
+                == .array([
+                    .array([.int(157), .int(157)]), .array([.int(1322), .int(157)]),
+                    .array([.int(1322), .int(1322)]), .array([.int(157), .int(1322)])
+                ]))
     }
 }

@@ -9,9 +9,12 @@ import Testing
     static let bobPhone = "+8613800000002"
 
     func smsReset(_ server: DevServerProcess, code: String, password: String = "bob-sms-pass") throws -> HTTPResult {
-        try server.request("POST", "/api/password/sms-reset", body: .json(.object([
-            ("phone", .string(Self.bobPhone)), ("code", .string(code)), ("newPassword", .string(password)),
-        ])))
+        try server.request(
+            "POST", "/api/password/sms-reset",
+            body: .json(
+                .object([
+                    ("phone", .string(Self.bobPhone)), ("code", .string(code)), ("newPassword", .string(password))
+                ])))
     }
 
     func requestCode(_ server: DevServerProcess, phone: String = bobPhone) throws -> HTTPResult {
@@ -61,12 +64,17 @@ import Testing
 
     func signInPage(_ server: DevServerProcess) throws -> String {
         let (_, challenge) = DevServerProcess.pkce()
-        let page = try server.request("GET", "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=\(PercentEncoding.encode("http://127.0.0.1:53682/callback"))&state=s&code_challenge=\(challenge)&code_challenge_method=S256")
+        let page = try server.request(
+            "GET",
+            "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=\(PercentEncoding.encode("http://127.0.0.1:53682/callback"))&state=s&code_challenge=\(challenge)&code_challenge_method=S256"
+        )
         return try #require(DevServerProcess.formValue(page.text, "request_id"))
     }
 
     func submit(_ server: DevServerProcess, _ requestId: String, _ user: String, _ password: String) throws -> HTTPResult {
-        try server.request("POST", "/oauth/authorize", body: .form([("request_id", requestId), ("username", user), ("password", password), ("action", "approve")]))
+        try server.request(
+            "POST", "/oauth/authorize",
+            body: .form([("request_id", requestId), ("username", user), ("password", password), ("action", "approve")]))
     }
 
     @Test func theSignInFormIsThrottledPerUserAfterFiveWrongPasswords() throws {
@@ -82,7 +90,9 @@ import Testing
         // The device form shares the throttle.
         let device = try server.request("POST", "/oauth/device_authorization", body: .form([("client_id", "workbench")])).json()
         let userCode = try #require(device["user_code"]?.stringValue)
-        let approve = try server.request("POST", "/oauth/device", body: .form([("user_code", userCode), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
+        let approve = try server.request(
+            "POST", "/oauth/device",
+            body: .form([("user_code", userCode), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
         #expect(approve.status == 429)
         // Other users sign in as usual.
         _ = try server.login("carol")
@@ -103,7 +113,9 @@ import Testing
         let server = try DevServerProcess()
         let bob = try server.login("bob")
         func change(_ old: String) throws -> HTTPResult {
-            try server.request("POST", "/api/password", token: bob.token, body: .json(.object([("oldPassword", .string(old)), ("newPassword", .string("long-enough-1"))])))
+            try server.request(
+                "POST", "/api/password", token: bob.token,
+                body: .json(.object([("oldPassword", .string(old)), ("newPassword", .string("long-enough-1"))])))
         }
         for _ in 0..<5 { #expect(try change("guess").errorCode == "WRONG_PASSWORD") }
         let throttled = try change("bob-pass")
@@ -122,10 +134,12 @@ import Testing
         let server = try DevServerProcess()
         let port = String(server.baseURL.split(separator: ":").last ?? "")
         let bob = try server.login("bob")
-        let me = try server.request("GET", "/api/me", token: bob.token, headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
+        let me = try server.request(
+            "GET", "/api/me", token: bob.token, headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
         #expect(me.status == 421 && me.errorCode == "MISDIRECTED_REQUEST")
         #expect(!me.text.contains("bob"))
-        let dev = try server.request("POST", "/__dev/reset", dev: true, headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
+        let dev = try server.request(
+            "POST", "/__dev/reset", dev: true, headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
         #expect(dev.status == 421)
         let counters = try server.dev("GET", "/__dev/counters").json()["counters"]
         #expect(counters?["GET (wrong host)"]?.intValue == 1 && counters?["POST (wrong host)"]?.intValue == 1)
@@ -137,7 +151,8 @@ import Testing
     func loopbackNamesWithTheBoundPortAreServed(_ host: String) throws {
         let server = try DevServerProcess()
         let port = String(server.baseURL.split(separator: ":").last ?? "")
-        let r = try server.request("GET", "/.well-known/oauth-authorization-server", headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
+        let r = try server.request(
+            "GET", "/.well-known/oauth-authorization-server", headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
         #expect(r.status == 200)
     }
 }

@@ -79,11 +79,17 @@ import Testing
     @Test func passwordChangeKeepsTheCallerAndRevokesTheOthers() throws {
         let server = try DevServerProcess()
         let a = try server.login("bob"), b = try server.login("bob")
-        let wrong = try server.request("POST", "/api/password", token: a.token, body: .json(.object([("oldPassword", .string("nope")), ("newPassword", .string("long-enough-1"))])))
+        let wrong = try server.request(
+            "POST", "/api/password", token: a.token,
+            body: .json(.object([("oldPassword", .string("nope")), ("newPassword", .string("long-enough-1"))])))
         #expect(wrong.status == 403 && wrong.errorCode == "WRONG_PASSWORD")
-        let weak = try server.request("POST", "/api/password", token: a.token, body: .json(.object([("oldPassword", .string("bob-pass")), ("newPassword", .string("short"))])))
+        let weak = try server.request(
+            "POST", "/api/password", token: a.token,
+            body: .json(.object([("oldPassword", .string("bob-pass")), ("newPassword", .string("short"))])))
         #expect(weak.status == 400 && weak.errorCode == "WEAK_PASSWORD")
-        let ok = try server.request("POST", "/api/password", token: a.token, body: .json(.object([("oldPassword", .string("bob-pass")), ("newPassword", .string("new-bob-pass"))])))
+        let ok = try server.request(
+            "POST", "/api/password", token: a.token,
+            body: .json(.object([("oldPassword", .string("bob-pass")), ("newPassword", .string("new-bob-pass"))])))
         #expect(try ok.json()["revokedOthers"]?.intValue == 2)  // b and the seeded laptop session
         #expect(try server.request("GET", "/api/me", token: a.token).status == 200)
         #expect(try server.request("GET", "/api/me", token: b.token).errorCode == "SESSION_REVOKED")
@@ -99,15 +105,20 @@ import Testing
         #expect(request.status == 202)
         let code = try #require(try server.dev("GET", "/__dev/sms/\(PercentEncoding.encode(phone))").json()["code"]?.stringValue)
         #expect(code.count == 6)
-        let wrong = try server.request("POST", "/api/password/sms-reset", body: .json(.object([("phone", .string(phone)), ("code", .string("000000x")), ("newPassword", .string("carol-new-pass"))])))
+        let wrong = try server.request(
+            "POST", "/api/password/sms-reset",
+            body: .json(.object([("phone", .string(phone)), ("code", .string("000000x")), ("newPassword", .string("carol-new-pass"))])))
         #expect(wrong.status == 400 && wrong.errorCode == "INVALID_CODE")
-        let reset = try server.request("POST", "/api/password/sms-reset", body: .json(.object([("phone", .string(phone)), ("code", .string(code)), ("newPassword", .string("carol-new-pass"))])))
+        let reset = try server.request(
+            "POST", "/api/password/sms-reset",
+            body: .json(.object([("phone", .string(phone)), ("code", .string(code)), ("newPassword", .string("carol-new-pass"))])))
         #expect(reset.status == 200)
         #expect(try reset.json()["revoked"]?.intValue == 1)
         #expect(try server.request("GET", "/api/me", token: a.token).errorCode == "SESSION_REVOKED")
         _ = try server.login("carol", password: "carol-new-pass")
         // Unknown phones get the same answer and no code.
-        #expect(try server.request("POST", "/api/password/sms-reset/request", body: .json(.object([("phone", .string("+100"))]))).status == 202)
+        #expect(
+            try server.request("POST", "/api/password/sms-reset/request", body: .json(.object([("phone", .string("+100"))]))).status == 202)
         #expect(try server.dev("GET", "/__dev/sms/%2B100").status == 404)
     }
 
@@ -127,8 +138,10 @@ import Testing
         #expect(all["revoked"]?.intValue == 1)
         #expect(try server.request("GET", "/api/admin/users/nobody/sessions", token: alice.token).status == 404)
         #expect(try server.request("DELETE", "/api/admin/users/bob/sessions/ses_nope", token: alice.token).status == 404)
-        let created = try server.dev("POST", "/__dev/users/bob/sessions", .object([("count", .int(25)), ("appId", .string("workbench"))])).json()
+        let created = try server.dev("POST", "/__dev/users/bob/sessions", .object([("count", .int(25)), ("appId", .string("workbench"))]))
+            .json()
         #expect(created["ids"]?.arrayValue?.count == 25)
-        #expect(try server.request("POST", "/api/admin/users/bob/sessions/revoke-all", token: alice.token).json()["revoked"]?.intValue == 25)
+        #expect(
+            try server.request("POST", "/api/admin/users/bob/sessions/revoke-all", token: alice.token).json()["revoked"]?.intValue == 25)
     }
 }

@@ -86,7 +86,8 @@ import Testing
         }
         let valid = try #require(try page(server, alice.token, "?limit=1").next)
         let untagged = Base64.encodeURL(Array("bob".utf8))  // base64url, but not one this list made
-        for bad in ["!!!", "", untagged, UserCursorForTests.after(""), valid + "=", valid + "%", Base64.encodeURL([0x75, 0x31, 0x3A, 0xFF])] {
+        for bad in ["!!!", "", untagged, UserCursorForTests.after(""), valid + "=", valid + "%", Base64.encodeURL([0x75, 0x31, 0x3A, 0xFF])]
+        {
             let r = try server.request("GET", "/api/admin/users?cursor=\(PercentEncoding.encode(bad))", token: alice.token)
             #expect(r.status == 400 && r.errorCode == "INVALID_REQUEST", "cursor=\(bad): \(r.status)")
         }
@@ -100,7 +101,8 @@ import Testing
     @Test("POST /__dev/users makes deterministic users that sign in, with working sessions")
     func bulkUsersAndTheirSessions() throws {
         let server = try DevServerProcess()
-        let made = try createUsers(server, [("count", .int(3)), ("prefix", .string("u")), ("sessionsPerUser", .int(2)), ("appId", .string("com.example.game"))])
+        let made = try createUsers(
+            server, [("count", .int(3)), ("prefix", .string("u")), ("sessionsPerUser", .int(2)), ("appId", .string("com.example.game"))])
         #expect(made.status == 201)
         let json = try made.json()
         #expect(json["users"] == .array(["u0001", "u0002", "u0003"].map(JSON.string)))
@@ -130,7 +132,7 @@ import Testing
             [("count", .int(10)), ("prefix", .string("u")), ("sessionsPerUser", .int(101))],
             [("count", .int(10)), ("prefix", .string("u")), ("sessionsPerUser", .int(-1))],
             [("count", .int(1001)), ("prefix", .string("u")), ("sessionsPerUser", .int(100))],  // 100100 sessions
-            [("count", .int(10)), ("prefix", .string("u")), ("password", .string(""))],
+            [("count", .int(10)), ("prefix", .string("u")), ("password", .string(""))]
         ]
         for body in refused {
             let r = try createUsers(server, body)
@@ -166,10 +168,12 @@ import Testing
         let alice = try server.login("alice")
         let made = try createUsers(server, [("count", .int(1)), ("prefix", .string("r")), ("sessionsPerUser", .int(1))]).json()
         let session = try #require(made["sessions"]?.arrayValue?.first?["id"]?.stringValue)
-        let fault = try server.dev("POST", "/__dev/faults", .object([
-            ("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
-            ("headers", .object([("Retry-After", .string("3")), ("X-Test", .string("a b\tc"))])), ("count", .int(2)),
-        ]))
+        let fault = try server.dev(
+            "POST", "/__dev/faults",
+            .object([
+                ("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
+                ("headers", .object([("Retry-After", .string("3")), ("X-Test", .string("a b\tc"))])), ("count", .int(2))
+            ]))
         #expect(fault.status == 201)
         #expect(try fault.json()["fault"]?["headers"] == .object([("Retry-After", .string("3")), ("X-Test", .string("a b\tc"))]))
         for _ in 0..<2 {
@@ -185,8 +189,12 @@ import Testing
     func faultHeaderValidation() throws {
         let server = try DevServerProcess()
         func fault(_ headers: JSON, status: Bool = true) throws -> HTTPResult {
-            try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), status ? ("status", .int(429)) : ("reset", .bool(true)),
-                                                              ("headers", headers)]))
+            try server.dev(
+                "POST", "/__dev/faults",
+                .object([
+                    ("route", .string("GET /api/me")), status ? ("status", .int(429)) : ("reset", .bool(true)),
+                    ("headers", headers)
+                ]))
         }
         let refused: [JSON] = [
             .object([("Retry-After", .string("3\r\nSet-Cookie: a=b"))]),
@@ -204,7 +212,7 @@ import Testing
             .object([("transfer-encoding", .string("chunked"))]),
             .object([("Retry-After", .string("1")), ("retry-after", .string("2"))]),
             .object((0..<17).map { ("X-H\($0)", .string("1")) }),
-            .array([.string("Retry-After: 3")]),
+            .array([.string("Retry-After: 3")])
         ]
         for headers in refused {
             let r = try fault(headers)
@@ -220,19 +228,25 @@ import Testing
         let server = try DevServerProcess()
         let alice = try server.login("alice")
         let made = try createUsers(server, [("count", .int(20)), ("prefix", .string("v")), ("sessionsPerUser", .int(5))]).json()
-        let sessions = (made["sessions"]?.arrayValue ?? []).map { ($0["user"]?.stringValue ?? "", $0["id"]?.stringValue ?? "", $0["token"]?.stringValue ?? "") }
+        let sessions = (made["sessions"]?.arrayValue ?? []).map {
+            ($0["user"]?.stringValue ?? "", $0["id"]?.stringValue ?? "", $0["token"]?.stringValue ?? "")
+        }
         #expect(sessions.count == 100)
         // Every session once through the admin route, in parallel as sl-sessions does.
         let dir = TemporaryDirectory()
         try sessions.map { "\(server.baseURL)/api/admin/users/\($0.0)/sessions/\($0.1)" }.joined(separator: "\n")
             .write(toFile: dir.file("urls"), atomically: true, encoding: .utf8)
-        let run = try Tools.shell("xargs -P 16 -n 1 curl -s -o /dev/null -w '%{http_code}\\n' -X DELETE -H 'Authorization: Bearer \(alice.token)' < '\(dir.file("urls"))'")
+        let run = try Tools.shell(
+            "xargs -P 16 -n 1 curl -s -o /dev/null -w '%{http_code}\\n' -X DELETE -H 'Authorization: Bearer \(alice.token)' < '\(dir.file("urls"))'"
+        )
         #expect(run.stdoutText.split(separator: "\n").filter { $0 == "200" }.count == 100)
 
         let (user, id, _) = sessions[0]
         _ = try server.request("DELETE", "/api/admin/users/\(user)/sessions/\(id)", token: alice.token)  // already revoked: counted
-        _ = try server.request("DELETE", "/api/admin/users/v0002/sessions/\(id)", token: alice.token)    // another user's: 404, not counted
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(503)), ("count", .int(1))]))
+        _ = try server.request("DELETE", "/api/admin/users/v0002/sessions/\(id)", token: alice.token)  // another user's: 404, not counted
+        _ = try server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(503)), ("count", .int(1))]))
         _ = try server.request("DELETE", "/api/admin/users/\(user)/sessions/\(id)", token: alice.token)  // faulted: not counted
         let own = try server.login("v0003")
         #expect(try server.request("DELETE", "/api/sessions/\(own.sessionId)", token: own.token).status == 200)

@@ -40,12 +40,15 @@ import Testing
         #expect(try sync(server, alice.token, limit: 1).status == 200)
         let start = try #require(try sync(server, alice.token).json()["cursor"]?.stringValue)
         for i in 1...5 {
-            _ = try server.request("PUT", "/chat/v1/conversations/c_team/messages/p\(i)", token: bob.token, body: .json(.object([("text", .string("page \(i)"))])))
+            _ = try server.request(
+                "PUT", "/chat/v1/conversations/c_team/messages/p\(i)", token: bob.token,
+                body: .json(.object([("text", .string("page \(i)"))])))
         }
         let (events, pages) = try pages(server, alice.token, since: start, limit: 2)
         #expect(pages == 3)
         #expect(events.compactMap { $0["message"]?["text"]?.stringValue } == (1...5).map { "page \($0)" })
-        #expect(try sync(server, alice.token, since: start).json()["events"]?.arrayValue?.count == 5, "the default limit (100) takes all five")
+        #expect(
+            try sync(server, alice.token, since: start).json()["events"]?.arrayValue?.count == 5, "the default limit (100) takes all five")
     }
 
     @Test func bulkMessagesArePagedThroughBySync() throws {
@@ -64,18 +67,23 @@ import Testing
         #expect(messages.count == 2500 && events.allSatisfy { $0["type"]?.stringValue == "message" })
         #expect(messages.compactMap { $0["seq"]?.intValue } == Array(first...last))
         #expect(messages.first?["text"]?.stringValue == "bulk 1" && messages.last?["text"]?.stringValue == "bulk 2500")
-        #expect(messages.allSatisfy { $0["conversationId"]?.stringValue == "c_team" && $0["senderId"]?.stringValue == "bob" && $0["id"] != nil })
+        #expect(
+            messages.allSatisfy { $0["conversationId"]?.stringValue == "c_team" && $0["senderId"]?.stringValue == "bob" && $0["id"] != nil }
+        )
         #expect(Set(messages.compactMap { $0["clientId"]?.stringValue }).count == 2500)
 
         // They are real messages: history, unread counts and the sender's clientId lookup see them.
-        let latest = try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=1", token: alice.token).json()["messages"]?.arrayValue?.first
+        let latest = try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=1", token: alice.token).json()["messages"]?
+            .arrayValue?.first
         #expect(latest == messages.last)
         let list = try server.request("GET", "/chat/v1/conversations", token: alice.token).json()["conversations"]?.arrayValue ?? []
         let team = list.first(where: { (item: JSON) in item["id"]?.stringValue == "c_team" })
         #expect(team?["unread"]?.intValue == 2501)
         let bob = try server.login("bob")
         let clientId = try #require(messages.last?["clientId"]?.stringValue)
-        #expect(try server.request("GET", "/chat/v1/conversations/c_team/messages?clientId=\(clientId)", token: bob.token).json()["messages"] == .array([latest ?? .null]))
+        #expect(
+            try server.request("GET", "/chat/v1/conversations/c_team/messages?clientId=\(clientId)", token: bob.token).json()["messages"]
+                == .array([latest ?? .null]))
 
         let again = try bulk(server, "c_team", .object([("count", .int(3)), ("sender", .string("bob"))]))
         #expect(again.status == 201, "clientIds are new on every call")
@@ -92,13 +100,14 @@ import Testing
             ("c_team", .object([("count", .int(1))]), 400),
             ("c_alice_bob", .object([("count", .int(1)), ("sender", .string("carol"))]), 400),
             ("c_team", .object([("count", .int(1)), ("sender", .string("bob")), ("text", .string(""))]), 400),
-            ("nope", .object([("count", .int(1)), ("sender", .string("bob"))]), 404),
+            ("nope", .object([("count", .int(1)), ("sender", .string("bob"))]), 404)
         ]
         for (conversation, body, status) in cases {
             let r = try bulk(server, conversation, body)
             #expect(r.status == status, "\(conversation) \(body.serialized()): \(r.status) \(r.text)")
         }
-        let anonymous = try server.request("POST", "/__dev/conversations/c_team/messages", body: .json(.object([("count", .int(1)), ("sender", .string("bob"))])))
+        let anonymous = try server.request(
+            "POST", "/__dev/conversations/c_team/messages", body: .json(.object([("count", .int(1)), ("sender", .string("bob"))])))
         #expect(anonymous.status == 401 && anonymous.errorCode == "INVALID_DEV_TOKEN")
         let alice = try server.login("alice")
         #expect(try sync(server, alice.token).json()["events"] == .array([]), "nothing was created")
@@ -137,7 +146,9 @@ import Testing
         let alice = try server.login("alice"), carol = try server.login("carol")
         var cursor = try #require(try sync(server, carol.token).json()["cursor"]?.stringValue)
         for i in 1...6 {
-            _ = try server.request("PUT", "/chat/v1/conversations/c_alice_bob/messages/q\(i)", token: alice.token, body: .json(.object([("text", .string("q\(i)"))])))
+            _ = try server.request(
+                "PUT", "/chat/v1/conversations/c_alice_bob/messages/q\(i)", token: alice.token,
+                body: .json(.object([("text", .string("q\(i)"))])))
             let answer = try sync(server, carol.token, since: cursor)
             #expect(answer.status == 200, "after send \(i): \(answer.status) \(answer.text)")
             #expect(try answer.json()["events"] == .array([]))

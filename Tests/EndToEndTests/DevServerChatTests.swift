@@ -5,8 +5,11 @@ import Testing
 
 /// The chat routes under /chat.
 @Suite struct DevServerChatTests {
-    func send(_ server: DevServerProcess, _ token: String, _ conversation: String, _ clientId: String, _ text: String) throws -> HTTPResult {
-        try server.request("PUT", "/chat/v1/conversations/\(conversation)/messages/\(clientId)", token: token, body: .json(.object([("text", .string(text))])))
+    func send(_ server: DevServerProcess, _ token: String, _ conversation: String, _ clientId: String, _ text: String) throws -> HTTPResult
+    {
+        try server.request(
+            "PUT", "/chat/v1/conversations/\(conversation)/messages/\(clientId)", token: token,
+            body: .json(.object([("text", .string(text))])))
     }
 
     @Test func conversationsFromTheSeed() throws {
@@ -38,19 +41,27 @@ import Testing
         let carol = try server.login("carol")
         #expect(try send(server, carol.token, "c_alice_bob", "x", "intruder").status == 404)
         #expect(try send(server, bob.token, "c_team", "bad%20id", "x").status == 400)
-        #expect(try server.request("PUT", "/chat/v1/conversations/c_team/messages/cid-2", token: bob.token, body: .json(.object([]))).errorCode == "INVALID_REQUEST")
+        #expect(
+            try server.request("PUT", "/chat/v1/conversations/c_team/messages/cid-2", token: bob.token, body: .json(.object([]))).errorCode
+                == "INVALID_REQUEST")
     }
 
     @Test func messagesPageBothWays() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")
         for i in 1...10 { _ = try send(server, alice.token, "c_team", "m\(i)", "message \(i)") }
-        let latest = try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=3", token: alice.token).json()["messages"]?.arrayValue ?? []
+        let latest =
+            try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=3", token: alice.token).json()["messages"]?.arrayValue
+            ?? []
         #expect(latest.compactMap { $0["text"]?.stringValue } == ["message 8", "message 9", "message 10"])
         let firstSeq = try #require(latest.first?["seq"]?.intValue)
-        let older = try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=2&before=\(firstSeq)", token: alice.token).json()["messages"]?.arrayValue ?? []
+        let older =
+            try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=2&before=\(firstSeq)", token: alice.token).json()[
+                "messages"]?.arrayValue ?? []
         #expect(older.compactMap { $0["text"]?.stringValue } == ["message 6", "message 7"])
-        let newer = try server.request("GET", "/chat/v1/conversations/c_team/messages?after=\(firstSeq)", token: alice.token).json()["messages"]?.arrayValue ?? []
+        let newer =
+            try server.request("GET", "/chat/v1/conversations/c_team/messages?after=\(firstSeq)", token: alice.token).json()["messages"]?
+            .arrayValue ?? []
         #expect(newer.compactMap { $0["text"]?.stringValue } == ["message 9", "message 10"])
         #expect(try server.request("GET", "/chat/v1/conversations/c_team/messages?limit=0", token: alice.token).status == 400)
         #expect(try server.request("GET", "/chat/v1/conversations/nope/messages", token: alice.token).status == 404)
@@ -63,7 +74,8 @@ import Testing
     }
 
     func markRead(_ server: DevServerProcess, _ token: String, _ conversation: String, _ upTo: String) throws -> HTTPResult {
-        try server.request("POST", "/chat/v1/conversations/\(conversation)/read", token: token, body: .json(.object([("upTo", .string(upTo))])))
+        try server.request(
+            "POST", "/chat/v1/conversations/\(conversation)/read", token: token, body: .json(.object([("upTo", .string(upTo))])))
     }
 
     @Test func readingMessagesMarksNothingRead() throws {
@@ -78,14 +90,19 @@ import Testing
     @Test func theReadMarkMovesForwardOnly() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice"), bob = try server.login("bob")
-        let seeded = try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages", token: alice.token).json()["messages"]?.arrayValue ?? []
-        let m1 = try send(server, bob.token, "c_alice_bob", "r1", "one").json(), m2 = try send(server, bob.token, "c_alice_bob", "r2", "two").json()
+        let seeded =
+            try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages", token: alice.token).json()["messages"]?.arrayValue
+            ?? []
+        let m1 = try send(server, bob.token, "c_alice_bob", "r1", "one").json(),
+            m2 = try send(server, bob.token, "c_alice_bob", "r2", "two").json()
         #expect(try unread(server, alice.token, "c_alice_bob") == 3)
         let start = try #require(try server.request("GET", "/chat/v1/sync", token: alice.token).json()["cursor"]?.stringValue)
 
         let read = try markRead(server, alice.token, "c_alice_bob", try #require(m1["id"]?.stringValue))
         #expect(read.status == 200)
-        #expect(try read.json() == .object([("conversationId", .string("c_alice_bob")), ("lastReadSeq", m1["seq"] ?? .null), ("unread", .int(1))]))
+        #expect(
+            try read.json()
+                == .object([("conversationId", .string("c_alice_bob")), ("lastReadSeq", m1["seq"] ?? .null), ("unread", .int(1))]))
         #expect(try unread(server, alice.token, "c_alice_bob") == 1)
         #expect(try unread(server, bob.token, "c_alice_bob") == 1, "bob's own mark is his")
 
@@ -110,21 +127,29 @@ import Testing
     @Test func readRefusesUnknownConversationsNonMembersAndForeignMessages() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice"), carol = try server.login("carol")
-        let team = try #require(try server.request("GET", "/chat/v1/conversations/c_team/messages", token: alice.token).json()["messages"]?.arrayValue?.first?["id"]?.stringValue)
-        let direct = try #require(try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages", token: alice.token).json()["messages"]?.arrayValue?.first?["id"]?.stringValue)
+        let team = try #require(
+            try server.request("GET", "/chat/v1/conversations/c_team/messages", token: alice.token).json()["messages"]?.arrayValue?.first?[
+                "id"]?.stringValue)
+        let direct = try #require(
+            try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages", token: alice.token).json()["messages"]?.arrayValue?
+                .first?["id"]?.stringValue)
         #expect(try markRead(server, alice.token, "nope", direct).status == 404)
         #expect(try markRead(server, carol.token, "c_alice_bob", direct).status == 404)
         let foreign = try markRead(server, alice.token, "c_alice_bob", team)
         #expect(foreign.status == 400 && foreign.errorCode == "INVALID_REQUEST")
         #expect(try markRead(server, alice.token, "c_alice_bob", "msg_unknown").errorCode == "INVALID_REQUEST")
-        #expect(try server.request("POST", "/chat/v1/conversations/c_alice_bob/read", token: alice.token, body: .json(.object([]))).errorCode == "INVALID_REQUEST")
+        #expect(
+            try server.request("POST", "/chat/v1/conversations/c_alice_bob/read", token: alice.token, body: .json(.object([]))).errorCode
+                == "INVALID_REQUEST")
         #expect(try unread(server, alice.token, "c_alice_bob") == 1)
     }
 
     @Test func aSendIsSettledByLookingUpItsClientId() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice"), bob = try server.login("bob"), carol = try server.login("carol")
-        let lookup = { (token: String, query: String) in try server.request("GET", "/chat/v1/conversations/c_team/messages?\(query)", token: token) }
+        let lookup = { (token: String, query: String) in
+            try server.request("GET", "/chat/v1/conversations/c_team/messages?\(query)", token: token)
+        }
         let sent = try send(server, bob.token, "c_team", "settle-1", "did this arrive?").json()
         let found = try lookup(bob.token, "clientId=settle-1").json()["messages"]?.arrayValue ?? []
         #expect(found == [sent])
@@ -137,7 +162,8 @@ import Testing
             let bad = try lookup(bob.token, query)
             #expect(bad.status == 400 && bad.errorCode == "INVALID_REQUEST", "\(query): \(bad.status)")
         }
-        #expect(try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages?clientId=settle-1", token: carol.token).status == 404)
+        #expect(
+            try server.request("GET", "/chat/v1/conversations/c_alice_bob/messages?clientId=settle-1", token: carol.token).status == 404)
     }
 
     @Test func syncLongPollIsWokenByASend() throws {
@@ -159,7 +185,9 @@ import Testing
         #expect(events.count == 1)
         #expect(events.first?["type"]?.stringValue == "message")
         #expect(events.first?["message"]?["text"]?.stringValue == "wake up")
-        let empty = try server.request("GET", "/chat/v1/sync?since=\(events.first?["cursor"]?.stringValue ?? "")&timeout=1", token: bob.token).json()
+        let empty = try server.request(
+            "GET", "/chat/v1/sync?since=\(events.first?["cursor"]?.stringValue ?? "")&timeout=1", token: bob.token
+        ).json()
         #expect(empty["events"] == .array([]))
         #expect(try server.request("GET", "/chat/v1/sync?since=abc", token: bob.token).errorCode == "INVALID_CURSOR")
         #expect(try server.request("GET", "/chat/v1/sync?timeout=99", token: bob.token).status == 400)
@@ -198,7 +226,8 @@ import Testing
         let friends = try server.request("GET", "/chat/v1/friends", token: carol.token).json()["friends"]?.arrayValue ?? []
         #expect(friends.first?["id"]?.stringValue == "alice" && friends.first?["conversationId"]?.stringValue == conversation)
         #expect(try server.request("POST", "/chat/v1/friend-links/unknown-code/redeem", token: bob.token).status == 404)
-        let short = try server.request("POST", "/chat/v1/friend-links", token: alice.token, body: .json(.object([("ttlSeconds", .int(1))]))).json()
+        let short = try server.request("POST", "/chat/v1/friend-links", token: alice.token, body: .json(.object([("ttlSeconds", .int(1))])))
+            .json()
         Thread.sleep(forTimeInterval: 2.1)
         let expired = try server.request("POST", "/chat/v1/friend-links/\(short["code"]?.stringValue ?? "")/redeem", token: bob.token)
         #expect(expired.status == 410 && expired.errorCode == "LINK_EXPIRED")
@@ -216,24 +245,34 @@ import Testing
         #expect(try put(bob.token, "m1", "bob's own m1").status == 201)
         let feed = try server.request("GET", "/chat/v1/moments", token: bob.token).json()["moments"]?.arrayValue ?? []
         #expect(feed.compactMap { $0["text"]?.stringValue } == ["bob's own m1", "first"])
-        let older = try server.request("GET", "/chat/v1/moments?before=\(feed.first?["id"]?.stringValue ?? "")", token: bob.token).json()["moments"]?.arrayValue ?? []
+        let older =
+            try server.request("GET", "/chat/v1/moments?before=\(feed.first?["id"]?.stringValue ?? "")", token: bob.token).json()[
+                "moments"]?.arrayValue ?? []
         #expect(older.compactMap { $0["text"]?.stringValue } == ["first"])
     }
 
-    @Test("a path parameter that starts with a combining mark or emoji modifier reaches its route (400, not 404; found by schemathesis)")
+    @Test(
+        """
+        a path parameter that starts with a combining mark or emoji modifier reaches its route (400, not 404; found \
+        by schemathesis)
+        """)
     func pathParameterWithExtendingScalar() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice")
         // U+1F3FB EMOJI MODIFIER FITZPATRICK TYPE-1-2 and U+0301 COMBINING ACUTE: each forms one Character with
         // the "/". The route is found, and its clientId check answers.
         for id in ["%F0%9F%8F%BB", "%CC%81x"] {
-            let put = try server.request("PUT", "/chat/v1/moments/\(id)", token: alice.token, body: .json(.object([("text", .string("hi"))])))
+            let put = try server.request(
+                "PUT", "/chat/v1/moments/\(id)", token: alice.token, body: .json(.object([("text", .string("hi"))])))
             #expect(put.status == 400 && put.errorCode == "INVALID_REQUEST", "\(id): \(put.status) \(put.text)")
         }
-        let fault = try server.dev("POST", "/__dev/faults", .object([("route", .string("PUT /chat/v1/moments/*")), ("status", .int(503)), ("count", .int(1))]))
+        let fault = try server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("PUT /chat/v1/moments/*")), ("status", .int(503)), ("count", .int(1))]))
         #expect((200..<300).contains(fault.status))
-        #expect(try server.request("PUT", "/chat/v1/moments/%F0%9F%8F%BB", token: alice.token, body: .json(.object([("text", .string("hi"))]))).status == 503,
-                "a wildcard fault matches the same segment")
+        #expect(
+            try server.request("PUT", "/chat/v1/moments/%F0%9F%8F%BB", token: alice.token, body: .json(.object([("text", .string("hi"))])))
+                .status == 503,
+            "a wildcard fault matches the same segment")
     }
 
     @Test func chatNeedsAWorkbenchSession() throws {

@@ -15,7 +15,8 @@ import Testing
     @Test func statusFaultsCountDownThenStop() throws {
         let server = try DevServerProcess()
         let bob = try server.login("bob")
-        let fault = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(503)), ("count", .int(2))]))
+        let fault = try server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(503)), ("count", .int(2))]))
         #expect(fault.status == 201)
         #expect(try server.request("GET", "/api/me", token: bob.token).status == 503)
         #expect(try server.request("GET", "/api/me", token: bob.token).status == 503)
@@ -27,21 +28,28 @@ import Testing
     @Test func wildcardFaultsOnChatRoutesAndClearing() throws {
         let server = try DevServerProcess()
         let bob = try server.login("bob")
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("PUT /chat/v1/conversations/*/messages/*")), ("status", .int(500))]))
+        _ = try server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("PUT /chat/v1/conversations/*/messages/*")), ("status", .int(500))]))
         let body = HTTPResult.self
         _ = body
-        let put = try server.request("PUT", "/chat/v1/conversations/c_team/messages/a1", token: bob.token, body: .json(.object([("text", .string("x"))])))
+        let put = try server.request(
+            "PUT", "/chat/v1/conversations/c_team/messages/a1", token: bob.token, body: .json(.object([("text", .string("x"))])))
         #expect(put.status == 500)
         let cleared = try server.dev("DELETE", "/__dev/faults").json()
         #expect(cleared["cleared"]?.intValue == 1)
-        #expect(try server.request("PUT", "/chat/v1/conversations/c_team/messages/a1", token: bob.token, body: .json(.object([("text", .string("x"))]))).status == 201)
+        #expect(
+            try server.request(
+                "PUT", "/chat/v1/conversations/c_team/messages/a1", token: bob.token, body: .json(.object([("text", .string("x"))]))
+            ).status == 201)
         let counters = try server.dev("GET", "/__dev/counters").json()["counters"]
         #expect(counters?["PUT /chat/v1/conversations/{id}/messages/{clientId}"]?.intValue == 2)
     }
 
     @Test func resetFaultDropsTheConnection() throws {
         let server = try DevServerProcess()
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /.well-known/oauth-authorization-server")), ("reset", .bool(true)), ("count", .int(1))]))
+        _ = try server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("GET /.well-known/oauth-authorization-server")), ("reset", .bool(true)), ("count", .int(1))]))
         let dropped = try server.request("GET", "/.well-known/oauth-authorization-server")
         #expect(dropped.status == 0 && dropped.curlExit != 0)
         #expect(try server.request("GET", "/.well-known/oauth-authorization-server").status == 200)
@@ -50,11 +58,15 @@ import Testing
     @Test func delayFaultRunsTheHandlerBeforeTheTimeout() throws {
         let server = try DevServerProcess()
         let bob = try server.login("bob")
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("PUT /chat/v1/conversations/*/messages/*")), ("delayMs", .int(3000)), ("count", .int(1))]))
-        let timedOut = try server.request("PUT", "/chat/v1/conversations/c_team/messages/slow-1", token: bob.token,
-                                          body: .json(.object([("text", .string("written anyway"))])), maxTime: 1)
+        _ = try server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("PUT /chat/v1/conversations/*/messages/*")), ("delayMs", .int(3000)), ("count", .int(1))]))
+        let timedOut = try server.request(
+            "PUT", "/chat/v1/conversations/c_team/messages/slow-1", token: bob.token,
+            body: .json(.object([("text", .string("written anyway"))])), maxTime: 1)
         #expect(timedOut.curlExit == 28)  // curl: operation timed out
-        let history = try server.request("GET", "/chat/v1/conversations/c_team/messages", token: bob.token).json()["messages"]?.arrayValue ?? []
+        let history =
+            try server.request("GET", "/chat/v1/conversations/c_team/messages", token: bob.token).json()["messages"]?.arrayValue ?? []
         #expect(history.contains { $0["clientId"]?.stringValue == "slow-1" })
     }
 
@@ -62,7 +74,9 @@ import Testing
         let server = try DevServerProcess()
         #expect(try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me"))])).status == 400)
         #expect(try server.dev("POST", "/__dev/faults", .object([("route", .string("nonsense")), ("status", .int(500))])).status == 400)
-        #expect(try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /x")), ("status", .int(500)), ("reset", .bool(true))])).status == 400)
+        #expect(
+            try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /x")), ("status", .int(500)), ("reset", .bool(true))]))
+                .status == 400)
     }
 
     @Test func rateLimitAnswers429WithRetryAfter() throws {
@@ -84,11 +98,14 @@ import Testing
     @Test func resetRestoresTheSeed() throws {
         let server = try DevServerProcess()
         let bob = try server.login("bob")
-        _ = try server.request("PUT", "/chat/v1/conversations/c_team/messages/r1", token: bob.token, body: .json(.object([("text", .string("gone after reset"))])))
+        _ = try server.request(
+            "PUT", "/chat/v1/conversations/c_team/messages/r1", token: bob.token,
+            body: .json(.object([("text", .string("gone after reset"))])))
         #expect(try server.dev("POST", "/__dev/reset").json()["reset"] == .bool(true))
         #expect(try server.request("GET", "/api/me", token: bob.token).errorCode == "INVALID_TOKEN")
         let fresh = try server.login("bob")
-        let history = try server.request("GET", "/chat/v1/conversations/c_team/messages", token: fresh.token).json()["messages"]?.arrayValue ?? []
+        let history =
+            try server.request("GET", "/chat/v1/conversations/c_team/messages", token: fresh.token).json()["messages"]?.arrayValue ?? []
         #expect(history.compactMap { $0["text"]?.stringValue } == ["Stand-up at ten."])
         // Counters restart too: only the request made after the reset is counted.
         #expect(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue == 1)
@@ -97,21 +114,25 @@ import Testing
     @Test func malformedBodiesUnknownRoutesAndWrongMethods() throws {
         let server = try DevServerProcess()
         let bob = try server.login("bob")
-        let malformed = try server.request("POST", "/api/password", token: bob.token, body: .raw(Array("{not json".utf8), contentType: "application/json"))
+        let malformed = try server.request(
+            "POST", "/api/password", token: bob.token, body: .raw(Array("{not json".utf8), contentType: "application/json"))
         #expect(malformed.status == 400 && malformed.errorCode == "INVALID_JSON")
-        let array = try server.request("POST", "/api/password", token: bob.token, body: .raw(Array("[1,2]".utf8), contentType: "application/json"))
+        let array = try server.request(
+            "POST", "/api/password", token: bob.token, body: .raw(Array("[1,2]".utf8), contentType: "application/json"))
         #expect(array.status == 400 && array.errorCode == "INVALID_REQUEST")
         let missing = try server.request("POST", "/api/password", token: bob.token, body: .json(.object([("oldPassword", .int(3))])))
         #expect(missing.status == 400 && missing.errorCode == "INVALID_REQUEST")
-        let huge = try server.request("PUT", "/chat/v1/conversations/c_team/messages/big", token: bob.token,
-                                      body: .raw(Array(repeating: UInt8(ascii: "a"), count: 200_000), contentType: "application/json"))
+        let huge = try server.request(
+            "PUT", "/chat/v1/conversations/c_team/messages/big", token: bob.token,
+            body: .raw(Array(repeating: UInt8(ascii: "a"), count: 200_000), contentType: "application/json"))
         #expect(huge.status == 413 && huge.errorCode == "PAYLOAD_TOO_LARGE")
         let unknown = try server.request("GET", "/no/such/route")
         #expect(unknown.status == 404 && unknown.errorCode == "NOT_FOUND")
         let method = try server.request("PATCH", "/api/me", token: bob.token)
         #expect(method.status == 405 && method.errorCode == "METHOD_NOT_ALLOWED")
         #expect(method.header("Allow") == "GET")
-        let formGarbage = try server.request("POST", "/oauth/token", body: .raw([0xFF, 0xFE, 0x25, 0x25], contentType: "application/x-www-form-urlencoded"))
+        let formGarbage = try server.request(
+            "POST", "/oauth/token", body: .raw([0xFF, 0xFE, 0x25, 0x25], contentType: "application/x-www-form-urlencoded"))
         #expect(formGarbage.status == 400)
         // Still serving after all that.
         #expect(try server.request("GET", "/api/me", token: bob.token).status == 200)
@@ -123,7 +144,8 @@ import Testing
         let urls = Array(repeating: server.baseURL + "/api/me", count: 200).joined(separator: "\n")
         let dir = TemporaryDirectory()
         try urls.write(toFile: dir.file("urls"), atomically: true, encoding: .utf8)
-        let run = try Tools.shell("xargs -P 64 -n 1 curl -s -o /dev/null -w '%{http_code}\\n' -H 'Authorization: Bearer \(bob.token)' < '\(dir.file("urls"))'")
+        let run = try Tools.shell(
+            "xargs -P 64 -n 1 curl -s -o /dev/null -w '%{http_code}\\n' -H 'Authorization: Bearer \(bob.token)' < '\(dir.file("urls"))'")
         let codes = run.stdoutText.split(separator: "\n")
         #expect(codes.count == 200)
         #expect(codes.allSatisfy { $0 == "200" })
@@ -162,7 +184,8 @@ import Testing
     @Test func customSeed() throws {
         let dir = TemporaryDirectory()
         let seed = dir.file("seed.json")
-        try #"{"users":[{"id":"dave","password":"dave-pass","roles":["admin"]}],"apps":[{"id":"workbench"}]}"#.write(toFile: seed, atomically: true, encoding: .utf8)
+        try #"{"users":[{"id":"dave","password":"dave-pass","roles":["admin"]}],"apps":[{"id":"workbench"}]}"#.write(
+            toFile: seed, atomically: true, encoding: .utf8)
         let server = try DevServerProcess(["--seed", seed])
         let dave = try server.login("dave")
         #expect(try server.request("GET", "/api/me", token: dave.token).json()["roles"] == .array([.string("admin")]))
@@ -188,13 +211,18 @@ import Testing
             if line.hasPrefix("  /"), !line.hasPrefix("   ") { currentPath = String(line.dropFirst(2).dropLast()); continue }
             if line.hasPrefix("    "), !line.hasPrefix("     ") {
                 let method = line.dropFirst(4).prefix { $0 != ":" }
-                if ["get", "post", "put", "delete", "patch"].contains(String(method)) { documented.insert("\(method.uppercased()) \(currentPath)") }
+                if ["get", "post", "put", "delete", "patch"].contains(String(method)) {
+                    documented.insert("\(method.uppercased()) \(currentPath)")
+                }
             }
         }
         let routes = try Tools.run("sl-devserver", ["--routes"], home: TemporaryDirectory().path)
         let servedRoutes = Set(routes.stdoutText.split(separator: "\n").map(String.init))
         #expect(servedRoutes.count > 30)
-        #expect(servedRoutes == documented, "served but not documented: \(servedRoutes.subtracting(documented)); documented but not served: \(documented.subtracting(servedRoutes))")
+        #expect(
+            servedRoutes == documented,
+            "served but not documented: \(servedRoutes.subtracting(documented)); documented but not served: \(documented.subtracting(servedRoutes))"
+        )
     }
 
     @Test func sigtermStopsCleanly() throws {

@@ -12,9 +12,13 @@ import Testing
         var config = ""
         for (i, (method, path, body)) in requests.enumerated() {
             if i > 0 { config += "next\n" }
-            config += "url = \"\(server.baseURL + path)\"\nrequest = \"\(method)\"\noutput = \"/dev/null\"\nwrite-out = \"%{http_code}\\n\"\nsilent\n"
+            config +=
+                "url = \"\(server.baseURL + path)\"\nrequest = \"\(method)\"\noutput = \"/dev/null\"\nwrite-out = \"%{http_code}\\n\"\nsilent\n"
             if dev { config += "header = \"X-Dev-Token: \(server.devToken)\"\n" }
-            if let body { config += "header = \"Content-Type: application/json\"\ndata-binary = \"\(body.replacingOccurrences(of: "\"", with: "\\\""))\"\n" }
+            if let body {
+                config +=
+                    "header = \"Content-Type: application/json\"\ndata-binary = \"\(body.replacingOccurrences(of: "\"", with: "\\\""))\"\n"
+            }
         }
         try config.write(toFile: dir.file("config"), atomically: true, encoding: .utf8)
         let run = try Tools.run("/usr/bin/curl", ["-K", dir.file("config")], home: dir.path)
@@ -23,7 +27,10 @@ import Testing
 
     @Test func unmatchedRequestsShareOneCounterPerMethod() throws {
         let server = try DevServerProcess()
-        let statuses = try bulk(server, (0..<300).map { ("GET", "/no/such/route-\($0)", nil) } + [("PATCH", "/api/me", nil), ("BREW", "/pot", nil), ("XYZZY", "/", nil)])
+        let statuses = try bulk(
+            server,
+            (0..<300).map { ("GET", "/no/such/route-\($0)", nil) } + [("PATCH", "/api/me", nil), ("BREW", "/pot", nil), ("XYZZY", "/", nil)]
+        )
         #expect(statuses.filter { $0 == 404 }.count >= 300)
         let counters = try server.dev("GET", "/__dev/counters").json()["counters"]
         #expect(counters?["GET (unmatched)"]?.intValue == 300)
@@ -35,12 +42,15 @@ import Testing
     @Test func pendingSignInRequestsAreBounded() throws {
         let server = try DevServerProcess()
         let (_, challenge) = DevServerProcess.pkce()
-        let path = "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=\(PercentEncoding.encode("http://127.0.0.1:53682/callback"))&code_challenge=\(challenge)&code_challenge_method=S256"
+        let path =
+            "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=\(PercentEncoding.encode("http://127.0.0.1:53682/callback"))&code_challenge=\(challenge)&code_challenge_method=S256"
         let first = try #require(DevServerProcess.formValue(try server.request("GET", path).text, "request_id"))
         // 10,000 more pending requests push the oldest out.
         let statuses = try bulk(server, Array(repeating: ("GET", path, nil), count: 10_000))
         #expect(statuses.count == 10_000 && statuses.allSatisfy { $0 == 200 })
-        let stale = try server.request("POST", "/oauth/authorize", body: .form([("request_id", first), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
+        let stale = try server.request(
+            "POST", "/oauth/authorize",
+            body: .form([("request_id", first), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
         #expect(stale.status == 400)
         _ = try server.login("bob")  // new ones still work
     }
@@ -107,7 +117,9 @@ import Testing
     @Test func aDelayFaultLongerThanTheIdleTimeoutIsStillAnswered() throws {
         // The idle timeout is for silent clients, not for a handler that is still working.
         let server = try DevServerProcess(["--connection-timeout", "1"])
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /.well-known/oauth-authorization-server")), ("delayMs", .int(2500)), ("count", .int(1))]))
+        _ = try server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("GET /.well-known/oauth-authorization-server")), ("delayMs", .int(2500)), ("count", .int(1))]))
         #expect(try server.request("GET", "/.well-known/oauth-authorization-server").status == 200)
     }
 }
@@ -118,7 +130,8 @@ import Testing
         let bob = try server.login("bob")
         #expect(try server.request("GET", "/chat/v1/sync?since=0", token: bob.token).status == 200)  // nothing dropped yet
         for i in 0..<4 {  // three members: twelve events
-            let put = try server.request("PUT", "/chat/v1/conversations/c_team/messages/r\(i)", token: bob.token, body: .json(.object([("text", .string("m\(i)"))])))
+            let put = try server.request(
+                "PUT", "/chat/v1/conversations/c_team/messages/r\(i)", token: bob.token, body: .json(.object([("text", .string("m\(i)"))])))
             #expect(put.status == 201)
         }
         let expired = try server.request("GET", "/chat/v1/sync?since=0", token: bob.token)

@@ -37,13 +37,18 @@ import Testing
     func sendWakesMembersOnly() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice"), bob = try server.login("bob"), carol = try server.login("carol")
-        let polls = [try Poll(server, token: alice.token, since: cursor(server, alice.token), timeout: 30),
-                     try Poll(server, token: bob.token, since: cursor(server, bob.token), timeout: 30)]
+        let polls = [
+            try Poll(server, token: alice.token, since: cursor(server, alice.token), timeout: 30),
+            try Poll(server, token: bob.token, since: cursor(server, bob.token), timeout: 30)
+        ]
         let bystander = try Poll(server, token: carol.token, since: cursor(server, carol.token), timeout: 3)
         Thread.sleep(forTimeInterval: 0.5)
         let sent = ContinuousClock().now
-        #expect(try server.request("PUT", "/chat/v1/conversations/c_alice_bob/messages/lp1", token: alice.token,
-                                   body: .json(.object([("text", .string("wake"))]))).status == 201)
+        #expect(
+            try server.request(
+                "PUT", "/chat/v1/conversations/c_alice_bob/messages/lp1", token: alice.token,
+                body: .json(.object([("text", .string("wake"))]))
+            ).status == 201)
         for poll in polls {
             let (events, _) = try poll.finish()
             #expect(events.compactMap { $0["message"]?["text"]?.stringValue } == ["wake"])

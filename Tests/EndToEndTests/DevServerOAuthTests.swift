@@ -16,7 +16,9 @@ import Testing
         #expect(server.stop() == 0)
     }
 
-    func authorizeURL(_ app: String = "workbench", redirect: String = "http://127.0.0.1:40000/callback", challenge: String?, state: String = "xyz") -> String {
+    func authorizeURL(
+        _ app: String = "workbench", redirect: String = "http://127.0.0.1:40000/callback", challenge: String?, state: String = "xyz"
+    ) -> String {
         var url = "/oauth/authorize?response_type=code&client_id=\(app)&redirect_uri=\(PercentEncoding.encode(redirect))&state=\(state)"
         if let challenge { url += "&code_challenge=\(challenge)&code_challenge_method=S256" }
         return url
@@ -27,7 +29,10 @@ import Testing
         let page = try server.request("GET", authorizeURL(challenge: DevServerProcess.pkce().challenge))
         #expect(page.status == 200)
         #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
-        for fragment in ["name=\"username\"", "name=\"password\"", "name=\"action\" value=\"approve\"", "name=\"action\" value=\"deny\"", "name=\"request_id\""] {
+        for fragment in [
+            "name=\"username\"", "name=\"password\"", "name=\"action\" value=\"approve\"", "name=\"action\" value=\"deny\"",
+            "name=\"request_id\""
+        ] {
             #expect(page.text.contains(fragment), "missing \(fragment)")
         }
     }
@@ -42,8 +47,10 @@ import Testing
         #expect(location.queryValue("state") == "xyz")
     }
 
-    @Test(arguments: ["https://evil.example/callback", "http://127.0.0.1/callback", "http://localhost:5000/callback",
-                      "http://127.0.0.1:5000/other", "starline-other://auth/callback", "http://evil@127.0.0.1:5000/callback"])
+    @Test(arguments: [
+        "https://evil.example/callback", "http://127.0.0.1/callback", "http://localhost:5000/callback",
+        "http://127.0.0.1:5000/other", "starline-other://auth/callback", "http://evil@127.0.0.1:5000/callback"
+    ])
     func unregisteredRedirectURIsAreRefusedWithoutRedirecting(_ redirect: String) throws {
         let server = try DevServerProcess()
         let r = try server.request("GET", authorizeURL(redirect: redirect, challenge: DevServerProcess.pkce().challenge))
@@ -53,7 +60,8 @@ import Testing
 
     @Test func onlyTheCodeResponseTypeIsSupported() throws {
         let server = try DevServerProcess()
-        let url = authorizeURL(challenge: DevServerProcess.pkce().challenge).replacingOccurrences(of: "response_type=code", with: "response_type=token")
+        let url = authorizeURL(challenge: DevServerProcess.pkce().challenge).replacingOccurrences(
+            of: "response_type=code", with: "response_type=token")
         let r = try server.request("GET", url)
         #expect(r.status == 302)
         let location = try #require(r.header("Location").flatMap(WebURL.init))
@@ -78,17 +86,23 @@ import Testing
         let server = try DevServerProcess()
         let page = try server.request("GET", authorizeURL(challenge: DevServerProcess.pkce().challenge))
         let id = try #require(DevServerProcess.formValue(page.text, "request_id"))
-        let wrong = try server.request("POST", "/oauth/authorize", body: .form([("request_id", id), ("username", "bob"), ("password", "nope"), ("action", "approve")]))
+        let wrong = try server.request(
+            "POST", "/oauth/authorize", body: .form([("request_id", id), ("username", "bob"), ("password", "nope"), ("action", "approve")]))
         #expect(wrong.status == 401)
         #expect(wrong.text.contains("Wrong user name or password"))
         let denied = try server.request("POST", "/oauth/authorize", body: .form([("request_id", id), ("action", "deny")]))
         #expect(denied.status == 302)
         let location = try #require(denied.header("Location").flatMap(WebURL.init))
-        #expect(location.queryValue("error") == "access_denied" && location.queryValue("state") == "xyz" && location.queryValue("code") == nil)
+        #expect(
+            location.queryValue("error") == "access_denied" && location.queryValue("state") == "xyz" && location.queryValue("code") == nil)
         // The request is consumed: replaying the form is refused (CSRF and replay).
-        let replay = try server.request("POST", "/oauth/authorize", body: .form([("request_id", id), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
+        let replay = try server.request(
+            "POST", "/oauth/authorize",
+            body: .form([("request_id", id), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
         #expect(replay.status == 400)
-        let forged = try server.request("POST", "/oauth/authorize", body: .form([("request_id", "forged"), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
+        let forged = try server.request(
+            "POST", "/oauth/authorize",
+            body: .form([("request_id", "forged"), ("username", "bob"), ("password", "bob-pass"), ("action", "approve")]))
         #expect(forged.status == 400)
     }
 
@@ -97,14 +111,22 @@ import Testing
         let (verifier, challenge) = DevServerProcess.pkce()
         let page = try server.request("GET", authorizeURL(redirect: redirect, challenge: challenge))
         let id = try #require(DevServerProcess.formValue(page.text, "request_id"))
-        let r = try server.request("POST", "/oauth/authorize", body: .form([("request_id", id), ("username", "carol"), ("password", "carol-pass"), ("action", "approve")]))
+        let r = try server.request(
+            "POST", "/oauth/authorize",
+            body: .form([("request_id", id), ("username", "carol"), ("password", "carol-pass"), ("action", "approve")]))
         let code = try #require(r.header("Location").flatMap(WebURL.init)?.queryValue("code"))
         return (code, verifier)
     }
 
-    func exchange(_ server: DevServerProcess, code: String, verifier: String, redirect: String = "http://127.0.0.1:40000/callback") throws -> HTTPResult {
-        try server.request("POST", "/oauth/token", body: .form([("grant_type", "authorization_code"), ("code", code), ("client_id", "workbench"),
-                                                               ("redirect_uri", redirect), ("code_verifier", verifier)]))
+    func exchange(_ server: DevServerProcess, code: String, verifier: String, redirect: String = "http://127.0.0.1:40000/callback") throws
+        -> HTTPResult
+    {
+        try server.request(
+            "POST", "/oauth/token",
+            body: .form([
+                ("grant_type", "authorization_code"), ("code", code), ("client_id", "workbench"),
+                ("redirect_uri", redirect), ("code_verifier", verifier)
+            ]))
     }
 
     @Test func codesAreSingleUseAndAReplayRevokesTheTokens() throws {
@@ -146,8 +168,12 @@ import Testing
     }
 
     func poll(_ server: DevServerProcess, _ deviceCode: String) throws -> HTTPResult {
-        try server.request("POST", "/oauth/token", body: .form([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-                                                               ("device_code", deviceCode), ("client_id", "workbench")]))
+        try server.request(
+            "POST", "/oauth/token",
+            body: .form([
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                ("device_code", deviceCode), ("client_id", "workbench")
+            ]))
     }
 
     @Test func deviceFlowPendingSlowDownApproval() throws {
@@ -162,7 +188,9 @@ import Testing
         #expect(tooFast.errorCode == "slow_down")
         let page = try server.request("GET", "/oauth/device?user_code=\(userCode)")
         #expect(page.status == 200 && page.text.contains(userCode))
-        let approve = try server.request("POST", "/oauth/device", body: .form([("user_code", userCode), ("username", "alice"), ("password", "alice-pass"), ("action", "approve")]))
+        let approve = try server.request(
+            "POST", "/oauth/device",
+            body: .form([("user_code", userCode), ("username", "alice"), ("password", "alice-pass"), ("action", "approve")]))
         #expect(approve.status == 200)
         let token = try poll(server, deviceCode)
         #expect(token.status == 200)
@@ -173,7 +201,8 @@ import Testing
     @Test func deviceFlowDeniedAndExpired() throws {
         let server = try DevServerProcess(["--device-interval", "0", "--device-code-ttl", "2"])
         let denied = try deviceStart(server)
-        _ = try server.request("POST", "/oauth/device", body: .form([("user_code", denied["user_code"]?.stringValue ?? ""), ("action", "deny")]))
+        _ = try server.request(
+            "POST", "/oauth/device", body: .form([("user_code", denied["user_code"]?.stringValue ?? ""), ("action", "deny")]))
         #expect(try poll(server, denied["device_code"]?.stringValue ?? "").errorCode == "access_denied")
         let expiring = try deviceStart(server)
         Thread.sleep(forTimeInterval: 2.5)

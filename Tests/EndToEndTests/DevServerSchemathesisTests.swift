@@ -11,7 +11,10 @@ enum Schemathesis {
         if (try? Tools.shell("python3 -c 'import schemathesis'"))?.status == 0 { return true }
         let install = try? Tools.shell("timeout 600 python3 -m pip install --quiet schemathesis")
         if (try? Tools.shell("python3 -c 'import schemathesis'"))?.status == 0 { return true }
-        FileHandle.standardError.write(Data("skipping the schemathesis run: schemathesis cannot be installed from PyPI (\(install?.stderrText.suffix(300) ?? "python3 missing"))\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "skipping the schemathesis run: schemathesis cannot be installed from PyPI (\(install?.stderrText.suffix(300) ?? "python3 missing"))\n"
+                    .utf8))
         return false
     }()
 }
@@ -24,7 +27,8 @@ enum Schemathesis {
         let work = TemporaryDirectory()
         // /__dev/ routes are left out: faults and resets would break the run on purpose. One worker:
         // schemathesis 4.x with --workers hit an internal hypothesis race here ("AST constructor recursion").
-        let run = try Tools.shell("""
+        let run = try Tools.shell(
+            """
             cd '\(work.path)' && timeout 900 python3 -c 'import sys; from schemathesis.cli import schemathesis; sys.argv[0] = "schemathesis"; sys.exit(schemathesis())' run '\(server.baseURL)/openapi.yaml' \
               -H 'Authorization: Bearer \(login.token)' --exclude-path-regex '^/__dev/' -n 8 --request-timeout 40 \
               -c not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance --no-color

@@ -54,13 +54,20 @@ import Glibc
         } == 0
     }
 
-    @Test("SIGTERM ends a 30 s long poll (answered, empty), an idle keep-alive connection and a 45-second injected delay; exit 0, port free")
+    @Test(
+        """
+        SIGTERM ends a 30 s long poll (answered, empty), an idle keep-alive connection and a 45-second injected \
+        delay; exit 0, port free
+        """)
     func stopsPromptlyWhateverItsClientsDo() throws {
         let server = try DevServerProcess()
         let bob = try server.login("bob")
         let cursor = try #require(try server.request("GET", "/chat/v1/sync", token: bob.token).json()["cursor"]?.stringValue)
         let poll = Request { try server.request("GET", "/chat/v1/sync?since=\(cursor)&timeout=30", token: bob.token, maxTime: 60) }
-        #expect(try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(45_000)), ("count", .int(1))])).status / 100 == 2)
+        #expect(
+            try server.dev(
+                "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(45_000)), ("count", .int(1))])
+            ).status / 100 == 2)
         let delayed = Request { try server.request("GET", "/api/me", token: bob.token, maxTime: 60) }
         // An idle keep-alive connection: one request answered, the connection left open.
         let idle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -69,7 +76,10 @@ import Glibc
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(server.port).bigEndian
-        #expect(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(idle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0)
+        #expect(
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(idle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            } == 0)
         let get = "GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"
         #expect(get.withCString { send(idle, $0, strlen($0), Int32(MSG_NOSIGNAL)) } > 0)
         #expect(try waitForCounter(server, "GET /chat/v1/sync", 2), "the long poll reached the server")
@@ -84,8 +94,9 @@ import Glibc
         #expect(took < .seconds(5), "the target is 2 s; it took \(took) (before: until the long poll's 30 s deadline)")
         #expect(portIsFree(server.port), "the port is free once it exited")
         let answered = try #require(poll.finish())
-        #expect(answered.status == 200 && (try? answered.json()["events"]?.arrayValue?.isEmpty) == true,
-                "the long poll was answered with an empty page, not cut off: \(answered.status) \(answered.text)")
+        #expect(
+            answered.status == 200 && (try? answered.json()["events"]?.arrayValue?.isEmpty) == true,
+            "the long poll was answered with an empty page, not cut off: \(answered.status) \(answered.text)")
         _ = delayed.finish()
     }
 

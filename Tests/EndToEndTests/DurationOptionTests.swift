@@ -42,8 +42,10 @@ import TasksCommands
         }
     }
 
-    static let tools: [AnyTool] = [wrap(QRTool.tool), wrap(TasksTool.tool), wrap(DevServerTool.tool), wrap(LoginTool.tool),
-                                   wrap(RestoreTool.tool), wrap(SessionsTool.tool), wrap(MemoryTool.tool), wrap(ChatTool.tool)]
+    static let tools: [AnyTool] = [
+        wrap(QRTool.tool), wrap(TasksTool.tool), wrap(DevServerTool.tool), wrap(LoginTool.tool),
+        wrap(RestoreTool.tool), wrap(SessionsTool.tool), wrap(MemoryTool.tool), wrap(ChatTool.tool)
+    ]
 
     struct DurationOption: Sendable, CustomStringConvertible {
         var tool: AnyTool
@@ -71,7 +73,9 @@ import TasksCommands
     static let home = TemporaryDirectory("duration-options")
 
     /// What a command needs besides its arguments to get through its options at all.
-    static let requiredWords: [String: [String]] = ["sl-chat read": ["--up-to", "m1"], "sl-sessions journal verify": ["--plan", "-"], "sl-sessions revoke": ["--others"]]
+    static let requiredWords: [String: [String]] = [
+        "sl-chat read": ["--up-to", "m1"], "sl-sessions journal verify": ["--plan", "-"], "sl-sessions revoke": ["--others"]
+    ]
 
     /// The command's words with a valid value for each required argument.
     static func words(_ d: DurationOption) -> [String] {
@@ -99,22 +103,31 @@ import TasksCommands
         let outcome = d.tool.check(words, captured.io)
         let firstLine = captured.stderr.bytes.split(separator: 0x0A).first.map(Array.init) ?? []
         let error = (try? JSON.parse(firstLine))?["error"]
-        guard outcome == .rejected(.usage, ""), error?["code"]?.stringValue == "USAGE", error?["details"]?["option"]?.stringValue == d.option.long,
-              error?["details"]?["value"]?.stringValue == value else {
+        guard outcome == .rejected(.usage, ""), error?["code"]?.stringValue == "USAGE",
+            error?["details"]?["option"]?.stringValue == d.option.long,
+            error?["details"]?["value"]?.stringValue == value
+        else {
             return "\(d) '\(value)'\(environment.isEmpty ? "" : " from the environment"): \(outcome) \(captured.stderr.text.prefix(200))"
         }
         return nil
     }
 
-    @Test("every duration option of every tool takes 90, 30s, 5m, 2h, 3d and 1w within its range and refuses 5x, -1 and 99999999999999w (exit 2, naming the option)")
+    @Test(
+        """
+        every duration option of every tool takes 90, 30s, 5m, 2h, 3d and 1w within its range and refuses 5x, -1 and \
+        99999999999999w (exit 2, naming the option)
+        """)
     func everyDurationOptionTakesOneSyntax() throws {
         let options = Self.durationOptions()
         // The options the syntax is for are all among them (the walk is not vacuous), each declared through the kit.
         let names = Set(options.map(\.description))
-        for expected in ["sl-tasks list --due-within", "sl-sessions list --idle-for", "sl-chat friend-link create --ttl", "sl-memory unlock --ttl",
-                         "sl-memory unlock --idle", "sl-login --pending-ttl", "sl-login start --pending-ttl", "sl-restore --max-age",
-                         "sl-chat history --max-age", "sl-restore --timeout", "sl-login --timeout", "sl-sessions list --timeout",
-                         "sl-chat send --timeout", "sl-sessions revoke --outage-timeout", "sl-devserver --session-ttl", "sl-devserver --connection-timeout"] {
+        for expected in [
+            "sl-tasks list --due-within", "sl-sessions list --idle-for", "sl-chat friend-link create --ttl", "sl-memory unlock --ttl",
+            "sl-memory unlock --idle", "sl-login --pending-ttl", "sl-login start --pending-ttl", "sl-restore --max-age",
+            "sl-chat history --max-age", "sl-restore --timeout", "sl-login --timeout", "sl-sessions list --timeout",
+            "sl-chat send --timeout", "sl-sessions revoke --outage-timeout", "sl-devserver --session-ttl",
+            "sl-devserver --connection-timeout"
+        ] {
             #expect(names.contains(expected), "\(expected) is not a DURATION option; have: \(names.sorted())")
         }
         var problems: [String] = []
@@ -136,7 +149,11 @@ import TasksCommands
         #expect(problems.isEmpty, "\(problems.count) problems:\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test("--timeout takes the duration syntax from STARLINE_TIMEOUT and the profile too; a JSON number in config.json is seconds")
+    @Test(
+        """
+        --timeout takes the duration syntax from STARLINE_TIMEOUT and the profile too; a JSON number in config.json \
+        is seconds
+        """)
     func timeoutFromEnvironmentAndProfile() throws {
         let timeouts = Self.durationOptions().filter { $0.option.long == "timeout" }
         #expect(timeouts.count >= 4)
@@ -153,16 +170,20 @@ import TasksCommands
         func timeout(_ environment: [String: String], profile: String?) throws -> Result<Int, StarlineError> {
             let home = TemporaryDirectory("duration-profile")
             if let profile {
-                try FileManager.default.createDirectory(atPath: home.file("starline/config"), withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-                _ = FileManager.default.createFile(atPath: home.file("starline/config/config.json"), contents: Data(profile.utf8),
-                                               attributes: [.posixPermissions: 0o600])
+                try FileManager.default.createDirectory(
+                    atPath: home.file("starline/config"), withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+                _ = FileManager.default.createFile(
+                    atPath: home.file("starline/config/config.json"), contents: Data(profile.utf8),
+                    attributes: [.posixPermissions: 0o600])
             }
             let env = Environment(["STARLINE_HOME": home.file("starline"), "HOME": home.path].merging(environment) { $1 })
             guard case .run(let context, _) = ToolMain.prepare(RestoreTool.tool, [], io: IOStreams.capturing(environment: env).io) else {
                 throw StarlineError(.internalError, "sl-restore did not get to run")
             }
-            do { return .success(try PlatformOptions(context.arguments).timeout) } catch let error as StarlineError { return .failure(error) }
+            do { return .success(try PlatformOptions(context.arguments).timeout) } catch let error as StarlineError {
+                return .failure(error)
+            }
         }
         func profile(_ value: String) -> String { #"{"profiles":{"default":{"timeout":\#(value)}}}"# }
         #expect(try timeout(["STARLINE_TIMEOUT": "2m"], profile: nil).get() == 120)
@@ -179,7 +200,11 @@ import TasksCommands
         #expect(try timeout(["STARLINE_TIMEOUT": "1m"], profile: profile("90")).get() == 60)
     }
 
-    @Test("end to end: the built tools take the one syntax (sl-tasks --due-within 90, sl-memory unlock --ttl 1w --idle 90) and refuse a huge value with exit 2, never a trap")
+    @Test(
+        """
+        end to end: the built tools take the one syntax (sl-tasks --due-within 90, sl-memory unlock --ttl 1w --idle \
+        90) and refuse a huge value with exit 2, never a trap
+        """)
     func builtToolsTakeTheSyntax() throws {
         let home = TemporaryDirectory("duration-e2e")
         let tasks = try Tools.run("sl-tasks", ["list", "--due-within", "90"], home: home.path)

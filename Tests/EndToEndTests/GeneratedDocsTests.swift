@@ -14,8 +14,10 @@ import Testing
 
     @Test(arguments: tools)
     func committedManPageAndCompletionsAreCurrent(_ tool: String) throws {
-        for (kind, path) in [("man", "man/man1/\(tool).1"), ("bash", "completions/bash/\(tool)"),
-                             ("zsh", "completions/zsh/_\(tool)"), ("fish", "completions/fish/\(tool).fish")] {
+        for (kind, path) in [
+            ("man", "man/man1/\(tool).1"), ("bash", "completions/bash/\(tool)"),
+            ("zsh", "completions/zsh/_\(tool)"), ("fish", "completions/fish/\(tool).fish")
+        ] {
             let generated = try Tools.run(tool, ["--generate", kind], home: TemporaryDirectory().path).stdoutText
             let committed = (try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)) ?? ""
             #expect(generated == committed, "\(path) is stale: run make generated")

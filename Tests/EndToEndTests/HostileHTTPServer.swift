@@ -92,7 +92,10 @@ final class HostileHTTPServer: @unchecked Sendable {
         log.withLock { $0.append(request) }
         let (status, json) = handler(request)
         let body = Array((json.serialized() + "\n").utf8)
-        let response = Array("HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body
+        let response =
+            Array(
+                "HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8)
+            + body
         var sent = 0
         while sent < response.count {
             let n = response[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -106,4 +109,3 @@ final class HostileHTTPServer: @unchecked Sendable {
         .object([("error", .object([("code", .string(code)), ("message", .string("hostile test server"))]))])
     }
 }
-

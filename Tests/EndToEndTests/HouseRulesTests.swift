@@ -36,14 +36,16 @@ import Testing
                 var isDirectory: ObjCBool = false
                 let path = root + "/" + relative
                 if FileManager.default.fileExists(atPath: repositoryRoot + "/" + path, isDirectory: &isDirectory),
-                   !isDirectory.boolValue {
+                    !isDirectory.boolValue
+                {
                     paths.append(path)
                 }
             }
         }
         return paths.sorted().compactMap { path in
             guard let data = FileManager.default.contents(atPath: repositoryRoot + "/" + path),
-                  data.count <= 8 << 20, !data.contains(0), let text = String(data: data, encoding: .utf8) else { return nil }
+                data.count <= 8 << 20, !data.contains(0), let text = String(data: data, encoding: .utf8)
+            else { return nil }
             return (path, text.components(separatedBy: "\n"))
         }
     }()
@@ -74,15 +76,17 @@ import Testing
 
     @Test func noCommentTestNameOrDocCitesATrackerNumberOrAWorkSession() {
         let patterns = [
-            Self.regex(#"\bissues? #?[0-9]"#),                      // a tracker number, one or several
+            Self.regex(#"\bissues? #?[0-9]"#),  // a tracker number, one or several
             Self.regex(#"\bissue-[0-9]"#),
-            Self.regex(#"\b(items?|findings?) [0-9]+\b"#),          // a numbered point of a tracker entry
-            Self.regex(#"(?<![&\w])#[0-9]{1,3}\b"#),                // a bare number sign (not an HTML entity or colour)
+            Self.regex(#"\b(items?|findings?) [0-9]+\b"#),  // a numbered point of a tracker entry
+            Self.regex(#"(?<![&\w])#[0-9]{1,3}\b"#),  // a bare number sign (not an HTML entity or colour)
             Self.regex(#"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) session\b"#),
-            Self.regex(#"\bwork sessions?\b"#),
+            Self.regex(#"\bwork sessions?\b"#)
         ]
         let found = Self.findings(patterns)
-        #expect(found.isEmpty, """
+        #expect(
+            found.isEmpty,
+            """
             cite the requirement (S1–S17, W1–W9) or say what the code does and why, not the tracker or a work \
             session; bench/RESULTS.md dates its sections by date and commit:
             \(found.map(\.description).joined(separator: "\n"))
@@ -91,13 +95,15 @@ import Testing
 
     @Test func nothingPointsOutsideTheTree() {
         let patterns = [
-            Self.regex(#"\bDESIGN\b"#, caseInsensitive: false),    // the outside specification, by any of its names
+            Self.regex(#"\bDESIGN\b"#, caseInsensitive: false),  // the outside specification, by any of its names
             Self.regex(#"\.\./shared\b"#),
             Self.regex(#"/work[/]shared"#),
-            Self.regex(#"\bseeds[/]"#),
+            Self.regex(#"\bseeds[/]"#)
         ]
         let found = Self.findings(patterns)
-        #expect(found.isEmpty, """
+        #expect(
+            found.isEmpty,
+            """
             point at the tree's own docs instead (docs/requirements.md, the README's sections, docs/formats.md, \
             docs/openapi.yaml, docs/architecture.md):
             \(found.map(\.description).joined(separator: "\n"))
@@ -107,11 +113,13 @@ import Testing
     @Test func everyCitedRequirementIsDefinedInDocsRequirements() throws {
         let document = try String(contentsOfFile: repositoryRoot + "/docs/requirements.md", encoding: .utf8)
         let heading = Self.regex(#"^### ([SW][0-9]{1,2}) — \S"#, caseInsensitive: false)
-        let defined = Set(document.components(separatedBy: "\n").compactMap { line -> String? in
-            guard let match = heading.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)),
-                  let id = Range(match.range(at: 1), in: line) else { return nil }
-            return String(line[id])
-        })
+        let defined = Set(
+            document.components(separatedBy: "\n").compactMap { line -> String? in
+                guard let match = heading.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)),
+                    let id = Range(match.range(at: 1), in: line)
+                else { return nil }
+                return String(line[id])
+            })
         let expected = Set((1...17).map { "S\($0)" } + (1...9).map { "W\($0)" })
         #expect(defined == expected, "docs/requirements.md defines \(defined.sorted()), not S1–S17 and W1–W9")
 
@@ -126,7 +134,9 @@ import Testing
                 }
             }
         }
-        #expect(undefined.isEmpty, """
+        #expect(
+            undefined.isEmpty,
+            """
             a requirement id that docs/requirements.md does not define:
             \(undefined.map(\.description).joined(separator: "\n"))
             """)

@@ -15,7 +15,9 @@ import Testing
 
     /// Signs `user` in with `sl-login --with-token` plus `arguments`.
     @discardableResult
-    func login(_ h: SessionToolsHarness, _ user: String, _ arguments: [String] = ["--keyring"], environment: [String: String] = [:]) throws -> ToolRun {
+    func login(_ h: SessionToolsHarness, _ user: String, _ arguments: [String] = ["--keyring"], environment: [String: String] = [:]) throws
+        -> ToolRun
+    {
         let token = try h.server.login(user).token
         return try h.run("sl-login", ["--with-token"] + arguments, stdin: Array(token.utf8), environment: environment)
     }
@@ -28,7 +30,11 @@ import Testing
         return run.stdoutText.components(separatedBy: "\n").filter { $0.hasPrefix("[/") }.count
     }
 
-    @Test("S3 with --keyring the sealing key is a keyring item: restore works, no device.key is made, status names the custodian")
+    @Test(
+        """
+        S3 with --keyring the sealing key is a keyring item: restore works, no device.key is made, status names the \
+        custodian
+        """)
     func s3KeyringLoginRestore() throws {
         let keyring = try TestKeyring()
         let h = try harness(keyring)
@@ -45,7 +51,11 @@ import Testing
         #expect(keyring.promptCount == 0)
     }
 
-    @Test("S17 a locked keyring: restore reports keptUnverified with STORAGE_LOCKED (exit 10), prompts nobody and clears nothing; unlocked, it is valid again")
+    @Test(
+        """
+        S17 a locked keyring: restore reports keptUnverified with STORAGE_LOCKED (exit 10), prompts nobody and clears \
+        nothing; unlocked, it is valid again
+        """)
     func s17LockedThenUnlocked() throws {
         let keyring = try TestKeyring()
         let h = try harness(keyring)
@@ -67,7 +77,11 @@ import Testing
         #expect(again.status == 0 && again.state == "valid")
     }
 
-    @Test("S3 a state directory copied to another machine (another keyring) does not open there, and the original still does")
+    @Test(
+        """
+        S3 a state directory copied to another machine (another keyring) does not open there, and the original still \
+        does
+        """)
     func s3CopiedStateDirectory() throws {
         let first = try TestKeyring()
         let h = try harness(first)
@@ -75,7 +89,9 @@ import Testing
         let other = try TestKeyring()
         let copy = try SessionToolsHarness(server: h.server)
         copy.extraEnvironment = other.environment
-        let cp = try Tools.shell("mkdir -p '\(copy.home.path)/starline' && cp -a '\(h.home.path)/starline/state' '\(copy.home.path)/starline/' && cp '\(h.home.file("machine-id"))' '\(copy.home.file("machine-id"))'")
+        let cp = try Tools.shell(
+            "mkdir -p '\(copy.home.path)/starline' && cp -a '\(h.home.path)/starline/state' '\(copy.home.path)/starline/' && cp '\(h.home.file("machine-id"))' '\(copy.home.file("machine-id"))'"
+        )
         #expect(cp.status == 0)
         let elsewhere = try copy.restore()
         #expect(elsewhere.status == 10)
@@ -101,7 +117,11 @@ import Testing
         #expect(try h.restore().state == "absent")
     }
 
-    @Test("S13 a keyring delete that fails (locked) is STORAGE_ERROR, the item is kept as an orphan, and sl-login clear retries it once unlocked")
+    @Test(
+        """
+        S13 a keyring delete that fails (locked) is STORAGE_ERROR, the item is kept as an orphan, and sl-login clear \
+        retries it once unlocked
+        """)
     func s13FailedKeyringDelete() throws {
         let keyring = try TestKeyring()
         let h = try harness(keyring)
@@ -122,7 +142,11 @@ import Testing
         #expect(try custody(h)?["orphanItems"]?.arrayValue?.isEmpty == true)
     }
 
-    @Test("S3 logout while the keyring is locked changes nothing (the token could not be revoked or kept); unlocked, logout works")
+    @Test(
+        """
+        S3 logout while the keyring is locked changes nothing (the token could not be revoked or kept); unlocked, \
+        logout works
+        """)
     func s3LockedLogoutChangesNothing() throws {
         let keyring = try TestKeyring()
         let h = try harness(keyring)
@@ -138,7 +162,11 @@ import Testing
         #expect(try again.json()["revoked"] == .bool(true))
     }
 
-    @Test("no Secret Service: --keyring is KEYRING_UNAVAILABLE naming --no-keyring; a later run without the bus gets the same error, never 'absent'")
+    @Test(
+        """
+        no Secret Service: --keyring is KEYRING_UNAVAILABLE naming --no-keyring; a later run without the bus gets the \
+        same error, never 'absent'
+        """)
     func unavailableKeyring() throws {
         let keyring = try TestKeyring()
         let h = try harness(keyring)
@@ -154,7 +182,11 @@ import Testing
         #expect(try h.restore().state == "valid", "nothing was cleared")
     }
 
-    @Test("the custodian follows STARLINE_KEYRING, is recorded for later sign-ins, and moving back to the file deletes the keyring item")
+    @Test(
+        """
+        the custodian follows STARLINE_KEYRING, is recorded for later sign-ins, and moving back to the file deletes \
+        the keyring item
+        """)
     func custodianChoiceAndChange() throws {
         let keyring = try TestKeyring()
         let h = try harness(keyring)

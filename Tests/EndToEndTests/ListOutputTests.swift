@@ -13,7 +13,8 @@ import Testing
     func onTerminal(_ command: String, columns: Int = 100, harness: SessionToolsHarness? = nil) throws -> ToolRun {
         let arguments = ["-qec", command, "/dev/null"]
         let environment = ["COLUMNS": String(columns), "TERM": "dumb"]
-        var run = try harness?.run("/usr/bin/script", arguments, environment: environment)
+        var run =
+            try harness?.run("/usr/bin/script", arguments, environment: environment)
             ?? Tools.run("/usr/bin/script", arguments, home: home.path, environment: environment)
         run.stdout = Array(run.stdoutText.replacingOccurrences(of: "\r\n", with: "\n").utf8)
         return run
@@ -38,19 +39,28 @@ import Testing
         // Piped: one JSON array of whole records, as before.
         let piped = try tasks(["list", "--all"])
         let array = try #require(try JSON.parse(piped.stdoutText).arrayValue)
-        #expect(array.count == 2 && array[0]["title"]?.stringValue == "Pay rent" && array[0]["notes"] != nil && array[0]["createdAt"] != nil)
+        #expect(
+            array.count == 2 && array[0]["title"]?.stringValue == "Pay rent" && array[0]["notes"] != nil && array[0]["createdAt"] != nil)
         #expect(piped.stdoutText.hasPrefix("[{\"id\":") && piped.stdoutText.hasSuffix("}]\n"))
         // --pretty on a terminal still asks for JSON.
         #expect(try onTerminal("'\(bin)' list --all --pretty").stdoutText.hasPrefix("[\n  {\n"))
 
         let csv = try tasks(["list", "--all", "-o", "csv", "--fields", "title,due,tags"])
         #expect(csv.status == 0)
-        #expect(csv.stdoutText == "title,due,tags\r\nPay rent,2026-12-24T09:00:00Z,home\r\n\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")\",,x\r\n")
+        #expect(
+            csv.stdoutText == """
+                title,due,tags\r\nPay \
+                rent,2026-12-24T09:00:00Z,home\r\n\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")\",,x\r\n
+                """)
         let tsv = try tasks(["list", "--all", "--output", "tsv", "--fields", "title,done"])
-        #expect(tsv.stdoutText == "title\tdone\nPay rent\tfalse\n=HYPERLINK(\"http://evil.example\",\"click\")\tfalse\n".replacingOccurrences(of: "\n=", with: "\n'="))
+        #expect(
+            tsv.stdoutText
+                == "title\tdone\nPay rent\tfalse\n=HYPERLINK(\"http://evil.example\",\"click\")\tfalse\n".replacingOccurrences(
+                    of: "\n=", with: "\n'="))
         // --fields shapes the JSON too; -o table works when piped (as kubectl's -o wide does).
-        #expect(try tasks(["list", "--all", "-o", "jsonl", "--fields", "title"]).stdoutText
-            == "{\"title\":\"Pay rent\"}\n{\"title\":\"=HYPERLINK(\\\"http://evil.example\\\",\\\"click\\\")\"}\n")
+        #expect(
+            try tasks(["list", "--all", "-o", "jsonl", "--fields", "title"]).stdoutText
+                == "{\"title\":\"Pay rent\"}\n{\"title\":\"=HYPERLINK(\\\"http://evil.example\\\",\\\"click\\\")\"}\n")
         #expect(try tasks(["list", "--all", "-o", "table", "--fields", "title"]).stdoutText.hasPrefix("TITLE\nPay rent\n"))
         // A bad format or field list is a usage error.
         let bad = try tasks(["list", "-o", "yaml"])
@@ -58,7 +68,9 @@ import Testing
         #expect(try tasks(["list", "--fields", "a,,b"]).status == 2)
         // Sites and recents take the same options.
         #expect(try tasks(["sites", "add", "https://example.com/", "--title", "Example"]).status == 0)
-        #expect(try tasks(["sites", "list", "-o", "csv", "--fields", "title,url"]).stdoutText == "title,url\r\nExample,https://example.com/\r\n")
+        #expect(
+            try tasks(["sites", "list", "-o", "csv", "--fields", "title,url"]).stdoutText == "title,url\r\nExample,https://example.com/\r\n"
+        )
         #expect(try tasks(["recent", "list", "-o", "tsv"]).stdoutText == "lastVisitedAt\tvisits\ttitle\turl\n")
     }
 
@@ -66,7 +78,9 @@ import Testing
     func w2MemoryLists() throws {
         let runtime = TemporaryDirectory("sl-list-run")
         let environment = ["STARLINE_MEMORY_PASSPHRASE": "correct horse battery staple", "XDG_RUNTIME_DIR": runtime.path]
-        func memory(_ arguments: [String]) throws -> ToolRun { try Tools.run("sl-memory", arguments, home: home.path, environment: environment) }
+        func memory(_ arguments: [String]) throws -> ToolRun {
+            try Tools.run("sl-memory", arguments, home: home.path, environment: environment)
+        }
         let initialized = try memory(["init"])
         try #require(initialized.status == 0, "\(initialized.stderrText)")
         #expect(try memory(["add", "--title", "router", "--tag", "home", "wifi password is on the box"]).status == 0)
@@ -95,8 +109,9 @@ import Testing
         let table = try onTerminal("'\(Tools.path("sl-qr"))' decode -q '\(png)'", columns: 150)
         let lines = table.stdoutText.split(separator: "\n").map(String.init)
         try #require(lines.count == 2, "\(table.stdoutText)")
-        #expect(lines[0].hasPrefix("FILE ") && lines[1].contains("friendLink")
-            && lines[1].contains("https://chat.thestarline.cn/f/AbCdEfGh1234") && lines[1].hasSuffix("original"), "\(table.stdoutText)")
+        #expect(
+            lines[0].hasPrefix("FILE ") && lines[1].contains("friendLink")
+                && lines[1].contains("https://chat.thestarline.cn/f/AbCdEfGh1234") && lines[1].hasSuffix("original"), "\(table.stdoutText)")
         let piped = try Tools.run("sl-qr", ["decode", png], home: home.path)
         #expect(try piped.jsonLines().first?["url"]?.stringValue == "https://chat.thestarline.cn/f/AbCdEfGh1234")
         let csv = try Tools.run("sl-qr", ["decode", png, "-o", "csv", "--fields", "kind,code"], home: home.path)
@@ -105,7 +120,11 @@ import Testing
         #expect(raw.status == 2 && raw.errorCode == "USAGE")
     }
 
-    @Test("W4/S16: sl-chat conversations and history, sl-sessions list: tables on a terminal, CSV with -o, JSON Lines piped")
+    @Test(
+        """
+        W4/S16: sl-chat conversations and history, sl-sessions list: tables on a terminal, CSV with -o, JSON Lines \
+        piped
+        """)
     func w4ChatAndSessionsLists() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         try h.storeLogin("alice")
@@ -115,12 +134,14 @@ import Testing
         let header = table.stdoutText.split(separator: "\n").first.map(String.init) ?? ""
         #expect(header.hasPrefix("ID ") && header.contains("TITLE") && header.contains("LASTMESSAGE.TEXT"), "\(table.stdoutText)")
         let history = try h.run("sl-chat", ["history", "c_team", "-o", "csv", "--fields", "text"])
-        #expect(history.stdoutText.hasPrefix("text\r\n") && history.stdoutText.contains("\"hello, \"\"team\"\"\"\r\n"), "\(history.stdoutText)")
+        #expect(
+            history.stdoutText.hasPrefix("text\r\n") && history.stdoutText.contains("\"hello, \"\"team\"\"\"\r\n"), "\(history.stdoutText)")
         let piped = try h.run("sl-chat", ["conversations"])
         #expect(try piped.jsonLines().contains { $0["id"]?.stringValue == "c_team" })
         let sessions = try h.run("sl-sessions", ["list", "-o", "csv", "--fields", "user,current"])
-        #expect(sessions.status == 0 && sessions.stdoutText.hasPrefix("user,current\r\n") && sessions.stdoutText.contains(",true\r\n"),
-                "\(sessions.stdoutText)\(sessions.stderrText)")
+        #expect(
+            sessions.status == 0 && sessions.stdoutText.hasPrefix("user,current\r\n") && sessions.stdoutText.contains(",true\r\n"),
+            "\(sessions.stdoutText)\(sessions.stderrText)")
         let sessionTable = try onTerminal("'\(Tools.path("sl-sessions"))' list", harness: h)
         #expect(sessionTable.stdoutText.hasPrefix("ID "), "\(sessionTable.stdoutText)")
     }

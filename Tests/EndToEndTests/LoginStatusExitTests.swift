@@ -27,7 +27,9 @@ import Testing
         let error = try status.error()["error"]
         #expect(error?["code"]?.stringValue == "NOT_LOGGED_IN")
         let message = error?["message"]?.stringValue ?? ""
-        #expect(message.contains("run sl-login") && message.contains("sl-login --device") && message.contains("sl-login --with-token"), "\(message)")
+        #expect(
+            message.contains("run sl-login") && message.contains("sl-login --device") && message.contains("sl-login --with-token"),
+            "\(message)")
         #expect(error?["details"]?["run"]?.stringValue == "sl-login" && error?["details"]?["service"]?.stringValue == "default")
         #expect(try gate(h) == "")
 

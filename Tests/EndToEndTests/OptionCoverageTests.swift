@@ -20,8 +20,10 @@ import TasksCommands
 /// option or argument whose placeholder the test cannot fill fails the test until it is taught a value, so
 /// no option ships that no test ran (`sl-memory --vault` did, and always died of SIGILL).
 @Suite(.serialized) struct OptionCoverageTests {
-    static let tools: [ToolSpec] = [QRTool.tool.spec, TasksTool.tool.spec, DevServerTool.tool.spec, LoginTool.tool.spec,
-                                    RestoreTool.tool.spec, SessionsTool.tool.spec, MemoryTool.tool.spec, ChatTool.tool.spec]
+    static let tools: [ToolSpec] = [
+        QRTool.tool.spec, TasksTool.tool.spec, DevServerTool.tool.spec, LoginTool.tool.spec,
+        RestoreTool.tool.spec, SessionsTool.tool.spec, MemoryTool.tool.spec, ChatTool.tool.spec
+    ]
 
     /// Exit statuses a run may end with: the documented table, and 128 + SIGTERM when the test stopped it.
     static let documented: Set<Int32> = Set(0...13).subtracting([1]).union([129, 130, 143])
@@ -137,7 +139,8 @@ import TasksCommands
             let marker = Array("STARLINE_HOME=\(home.path)/starline".utf8)
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
                 guard let pid = Int32(entry), pid != getpid(),
-                      let environ = FileManager.default.contents(atPath: "/proc/\(entry)/environ") else { continue }
+                    let environ = FileManager.default.contents(atPath: "/proc/\(entry)/environ")
+                else { continue }
                 if Array(environ).split(separator: 0).contains(where: { Array($0) == marker }) { kill(pid, SIGTERM) }
             }
         }
@@ -153,32 +156,49 @@ import TasksCommands
             for entry in tool.environment {
                 for name in entry.name.split(separator: ",").map({ String($0).trimmingWhitespace() }) where !name.isEmpty {
                     let bare = name.split(separator: "=").first.map(String.init) ?? name
-                    if let value = environmentValue(bare, fixture) { everyVariable[bare] = value } else { unknown.append("\(tool.name): environment \(bare)") }
+                    if let value = environmentValue(bare, fixture) {
+                        everyVariable[bare] = value
+                    } else {
+                        unknown.append("\(tool.name): environment \(bare)")
+                    }
                 }
             }
             for (path, command) in tool.allCommands where command.subcommands.isEmpty || command.runsWithoutSubcommand {
                 var positional: [String] = []
                 for argument in command.arguments where !argument.optional {
-                    if let v = value(for: argument.name, fixture) { positional.append(v) } else { unknown.append("\(tool.name) \(path.joined(separator: " ")): argument \(argument.name)") }
+                    if let v = value(for: argument.name, fixture) {
+                        positional.append(v)
+                    } else {
+                        unknown.append("\(tool.name) \(path.joined(separator: " ")): argument \(argument.name)")
+                    }
                 }
                 let words = path + positional
                 let name = ([tool.name] + path).joined(separator: " ")
                 runs.append(Run(tool: tool.name, arguments: words, environment: base, label: name))
-                runs.append(Run(tool: tool.name, arguments: words, environment: everyVariable, label: name + " (every documented variable)"))
+                runs.append(
+                    Run(tool: tool.name, arguments: words, environment: everyVariable, label: name + " (every documented variable)"))
                 for option in command.options + tool.globalOptions where option.long != "generate" {
                     guard option.takesValue else {
-                        runs.append(Run(tool: tool.name, arguments: words + ["--\(option.long)"], environment: base, label: "\(name) --\(option.long)"))
+                        runs.append(
+                            Run(
+                                tool: tool.name, arguments: words + ["--\(option.long)"], environment: base,
+                                label: "\(name) --\(option.long)"))
                         continue
                     }
-                    let chosen = override(tool.name, option, fixture) ?? option.choices.first ?? option.defaultValue
+                    let chosen =
+                        override(tool.name, option, fixture) ?? option.choices.first ?? option.defaultValue
                         ?? option.range.flatMap { $0.split(separator: "–").first.map(String.init) }
                         ?? value(for: option.valueName ?? "", fixture)
                     guard let chosen else { unknown.append("\(name): --\(option.long) \(option.valueName ?? "")"); continue }
-                    runs.append(Run(tool: tool.name, arguments: words + ["--\(option.long)", chosen], environment: base,
-                                    label: "\(name) --\(option.long) \(chosen)"))
+                    runs.append(
+                        Run(
+                            tool: tool.name, arguments: words + ["--\(option.long)", chosen], environment: base,
+                            label: "\(name) --\(option.long) \(chosen)"))
                     if let env = option.env {
-                        runs.append(Run(tool: tool.name, arguments: words, environment: base.merging([env: chosen]) { $1 },
-                                        label: "\(name) with \(env)=\(chosen)"))
+                        runs.append(
+                            Run(
+                                tool: tool.name, arguments: words, environment: base.merging([env: chosen]) { $1 },
+                                label: "\(name) with \(env)=\(chosen)"))
                     }
                 }
             }
@@ -198,7 +218,9 @@ import TasksCommands
         let next = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             while true {
-                let index: Int = next.withLock { i in defer { i += 1 }; return i }
+                let index: Int = next.withLock { i in
+                    defer { i += 1 }; return i
+                }
                 guard index < runs.count else { return }
                 let run = runs[index]
                 let problem: String?
@@ -225,7 +247,8 @@ import TasksCommands
             let run = try Tools.run("sl-memory", arguments + ["--vault", other], home: home.path, environment: env)
             #expect(run.killedBy == nil && run.status == 0, "\(arguments): \(run.status) \(run.stderrText.prefix(300))")
         }
-        let listed = try Tools.run("sl-memory", ["list"], home: home.path, environment: env.merging(["STARLINE_MEMORY_VAULT": other]) { $1 })
+        let listed = try Tools.run(
+            "sl-memory", ["list"], home: home.path, environment: env.merging(["STARLINE_MEMORY_VAULT": other]) { $1 })
         #expect(listed.status == 0 && listed.stdoutText.contains("in elsewhere"), "\(listed.stderrText)")
         #expect(FileManager.default.fileExists(atPath: other + "/vault.db"))
         // The default vault was never created.

@@ -17,7 +17,7 @@ import Testing
         "sl-sessions": ["--version"],
         "sl-memory": ["status"],
         // Every sl-chat command needs a stored session; --version goes through the same streams.
-        "sl-chat": ["--version"],
+        "sl-chat": ["--version"]
     ]
 
     @Test func everyToolHasACommandHere() {
@@ -44,13 +44,13 @@ import Testing
         let home = TemporaryDirectory()
         let words = try #require(Self.commands[tool])
         let script = """
-        import os, subprocess, sys
-        r, w = os.pipe()
-        os.close(r)
-        for restore in (True, False):
-            p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, restore_signals=restore)
-            print(p.returncode, len(p.stderr), p.stderr[:200])
-        """
+            import os, subprocess, sys
+            r, w = os.pipe()
+            os.close(r)
+            for restore in (True, False):
+                p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, restore_signals=restore)
+                print(p.returncode, len(p.stderr), p.stderr[:200])
+            """
         let run = try Tools.run("/usr/bin/python3", ["-c", script, Tools.path(tool)] + words, home: home.path)
         #expect(run.status == 0, "\(run.stderrText)")
         let lines = run.stdoutText.split(separator: "\n").map(String.init)

@@ -50,7 +50,9 @@ import Testing
 
     @Test func tasksExportWritesDevicesAndFIFOsInPlace() throws {
         let dir = TemporaryDirectory("output-tasks")
-        #expect(try Tools.run("sl-tasks", ["add", "water the plants"], home: dir.path, environment: ["STARLINE_HOME": dir.path + "/home"]).status == 0)
+        #expect(
+            try Tools.run("sl-tasks", ["add", "water the plants"], home: dir.path, environment: ["STARLINE_HOME": dir.path + "/home"])
+                .status == 0)
         let run = try Self.run("sl-tasks export", in: dir)
         #expect(run.status == 0, "check \(run.status): \(run.stderrText)")
         #expect(try String(contentsOfFile: dir.path + "/got", encoding: .utf8).contains("water the plants"))

@@ -12,48 +12,48 @@ import Testing
     /// answers only its own loopback Host). Each accepted connection is logged ("connect"), and each failed
     /// handshake ("handshake-failed …"), so a test can count how often a client tried.
     static let proxy = #"""
-    import http.client, http.server, socket, ssl, sys
-    cert, key, upstream, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(cert, key)
-    def note(line):
-        with open(log, "a") as f: f.write(line + "\n")
-    class Server(http.server.ThreadingHTTPServer):
-        daemon_threads = True
-        def get_request(self):
-            sock, addr = self.socket.accept()
-            note("connect")
-            sock.settimeout(20)
-            try:
-                return ctx.wrap_socket(sock, server_side=True), addr
-            except (ssl.SSLError, OSError) as e:
-                note("handshake-failed " + type(e).__name__)
-                sock.close()
-                raise
-    class Proxy(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        def log_message(self, *args): pass
-        def relay(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
-            headers["Host"] = "127.0.0.1:%d" % upstream
-            conn = http.client.HTTPConnection("127.0.0.1", upstream, timeout=60)
-            conn.request(self.command, self.path, body=body if body or self.command in ("POST", "PUT") else None, headers=headers)
-            answer = conn.getresponse()
-            data = answer.read()
-            self.send_response(answer.status)
-            for k, v in answer.getheaders():
-                if k.lower() not in ("connection", "transfer-encoding", "content-length", "keep-alive"):
-                    self.send_header(k, v)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            conn.close()
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = relay
-    server = Server(("127.0.0.1", 0), Proxy)
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
-    """#
+        import http.client, http.server, socket, ssl, sys
+        cert, key, upstream, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        def note(line):
+            with open(log, "a") as f: f.write(line + "\n")
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            def get_request(self):
+                sock, addr = self.socket.accept()
+                note("connect")
+                sock.settimeout(20)
+                try:
+                    return ctx.wrap_socket(sock, server_side=True), addr
+                except (ssl.SSLError, OSError) as e:
+                    note("handshake-failed " + type(e).__name__)
+                    sock.close()
+                    raise
+        class Proxy(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *args): pass
+            def relay(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
+                headers["Host"] = "127.0.0.1:%d" % upstream
+                conn = http.client.HTTPConnection("127.0.0.1", upstream, timeout=60)
+                conn.request(self.command, self.path, body=body if body or self.command in ("POST", "PUT") else None, headers=headers)
+                answer = conn.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("connection", "transfer-encoding", "content-length", "keep-alive"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                conn.close()
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = relay
+        server = Server(("127.0.0.1", 0), Proxy)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
 
     /// The CA, a server certificate it signed for IP 127.0.0.1 only, and an unrelated CA.
     struct Certificates {
@@ -66,15 +66,15 @@ import Testing
         init() throws {
             directory = TemporaryDirectory("private-ca")
             let script = """
-            set -e
-            cd '\(directory.path)'
-            ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
-            openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj '/CN=Starline Test Private CA'
-            openssl req -x509 $ec -keyout other-ca.key -out other-ca.pem -days 2 -subj '/CN=Some Other CA'
-            openssl req $ec -keyout server.key -out server.csr -subj '/CN=127.0.0.1'
-            printf 'subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' > server.ext
-            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext
-            """
+                set -e
+                cd '\(directory.path)'
+                ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
+                openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj '/CN=Starline Test Private CA'
+                openssl req -x509 $ec -keyout other-ca.key -out other-ca.pem -days 2 -subj '/CN=Some Other CA'
+                openssl req $ec -keyout server.key -out server.csr -subj '/CN=127.0.0.1'
+                printf 'subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' > server.ext
+                openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext
+                """
             let run = try Tools.run("/bin/sh", ["-c", script], home: directory.path)
             guard run.status == 0 else { throw StarlineError(.internalError, "openssl failed: \(run.stderrText)") }
         }
@@ -91,8 +91,9 @@ import Testing
             let script = scratch.file("proxy.py")
             log = scratch.file("connections.log")
             try PrivateCATests.proxy.write(toFile: script, atomically: true, encoding: .utf8)
-            process = try Tools.spawn("/usr/bin/python3", [script, certificates.serverCert, certificates.serverKey, String(upstream), log],
-                                      home: scratch.path)
+            process = try Tools.spawn(
+                "/usr/bin/python3", [script, certificates.serverCert, certificates.serverKey, String(upstream), log],
+                home: scratch.path)
             guard process.waitForStdout(seconds: 30, { $0.contains("\n") }), let port = Int(process.stdoutSoFar.trimmingWhitespace()) else {
                 throw StarlineError(.internalError, "the HTTPS proxy did not start: \(process.stderrSoFar)")
             }
@@ -129,7 +130,8 @@ import Testing
 
         func writeProfile(_ members: String) throws {
             let config = harness.home.file("starline/config")
-            try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: config, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try #"{"profiles":{"default":{\#(members)}}}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
             #expect(chmod(config + "/config.json", 0o600) == 0)
         }
@@ -152,7 +154,9 @@ import Testing
         #expect(error?["code"]?.stringValue == "TLS_ERROR")
         #expect(error?["retryable"] == .bool(false))
         let message = error?["message"]?.stringValue ?? ""
-        #expect(message.contains("STARLINE_CA_BUNDLE=/path/ca.pem") && message.contains("caBundle") && message.contains("127.0.0.1"), "\(message)")
+        #expect(
+            message.contains("STARLINE_CA_BUNDLE=/path/ca.pem") && message.contains("caBundle") && message.contains("127.0.0.1"),
+            "\(message)")
         #expect(message.contains("the system's CA store"), "\(message)")
         #expect(error?["details"]?["curlCode"]?.intValue == 60)
         // Never retried: one connection, one failed handshake (a NETWORK_ERROR would have been tried 3 times).
@@ -222,7 +226,9 @@ import Testing
         let missing = try s.run("sl-restore", [], ["STARLINE_CA_BUNDLE": "/nonexistent/ca.pem"])
         #expect(missing.status == 2 && missing.errorCode == "CONFIG_ERROR", "\(missing.stderrText)")
         let missingError = try missing.error()["error"]
-        #expect(missingError?["message"]?.stringValue?.contains("cannot read the CA bundle /nonexistent/ca.pem (from STARLINE_CA_BUNDLE)") == true)
+        #expect(
+            missingError?["message"]?.stringValue?.contains("cannot read the CA bundle /nonexistent/ca.pem (from STARLINE_CA_BUNDLE)")
+                == true)
         #expect(missingError?["details"]?["source"]?.stringValue == "STARLINE_CA_BUNDLE")
 
         let directory = try s.run("sl-restore", [], ["SSL_CERT_FILE": s.certificates.directory.path])
@@ -236,15 +242,20 @@ import Testing
         #expect(try notPEM.error()["error"]?["message"]?.stringValue?.contains("cannot load the CA bundle \(junk)") == true)
 
         // The certificate names 127.0.0.1 only: localhost (a loopback name W4 allows) does not match it.
-        let mismatch = try s.harness.run("sl-restore", [], environment: ["STARLINE_API_BASE_URL": "https://localhost:\(s.proxy.port)",
-                                                                        "STARLINE_CA_BUNDLE": ca, "STARLINE_TOKEN": s.token])
+        let mismatch = try s.harness.run(
+            "sl-restore", [],
+            environment: [
+                "STARLINE_API_BASE_URL": "https://localhost:\(s.proxy.port)",
+                "STARLINE_CA_BUNDLE": ca, "STARLINE_TOKEN": s.token
+            ])
         #expect(mismatch.status == 7 && mismatch.errorCode == "TLS_ERROR", "\(mismatch.stderrText)")
         #expect(try mismatch.error()["error"]?["message"]?.stringValue?.contains("localhost") == true)
 
         // Local commands do not read the bundle; plain http to the loopback dev server ignores it.
         let status = try s.run("sl-login", ["status"], ["STARLINE_CA_BUNDLE": "/nonexistent/ca.pem"])
         #expect(status.status == 0, "\(status.stderrText)")
-        let plain = try s.harness.run("sl-restore", [], environment: ["STARLINE_TOKEN": s.token, "STARLINE_CA_BUNDLE": "/nonexistent/ca.pem"])
+        let plain = try s.harness.run(
+            "sl-restore", [], environment: ["STARLINE_TOKEN": s.token, "STARLINE_CA_BUNDLE": "/nonexistent/ca.pem"])
         #expect(plain.status == 0, "\(plain.stderrText)")
     }
 }

@@ -56,9 +56,13 @@ import Testing
             }
             // cron turns an unescaped % into a newline (the rest is stdin): the README must escape every one.
             let unescaped = rest.replacingOccurrences(of: "\\%", with: "")
-            guard !unescaped.contains("%") else { throw StarlineError(.data, "README.md:\(index + 1): an unescaped % (cron makes it a newline): \(line)") }
-            lines.append(CronLine(number: index + 1, schedule: fields[0...(scheduleFields - 1)].joined(separator: " "),
-                                  command: rest.replacingOccurrences(of: "\\%", with: "%"), variables: variables))
+            guard !unescaped.contains("%") else {
+                throw StarlineError(.data, "README.md:\(index + 1): an unescaped % (cron makes it a newline): \(line)")
+            }
+            lines.append(
+                CronLine(
+                    number: index + 1, schedule: fields[0...(scheduleFields - 1)].joined(separator: " "),
+                    command: rest.replacingOccurrences(of: "\\%", with: "%"), variables: variables))
         }
         return lines
     }
@@ -77,18 +81,18 @@ import Testing
             // Written by a child process, never by this (multi-threaded) one: a script this process had open
             // for writing when another test forked could not be executed (ETXTBSY).
             let setup = """
-            set -e
-            cd '\(home)'
-            mkdir -p logs public backup audit bin .cache .config/starline
-            printf '#!/bin/sh\\necho ran >> "$HOME/job.ran"\\n' > bin/job-that-needs-the-login
-            chmod 755 bin/job-that-needs-the-login
-            (umask 077; printf 'a quiet day passphrase\\n' > .config/starline/memory.pass)
-            # mail: records its arguments and its message.
-            printf '#!/bin/sh\\n{ echo "mail $*"; cat; } >> "$HOME/mail.log"\\n' > '\(stubs.path)/mail'
-            # ifne (moreutils): runs the command only when stdin is not empty, passing stdin on.
-            printf '#!/bin/sh\\nt=$(mktemp) || exit 1\\ncat > "$t"\\nif [ -s "$t" ]; then "$@" < "$t"; s=$?; else s=0; fi\\nrm -f "$t"\\nexit $s\\n' > '\(stubs.path)/ifne'
-            chmod 755 '\(stubs.path)/mail' '\(stubs.path)/ifne'
-            """
+                set -e
+                cd '\(home)'
+                mkdir -p logs public backup audit bin .cache .config/starline
+                printf '#!/bin/sh\\necho ran >> "$HOME/job.ran"\\n' > bin/job-that-needs-the-login
+                chmod 755 bin/job-that-needs-the-login
+                (umask 077; printf 'a quiet day passphrase\\n' > .config/starline/memory.pass)
+                # mail: records its arguments and its message.
+                printf '#!/bin/sh\\n{ echo "mail $*"; cat; } >> "$HOME/mail.log"\\n' > '\(stubs.path)/mail'
+                # ifne (moreutils): runs the command only when stdin is not empty, passing stdin on.
+                printf '#!/bin/sh\\nt=$(mktemp) || exit 1\\ncat > "$t"\\nif [ -s "$t" ]; then "$@" < "$t"; s=$?; else s=0; fi\\nrm -f "$t"\\nexit $s\\n' > '\(stubs.path)/ifne'
+                chmod 755 '\(stubs.path)/mail' '\(stubs.path)/ifne'
+                """
             let prepared = try Tools.run("/bin/sh", ["-c", setup], home: home)
             guard prepared.status == 0 else { throw StarlineError(.internalError, "setup failed: \(prepared.stderrText)") }
             let vault = try harness.run("sl-memory", ["--passphrase-file", home + "/.config/starline/memory.pass", "init"])
@@ -127,7 +131,9 @@ import Testing
                 let path = home + "/" + directory
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
                     let text = (try? String(contentsOfFile: path + "/" + name, encoding: .utf8)) ?? ""
-                    for line in text.split(separator: "\n") where line.contains(#"{"error":"#) { found.append("\(directory)/\(name): \(line)") }
+                    for line in text.split(separator: "\n") where line.contains(#"{"error":"#) {
+                        found.append("\(directory)/\(name): \(line)")
+                    }
                 }
             }
             return found
@@ -162,7 +168,8 @@ import Testing
         let teamBefore = try day.messages("c_team")
         for line in lines {
             let before = day.errorsInLogs().count
-            let process = try Tools.spawn("/bin/sh", ["-c", day.command(line)], stdin: [], home: day.home, environment: day.environment(line))
+            let process = try Tools.spawn(
+                "/bin/sh", ["-c", day.command(line)], stdin: [], home: day.home, environment: day.environment(line))
             let run: ToolRun
             if line.runsUntilStopped {
                 // Up: sl-devserver's first line in the file its stdout goes to; tail in its long poll.
@@ -170,7 +177,8 @@ import Testing
                 var up = false
                 let deadline = Date().addingTimeInterval(30)
                 while Date() < deadline, process.wait(seconds: 0.1) == nil {
-                    up = line.command.contains("sl-devserver")
+                    up =
+                        line.command.contains("sl-devserver")
                         ? ((try? String(contentsOfFile: day.home + "/logs/dev.json", encoding: .utf8)) ?? "").contains("\"listening\"")
                         : (try day.syncRequests()) > syncs
                     if up { break }

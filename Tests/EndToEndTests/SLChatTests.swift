@@ -15,14 +15,16 @@ import Testing
         return h
     }
 
-    func chat(_ h: SessionToolsHarness, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> ToolRun {
+    func chat(_ h: SessionToolsHarness, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> ToolRun
+    {
         try h.run("sl-chat", arguments, stdin: stdin, environment: environment)
     }
 
     /// The server's messages of `conversation` (as alice, a member of both seed conversations).
     func serverMessages(_ h: SessionToolsHarness, _ conversation: String = "c_team") throws -> [JSON] {
         let alice = try h.server.login("alice")
-        return try h.server.request("GET", "/chat/v1/conversations/\(conversation)/messages?limit=200", token: alice.token).json()["messages"]?.arrayValue ?? []
+        return try h.server.request("GET", "/chat/v1/conversations/\(conversation)/messages?limit=200", token: alice.token).json()[
+            "messages"]?.arrayValue ?? []
     }
 
     func fault(_ h: SessionToolsHarness, _ fields: [(String, JSON)]) throws {
@@ -71,7 +73,12 @@ import Testing
         let run = try chat(h, ["send", "c_team", "after the storm"])
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(try run.json()["attempts"]?.intValue == 4)
-        try fault(h, [("route", .string(Self.putFault)), ("status", .int(429)), ("count", .int(1)), ("headers", .object([("Retry-After", .string("1"))]))])
+        try fault(
+            h,
+            [
+                ("route", .string(Self.putFault)), ("status", .int(429)), ("count", .int(1)),
+                ("headers", .object([("Retry-After", .string("1"))]))
+            ])
         let lines = try chat(h, ["send", "c_team", "--lines"], stdin: Array("one\ntwo\nthree\n".utf8))
         #expect(lines.status == 0, "\(lines.stderrText)")
         let records = try lines.jsonLines()
@@ -170,8 +177,10 @@ import Testing
         #expect(try h.status()["session"] == .null)
     }
 
-    @Test(arguments: ["http://chat.example.com", "https://user@chat.thestarline.cn", "https://chat.thestarline.cn/?q=1",
-                      "https://chat.thestarline.cn/#f", "ftp://127.0.0.1/chat"])
+    @Test(arguments: [
+        "http://chat.example.com", "https://user@chat.thestarline.cn", "https://chat.thestarline.cn/?q=1",
+        "https://chat.thestarline.cn/#f", "ftp://127.0.0.1/chat"
+    ])
     func w4EveryBaseURLSourceRejectsUnsafeOverrides(_ bad: String) throws {
         let h = try harness()
         let before = try h.server.dev("GET", "/__dev/counters").json()["counters"]
@@ -179,13 +188,16 @@ import Testing
         let env = try chat(h, ["conversations"], environment: ["STARLINE_CHAT_BASE_URL": bad])
         let config = h.home.path + "/starline/config"
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
-        try #"{"defaultProfile":"p","profiles":{"p":{"chat":"\#(bad)"}}}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        try #"{"defaultProfile":"p","profiles":{"p":{"chat":"\#(bad)"}}}"#.write(
+            toFile: config + "/config.json", atomically: true, encoding: .utf8)
         let profile = try h.run("sl-chat", ["conversations"], environment: ["STARLINE_CHAT_BASE_URL": ""])
         for (source, run) in [("flag", flag), ("env", env), ("profile", profile)] {
             #expect(run.status == 2, "\(source): \(run.stderrText)")
             #expect(run.errorCode == "INVALID_URL", "\(source)")
         }
-        #expect(try h.server.dev("GET", "/__dev/counters").json()["counters"]?["GET /chat/v1/conversations"] == before?["GET /chat/v1/conversations"])
+        #expect(
+            try h.server.dev("GET", "/__dev/counters").json()["counters"]?["GET /chat/v1/conversations"]
+                == before?["GET /chat/v1/conversations"])
     }
 
     // MARK: Reading, sync and tail
@@ -219,7 +231,10 @@ import Testing
     @Test func unreadAndHistoryMarkNothingReadAndReadMovesTheMark() throws {
         let h = try harness()
         try bobSends(h, ["u1", "u2"])
-        func unread() throws -> Int64? { try chat(h, ["unread", "--max-age", "0"]).jsonLines().first { $0["conversationId"]?.stringValue == "c_team" }?["unread"]?.intValue }
+        func unread() throws -> Int64? {
+            try chat(h, ["unread", "--max-age", "0"]).jsonLines().first { $0["conversationId"]?.stringValue == "c_team" }?["unread"]?
+                .intValue
+        }
         let before = try #require(try unread())
         #expect(before >= 2)
         let page = try chat(h, ["history", "c_team", "--max-age", "0"]).jsonLines()
@@ -269,8 +284,11 @@ import Testing
         #expect(try chat(h, ["send", "c_team", "queued then sent elsewhere", "--queue", "--client-id", "q1"]).status == 0)
         // The same message reaches the server by another way (another device with the same outbox key).
         let alice = try h.server.login("alice")
-        #expect(try h.server.request("PUT", "/chat/v1/conversations/c_team/messages/q1", token: alice.token,
-                                     body: .json(.object([("text", .string("queued then sent elsewhere"))]))).status == 201)
+        #expect(
+            try h.server.request(
+                "PUT", "/chat/v1/conversations/c_team/messages/q1", token: alice.token,
+                body: .json(.object([("text", .string("queued then sent elsewhere"))]))
+            ).status == 201)
         let sync = try chat(h, ["sync"])
         #expect(sync.status == 0, "\(sync.stderrText)")
         #expect((try sync.json()["messages"]?.intValue ?? 0) >= 1)
@@ -283,8 +301,11 @@ import Testing
         let bob = try h.server.login("bob")
         for (i, text) in texts.enumerated() {
             let id = "bob-\(text.hashValue & 0xffffff)-\(i)"
-            #expect(try h.server.request("PUT", "/chat/v1/conversations/c_team/messages/\(id)", token: bob.token,
-                                         body: .json(.object([("text", .string(text))]))).status == 201)
+            #expect(
+                try h.server.request(
+                    "PUT", "/chat/v1/conversations/c_team/messages/\(id)", token: bob.token,
+                    body: .json(.object([("text", .string(text))]))
+                ).status == 201)
         }
     }
 
@@ -316,8 +337,12 @@ import Testing
         try bobSends(h, ["old1", "old2"])
         #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "fresh", "--from", "now"])) == [])
         try bobSends(h, ["new1"])
-        #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "fresh", "--from", "now"])) == ["new1"], "--from only places a new cursor")
-        #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "other"])) == ["old1", "old2", "new1"], "a new cursor starts at the start by default")
+        #expect(
+            try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "fresh", "--from", "now"])) == ["new1"],
+            "--from only places a new cursor")
+        #expect(
+            try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "other"])) == ["old1", "old2", "new1"],
+            "a new cursor starts at the start by default")
         let mismatch = try chat(h, ["tail", "c_alice_bob", "--cursor", "fresh"])
         #expect(mismatch.status == 2, "a cursor follows the conversation it was made for: \(mismatch.stderrText)")
     }
@@ -328,7 +353,8 @@ import Testing
         let killed = try chat(h, ["tail", "c_team", "--cursor", "c"], environment: ["STARLINE_TEST_TAIL_KILL_AFTER_PRINT": "1"])
         #expect(killed.killedBy == SIGKILL)
         #expect(try messageTexts(killed) == ["k1", "k2"], "printed and flushed before it died")
-        #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "c"])) == ["k1", "k2"], "at least once: the uncommitted page again")
+        #expect(
+            try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "c"])) == ["k1", "k2"], "at least once: the uncommitted page again")
         #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "c"])) == [], "and then never twice")
     }
 
@@ -342,7 +368,8 @@ import Testing
         #expect(run.status == 0, "\(run.stderrText)")
         let lines = try run.jsonLines()
         #expect(lines.first?["type"]?.stringValue == "gap" && lines.first?["reason"]?.stringValue == "CURSOR_EXPIRED")
-        #expect(try messageTexts(run) == more, "every missed message once, in order: backfilled, then none repeated from the retained events")
+        #expect(
+            try messageTexts(run) == more, "every missed message once, in order: backfilled, then none repeated from the retained events")
         #expect(lines.contains { $0["backfill"] == .bool(true) })
         #expect(try messageTexts(try chat(h, ["tail", "c_team", "--cursor", "g"])) == [])
     }
@@ -369,8 +396,10 @@ import Testing
         #expect(used.status == 12, "a used link: \(used.stderrText)")
     }
 
-    @Test(arguments: ["https://chat.thestarline.cn.evil.example/f/abcdefgh1234", "http://127.0.0.1:1/chat/f/abcdefgh1234",
-                      "short", #"{"kind":"url","text":"https://example.com"}"#, "https://chat.thestarline.cn/f/abcdefgh1234?x=1"])
+    @Test(arguments: [
+        "https://chat.thestarline.cn.evil.example/f/abcdefgh1234", "http://127.0.0.1:1/chat/f/abcdefgh1234",
+        "short", #"{"kind":"url","text":"https://example.com"}"#, "https://chat.thestarline.cn/f/abcdefgh1234?x=1"
+    ])
     func w6FriendLinkRedeemRefusesAnythingElseBeforeAnyRequest(_ input: String) throws {
         let h = try harness()
         let run = try chat(h, ["friend-link", "redeem", input])

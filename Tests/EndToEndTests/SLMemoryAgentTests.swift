@@ -10,7 +10,11 @@ import Testing
     /// The environment of a run that has no passphrase of its own.
     static let noPassphrase = ["STARLINE_MEMORY_PASSPHRASE": ""]
 
-    @Test("W2 unlock starts an agent: commands need no passphrase, status says until when, an explicit wrong passphrase is still refused (13), lock ends it")
+    @Test(
+        """
+        W2 unlock starts an agent: commands need no passphrase, status says until when, an explicit wrong passphrase \
+        is still refused (13), lock ends it
+        """)
     func w2AgentUnlockLock() throws {
         let h = Home()
         try h.initialize()
@@ -79,7 +83,11 @@ import Testing
         #expect(try h.ok(["list"]).arrayValue?.count == 1)
     }
 
-    @Test("W2 unlock --keyring keeps the data key in the keyring under its own schema; later runs need no passphrase, a locked keyring is LOCKED without a prompt, lock --forget removes it")
+    @Test(
+        """
+        W2 unlock --keyring keeps the data key in the keyring under its own schema; later runs need no passphrase, a \
+        locked keyring is LOCKED without a prompt, lock --forget removes it
+        """)
     func keyringCustodyOfTheMemoryKey() throws {
         let keyring = try TestKeyring()
         let h = Home()
@@ -99,6 +107,8 @@ import Testing
         try keyring.unlock()
         #expect(try h.ok(["lock", "--forget"])["keyringForgotten"] == .bool(true))
         #expect(try h.run(["list"], environment: Self.noPassphrase).status == 13)
-        #expect(!(try keyring.run("/usr/bin/secret-tool", ["search", "--all", "xdg:schema", "cn.thestarline.Memory"]).stdoutText.contains("[/")))
+        #expect(
+            !(try keyring.run("/usr/bin/secret-tool", ["search", "--all", "xdg:schema", "cn.thestarline.Memory"]).stdoutText.contains("[/"))
+        )
     }
 }

@@ -30,14 +30,20 @@ import Testing
         @discardableResult
         func ok(_ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> JSON {
             let run = try self.run(arguments, stdin: stdin, environment: extra)
-            guard run.status == 0 else { throw StarlineError(.data, "sl-memory \(arguments.joined(separator: " ")) exited \(run.status): \(run.stderrText)") }
+            guard run.status == 0 else {
+                throw StarlineError(.data, "sl-memory \(arguments.joined(separator: " ")) exited \(run.status): \(run.stderrText)")
+            }
             return try run.json()
         }
 
         func initialize() throws { try ok(["init"]) }
     }
 
-    @Test("W2 notes: add from arguments and stdin, list, show, edit (version +1), search by every word, rm — and no plaintext on disk")
+    @Test(
+        """
+        W2 notes: add from arguments and stdin, list, show, edit (version +1), search by every word, rm — and no \
+        plaintext on disk
+        """)
     func w2NotesRoundTrip() throws {
         let h = Home()
         try h.initialize()
@@ -58,7 +64,7 @@ import Testing
         #expect(edited["tags"]?.arrayValue?.compactMap(\.stringValue).sorted() == ["home", "network"])
         #expect(try h.ok(["search", "zebra-quartz"]).arrayValue?.isEmpty == true, "the index follows the edit")
         #expect(try h.ok(["rm", id])["removed"]?.stringValue == id)
-        #expect(try h.ok(["list", "--jsonl"]) ["title"]?.stringValue == "Invoice")
+        #expect(try h.ok(["list", "--jsonl"])["title"]?.stringValue == "Invoice")
         // Nothing readable on disk: the database and its WAL.
         var bytes = (try? Data(contentsOf: URL(fileURLWithPath: h.vault + "/vault.db"))) ?? Data()
         bytes += (try? Data(contentsOf: URL(fileURLWithPath: h.vault + "/vault.db-wal"))) ?? Data()
@@ -67,7 +73,11 @@ import Testing
         #expect(bytes.range(of: Data("Invoice".utf8)) == nil)
     }
 
-    @Test("W2 a wrong passphrase is exit 13; a damaged header is exit 12 (corruption, not a wrong passphrase); a missing vault is exit 6, never an empty list")
+    @Test(
+        """
+        W2 a wrong passphrase is exit 13; a damaged header is exit 12 (corruption, not a wrong passphrase); a missing \
+        vault is exit 6, never an empty list
+        """)
     func w2WrongPassphraseAndCorruption() throws {
         let h = Home()
         let missing = try h.run(["list"])
@@ -93,7 +103,11 @@ import Testing
         #expect(damaged.stdout.isEmpty)
     }
 
-    @Test("W2 without a passphrase, agent or terminal the vault is LOCKED (exit 13) and says how to unlock; a passphrase file others can read is refused")
+    @Test(
+        """
+        W2 without a passphrase, agent or terminal the vault is LOCKED (exit 13) and says how to unlock; a passphrase \
+        file others can read is refused
+        """)
     func w2LockedAndPassphraseFile() throws {
         let h = Home()
         try h.initialize()
@@ -116,8 +130,9 @@ import Testing
         let h = Home()
         try h.initialize()
         try h.ok(["add", "kept across passwd"])
-        let change = try h.run(["passwd", "--passphrase-fd", "0"], stdin: Array("\(h.passphrase)\nnew passphrase\n".utf8),
-                               environment: ["STARLINE_MEMORY_PASSPHRASE": ""])
+        let change = try h.run(
+            ["passwd", "--passphrase-fd", "0"], stdin: Array("\(h.passphrase)\nnew passphrase\n".utf8),
+            environment: ["STARLINE_MEMORY_PASSPHRASE": ""])
         #expect(change.status == 0, "\(change.stderrText)")
         #expect(try h.run(["list"]).status == 13)
         let new = ["STARLINE_MEMORY_PASSPHRASE": "new passphrase"]
@@ -128,7 +143,11 @@ import Testing
         #expect(try h.ok(["verify"], environment: new)["ok"] == .bool(true))
     }
 
-    @Test("W2 attachments stream in and out byte for byte; a flipped byte in the file is VAULT_CORRUPT naming it, and verify lists it")
+    @Test(
+        """
+        W2 attachments stream in and out byte for byte; a flipped byte in the file is VAULT_CORRUPT naming it, and \
+        verify lists it
+        """)
     func w2Attachments() throws {
         let h = Home()
         try h.initialize()
@@ -177,7 +196,11 @@ import Testing
         #expect(try h.ok(["list"]).arrayValue?.count == 1)
     }
 
-    @Test("W2 an unchanged vault leaves a 0600 pin.fingerprint beside the pin; a record rolled back behind it (mtime put back with touch -d) is still exit 12 naming it")
+    @Test(
+        """
+        W2 an unchanged vault leaves a 0600 pin.fingerprint beside the pin; a record rolled back behind it (mtime put \
+        back with touch -d) is still exit 12 naming it
+        """)
     func openFingerprint() throws {
         let h = Home()
         try h.initialize()
@@ -204,7 +227,11 @@ import Testing
         #expect(try shown.error()["error"]?["details"]?["record"]?.stringValue == id)
     }
 
-    @Test("W3 export is an age file that age -d opens with the share code; import checks it whole, adds its notes and attachments; wrong code 13, damaged 12 with nothing added")
+    @Test(
+        """
+        W3 export is an age file that age -d opens with the share code; import checks it whole, adds its notes and \
+        attachments; wrong code 13, damaged 12 with nothing added
+        """)
     func w3ExportImport() throws {
         let h = Home()
         try h.initialize()
@@ -243,7 +270,8 @@ import Testing
         let damaged = try other.run(["import", damagedPath], environment: ["STARLINE_MEMORY_SHARE_CODE": code])
         #expect(damaged.status == 12)
         #expect(try other.ok(["list"]).arrayValue?.isEmpty == true, "a damaged export adds nothing")
-        let imported = try other.ok(["import", exportPath], environment: ["STARLINE_MEMORY_SHARE_CODE": code.lowercased().replacingOccurrences(of: "-", with: "")])
+        let imported = try other.ok(
+            ["import", exportPath], environment: ["STARLINE_MEMORY_SHARE_CODE": code.lowercased().replacingOccurrences(of: "-", with: "")])
         #expect(imported["imported"]?["notes"]?.intValue == 1)
         #expect(imported["imported"]?["attachments"]?.intValue == 1)
         let copy = try #require(try other.ok(["list"]).arrayValue?.first)
@@ -254,13 +282,18 @@ import Testing
         #expect(try other.ok(["verify"])["ok"] == .bool(true))
     }
 
-    @Test("W2 kill -9 at random instants during adds: the vault always verifies, and holds every add that reported success")
+    @Test(
+        """
+        W2 kill -9 at random instants during adds: the vault always verifies, and holds every add that reported \
+        success
+        """)
     func w2KillNineDuringWrites() throws {
         let h = Home()
         try h.initialize()
         var succeeded = 0, killed = 0
         for i in 0..<16 {
-            let running = try Tools.spawn("sl-memory", ["add", "note \(i)", "--title", "kill \(i)"], home: h.home.path, environment: h.environment)
+            let running = try Tools.spawn(
+                "sl-memory", ["add", "note \(i)", "--title", "kill \(i)"], home: h.home.path, environment: h.environment)
             usleep(UInt32.random(in: 0...120_000))
             running.signal(SIGKILL)
             let run = running.wait()
@@ -272,7 +305,11 @@ import Testing
         #expect(count >= succeeded && count <= succeeded + killed)
     }
 
-    @Test("W3 export --verify and --share-code-fd; import --dry-run adds nothing, --share-code-file is permission-checked, and a package that age -p encrypted imports")
+    @Test(
+        """
+        W3 export --verify and --share-code-fd; import --dry-run adds nothing, --share-code-file is \
+        permission-checked, and a package that age -p encrypted imports
+        """)
     func w3ExportOptionsAndAgeInterop() throws {
         let h = Home()
         try h.initialize()
@@ -281,7 +318,9 @@ import Testing
         let path = h.home.file("out.age")
         let codeFile = h.home.file("code")
         // --share-code-fd 3: the shell points descriptor 3 at a file.
-        let export = try Tools.shell("env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(h.passphrase)' '\(Tools.path("sl-memory"))' export -o '\(path)' --armor --verify --share-code-fd 3 3>'\(codeFile)'")
+        let export = try Tools.shell(
+            "env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(h.passphrase)' '\(Tools.path("sl-memory"))' export -o '\(path)' --armor --verify --share-code-fd 3 3>'\(codeFile)'"
+        )
         #expect(export.status == 0, "\(export.stderrText)")
         #expect(try export.json()["verified"] == .bool(true))
         #expect(!export.stderrText.contains("Share code:"), "the code went to descriptor 3")
@@ -313,14 +352,20 @@ import Testing
         try h.initialize()
         try h.ok(["add", "--title", "One", "first note"])
         let path = h.home.file("out.age")
-        let export = try Tools.shell("env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(h.passphrase)' '\(Tools.path("sl-memory"))' export -o '\(path)' --share-code-fd 3 3>/dev/null")
+        let export = try Tools.shell(
+            "env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(h.passphrase)' '\(Tools.path("sl-memory"))' export -o '\(path)' --share-code-fd 3 3>/dev/null"
+        )
         #expect(export.status == 0, "\(export.stderrText)")
         let other = Home()
         try other.initialize()
-        let run = try Tools.shell("env -u STARLINE_MEMORY_SHARE_CODE HOME='\(other.home.path)' STARLINE_HOME='\(other.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(other.passphrase)' setsid -w '\(Tools.path("sl-memory"))' import '\(path)' < /dev/null")
+        let run = try Tools.shell(
+            "env -u STARLINE_MEMORY_SHARE_CODE HOME='\(other.home.path)' STARLINE_HOME='\(other.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(other.passphrase)' setsid -w '\(Tools.path("sl-memory"))' import '\(path)' < /dev/null"
+        )
         #expect(run.status == 2, "\(run.stderrText)")
         let message = try #require(try run.error()["error"]?["message"]?.stringValue)
-        #expect(message.contains("--share-code-fd") && message.contains("STARLINE_MEMORY_SHARE_CODE") && !message.contains("--password-fd"), "\(message)")
+        #expect(
+            message.contains("--share-code-fd") && message.contains("STARLINE_MEMORY_SHARE_CODE") && !message.contains("--password-fd"),
+            "\(message)")
     }
 
     @Test("W2 search over 10,000 notes (added with --lines in one transaction) finds exactly the notes holding every word")
@@ -337,15 +382,24 @@ import Testing
         #expect(try h.ok(["search", "topic7", "needle-in-a-haystack"]).arrayValue?.isEmpty == true)
     }
 
-    @Test("W2 a 1 GiB attachment streams in and out with bounded memory (peak RSS within 16 MiB of the same command on one byte)")
+    @Test(
+        """
+        W2 a 1 GiB attachment streams in and out with bounded memory (peak RSS within 16 MiB of the same command on \
+        one byte)
+        """)
     func w2GigabyteAttachment() throws {
         let h = Home()
         try h.initialize()
         let id = try #require(try h.ok(["add", "big"])["id"]?.stringValue)
         // ru_maxrss of the one child each python3 runs: the peak resident size, in KiB.
         func peak(_ command: String) throws -> Int {
-            let script = "import resource, subprocess, sys; r = subprocess.run(['sh', '-c', sys.argv[1]]); print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-            let run = try Tools.shell("env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(h.passphrase)' python3 -c \"\(script)\" \"\(command)\"")
+            let script = """
+                import resource, subprocess, sys; r = subprocess.run(['sh', '-c', sys.argv[1]]); print(r.returncode, \
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+                """
+            let run = try Tools.shell(
+                "env HOME='\(h.home.path)' STARLINE_HOME='\(h.home.path)/starline' STARLINE_MEMORY_PASSPHRASE='\(h.passphrase)' python3 -c \"\(script)\" \"\(command)\""
+            )
             let fields = run.stdoutText.split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
             #expect(fields.first == 0, "\(command): \(run.stdoutText) \(run.stderrText)")
             return fields.last ?? -1
@@ -355,7 +409,8 @@ import Testing
         let baseAttach = try peak("head -c 1 /dev/zero | '\(sl)' attach \(id) - --name one.bin > /dev/null")
         let baseGet = try peak("'\(sl)' get \(id) one.bin | wc -c | grep -qx 1")
         let attachPeak = try peak("head -c 1073741824 /dev/zero | '\(sl)' attach \(id) - --name zeros.bin > /dev/null")
-        let getPeak = try peak("'\(sl)' get \(id) zeros.bin | cmp -s - /dev/zero -n 1073741824 && '\(sl)' get \(id) zeros.bin | wc -c | grep -qx 1073741824")
+        let getPeak = try peak(
+            "'\(sl)' get \(id) zeros.bin | cmp -s - /dev/zero -n 1073741824 && '\(sl)' get \(id) zeros.bin | wc -c | grep -qx 1073741824")
         // Streaming adds a few chunk buffers, whatever the size.
         #expect(attachPeak - baseAttach < 16 * 1024, "attach peak RSS \(attachPeak) KiB for 1 GiB, \(baseAttach) KiB for 1 byte")
         #expect(getPeak - baseGet < 16 * 1024, "get peak RSS \(getPeak) KiB for 1 GiB, \(baseGet) KiB for 1 byte")

@@ -21,15 +21,17 @@ import Testing
         return try dec.jsonLines()
     }
 
-    @Test("round trip of ASCII, CJK, emoji, binary with NULs and invalid UTF-8", arguments: [
-        Array("https://example.com/path?q=1".utf8),
-        Array("星线 — 你好，世界".utf8),
-        Array("emoji 😀👩‍👩‍👧 ok".utf8),
-        [0, 1, 2, 0, 255, 0, 10, 13, 0],
-        [0xC3, 0x28, 0xA0, 0xA1, 0xFF],
-        Array("0123456789".utf8),
-        Array("with a trailing newline\n".utf8),
-    ])
+    @Test(
+        "round trip of ASCII, CJK, emoji, binary with NULs and invalid UTF-8",
+        arguments: [
+            Array("https://example.com/path?q=1".utf8),
+            Array("星线 — 你好，世界".utf8),
+            Array("emoji 😀👩‍👩‍👧 ok".utf8),
+            [0, 1, 2, 0, 255, 0, 10, 13, 0],
+            [0xC3, 0x28, 0xA0, 0xA1, 0xFF],
+            Array("0123456789".utf8),
+            Array("with a trailing newline\n".utf8)
+        ])
     func roundTrip(payload: [UInt8]) throws {
         let records = try roundTrip(payload)
         let record = try #require(records.first)
@@ -46,8 +48,9 @@ import Testing
         #expect(record["corners"]?.arrayValue?.count == 4)
     }
 
-    @Test("maximum byte capacity at each EC level round-trips; one byte more exits 12 naming the capacity",
-          arguments: [("L", 2953), ("M", 2331), ("Q", 1663), ("H", 1273)])
+    @Test(
+        "maximum byte capacity at each EC level round-trips; one byte more exits 12 naming the capacity",
+        arguments: [("L", 2953), ("M", 2331), ("Q", 1663), ("H", 1273)])
     func maximumCapacity(level: String, capacity: Int) throws {
         let payload = (0..<capacity).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }  // includes NUL bytes
         let record = try #require(try roundTrip(payload, level: level).first)
@@ -104,32 +107,41 @@ import Testing
         #expect(try png.json()["modules"]?.intValue == 21)
     }
 
-    @Test("-o FILE: created with the umask like any output, replaced atomically (temp file + rename, nothing left behind), not fsync'ed")
+    @Test(
+        """
+        -o FILE: created with the umask like any output, replaced atomically (temp file + rename, nothing left \
+        behind), not fsync'ed
+        """)
     func outputFileIsAnOrdinaryAtomicallyReplacedFile() throws {
         try #require(Tools.available("strace"), "strace is needed for this test; run scripts/bootstrap")
         let dir = home.file("out")
         let script = """
-        set -e
-        mkdir -p '\(dir)' && cd '\(dir)'
-        echo old > a.png
-        umask 027
-        strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2 -o trace '\(Tools.path("sl-qr"))' encode 'output file' -o a.png >/dev/null
-        stat -c %a a.png
-        ls -A
-        cat trace
-        """
+            set -e
+            mkdir -p '\(dir)' && cd '\(dir)'
+            echo old > a.png
+            umask 027
+            strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2 -o trace '\(Tools.path("sl-qr"))' encode 'output file' -o a.png >/dev/null
+            stat -c %a a.png
+            ls -A
+            cat trace
+            """
         let run = try Tools.shell(script)
         #expect(run.status == 0, "\(run.stderrText)")
         let lines = run.stdoutText.split(separator: "\n").map(String.init)
         #expect(lines.first == "640", "mode of a new output file under umask 027: \(lines.first ?? "")")
         #expect(lines.dropFirst().prefix(2) == ["a.png", "trace"], "only the output remains: \(lines)")
         #expect(run.stdoutText.contains("rename"), "replaced by rename: \(run.stdoutText)")
-        #expect(!run.stdoutText.contains("fsync") && !run.stdoutText.contains("fdatasync"), "output files are not fsync'ed: \(run.stdoutText)")
+        #expect(
+            !run.stdoutText.contains("fsync") && !run.stdoutText.contains("fdatasync"), "output files are not fsync'ed: \(run.stdoutText)")
         let decoded = try qr(["decode", dir + "/a.png"]).json()
         #expect(decoded["text"]?.stringValue == "output file")
     }
 
-    @Test("on a terminal: encode draws the code in UTF-8 blocks and refuses to write a PNG (exit 2); redirected, PNG bytes")
+    @Test(
+        """
+        on a terminal: encode draws the code in UTF-8 blocks and refuses to write a PNG (exit 2); redirected, PNG \
+        bytes
+        """)
     func terminalOutput() throws {
         try #require(Tools.available("script"), "script(1) (bsdutils) gives the tool a terminal; run scripts/bootstrap")
         let bin = Tools.path("sl-qr")
@@ -160,8 +172,9 @@ import Testing
         #expect(decoded.first?["kind"]?.stringValue == "friendLink")
         #expect(decoded.first?["code"]?.stringValue == "AbCdEfGh1234")
 
-        let local = try qr(["friend", "http://127.0.0.1:8080/chat/f/Zz_-0123456789", "-o", home.file("l.png")],
-                           environment: ["STARLINE_CHAT_BASE_URL": "http://127.0.0.1:8080/chat"])
+        let local = try qr(
+            ["friend", "http://127.0.0.1:8080/chat/f/Zz_-0123456789", "-o", home.file("l.png")],
+            environment: ["STARLINE_CHAT_BASE_URL": "http://127.0.0.1:8080/chat"])
         #expect(try local.json()["url"]?.stringValue == "http://127.0.0.1:8080/chat/f/Zz_-0123456789")
         let localDecoded = try qr(["decode", home.file("l.png"), "--chat", "http://127.0.0.1:8080/chat"]).jsonLines()
         #expect(localDecoded.first?["kind"]?.stringValue == "friendLink")
@@ -209,22 +222,24 @@ import Testing
         #expect(denied["code"] == .null)
     }
 
-    @Test("W6 look-alike friend links are not friend links", arguments: [
-        "https://chat.thestarline.cn.evil.com/f/AbCdEfGh1234",
-        "https://chat.thestarline.cn@evil.com/f/AbCdEfGh1234",
-        "https://evil.com@chat.thestarline.cn/f/AbCdEfGh1234",
-        "https://evil.com/chat.thestarline.cn/f/AbCdEfGh1234",
-        "http://chat.thestarline.cn/f/AbCdEfGh1234",
-        "https://chat.thestarline.cn:8443/f/AbCdEfGh1234",
-        "https://chat-thestarline.cn/f/AbCdEfGh1234",
-        "https://chat.thestarline.cn/f/AbCdEfGh1234/extra",
-        "https://chat.thestarline.cn/x/f/AbCdEfGh1234",
-        "https://chat.thestarline.cn/f/AbCdEfGh1234?ref=1",
-        "https://chat.thestarline.cn/f/AbCdEfGh1234#x",
-        "https://chat.thestarline.cn/f/short",
-        "https://chat.thestarline.cn/f/bad!chars1",
-        "starline-chat://chat.thestarline.cn/f/AbCdEfGh1234",
-    ])
+    @Test(
+        "W6 look-alike friend links are not friend links",
+        arguments: [
+            "https://chat.thestarline.cn.evil.com/f/AbCdEfGh1234",
+            "https://chat.thestarline.cn@evil.com/f/AbCdEfGh1234",
+            "https://evil.com@chat.thestarline.cn/f/AbCdEfGh1234",
+            "https://evil.com/chat.thestarline.cn/f/AbCdEfGh1234",
+            "http://chat.thestarline.cn/f/AbCdEfGh1234",
+            "https://chat.thestarline.cn:8443/f/AbCdEfGh1234",
+            "https://chat-thestarline.cn/f/AbCdEfGh1234",
+            "https://chat.thestarline.cn/f/AbCdEfGh1234/extra",
+            "https://chat.thestarline.cn/x/f/AbCdEfGh1234",
+            "https://chat.thestarline.cn/f/AbCdEfGh1234?ref=1",
+            "https://chat.thestarline.cn/f/AbCdEfGh1234#x",
+            "https://chat.thestarline.cn/f/short",
+            "https://chat.thestarline.cn/f/bad!chars1",
+            "starline-chat://chat.thestarline.cn/f/AbCdEfGh1234"
+        ])
     func w6LookAlikes(url: String) throws {
         let file = home.file("look-\(UUID().uuidString).png")
         _ = try qr(["encode", url, "-o", file])
@@ -376,7 +391,9 @@ import Testing
         #expect(many.stdout == zbarMany.stdout && many.stdoutText == payloads.map { $0 + "\n" }.joined())
         // A file without a symbol: nothing on stdout, a failure status from both; a notice without -q only.
         let blank = home.file("raw-blank.png")
-        #expect(FileManager.default.createFile(atPath: blank + ".pgm", contents: Data(Array("P5 64 64 255\n".utf8) + [UInt8](repeating: 255, count: 4096))))
+        #expect(
+            FileManager.default.createFile(
+                atPath: blank + ".pgm", contents: Data(Array("P5 64 64 255\n".utf8) + [UInt8](repeating: 255, count: 4096))))
         let none = try qr(["decode", "--raw", "-q", blank + ".pgm"])
         let zbarNone = try Tools.shell("zbarimg --raw -q '\(blank).pgm'")
         #expect(none.stdout.isEmpty && zbarNone.stdout.isEmpty && none.status == 12 && zbarNone.status != 0)

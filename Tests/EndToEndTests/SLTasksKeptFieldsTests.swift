@@ -35,7 +35,8 @@ import Testing
         @discardableResult
         func run(_ args: String, stdin: [UInt8]? = nil) throws -> ToolRun {
             let env = ["TASKRC": home.file(name + ".rc"), "TASKDATA": home.file(name), "HOME": home.path]
-            let run = try Tools.run("/bin/sh", ["-c", "task rc.confirmation=off rc.hooks=off \(args)"], stdin: stdin, home: home.path, environment: env)
+            let run = try Tools.run(
+                "/bin/sh", ["-c", "task rc.confirmation=off rc.hooks=off \(args)"], stdin: stdin, home: home.path, environment: env)
             try #require(run.status == 0, "task \(args) exited \(run.status): \(run.stderrText) \(run.stdoutText)")
             return run
         }
@@ -43,12 +44,21 @@ import Testing
         func export() throws -> [JSON] { try JSON.parse(try run("export").stdout).arrayValue ?? [] }
     }
 
-    @Test("W1 a real task export keeps wait, scheduled, until, recur and annotations through sl-tasks and back into task; skipped records say why")
+    @Test(
+        """
+        W1 a real task export keeps wait, scheduled, until, recur and annotations through sl-tasks and back into \
+        task; skipped records say why
+        """)
     func taskwarriorKeepsFields() throws {
-        try #require(Tools.available("task"), "Taskwarrior ('task') is not installed: run scripts/bootstrap, which installs the taskwarrior package")
+        try #require(
+            Tools.available("task"), "Taskwarrior ('task') is not installed: run scripts/bootstrap, which installs the taskwarrior package")
         let tw = try Taskwarrior(home: home, name: "tw")
         try tw.run("add Weekly review due:2031-01-06T09:00 recur:weekly until:2031-06-01")
-        try tw.run("add Plan trip due:2031-02-10 wait:2031-02-01 scheduled:2031-02-03 until:2031-03-01 project:home priority:H +travel")
+        try tw.run(
+            """
+            add Plan trip due:2031-02-10 wait:2031-02-01 scheduled:2031-02-03 until:2031-03-01 project:home priority:H \
+            +travel
+            """)
         let planUUID = try #require(tw.export().first { $0["description"]?.stringValue == "Plan trip" }?["uuid"]?.stringValue)
         try tw.run("\(planUUID) annotate 'book the train'")
         try tw.run("\(planUUID) annotate 'ask Ann about dates'")
@@ -80,7 +90,8 @@ import Testing
         #expect(shown["notes"]?.stringValue == "book the train\nask Ann about dates")
         let annotations = shown["annotations"]?.arrayValue ?? []
         #expect(annotations.map { $0["description"]?.stringValue } == ["book the train", "ask Ann about dates"])
-        #expect(annotations.map { $0["entry"]?.stringValue }
+        #expect(
+            annotations.map { $0["entry"]?.stringValue }
                 == (plan["annotations"]?.arrayValue ?? []).map { $0["entry"]?.stringValue.flatMap(Timestamp.init(taskwarrior:))?.rfc3339 })
         let listed = try tasks(["list", "--jsonl"]).jsonLines()
         let listedInstance = try #require(listed.first { $0["id"] == instance["uuid"] })
@@ -101,7 +112,9 @@ import Testing
         }
         let instance2 = try #require(back.first { $0["uuid"] == instance["uuid"] })
         for key in ["description", "recur", "until", "due", "parent", "imask"] {
-            #expect(instance2[key] == instance[key], "\(key): \(instance2[key]?.serialized() ?? "nil") != \(instance[key]?.serialized() ?? "nil")")
+            #expect(
+                instance2[key] == instance[key],
+                "\(key): \(instance2[key]?.serialized() ?? "nil") != \(instance[key]?.serialized() ?? "nil")")
         }
         #expect(instance2["status"]?.stringValue == "pending")
 
@@ -123,72 +136,72 @@ import Testing
     /// A Firefox export: the menu's entries at the top, the toolbar and other bookmarks as folders,
     /// `&amp;` and `&lt;` in a folder name, a separator, folders nested three deep, and a Firefox tag list.
     static let firefox = """
-    <!DOCTYPE NETSCAPE-Bookmark-file-1>
-    <!-- This is an automatically generated file.
-         It will be read and overwritten.
-         DO NOT EDIT! -->
-    <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
-    <meta http-equiv="Content-Security-Policy"
-          content="default-src 'self'; script-src 'none'; img-src data: *; object-src 'none'"></meta>
-    <TITLE>Bookmarks</TITLE>
-    <H1>Bookmarks Menu</H1>
+        <!DOCTYPE NETSCAPE-Bookmark-file-1>
+        <!-- This is an automatically generated file.
+             It will be read and overwritten.
+             DO NOT EDIT! -->
+        <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
+        <meta http-equiv="Content-Security-Policy"
+              content="default-src 'self'; script-src 'none'; img-src data: *; object-src 'none'"></meta>
+        <TITLE>Bookmarks</TITLE>
+        <H1>Bookmarks Menu</H1>
 
-    <DL><p>
-        <DT><A HREF="https://menu.example/" ADD_DATE="1700000000" LAST_MODIFIED="1700000001">In the menu</A>
-        <HR>    <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000002">R&amp;D &lt;lab&gt;</H3>
         <DL><p>
-            <DT><A HREF="https://lab.example/notes" ADD_DATE="1700000010" LAST_MODIFIED="1700000011" TAGS="science">Lab notes</A>
-            <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000003">Papers</H3>
+            <DT><A HREF="https://menu.example/" ADD_DATE="1700000000" LAST_MODIFIED="1700000001">In the menu</A>
+            <HR>    <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000002">R&amp;D &lt;lab&gt;</H3>
             <DL><p>
-                <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000004">2024</H3>
+                <DT><A HREF="https://lab.example/notes" ADD_DATE="1700000010" LAST_MODIFIED="1700000011" TAGS="science">Lab notes</A>
+                <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000003">Papers</H3>
                 <DL><p>
-                    <DT><A HREF="https://arxiv.example/abs/1" ADD_DATE="1700000020">Paper one</A>
+                    <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000004">2024</H3>
+                    <DL><p>
+                        <DT><A HREF="https://arxiv.example/abs/1" ADD_DATE="1700000020">Paper one</A>
+                    </DL><p>
+                    <DT><A HREF="https://arxiv.example/list" ADD_DATE="1700000030">Listing</A>
                 </DL><p>
-                <DT><A HREF="https://arxiv.example/list" ADD_DATE="1700000030">Listing</A>
             </DL><p>
-        </DL><p>
-        <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000005" PERSONAL_TOOLBAR_FOLDER="true">Bookmarks Toolbar</H3>
-        <DL><p>
-            <DT><A HREF="https://toolbar.example/" ADD_DATE="1700000040">Toolbar site</A>
-            <DT><A HREF="https://lab.example/notes#top" ADD_DATE="1700000041">Lab notes again</A>
-        </DL><p>
-        <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000006" UNFILED_BOOKMARKS_FOLDER="true">Other Bookmarks</H3>
-        <DL><p>
-            <DT><H3>AC/DC</H3>
+            <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000005" PERSONAL_TOOLBAR_FOLDER="true">Bookmarks Toolbar</H3>
             <DL><p>
-                <DT><A HREF="https://band.example/" ADD_DATE="1700000050">Band</A>
+                <DT><A HREF="https://toolbar.example/" ADD_DATE="1700000040">Toolbar site</A>
+                <DT><A HREF="https://lab.example/notes#top" ADD_DATE="1700000041">Lab notes again</A>
             </DL><p>
-        </DL><p>
-    </DL>
-    """
+            <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000006" UNFILED_BOOKMARKS_FOLDER="true">Other Bookmarks</H3>
+            <DL><p>
+                <DT><H3>AC/DC</H3>
+                <DL><p>
+                    <DT><A HREF="https://band.example/" ADD_DATE="1700000050">Band</A>
+                </DL><p>
+            </DL><p>
+        </DL>
+        """
 
     /// A Chromium export: everything under "Bookmarks bar" and "Other bookmarks".
     static let chromium = """
-    <!DOCTYPE NETSCAPE-Bookmark-file-1>
-    <!-- This is an automatically generated file.
-         It will be read and overwritten.
-         DO NOT EDIT! -->
-    <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
-    <TITLE>Bookmarks</TITLE>
-    <H1>Bookmarks</H1>
-    <DL><p>
-        <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000100" PERSONAL_TOOLBAR_FOLDER="true">Bookmarks bar</H3>
+        <!DOCTYPE NETSCAPE-Bookmark-file-1>
+        <!-- This is an automatically generated file.
+             It will be read and overwritten.
+             DO NOT EDIT! -->
+        <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
+        <TITLE>Bookmarks</TITLE>
+        <H1>Bookmarks</H1>
         <DL><p>
-            <DT><A HREF="https://bar.example/" ADD_DATE="1700000101" ICON="data:image/png;base64,iVBORw0KGgo=">Bar</A>
-            <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000102">Work</H3>
+            <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000100" PERSONAL_TOOLBAR_FOLDER="true">Bookmarks bar</H3>
             <DL><p>
-                <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000103">Projects</H3>
+                <DT><A HREF="https://bar.example/" ADD_DATE="1700000101" ICON="data:image/png;base64,iVBORw0KGgo=">Bar</A>
+                <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000102">Work</H3>
                 <DL><p>
-                    <DT><A HREF="https://project.example/" ADD_DATE="1700000104">Project</A>
+                    <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000103">Projects</H3>
+                    <DL><p>
+                        <DT><A HREF="https://project.example/" ADD_DATE="1700000104">Project</A>
+                    </DL><p>
                 </DL><p>
             </DL><p>
+            <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000200">Other bookmarks</H3>
+            <DL><p>
+                <DT><A HREF="https://other.example/" ADD_DATE="1700000201">Other</A>
+            </DL><p>
         </DL><p>
-        <DT><H3 ADD_DATE="1700000000" LAST_MODIFIED="1700000200">Other bookmarks</H3>
-        <DL><p>
-            <DT><A HREF="https://other.example/" ADD_DATE="1700000201">Other</A>
-        </DL><p>
-    </DL><p>
-    """
+        """
 
     func sitesByURL(home: TemporaryDirectory) throws -> [String: JSON] {
         let list = try Tools.run("sl-tasks", ["sites", "list", "--jsonl"], home: home.path).jsonLines()
@@ -199,8 +212,9 @@ import Testing
 
     func tags(_ site: JSON?) -> [String] { site?["tags"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 
-    @Test("W1 bookmark folders become folder-path tags, and export writes them back as folders that import again the same",
-          arguments: ["firefox", "chromium"])
+    @Test(
+        "W1 bookmark folders become folder-path tags, and export writes them back as folders that import again the same",
+        arguments: ["firefox", "chromium"])
     func bookmarkFolders(browser: String) throws {
         let html = browser == "firefox" ? Self.firefox : Self.chromium
         try html.write(toFile: home.file("bookmarks.html"), atomically: false, encoding: .utf8)

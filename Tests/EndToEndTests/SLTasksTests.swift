@@ -45,7 +45,8 @@ import Testing
     func workspace(dues: [(String, String?)]) -> String {
         let tasks = dues.enumerated().map { i, entry in
             let due = entry.1.map { "\"\($0)\"" } ?? "null"
-            return #"{"id":"\#(String(format: "%08x", i + 1))-0000-4000-8000-000000000000","title":"\#(entry.0)","notes":"","tags":[],"due":\#(due),"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}"#
+            return
+                #"{"id":"\#(String(format: "%08x", i + 1))-0000-4000-8000-000000000000","title":"\#(entry.0)","notes":"","tags":[],"due":\#(due),"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}"#
         }
         return #"{"version":1,"tasks":[\#(tasks.joined(separator: ","))],"websites":[],"recents":[]}"#
     }
@@ -56,8 +57,10 @@ import Testing
 
     @Test("add prints the full record; show, edit, done, undo and rm work by unique id prefix")
     func taskLifecycle() throws {
-        let added = try ok(["add", "Pay", "the", "rent", "--due", "2026-12-01T09:00:00+01:00", "--tag", "home,bills", "-t", "home",
-                            "--notes", "by transfer", "--now", "2026-11-30T08:00:00Z"])
+        let added = try ok([
+            "add", "Pay", "the", "rent", "--due", "2026-12-01T09:00:00+01:00", "--tag", "home,bills", "-t", "home",
+            "--notes", "by transfer", "--now", "2026-11-30T08:00:00Z"
+        ])
         #expect(added.objectValue?.map(\.0) == Self.keys)
         #expect(added["title"]?.stringValue == "Pay the rent")
         #expect(added["due"]?.stringValue == "2026-12-01T08:00:00Z")
@@ -71,8 +74,11 @@ import Testing
         let prefix = String(id.prefix(6))
 
         #expect(try ok(["show", prefix]) == added)
-        let edited = try ok(["edit", prefix, "--title", "Pay rent", "--untag", "bills", "--tag", "urgent", "--no-due",
-                             "--notes", "-", "--now", "2026-11-30T09:00:00Z"], stdin: Array("line 1\nline 2\n".utf8))
+        let edited = try ok(
+            [
+                "edit", prefix, "--title", "Pay rent", "--untag", "bills", "--tag", "urgent", "--no-due",
+                "--notes", "-", "--now", "2026-11-30T09:00:00Z"
+            ], stdin: Array("line 1\nline 2\n".utf8))
         #expect(edited["id"]?.stringValue == id)
         #expect(edited["title"]?.stringValue == "Pay rent")
         #expect(edited["tags"] == .array([.string("home"), .string("urgent")]))
@@ -103,13 +109,14 @@ import Testing
 
     @Test("an ambiguous id prefix exits 2 listing every candidate, and changes nothing")
     func ambiguousPrefix() throws {
-        try writeWorkspace("""
-        {"version":1,"tasks":[
-        {"id":"abcd1111-0000-4000-8000-000000000001","title":"first","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"},
-        {"id":"abcd2222-0000-4000-8000-000000000002","title":"second","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"},
-        {"id":"ffff0000-0000-4000-8000-000000000003","title":"third","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}],
-        "websites":[],"recents":[]}
-        """)
+        try writeWorkspace(
+            """
+            {"version":1,"tasks":[
+            {"id":"abcd1111-0000-4000-8000-000000000001","title":"first","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"},
+            {"id":"abcd2222-0000-4000-8000-000000000002","title":"second","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"},
+            {"id":"ffff0000-0000-4000-8000-000000000003","title":"third","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}],
+            "websites":[],"recents":[]}
+            """)
         let before = fileBytes(workspacePath)
         for command in [["show", "abcd"], ["done", "ABCD"], ["rm", "abc"], ["edit", "a", "--title", "x"]] {
             let run = try tasks(command)
@@ -117,7 +124,10 @@ import Testing
             let error = try run.error()["error"]
             #expect(error?["code"]?.stringValue == "AMBIGUOUS_ID")
             let candidates = error?["details"]?["candidates"]?.arrayValue ?? []
-            #expect(candidates.compactMap { $0["id"]?.stringValue } == ["abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002"])
+            #expect(
+                candidates.compactMap { $0["id"]?.stringValue } == [
+                    "abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002"
+                ])
             #expect(candidates.compactMap { $0["title"]?.stringValue } == ["first", "second"])
         }
         #expect(fileBytes(workspacePath) == before)
@@ -127,9 +137,11 @@ import Testing
 
     @Test("bad dates, durations, tags and URLs are usage errors (exit 2)")
     func usageErrors() throws {
-        for args in [["add", "x", "--due", "someday"], ["list", "--due-within", "3x"], ["list", "--due-before", "2026-02-30"],
-                     ["add", "x", "--tag", "two words"], ["sites", "add", "example.com"], ["recent", "add", "javascript:alert(1)"],
-                     ["add", "  "], ["edit", "abc"], ["list", "--now", "yesterday-ish"]] {
+        for args in [
+            ["add", "x", "--due", "someday"], ["list", "--due-within", "3x"], ["list", "--due-before", "2026-02-30"],
+            ["add", "x", "--tag", "two words"], ["sites", "add", "example.com"], ["recent", "add", "javascript:alert(1)"],
+            ["add", "  "], ["edit", "abc"], ["list", "--now", "yesterday-ish"]
+        ] {
             let run = try tasks(args)
             #expect(run.status == 2, "\(args): \(run.stderrText)")
             #expect(run.errorCode == "USAGE" || run.errorCode == "INVALID_URL", "\(args): \(run.stderrText)")
@@ -140,19 +152,23 @@ import Testing
     // MARK: deadline filters
 
     /// Start of today / tomorrow (UTC instants) for now = 2026-11-30T12:00:00Z in each zone.
-    @Test("each filter at its boundaries, in several time zones",
-          arguments: [("UTC", "2026-11-30T00:00:00Z", "2026-12-01T00:00:00Z"),
-                      ("Asia/Tokyo", "2026-11-29T15:00:00Z", "2026-11-30T15:00:00Z"),
-                      ("America/New_York", "2026-11-30T05:00:00Z", "2026-12-01T05:00:00Z")])
+    @Test(
+        "each filter at its boundaries, in several time zones",
+        arguments: [
+            ("UTC", "2026-11-30T00:00:00Z", "2026-12-01T00:00:00Z"),
+            ("Asia/Tokyo", "2026-11-29T15:00:00Z", "2026-11-30T15:00:00Z"),
+            ("America/New_York", "2026-11-30T05:00:00Z", "2026-12-01T05:00:00Z")
+        ])
     func filterBoundaries(zone: String, startOfToday: String, startOfTomorrow: String) throws {
         let now = "2026-11-30T12:00:00Z"
         let sod = Timestamp(rfc3339: startOfToday)!, tom = Timestamp(rfc3339: startOfTomorrow)!, n = Timestamp(rfc3339: now)!
         let in1d = n + 86400
-        try writeWorkspace(workspace(dues: [
-            ("sod-1", (sod - 1).rfc3339), ("sod", sod.rfc3339), ("now-1", (n - 1).rfc3339), ("now", n.rfc3339),
-            ("tom-1", (tom - 1).rfc3339), ("tom", tom.rfc3339), ("now+1d", in1d.rfc3339), ("now+1d+1", (in1d + 1).rfc3339),
-            ("none", nil),
-        ]))
+        try writeWorkspace(
+            workspace(dues: [
+                ("sod-1", (sod - 1).rfc3339), ("sod", sod.rfc3339), ("now-1", (n - 1).rfc3339), ("now", n.rfc3339),
+                ("tom-1", (tom - 1).rfc3339), ("tom", tom.rfc3339), ("now+1d", in1d.rfc3339), ("now+1d+1", (in1d + 1).rfc3339),
+                ("none", nil)
+            ]))
         let env = ["TZ": zone]
         func list(_ filter: [String]) throws -> Set<String> { Set(try titles(["list", "--now", now] + filter, environment: env)) }
         #expect(try list(["--overdue"]) == ["sod-1", "sod", "now-1"])
@@ -174,19 +190,31 @@ import Testing
     func daylightSaving() throws {
         let env = ["TZ": "Europe/Berlin"]
         // Spring forward: 2026-03-29 02:00 CET → 03:00 CEST. The day runs 2026-03-28T23:00Z … 2026-03-29T22:00Z.
-        try writeWorkspace(workspace(dues: [
-            ("before", "2026-03-28T22:59:59Z"), ("first", "2026-03-28T23:00:00Z"), ("last", "2026-03-29T21:59:59Z"),
-            ("after", "2026-03-29T22:00:00Z"), ("23h", "2026-03-29T10:00:00Z"), ("23h+1s", "2026-03-29T10:00:01Z"),
-        ]))
-        #expect(Set(try titles(["list", "--today", "--now", "2026-03-29T12:00:00+02:00"], environment: env)) == ["first", "last", "23h", "23h+1s"])
+        try writeWorkspace(
+            workspace(dues: [
+                ("before", "2026-03-28T22:59:59Z"), ("first", "2026-03-28T23:00:00Z"), ("last", "2026-03-29T21:59:59Z"),
+                ("after", "2026-03-29T22:00:00Z"), ("23h", "2026-03-29T10:00:00Z"), ("23h+1s", "2026-03-29T10:00:01Z")
+            ]))
+        #expect(
+            Set(try titles(["list", "--today", "--now", "2026-03-29T12:00:00+02:00"], environment: env)) == [
+                "first", "last", "23h", "23h+1s"
+            ])
         // +1d from Saturday noon is Sunday noon local time: 23 hours later.
-        #expect(Set(try titles(["list", "--due-within", "1d", "--now", "2026-03-28T12:00:00+01:00"], environment: env)) == ["before", "first", "23h"])
-        #expect(Set(try titles(["list", "--due-within", "24h", "--now", "2026-03-28T12:00:00+01:00"], environment: env)) == ["before", "first", "23h", "23h+1s"])
+        #expect(
+            Set(try titles(["list", "--due-within", "1d", "--now", "2026-03-28T12:00:00+01:00"], environment: env)) == [
+                "before", "first", "23h"
+            ])
+        #expect(
+            Set(try titles(["list", "--due-within", "24h", "--now", "2026-03-28T12:00:00+01:00"], environment: env)) == [
+                "before", "first", "23h", "23h+1s"
+            ])
 
         // Fall back: 2026-10-25 03:00 CEST → 02:00 CET. The day runs 2026-10-24T22:00Z … 2026-10-25T23:00Z.
-        try writeWorkspace(workspace(dues: [
-            ("before", "2026-10-24T21:59:59Z"), ("first", "2026-10-24T22:00:00Z"), ("last", "2026-10-25T22:59:59Z"), ("after", "2026-10-25T23:00:00Z"),
-        ]))
+        try writeWorkspace(
+            workspace(dues: [
+                ("before", "2026-10-24T21:59:59Z"), ("first", "2026-10-24T22:00:00Z"), ("last", "2026-10-25T22:59:59Z"),
+                ("after", "2026-10-25T23:00:00Z")
+            ]))
         #expect(Set(try titles(["list", "--today", "--now", "2026-10-25T12:00:00+01:00"], environment: env)) == ["first", "last"])
 
         // Date input: calendar days keep the wall-clock time, hours are exact.
@@ -206,7 +234,7 @@ import Testing
             ("+3d", "2026-12-03T12:00:00Z"), ("+2w", "2026-12-14T12:00:00Z"), ("+36h", "2026-12-02T00:00:00Z"),
             ("2026-12-24", "2026-12-23T15:00:00Z"), ("2026-12-24T18:00", "2026-12-24T09:00:00Z"),
             ("2026-12-24T18:00:00+01:00", "2026-12-24T17:00:00Z"), ("2026-12-24T18:00:00Z", "2026-12-24T18:00:00Z"),
-            ("now", "2026-11-30T12:00:00Z"),
+            ("now", "2026-11-30T12:00:00Z")
         ]
         for (input, expected) in expectations {
             let record = try ok(["add", "t", "--due", input] + now, environment: ["TZ": "Asia/Tokyo"])
@@ -261,17 +289,17 @@ import Testing
         try #require(Tools.available("strace"), "strace is needed for this test; run scripts/bootstrap")
         let bin = Tools.path("sl-tasks")
         let script = """
-        set -e
-        export STARLINE_HOME='\(home.path)/net'
-        strace -f -qq -e trace=%network -o '\(home.path)/trace' sh -c '
-          "\(bin)" add "offline task" --due tomorrow >/dev/null
-          "\(bin)" list --overdue >/dev/null
-          "\(bin)" sites add https://example.com/ >/dev/null
-          "\(bin)" recent add https://example.com/a >/dev/null
-          "\(bin)" export -f netscape >/dev/null
-          "\(bin)" check >/dev/null'
-        cat '\(home.path)/trace'
-        """
+            set -e
+            export STARLINE_HOME='\(home.path)/net'
+            strace -f -qq -e trace=%network -o '\(home.path)/trace' sh -c '
+              "\(bin)" add "offline task" --due tomorrow >/dev/null
+              "\(bin)" list --overdue >/dev/null
+              "\(bin)" sites add https://example.com/ >/dev/null
+              "\(bin)" recent add https://example.com/a >/dev/null
+              "\(bin)" export -f netscape >/dev/null
+              "\(bin)" check >/dev/null'
+            cat '\(home.path)/trace'
+            """
         let run = try Tools.shell(script)
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(!run.stdoutText.contains("socket"), "network system calls: \(run.stdoutText)")
@@ -339,7 +367,9 @@ import Testing
         // A big import makes the write window wide; adds and edits run in between.
         var big: [String] = []
         for i in 0..<3000 {
-            big.append(#"{"uuid":"\#(String(format: "%08x", i))-1111-4000-8000-000000000000","description":"imported \#(i) with a longer title to make the file bigger","status":"pending","entry":"20261101T100000Z","tags":["bulk"]}"#)
+            big.append(
+                #"{"uuid":"\#(String(format: "%08x", i))-1111-4000-8000-000000000000","description":"imported \#(i) with a longer title to make the file bigger","status":"pending","entry":"20261101T100000Z","tags":["bulk"]}"#
+            )
         }
         let importFile = home.file("big.json")
         try ("[\n" + big.joined(separator: ",\n") + "\n]\n").write(toFile: importFile, atomically: false, encoding: .utf8)
@@ -385,9 +415,14 @@ import Testing
         _ = try ok(["add", "two"])
         let good = try #require(fileBytes(workspacePath))
         let backup = try #require(fileBytes(workspacePath + ".bak"))
-        for bad in [Array(good.prefix(good.count / 2)), Array(good.prefix(1)), [], Array("not json".utf8), Array(#"{"version":1,"tasks":"x"}"#.utf8)] {
+        for bad in [
+            Array(good.prefix(good.count / 2)), Array(good.prefix(1)), [], Array("not json".utf8), Array(#"{"version":1,"tasks":"x"}"#.utf8)
+        ] {
             try Data(bad).write(to: URL(fileURLWithPath: workspacePath))
-            for args in [["list"], ["add", "three"], ["done", "abc"], ["sites", "add", "https://a.example/"], ["recent", "clear"], ["check"], ["export"]] {
+            for args in [
+                ["list"], ["add", "three"], ["done", "abc"], ["sites", "add", "https://a.example/"], ["recent", "clear"], ["check"],
+                ["export"]
+            ] {
                 let run = try tasks(args)
                 #expect(run.status == 12, "\(args)")
                 let error = try run.error()["error"]
@@ -405,12 +440,15 @@ import Testing
 
     @Test("a newer format version is listed but every change exits 12 UNSUPPORTED_VERSION, file untouched")
     func newerVersion() throws {
-        let text = #"{"version":2,"tasks":[{"id":"abcd1111-0000-4000-8000-000000000001","title":"future","due":null,"done":false,"lanes":["x"]}],"websites":[],"recents":[],"v2":true}"#
+        let text =
+            #"{"version":2,"tasks":[{"id":"abcd1111-0000-4000-8000-000000000001","title":"future","due":null,"done":false,"lanes":["x"]}],"websites":[],"recents":[],"v2":true}"#
         try writeWorkspace(text)
         #expect(try titles(["list"]) == ["future"])
         #expect(try ok(["show", "abcd"])["lanes"] == .array([.string("x")]))
-        for args in [["add", "x"], ["done", "abcd"], ["edit", "abcd", "--title", "y"], ["rm", "abcd"], ["sites", "add", "https://a.example/"],
-                     ["recent", "add", "https://a.example/"], ["import", "-"]] {
+        for args in [
+            ["add", "x"], ["done", "abcd"], ["edit", "abcd", "--title", "y"], ["rm", "abcd"], ["sites", "add", "https://a.example/"],
+            ["recent", "add", "https://a.example/"], ["import", "-"]
+        ] {
             let run = try tasks(args, stdin: Array(#"{"version":1,"tasks":[{"title":"i"}]}"#.utf8))
             #expect(run.status == 12, "\(args)")
             #expect(run.errorCode == "UNSUPPORTED_VERSION", "\(args): \(run.stderrText)")
@@ -425,17 +463,18 @@ import Testing
 
     @Test("unknown fields on every record and unknown top-level keys survive every kind of write")
     func unknownFieldsSurvive() throws {
-        try writeWorkspace("""
-        {"x-top":{"keep":[1,2]},"version":1,
-         "tasks":[{"id":"abcd1111-0000-4000-8000-000000000001","title":"t","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z","x-task":"kept"}],
-         "websites":[{"id":"bbbb1111-0000-4000-8000-000000000001","url":"https://a.example/","normalizedUrl":"https://a.example/","title":null,"createdAt":"2026-01-01T00:00:00Z","x-site":1.5}],
-         "recents":[{"url":"https://r.example/","title":null,"visits":1,"lastVisitedAt":"2026-01-01T00:00:00Z","x-recent":null}],
-         "x-last":"end"}
-        """)
+        try writeWorkspace(
+            """
+            {"x-top":{"keep":[1,2]},"version":1,
+             "tasks":[{"id":"abcd1111-0000-4000-8000-000000000001","title":"t","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z","x-task":"kept"}],
+             "websites":[{"id":"bbbb1111-0000-4000-8000-000000000001","url":"https://a.example/","normalizedUrl":"https://a.example/","title":null,"createdAt":"2026-01-01T00:00:00Z","x-site":1.5}],
+             "recents":[{"url":"https://r.example/","title":null,"visits":1,"lastVisitedAt":"2026-01-01T00:00:00Z","x-recent":null}],
+             "x-last":"end"}
+            """)
         let writes: [[String]] = [
             ["add", "new"], ["edit", "abcd", "--title", "t2"], ["done", "abcd"], ["undo", "abcd"],
             ["sites", "add", "https://b.example/"], ["sites", "dedup"], ["recent", "add", "https://r.example"],
-            ["recent", "add", "https://other.example/"], ["import", "-"],
+            ["recent", "add", "https://other.example/"], ["import", "-"]
         ]
         for args in writes {
             let run = try tasks(args, stdin: Array(#"{"version":1,"tasks":[{"title":"imported"}]}"#.utf8))
@@ -486,14 +525,15 @@ import Testing
 
     @Test("sites dedup --dry-run shows which records merge and changes nothing; dedup merges into the oldest")
     func dedup() throws {
-        try writeWorkspace("""
-        {"version":1,"tasks":[],"websites":[
-        {"id":"aaaa0000-0000-4000-8000-000000000001","url":"https://a.example/x","normalizedUrl":"https://a.example/x","title":null,"createdAt":"2026-01-01T00:00:00Z"},
-        {"id":"aaaa0000-0000-4000-8000-000000000002","url":"https://b.example/","normalizedUrl":"https://b.example/","title":"B","createdAt":"2026-01-02T00:00:00Z"},
-        {"id":"aaaa0000-0000-4000-8000-000000000003","url":"https://A.example/x/?utm_medium=m","normalizedUrl":"old","title":"A title","createdAt":"2026-01-03T00:00:00Z"},
-        {"id":"aaaa0000-0000-4000-8000-000000000004","url":"https://a.example/x#frag","normalizedUrl":"https://a.example/x","title":"Third","createdAt":"2026-01-04T00:00:00Z"}],
-        "recents":[]}
-        """)
+        try writeWorkspace(
+            """
+            {"version":1,"tasks":[],"websites":[
+            {"id":"aaaa0000-0000-4000-8000-000000000001","url":"https://a.example/x","normalizedUrl":"https://a.example/x","title":null,"createdAt":"2026-01-01T00:00:00Z"},
+            {"id":"aaaa0000-0000-4000-8000-000000000002","url":"https://b.example/","normalizedUrl":"https://b.example/","title":"B","createdAt":"2026-01-02T00:00:00Z"},
+            {"id":"aaaa0000-0000-4000-8000-000000000003","url":"https://A.example/x/?utm_medium=m","normalizedUrl":"old","title":"A title","createdAt":"2026-01-03T00:00:00Z"},
+            {"id":"aaaa0000-0000-4000-8000-000000000004","url":"https://a.example/x#frag","normalizedUrl":"https://a.example/x","title":"Third","createdAt":"2026-01-04T00:00:00Z"}],
+            "recents":[]}
+            """)
         let check = try tasks(["check"])
         #expect(check.status == 12)
         #expect(check.errorCode == "CHECK_FAILED")
@@ -506,14 +546,18 @@ import Testing
         let group = try #require(dry["groups"]?[0])
         #expect(group["normalizedUrl"]?.stringValue == "https://a.example/x")
         #expect(group["kept"]?["id"]?.stringValue == "aaaa0000-0000-4000-8000-000000000001")
-        #expect(group["removed"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["aaaa0000-0000-4000-8000-000000000003", "aaaa0000-0000-4000-8000-000000000004"])
+        #expect(
+            group["removed"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [
+                "aaaa0000-0000-4000-8000-000000000003", "aaaa0000-0000-4000-8000-000000000004"
+            ])
         #expect(fileBytes(workspacePath) == before)
 
         let real = try ok(["sites", "dedup"])
         #expect(real["dryRun"] == .bool(false))
         #expect(real["removed"]?.intValue == 2)
         let sites = try lines(["sites", "list"])
-        #expect(sites.compactMap { $0["id"]?.stringValue } == ["aaaa0000-0000-4000-8000-000000000001", "aaaa0000-0000-4000-8000-000000000002"])
+        #expect(
+            sites.compactMap { $0["id"]?.stringValue } == ["aaaa0000-0000-4000-8000-000000000001", "aaaa0000-0000-4000-8000-000000000002"])
         #expect(sites[0]["title"]?.stringValue == "A title")
         #expect(try ok(["check"])["ok"] == .bool(true))
         #expect(try ok(["sites", "dedup"])["removed"]?.intValue == 0)
@@ -531,11 +575,17 @@ import Testing
         #expect(revisit["visits"]?.intValue == 2)
         #expect(revisit["title"]?.stringValue == "A")
         #expect(revisit["url"]?.stringValue == "HTTPS://A.example")
-        #expect(try lines(["recent", "list"]).compactMap { $0["url"]?.stringValue } == ["HTTPS://A.example", "https://c.example/", "https://b.example/"])
+        #expect(
+            try lines(["recent", "list"]).compactMap { $0["url"]?.stringValue } == [
+                "HTTPS://A.example", "https://c.example/", "https://b.example/"
+            ])
         #expect(try lines(["recent", "list", "--since", "2026-11-30T08:02:00Z"]).count == 2)
 
         _ = try ok(["recent", "add", "https://d.example/", "--keep", "3", "--now", "2026-11-30T10:00:00Z"])
-        #expect(try lines(["recent", "list"]).compactMap { $0["url"]?.stringValue } == ["https://d.example/", "HTTPS://A.example", "https://c.example/"])
+        #expect(
+            try lines(["recent", "list"]).compactMap { $0["url"]?.stringValue } == [
+                "https://d.example/", "HTTPS://A.example", "https://c.example/"
+            ])
 
         for i in 0..<105 { _ = try ok(["recent", "add", "https://many.example/\(i)"]) }
         let bounded = try lines(["recent", "list"])
@@ -583,20 +633,20 @@ import Testing
     @Test("Netscape bookmark HTML both ways; import goes through sites add, so normalised duplicates are not added twice")
     func netscape() throws {
         let html = """
-        <!DOCTYPE NETSCAPE-Bookmark-file-1>
-        <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
-        <TITLE>Bookmarks</TITLE>
-        <H1>Bookmarks</H1>
-        <DL><p>
-            <DT><H3>Folder</H3>
+            <!DOCTYPE NETSCAPE-Bookmark-file-1>
+            <META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">
+            <TITLE>Bookmarks</TITLE>
+            <H1>Bookmarks</H1>
             <DL><p>
-                <DT><A HREF="https://example.com/docs/?utm_source=a" ADD_DATE="1764489600">Docs &amp; more</A>
-                <DT><A HREF="https://EXAMPLE.com/docs#part">Docs again</A>
+                <DT><H3>Folder</H3>
+                <DL><p>
+                    <DT><A HREF="https://example.com/docs/?utm_source=a" ADD_DATE="1764489600">Docs &amp; more</A>
+                    <DT><A HREF="https://EXAMPLE.com/docs#part">Docs again</A>
+                </DL><p>
+                <DT><A HREF="https://other.example/">Other</A>
+                <DT><A HREF="javascript:void(0)">Bookmarklet</A>
             </DL><p>
-            <DT><A HREF="https://other.example/">Other</A>
-            <DT><A HREF="javascript:void(0)">Bookmarklet</A>
-        </DL><p>
-        """
+            """
         try html.write(toFile: home.file("b.html"), atomically: false, encoding: .utf8)
         _ = try ok(["sites", "add", "https://other.example"])
         let summary = try ok(["import", home.file("b.html")])
@@ -622,18 +672,18 @@ import Testing
     @Test("import of a task export file: upsert by uuid, deleted removed, format detected; a bad file changes nothing")
     func taskwarriorFile() throws {
         let v1 = """
-        [
-        {"id":1,"description":"Call Bob","due":"20261203T170000Z","entry":"20261101T100000Z","modified":"20261101T100000Z","status":"pending","uuid":"c0ffee00-0000-4000-8000-000000000001","tags":["phone"],"project":"crm","urgency":5.2},
-        {"id":0,"description":"Old","end":"20261102T100000Z","entry":"20261101T100000Z","modified":"20261102T100000Z","status":"completed","uuid":"c0ffee00-0000-4000-8000-000000000002"}
-        ]
-        """
+            [
+            {"id":1,"description":"Call Bob","due":"20261203T170000Z","entry":"20261101T100000Z","modified":"20261101T100000Z","status":"pending","uuid":"c0ffee00-0000-4000-8000-000000000001","tags":["phone"],"project":"crm","urgency":5.2},
+            {"id":0,"description":"Old","end":"20261102T100000Z","entry":"20261101T100000Z","modified":"20261102T100000Z","status":"completed","uuid":"c0ffee00-0000-4000-8000-000000000002"}
+            ]
+            """
         let first = try ok(["import", "-"], stdin: Array(v1.utf8))
         #expect(first["format"]?.stringValue == "taskwarrior")
         #expect(first["tasks"]?["added"]?.intValue == 2)
         let v2 = """
-        {"description":"Call Bob about the contract","entry":"20261101T100000Z","modified":"20261105T100000Z","status":"pending","uuid":"c0ffee00-0000-4000-8000-000000000001","tags":["phone","work"],"project":"crm"}
-        {"description":"Old","entry":"20261101T100000Z","modified":"20261106T100000Z","status":"deleted","uuid":"c0ffee00-0000-4000-8000-000000000002"}
-        """
+            {"description":"Call Bob about the contract","entry":"20261101T100000Z","modified":"20261105T100000Z","status":"pending","uuid":"c0ffee00-0000-4000-8000-000000000001","tags":["phone","work"],"project":"crm"}
+            {"description":"Old","entry":"20261101T100000Z","modified":"20261106T100000Z","status":"deleted","uuid":"c0ffee00-0000-4000-8000-000000000002"}
+            """
         let second = try ok(["import", "-"], stdin: Array(v2.utf8))
         #expect(second["tasks"]?["updated"]?.intValue == 1)
         #expect(second["tasks"]?["removed"]?.intValue == 1)
@@ -646,7 +696,9 @@ import Testing
         #expect(all[0]["taskwarrior"]?["project"]?.stringValue == "crm")
 
         let before = fileBytes(workspacePath)
-        let bad = try tasks(["import", "-", "-f", "taskwarrior"], stdin: Array(#"[{"uuid":"c0ffee00-0000-4000-8000-000000000009","description":"x"},{"description":"no uuid"}]"#.utf8))
+        let bad = try tasks(
+            ["import", "-", "-f", "taskwarrior"],
+            stdin: Array(#"[{"uuid":"c0ffee00-0000-4000-8000-000000000009","description":"x"},{"description":"no uuid"}]"#.utf8))
         #expect(bad.status == 12)
         #expect(fileBytes(workspacePath) == before)
         let unknown = try tasks(["import", "-"], stdin: Array("plain text".utf8))
@@ -656,19 +708,25 @@ import Testing
 
     @Test("Taskwarrior round trip: task import accepts our export, and task export comes back by uuid")
     func taskwarriorRoundTrip() throws {
-        try #require(Tools.available("task"), "Taskwarrior ('task') is not installed: run scripts/bootstrap, which installs the taskwarrior package")
+        try #require(
+            Tools.available("task"), "Taskwarrior ('task') is not installed: run scripts/bootstrap, which installs the taskwarrior package")
         let twData = home.file("taskdata")
         try FileManager.default.createDirectory(atPath: twData, withIntermediateDirectories: true)
         let rc = home.file("taskrc")
-        try "data.location=\(twData)\nconfirmation=off\nverbose=nothing\njson.array=on\nhooks=off\nnews.version=2.6.0\n".write(toFile: rc, atomically: false, encoding: .utf8)
+        try "data.location=\(twData)\nconfirmation=off\nverbose=nothing\njson.array=on\nhooks=off\nnews.version=2.6.0\n".write(
+            toFile: rc, atomically: false, encoding: .utf8)
         let twEnv = ["TASKRC": rc, "TASKDATA": twData]
         func task(_ args: String, stdin: [UInt8]? = nil) throws -> ToolRun {
             var env = twEnv
             env["HOME"] = home.path
-            return try Tools.run("/bin/sh", ["-c", "task rc.confirmation=off rc.hooks=off \(args)"], stdin: stdin, home: home.path, environment: env)
+            return try Tools.run(
+                "/bin/sh", ["-c", "task rc.confirmation=off rc.hooks=off \(args)"], stdin: stdin, home: home.path, environment: env)
         }
 
-        let a = try ok(["add", "Pay rent", "--due", "2026-12-01T09:00:00Z", "-t", "home,bills", "--notes", "by transfer", "--now", "2026-11-30T08:00:00Z"])
+        let a = try ok([
+            "add", "Pay rent", "--due", "2026-12-01T09:00:00Z", "-t", "home,bills", "--notes", "by transfer", "--now",
+            "2026-11-30T08:00:00Z"
+        ])
         let b = try ok(["add", "No deadline", "--now", "2026-11-30T08:00:01Z"])
         let c = try ok(["add", "Finished", "--due", "2026-11-29T12:00:00Z", "--now", "2026-11-28T08:00:00Z"])
         _ = try ok(["done", try #require(c["id"]?.stringValue), "--now", "2026-11-29T10:00:00Z"])
@@ -698,7 +756,9 @@ import Testing
         for mine in ours {
             let theirs = try #require(back.first { $0["id"] == mine["id"] })
             for key in ["title", "notes", "due", "done", "doneAt", "createdAt"] { #expect(theirs[key] == mine[key], "\(key)") }
-            #expect(Set(theirs["tags"]?.arrayValue?.compactMap(\.stringValue) ?? []) == Set(mine["tags"]?.arrayValue?.compactMap(\.stringValue) ?? []))
+            #expect(
+                Set(theirs["tags"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+                    == Set(mine["tags"]?.arrayValue?.compactMap(\.stringValue) ?? []))
         }
 
         // Changed in Taskwarrior, imported back: updated by uuid, nothing duplicated.

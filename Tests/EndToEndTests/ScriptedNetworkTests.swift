@@ -17,7 +17,8 @@ import PlatformCommands
 @Suite struct ScriptedNetworkTests {
     /// 2023-11-14T22:13:20Z: before the sessions' expiry (2030), unlike today's wall clock after it would be.
     static let now = Timestamp(seconds: 1_700_000_000)
-    static let me = #"{"user":{"id":"alice"},"roles":["admin"],"session":{"id":"ses_1","appId":"workbench","expiresAt":"2030-01-01T00:00:00Z"}}"#
+    static let me =
+        #"{"user":{"id":"alice"},"roles":["admin"],"session":{"id":"ses_1","appId":"workbench","expiresAt":"2030-01-01T00:00:00Z"}}"#
 
     let home = TemporaryDirectory("scripted")
 
@@ -28,13 +29,17 @@ import PlatformCommands
         var lines: [JSON] { stdout.split(separator: "\n").compactMap { try? JSON.parse(String($0)) } }
     }
 
-    func run(_ tool: Tool<AsyncCommandRunner>, _ words: [String], _ stub: ScriptedTransport, stdin: [UInt8] = [], now: Timestamp = now,
-             waits: Locked<[Double]>? = nil) async throws -> Run {
+    func run(
+        _ tool: Tool<AsyncCommandRunner>, _ words: [String], _ stub: ScriptedTransport, stdin: [UInt8] = [], now: Timestamp = now,
+        waits: Locked<[Double]>? = nil
+    ) async throws -> Run {
         try "00112233445566778899aabbccddeeff\n".write(toFile: home.file("machine-id"), atomically: true, encoding: .utf8)
-        let captured = IOStreams.capturing(stdin: stdin, environment: Environment([
-            "STARLINE_HOME": home.path, "HOME": home.path, "STARLINE_MACHINE_ID_FILE": home.file("machine-id"),
-            "STARLINE_API_BASE_URL": "https://api.test", "STARLINE_CHAT_BASE_URL": "https://chat.test",
-        ]), now: now)
+        let captured = IOStreams.capturing(
+            stdin: stdin,
+            environment: Environment([
+                "STARLINE_HOME": home.path, "HOME": home.path, "STARLINE_MACHINE_ID_FILE": home.file("machine-id"),
+                "STARLINE_API_BASE_URL": "https://api.test", "STARLINE_CHAT_BASE_URL": "https://chat.test"
+            ]), now: now)
         let network = PlatformFactory.Injection(transport: stub, wait: { seconds in waits?.withLock { $0.append(seconds) } })
         let status = await ToolMain.execute(tool, words, io: captured.io, network: network)
         return Run(status: status, stdout: captured.stdout.text, stderr: captured.stderr.text)
@@ -55,7 +60,9 @@ import PlatformCommands
         try await signIn()
         let stub = ScriptedTransport()
             .expect("GET", "/api/me", status: 503, json: #"{"error":{"code":"UNAVAILABLE","message":"down"}}"#)
-            .expect("GET", "/api/me", status: 429, json: #"{"error":{"code":"RATE_LIMITED","message":"slow"}}"#, headers: ["retry-after": "7"])
+            .expect(
+                "GET", "/api/me", status: 429, json: #"{"error":{"code":"RATE_LIMITED","message":"slow"}}"#, headers: ["retry-after": "7"]
+            )
             .expect("GET", "/api/me", json: Self.me)
         let waits = Locked<[Double]>([])
         let restore = try await run(RestoreTool.tool, [], stub, waits: waits)
@@ -93,7 +100,8 @@ import PlatformCommands
 
     @Test func w5ATimedOutSendIsSettledByItsEchoAndNeverSentTwice() async throws {
         try await signIn()
-        let echo = #"{"messages":[{"id":"m_9","clientId":"deploy-1","conversationId":"c_team","senderId":"alice","text":"deployed","createdAt":"2023-11-14T22:13:20Z","seq":9}]}"#
+        let echo =
+            #"{"messages":[{"id":"m_9","clientId":"deploy-1","conversationId":"c_team","senderId":"alice","text":"deployed","createdAt":"2023-11-14T22:13:20Z","seq":9}]}"#
         // The PUT times out after it may have been written; the retry looks for the echo and finds it, so a
         // second PUT would be a blind resend: the script has none, and the stub fails the test on one.
         let stub = ScriptedTransport()
@@ -110,7 +118,8 @@ import PlatformCommands
 
     @Test func w8HistoryAsksForThePageItPrintsAndKeepsAnotherConversationsAnswerOut() async throws {
         try await signIn()
-        let page = #"{"messages":[{"id":"m_1","conversationId":"c_team","text":"a","seq":118},{"id":"m_2","conversationId":"c_team","text":"b","seq":119}]}"#
+        let page =
+            #"{"messages":[{"id":"m_1","conversationId":"c_team","text":"a","seq":118},{"id":"m_2","conversationId":"c_team","text":"b","seq":119}]}"#
         let stray = #"{"messages":[{"id":"m_x","conversationId":"c_other","text":"not ours","seq":5}]}"#
         let stub = ScriptedTransport()
             .expect("GET", "/v1/conversations/c_team/messages?before=120&limit=2", json: page)

@@ -19,7 +19,9 @@ import StarlineSQLite
         let memory = try h.restore(environment: ["STARLINE_TOKEN": login.token])
         #expect(memory.status == 0 && memory.state == "valid")
         #expect(memory.result?["session"]?["user"]?["id"]?.stringValue == "bob")
-        #expect(try h.run("sl-login", ["status"], environment: ["STARLINE_TOKEN": login.token]).json()["storage"]?["backend"]?.stringValue == "memory")
+        #expect(
+            try h.run("sl-login", ["status"], environment: ["STARLINE_TOKEN": login.token]).json()["storage"]?["backend"]?.stringValue
+                == "memory")
         let later = try h.restore()
         #expect(later.status == 3 && later.state == "absent")
         let stored = try h.status()["session"]
@@ -33,7 +35,9 @@ import StarlineSQLite
         #expect(try h.restore().state == "valid")
         #expect(try h.restore(["--app-id", "com.example.game"]).state == "absent")
         #expect(try h.restore(["--service", "staging"]).state == "absent")
-        let otherOrigin = try h.restore(environment: ["STARLINE_API_BASE_URL": h.server.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")])
+        let otherOrigin = try h.restore(environment: [
+            "STARLINE_API_BASE_URL": h.server.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        ])
         #expect(otherOrigin.state == "absent")
     }
 
@@ -52,14 +56,19 @@ import StarlineSQLite
         #expect(copied.run.errorCode == "STORAGE_ERROR")
     }
 
-    @Test("S3 state a user relies on is fsync'ed (login, logout); a restore's verification timestamp is not — a power cut only means the next run verifies again")
+    @Test(
+        """
+        S3 state a user relies on is fsync'ed (login, logout); a restore's verification timestamp is not — a power \
+        cut only means the next run verifies again
+        """)
     func durability() throws {
         try #require(Tools.available("strace"), "strace is needed for this test; run scripts/bootstrap")
         let h = try harness()
         try h.storeLogin("bob")
         #expect(try h.restore().state == "valid")  // the store, WAL and locks exist now
         func syncs(_ command: String) throws -> (status: Int32, syncs: Int) {
-            let run = try Tools.shell("""
+            let run = try Tools.shell(
+                """
                 \(h.shellEnvironment) \
                   strace -f -qq -e trace=fsync,fdatasync -o '\(h.home.path)/trace' \(command) > /dev/null
                 echo "status=$?"; grep -c sync '\(h.home.path)/trace' || true
@@ -83,7 +92,9 @@ import StarlineSQLite
         chmod(h.home.file("starline/state/device.key"), 0o644)
         let r = try h.restore()
         #expect(r.status == 10 && r.run.errorCode == "INSECURE_PERMISSIONS")
-        #expect(r.state == "keptUnverified" && r.result?["reason"]?.stringValue == "storageError", "the state record is printed whatever the exit code")
+        #expect(
+            r.state == "keptUnverified" && r.result?["reason"]?.stringValue == "storageError",
+            "the state record is printed whatever the exit code")
         chmod(h.home.file("starline/state/device.key"), 0o600)
         #expect(try h.restore().state == "valid")
     }
@@ -102,7 +113,9 @@ import StarlineSQLite
         #expect((try h.status())["session"]?["verifiedAt"] != .null)
     }
 
-    @Test("S4 revoked, expired, restricted and app-disabled sessions are cleared (exit 4)", arguments: ["revoked", "expired", "restricted", "disabled"])
+    @Test(
+        "S4 revoked, expired, restricted and app-disabled sessions are cleared (exit 4)",
+        arguments: ["revoked", "expired", "restricted", "disabled"])
     func s4Cleared(_ how: String) throws {
         let h = try harness()
         let login = try h.storeLogin("bob")
@@ -114,12 +127,19 @@ import StarlineSQLite
         }
         let r = try h.restore()
         #expect(r.status == 4 && r.state == "cleared")
-        #expect(r.result?["reason"]?.stringValue == ["revoked": "SESSION_REVOKED", "expired": "SESSION_EXPIRED", "restricted": "ACCOUNT_RESTRICTED", "disabled": "APP_UNAVAILABLE"][how])
+        #expect(
+            r.result?["reason"]?.stringValue
+                == [
+                    "revoked": "SESSION_REVOKED", "expired": "SESSION_EXPIRED", "restricted": "ACCOUNT_RESTRICTED",
+                    "disabled": "APP_UNAVAILABLE"
+                ][how])
         #expect((try h.status())["session"] == .null)
         #expect(try h.restore().state == "absent")
     }
 
-    @Test("S4 network down, timeouts and 5xx keep the candidate and never report logged in (exit 7)", arguments: ["503", "reset", "down", "timeout"])
+    @Test(
+        "S4 network down, timeouts and 5xx keep the candidate and never report logged in (exit 7)",
+        arguments: ["503", "reset", "down", "timeout"])
     func s4KeptUnverified(_ how: String) throws {
         let h = try harness()
         try h.storeLogin("bob")
@@ -155,11 +175,14 @@ import StarlineSQLite
         try h.storeLogin("bob")
         let before = try h.counter("GET /api/me")
         // A slow /api/me keeps the first verification in flight while the others start.
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(1500)), ("count", .int(1))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(1500)), ("count", .int(1))]))
         let bin = Tools.path("sl-restore")
         let script = "for i in 1 2 3 4 5 6 7 8 9 10; do \(h.shellEnvironment) '\(bin)' --compact > '\(h.home.path)'/out.$i & done; wait"
         _ = try Tools.shell(script)
-        let states = try (1...10).map { try JSON.parse(Data(contentsOf: URL(fileURLWithPath: h.home.file("out.\($0)"))))["state"]?.stringValue }
+        let states = try (1...10).map {
+            try JSON.parse(Data(contentsOf: URL(fileURLWithPath: h.home.file("out.\($0)"))))["state"]?.stringValue
+        }
         #expect(states.allSatisfy { $0 == "valid" }, "\(states)")
         #expect(try h.counter("GET /api/me") - before == 1)
     }
@@ -198,7 +221,8 @@ import StarlineSQLite
     func s6LoginDuringRestore() throws {
         let h = try harness()
         try h.storeLogin("bob")
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(2000)), ("count", .int(1))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(2000)), ("count", .int(1))]))
         let script = """
             \(h.shellEnvironment) '\(Tools.path("sl-restore"))' --compact > '\(h.home.path)/restore.out' & pid=$!
             sleep 0.7
@@ -214,8 +238,12 @@ import StarlineSQLite
     func callback(_ h: SessionToolsHarness, url: String, user: String, deny: Bool = false) throws -> String {
         let page = try h.server.request("GET", url)
         let id = try #require(DevServerProcess.formValue(page.text, "request_id"))
-        let r = try h.server.request("POST", "/oauth/authorize", body: .form([("request_id", id), ("username", user), ("password", "\(user)-pass"),
-                                                                             ("action", deny ? "deny" : "approve")]))
+        let r = try h.server.request(
+            "POST", "/oauth/authorize",
+            body: .form([
+                ("request_id", id), ("username", user), ("password", "\(user)-pass"),
+                ("action", deny ? "deny" : "approve")
+            ]))
         return try #require(r.header("Location"))
     }
 
@@ -308,7 +336,11 @@ import StarlineSQLite
         #expect((try h.status())["pendingRevocations"]?.arrayValue?.count == 0)
     }
 
-    @Test("S12 a logout whose revocation the server refuses with 503 is pending, and says SERVER_ERROR, not a network error")
+    @Test(
+        """
+        S12 a logout whose revocation the server refuses with 503 is pending, and says SERVER_ERROR, not a network \
+        error
+        """)
     func s12LogoutPendingAfterServerError() throws {
         let h = try harness()
         try h.storeLogin("bob")
@@ -338,7 +370,11 @@ import StarlineSQLite
         #expect(try h.restore().state == "absent")
     }
 
-    @Test("S11 switch without a terminal or a mode flag refuses (exit 2) and keeps the session; with a mode it logs out, then in")
+    @Test(
+        """
+        S11 switch without a terminal or a mode flag refuses (exit 2) and keeps the session; with a mode it logs out, \
+        then in
+        """)
     func s11Switch() throws {
         let h = try harness()
         let bob = try h.storeLogin("bob")
@@ -353,7 +389,11 @@ import StarlineSQLite
         #expect(try h.server.request("GET", "/api/me", token: bob.token).errorCode == "SESSION_REVOKED")
     }
 
-    @Test("S13 S17 logout under storage faults: a failed write still deletes and revokes; an unreadable session is deleted and reported (exit 10)")
+    @Test(
+        """
+        S13 S17 logout under storage faults: a failed write still deletes and revokes; an unreadable session is \
+        deleted and reported (exit 10)
+        """)
     func s13LogoutUnderFaults() throws {
         let h = try harness()
         // The pending-revocation record cannot be written: the token is revoked directly, the session deleted.
@@ -431,7 +471,9 @@ import StarlineSQLite
             let user = try status.json()["session"]?["user"]?["id"]?.stringValue
             #expect(user == nil || user == "bob" || user == "carol", "a whole session or none: \(status.stdoutText)")
             let restore = try h.restore()
-            #expect(["valid", "absent", "noResult", "cleared"].contains(restore.state ?? ""), "round \(round): \(restore.run.stdoutText) \(restore.run.stderrText)")
+            #expect(
+                ["valid", "absent", "noResult", "cleared"].contains(restore.state ?? ""),
+                "round \(round): \(restore.run.stdoutText) \(restore.run.stderrText)")
             if status.status != 0 || integrity != "ok" { break }
         }
         // Whatever was interrupted, a login afterwards works and restores.
@@ -448,7 +490,8 @@ import StarlineSQLite
         let h = try harness()
         try h.storeLogin("bob")
         let carol = try h.server.login("carol")
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
         let script = """
             \(h.shellEnvironment) '\(Tools.path("sl-login"))' center > /dev/null 2> '\(h.home.path)/center.err' & pid=$!
             sleep 0.7
@@ -466,7 +509,8 @@ import StarlineSQLite
         let bob = try h.storeLogin("bob")
         let carol = try h.server.login("carol")
         _ = try h.server.request("POST", "/oauth/revoke", body: .form([("token", bob.token)]))
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
         let script = """
             \(h.shellEnvironment) '\(Tools.path("sl-login"))' center > /dev/null 2>&1 & pid=$!
             sleep 0.7
@@ -483,7 +527,8 @@ import StarlineSQLite
     func s15ClearsOnlyOnEndingErrors() throws {
         let h = try harness()
         let bob = try h.storeLogin("bob")
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("status", .int(403)), ("count", .int(1))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("status", .int(403)), ("count", .int(1))]))
         let forbidden = try h.run("sl-login", ["center"])
         #expect(forbidden.status == 5)
         #expect((try h.status())["session"]?["id"] != nil)
@@ -505,7 +550,8 @@ import StarlineSQLite
         #expect((try h.status())["session"] == .null)
         #expect(try h.counter("POST /oauth/revoke") >= 1)
         let alice = try h.server.login("alice")
-        let carolSessions = try h.server.request("GET", "/api/admin/users/carol/sessions", token: alice.token).json()["sessions"]?.arrayValue ?? []
+        let carolSessions =
+            try h.server.request("GET", "/api/admin/users/carol/sessions", token: alice.token).json()["sessions"]?.arrayValue ?? []
         #expect(carolSessions.isEmpty)
     }
 
@@ -574,17 +620,23 @@ import StarlineSQLite
         let h = try harness()
         // sl-login prints the URL (--no-browser); a client follows it: the form, the redirect to the loopback
         // callback (after a stray /favicon.ico, which must be ignored).
-        let script = h.loopbackLoginScript(user: "bob", callback: """
-            curl -s -o /dev/null "$(echo "$loc" | sed 's#/callback.*#/favicon.ico#')" || true
-            curl -s "$loc"
-            """)
+        let script = h.loopbackLoginScript(
+            user: "bob",
+            callback: """
+                curl -s -o /dev/null "$(echo "$loc" | sed 's#/callback.*#/favicon.ico#')" || true
+                curl -s "$loc"
+                """)
         let run = try Tools.shell(script)
         #expect(run.stdoutText.contains("You can close this tab"), "\(run.stdoutText)")
         #expect(run.stdoutText.contains("exit=0"))
         #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
     }
 
-    @Test("--browser launches $BROWSER (a colon-separated list, %s = the URL) whose client completes the loopback login; its stdout never reaches ours")
+    @Test(
+        """
+        --browser launches $BROWSER (a colon-separated list, %s = the URL) whose client completes the loopback login; \
+        its stdout never reaches ours
+        """)
     func browserModeLaunchesBrowserFromEnvironment() throws {
         let h = try harness()
         let dir = h.home
@@ -605,8 +657,9 @@ import StarlineSQLite
         // Run through sh rather than exec'ed itself: a file this multithreaded test process just wrote can still
         // be open in a child another test is forking (ETXTBSY on exec). The quotes exercise $BROWSER's quoting.
         // --pending-ttl bounds the wait should the browser never call back.
-        let run = try h.run("sl-login", ["--browser", "--pending-ttl", "60"],
-                            environment: ["BROWSER": "/nonexistent/browser:sh '\(browser)' %s"])
+        let run = try h.run(
+            "sl-login", ["--browser", "--pending-ttl", "60"],
+            environment: ["BROWSER": "/nonexistent/browser:sh '\(browser)' %s"])
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(try run.json()["session"]?["user"]?["id"]?.stringValue == "bob", "stdout is one JSON document: \(run.stdoutText)")
         #expect(run.stderrText.contains("browser noise on stdout"), "the browser's stdout goes to stderr")
@@ -615,7 +668,8 @@ import StarlineSQLite
         #expect(args.first == "1", "the URL is one argument: \(args)")
         #expect(args.dropFirst().first?.hasPrefix("file://" + h.home.path + "/starline/run/sign-in-") == true, "\(args)")
         // sl-login may exit before the browser's curl has written the page it was served.
-        let page = try Tools.shell("for i in $(seq 100); do [ -s '\(dir.path)/browser.page' ] && break; sleep 0.1; done; cat '\(dir.path)/browser.page'")
+        let page = try Tools.shell(
+            "for i in $(seq 100); do [ -s '\(dir.path)/browser.page' ] && break; sleep 0.1; done; cat '\(dir.path)/browser.page'")
         #expect(page.stdoutText.contains("You can close this tab"), "\(page.stdoutText)")
         #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
     }

@@ -20,13 +20,15 @@ import Testing
     /// Waits until a spawned run has printed `results` result lines: the run is under way (a real condition,
     /// where a sleep would guess how long start-up and sign-in take).
     func underway(_ run: RunningTool, results: Int, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(run.waitForStdout(seconds: 60) { $0.split(separator: "\n").count >= results }, "the run is under way",
-                sourceLocation: sourceLocation)
+        #expect(
+            run.waitForStdout(seconds: 60) { $0.split(separator: "\n").count >= results }, "the run is under way",
+            sourceLocation: sourceLocation)
     }
 
     func adminSessionCount(_ h: SessionToolsHarness, user: String) throws -> Int {
         let admin = try h.server.login("alice")
-        return try h.server.request("GET", "/api/admin/users/\(user)/sessions", token: admin.token).json()["sessions"]?.arrayValue?.count ?? -1
+        return try h.server.request("GET", "/api/admin/users/\(user)/sessions", token: admin.token).json()["sessions"]?.arrayValue?.count
+            ?? -1
     }
 
     func summary(_ run: ToolRun) throws -> JSON? { try run.jsonLines().last?["summary"] }
@@ -54,7 +56,9 @@ import Testing
         let run = try h.run("sl-sessions", ["revoke", "--others"])
         #expect(run.status == 0, "\(run.stderrText)")
         let lines = try results(run)
-        #expect(others >= 5 && lines.count == others && lines.allSatisfy { $0["status"]?.stringValue == "revoked" && $0["attempts"]?.intValue == 1 })
+        #expect(
+            others >= 5 && lines.count == others
+                && lines.allSatisfy { $0["status"]?.stringValue == "revoked" && $0["attempts"]?.intValue == 1 })
         #expect(try summary(run)?["revoked"]?.intValue == Int64(others))
         let left = try h.run("sl-sessions", ["list"]).jsonLines()
         #expect(left.count == 1 && left.first?["current"] == .bool(true))
@@ -134,7 +138,9 @@ import Testing
         let fromCSV = try h.run("sl-sessions", ["revoke", "-"], stdin: Array(csv.utf8))
         #expect(fromCSV.status == 0, "\(fromCSV.stderrText)")
         #expect(try summary(fromCSV)?["revoked"]?.intValue == 2)
-        let array = JSON.array([.object([("id", .string(ids[2])), ("user", .string("carol"))]), .object([("id", .string(ids[3])), ("user", .string("carol"))])])
+        let array = JSON.array([
+            .object([("id", .string(ids[2])), ("user", .string("carol"))]), .object([("id", .string(ids[3])), ("user", .string("carol"))])
+        ])
         let fromArray = try h.run("sl-sessions", ["revoke", "-"], stdin: Array(array.serialized().utf8))
         #expect(fromArray.status == 0, "\(fromArray.stderrText)")
         #expect(try summary(fromArray)?["revoked"]?.intValue == 2)
@@ -163,8 +169,12 @@ import Testing
         let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "100"])
         underway(revoke, results: 20)
         // The server takes faults in the order they were added: the 503s first, then the resets.
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(503)), ("count", .int(12))]))
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(8))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(503)), ("count", .int(12))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(8))]))
         let run = revoke.waitOrKill(seconds: 60)
         #expect(run.status == 0, "\(run.stderrText)")
         let total = try summary(run)
@@ -210,12 +220,15 @@ import Testing
         let journal = h.home.file("revoke.journal")
         let input = Array(ids.map { "\($0),carol" }.joined(separator: "\n").utf8)
         let csv = Array("id,user\n".utf8) + input
-        let first = try h.spawn("sl-sessions", ["revoke", "--journal", journal, "--reason", "offboarding carol", "--rate", "100", "-"], stdin: csv)
+        let first = try h.spawn(
+            "sl-sessions", ["revoke", "--journal", journal, "--reason", "offboarding carol", "--rate", "100", "-"], stdin: csv)
         underway(first, results: 50)
         first.signal(SIGKILL)
         _ = first.wait()
         usleep(300_000)  // a request sent just before the kill reaches the server's counters
-        let recorded = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
+        let recorded = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").compactMap {
+            try? JSON.parse(String($0))
+        }
         #expect(recorded.first?["run"]?["reason"]?.stringValue == "offboarding carol")
         #expect(recorded.first?["run"]?["caller"]?["user"]?.stringValue == "alice")
         let done = recorded.filter { $0["status"]?.stringValue == "revoked" }.count
@@ -243,7 +256,9 @@ import Testing
         let both = try h.run("sl-sessions", ["list", "--user", "bob", "--user", "carol"])
         #expect(both.status == 0, "\(both.stderrText)")
         let records = try both.jsonLines()
-        #expect(records.filter { $0["user"]?.stringValue == "bob" }.count >= 3 && records.filter { $0["user"]?.stringValue == "carol" }.count >= 2)
+        #expect(
+            records.filter { $0["user"]?.stringValue == "bob" }.count >= 3
+                && records.filter { $0["user"]?.stringValue == "carol" }.count >= 2)
         let fromStdin = try h.run("sl-sessions", ["list", "--user", "-"], stdin: Array("bob\r\n# comment\ncarol\n".utf8))
         #expect(try fromStdin.jsonLines().count == records.count, "\(fromStdin.stderrText)")
         let otherApp = try h.run("sl-sessions", ["list", "--user", "bob", "--app", "com.example.game"])
@@ -296,7 +311,8 @@ import Testing
     /// `--all-users` pages through the admin user list; every user's sessions come with their user.
     @Test func listAllUsersPagesThroughEveryUser() throws {
         let h = try harness()
-        let made = try h.server.dev("POST", "/__dev/users", .object([("count", .int(1_200)), ("prefix", .string("p")), ("sessionsPerUser", .int(2))]))
+        let made = try h.server.dev(
+            "POST", "/__dev/users", .object([("count", .int(1_200)), ("prefix", .string("p")), ("sessionsPerUser", .int(2))]))
         #expect(made.status == 201)
         let run = try h.run("sl-sessions", ["list", "--all-users"])
         #expect(run.status == 0, "\(run.stderrText)")
@@ -320,7 +336,8 @@ import Testing
     /// mid-run: every session revoked, and each one requested exactly once (the server counts per session).
     @Test func tenThousandSessionsAreRevokedExactlyOnce() throws {
         let h = try harness()
-        let made = try h.server.dev("POST", "/__dev/users", .object([("count", .int(1_000)), ("prefix", .string("x")), ("sessionsPerUser", .int(10))]))
+        let made = try h.server.dev(
+            "POST", "/__dev/users", .object([("count", .int(1_000)), ("prefix", .string("x")), ("sessionsPerUser", .int(10))]))
         #expect(made.status == 201)
         let listed = try h.run("sl-sessions", ["list", "--all-users", "--jsonl"])
         let plan = try listed.jsonLines().filter { $0["user"]?.stringValue?.hasPrefix("x") == true }
@@ -328,15 +345,21 @@ import Testing
         let input = Array(plan.map { $0.serialized() }.joined(separator: "\n").utf8)
         let revoke = try h.spawn("sl-sessions", ["revoke", "--journal", h.home.file("big.journal"), "-"], stdin: input)
         underway(revoke, results: 100)
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(502)), ("count", .int(15))]))
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(5))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(502)), ("count", .int(15))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("reset", .bool(true)), ("count", .int(5))]))
         let run = revoke.waitOrKill(seconds: 300)
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(try summary(run)?["revoked"]?.intValue == 10_000)
         let counts = try h.server.dev("GET", "/__dev/revocations").json()["sessions"]
         let ours = plan.compactMap { $0["id"]?.stringValue }
         let requested = ours.map { counts?[$0]?.intValue ?? -1 }
-        #expect(requested.allSatisfy { $0 == 1 }, "requests per session other than 1: \(Dictionary(grouping: requested, by: { $0 }).mapValues(\.count))")
+        #expect(
+            requested.allSatisfy { $0 == 1 },
+            "requests per session other than 1: \(Dictionary(grouping: requested, by: { $0 }).mapValues(\.count))")
     }
 
     /// A 429 with Retry-After from one answer pauses every worker: the server sees no revocation from anyone
@@ -349,8 +372,12 @@ import Testing
         _ = try createSessions(h, user: "carol", count: 600)
         let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--rate", "200"])
         underway(revoke, results: 50)
-        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
-                                                                 ("headers", .object([("Retry-After", .string("1"))])), ("count", .int(1))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([
+                ("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
+                ("headers", .object([("Retry-After", .string("1"))])), ("count", .int(1))
+            ]))
         let run = revoke.waitOrKill(seconds: 60)
         #expect(run.status == 0, "\(run.stderrText)")
         let total = try summary(run)
@@ -359,7 +386,9 @@ import Testing
             .filter { $0["method"]?.stringValue == "DELETE" && $0["route"]?.stringValue == "/api/admin/users/{uid}/sessions/{id}" }
         let throttled = try #require(lines.first { $0["status"]?.intValue == 429 }?["startedMs"]?.intValue)
         // Requests already past the gate when the 429 was sent may still arrive a moment later; then nothing for the second.
-        let inside = lines.filter { ($0["startedMs"]?.intValue ?? 0) > throttled + 100 && ($0["startedMs"]?.intValue ?? 0) < throttled + 900 }
+        let inside = lines.filter {
+            ($0["startedMs"]?.intValue ?? 0) > throttled + 100 && ($0["startedMs"]?.intValue ?? 0) < throttled + 900
+        }
         #expect(inside.isEmpty, "\(inside.count) revocations reached the server during the pause")
     }
 
@@ -379,4 +408,3 @@ import Testing
         #expect(try adminSessionCount(h, user: "carol") > 0, "the run stopped")
     }
 }
-

@@ -78,8 +78,10 @@ import Testing
     @Test func environmentProxiesAreNotUsedForLoopbackHosts() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         try h.storeLogin("bob")
-        let proxies = ["http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
-                       "HTTPS_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9", "all_proxy": "http://127.0.0.1:9"]
+        let proxies = [
+            "http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+            "HTTPS_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9", "all_proxy": "http://127.0.0.1:9"
+        ]
         let r = try h.restore(environment: proxies)
         #expect(r.status == 0 && r.state == "valid", "\(r.run.stderrText)")
         let center = try h.run("sl-login", ["center"], environment: proxies)
@@ -104,7 +106,8 @@ import Testing
         #expect(try h.restore().status == 3)
 
         let login = try h.server.login("bob")
-        let failedLogin = try h.run("sl-login", ["--with-token"], stdin: Array(login.token.utf8), environment: ["STARLINE_TEST_STORAGE_FAULT": "commit"])
+        let failedLogin = try h.run(
+            "sl-login", ["--with-token"], stdin: Array(login.token.utf8), environment: ["STARLINE_TEST_STORAGE_FAULT": "commit"])
         #expect(failedLogin.status == 10, "\(failedLogin.stderrText)")
         #expect(try h.status()["clearIncomplete"] == .bool(true), "the marker outlives a login that did not commit")
         #expect(try h.run("sl-login", ["token"]).status == 3)
@@ -121,7 +124,8 @@ import Testing
     @Test func theNetworkedToolsRunWithoutCoreDumps() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         // A sign-in waits for its callback long enough to read its limits from /proc.
-        let run = try Tools.shell("""
+        let run = try Tools.shell(
+            """
             ulimit -c unlimited 2>/dev/null || ulimit -c 1024
             \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 30 > /dev/null 2>&1 & pid=$!
             for i in $(seq 100); do grep -q 'Max core file size' /proc/$pid/limits 2>/dev/null && break; sleep 0.05; done

@@ -43,10 +43,15 @@ import Testing
     /// A local tool in the middle of writing files: Ctrl-C ends it with 130 and leaves no temporary file.
     @Test func item3CtrlCDuringABatchEncodeLeavesNoTemporaryFiles() throws {
         let dir = TemporaryDirectory("batch-signal")
-        let lines = (1...40_000).map { "https://starline.example/friend/\($0)-\(String(repeating: "x", count: 200))" }.joined(separator: "\n") + "\n"
-        let encode = try Tools.spawn("sl-qr", ["encode", "--batch", "-", "--output-dir", dir.file("out"), "--size", "20"], stdin: Array(lines.utf8), home: dir.path)
+        let lines =
+            (1...40_000).map { "https://starline.example/friend/\($0)-\(String(repeating: "x", count: 200))" }.joined(separator: "\n")
+            + "\n"
+        let encode = try Tools.spawn(
+            "sl-qr", ["encode", "--batch", "-", "--output-dir", dir.file("out"), "--size", "20"], stdin: Array(lines.utf8), home: dir.path)
         let started = Date()
-        while ((try? FileManager.default.contentsOfDirectory(atPath: dir.file("out")))?.count ?? 0) < 20, Date().timeIntervalSince(started) < 20 { usleep(20_000) }
+        while ((try? FileManager.default.contentsOfDirectory(atPath: dir.file("out")))?.count ?? 0) < 20,
+            Date().timeIntervalSince(started) < 20
+        { usleep(20_000) }
         encode.signal(SIGINT)
         let run = encode.waitOrKill(seconds: 15)
         #expect(run.killedBy == nil && run.status == 130, "\(run.stderrText)")
@@ -58,14 +63,15 @@ import Testing
     /// A tool started with a signal ignored (nohup, a background job of a script) keeps ignoring it.
     @Test func item3AnIgnoredSignalStaysIgnored() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
-        let run = try Tools.shell("""
-        trap '' HUP
-        \(h.shellEnvironment) '\(Tools.path("sl-login"))' --device --pending-ttl 60 2> '\(h.home.path)/err' & pid=$!
-        for i in $(seq 100); do grep -q 'enter the code' '\(h.home.path)/err' 2>/dev/null && break; sleep 0.1; done
-        kill -HUP $pid; sleep 0.5
-        kill -0 $pid && echo alive
-        kill -TERM $pid; wait $pid; echo "exit=$?"
-        """)
+        let run = try Tools.shell(
+            """
+            trap '' HUP
+            \(h.shellEnvironment) '\(Tools.path("sl-login"))' --device --pending-ttl 60 2> '\(h.home.path)/err' & pid=$!
+            for i in $(seq 100); do grep -q 'enter the code' '\(h.home.path)/err' 2>/dev/null && break; sleep 0.1; done
+            kill -HUP $pid; sleep 0.5
+            kill -0 $pid && echo alive
+            kill -TERM $pid; wait $pid; echo "exit=$?"
+            """)
         #expect(run.stdoutText.contains("alive"), "SIGHUP was ignored: \(run.stdoutText)")
         #expect(run.stdoutText.contains("exit=143"), "\(run.stdoutText)")
     }

@@ -27,16 +27,19 @@ import Testing
     /// The error object of a run, and its path detail.
     func error(_ run: ToolRun) -> (code: String?, message: String, path: String?) {
         let json = try? run.error()
-        return (json?["error"]?["code"]?.stringValue, json?["error"]?["message"]?.stringValue ?? run.stderrText,
-                json?["error"]?["details"]?["path"]?.stringValue)
+        return (
+            json?["error"]?["code"]?.stringValue, json?["error"]?["message"]?.stringValue ?? run.stderrText,
+            json?["error"]?["details"]?["path"]?.stringValue
+        )
     }
 
     // MARK: The session store's directories
 
     /// A state directory writable by group or others, or owned by another user, is refused by
     /// sl-login and sl-restore alike; sl-restore still prints its state record. Fixing the mode or owner fixes it.
-    @Test("an insecure state or locks directory is INSECURE_PERMISSIONS naming it; sl-restore still prints its state",
-          arguments: ["state", "state/locks"])
+    @Test(
+        "an insecure state or locks directory is INSECURE_PERMISSIONS naming it; sl-restore still prints its state",
+        arguments: ["state", "state/locks"])
     func insecureStateDirectory(_ relative: String) throws {
         let h = try harness()
         try h.storeLogin("bob")
@@ -66,8 +69,9 @@ import Testing
     /// sessions.db, device.key, a lock file and the revocation marker are never followed
     /// through a symbolic link: the run fails with STORAGE_ERROR naming the link, and the link's target is
     /// neither created nor changed.
-    @Test("a symlinked database, device key or lock file is STORAGE_ERROR naming it; the target is untouched",
-          arguments: ["sessions.db", "device.key", "lock"])
+    @Test(
+        "a symlinked database, device key or lock file is STORAGE_ERROR naming it; the target is untouched",
+        arguments: ["sessions.db", "device.key", "lock"])
     func symlinkedStoreFile(_ which: String) throws {
         let h = try harness()
         try h.storeLogin("bob")
@@ -160,7 +164,10 @@ import Testing
         let home = TemporaryDirectory("trust-link")
         #expect(mkdir(home.file("dotfiles"), 0o700) == 0)
         // The link is followed with realpath(3), so messages name the target's canonical path.
-        let dotfiles = try #require(realpath(home.file("dotfiles"), nil).map { p in defer { free(p) }; return String(cString: p) })
+        let dotfiles = try #require(
+            realpath(home.file("dotfiles"), nil).map { p in
+                defer { free(p) }; return String(cString: p)
+            })
         let link = home.file("ws.json")
         #expect(symlink(dotfiles + "/ws.json", link) == 0)
         #expect(try tasks(home, ["add", "linked", "--workspace", link]).status == 0)

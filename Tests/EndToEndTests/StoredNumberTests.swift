@@ -8,8 +8,12 @@ import Testing
 /// of Int64 (the clear column of `candidates`) used to reach date arithmetic and output. Now it is CORRUPT_FILE
 /// (exit 12) naming the column, `sl-restore` still prints its one state record, and `sl-login clear` removes it.
 @Suite struct StoredNumberTests {
-    @Test("expires_at = INT64_MIN / INT64_MAX in the store: sl-restore exits 12 with its state line; status says why; clear recovers",
-          arguments: ["-9223372036854775808", "9223372036854775807"])
+    @Test(
+        """
+        expires_at = INT64_MIN / INT64_MAX in the store: sl-restore exits 12 with its state line; status says why; \
+        clear recovers
+        """,
+        arguments: ["-9223372036854775808", "9223372036854775807"])
     func corruptExpiry(_ value: String) throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         try h.storeLogin("bob")

@@ -4,20 +4,30 @@ import Testing
 /// A small tool exercising every kind of spec element.
 let sampleTool = ToolSpec(
     name: "sl-sample",
-    root: CommandSpec("sl-sample", abstract: "a sample tool", subcommands: [
-        CommandSpec("make", abstract: "Make things", options: [
-            .value("format", short: "f", "FORMAT", help: "Output format.", default: "png", choices: ["png", "svg"]),
-            .value("size", short: "s", "PX", help: "Size.", default: "4"),
-            .value("tag", short: "t", "TAG", help: "A tag.", repeatable: true),
-            .flag("verify", short: "v", help: "Verify."),
-            .flag("quiet", short: "q", help: "Quiet."),
-        ], arguments: [ArgumentSpec("TEXT", help: "Text.")],
-        examples: [Example("sl-sample make -f svg hi", "Make an SVG.")]),
-        CommandSpec("read", abstract: "Read files", arguments: [ArgumentSpec("FILE", help: "Files.", variadic: true, completion: .file(extensions: ["png"]))]),
-        CommandSpec("group", abstract: "A group", subcommands: [
-            CommandSpec("leaf", abstract: "A leaf", options: [.flag("deep", help: "Deep.")], arguments: [ArgumentSpec("X", help: "x", optional: true)]),
+    root: CommandSpec(
+        "sl-sample", abstract: "a sample tool",
+        subcommands: [
+            CommandSpec(
+                "make", abstract: "Make things",
+                options: [
+                    .value("format", short: "f", "FORMAT", help: "Output format.", default: "png", choices: ["png", "svg"]),
+                    .value("size", short: "s", "PX", help: "Size.", default: "4"),
+                    .value("tag", short: "t", "TAG", help: "A tag.", repeatable: true),
+                    .flag("verify", short: "v", help: "Verify."),
+                    .flag("quiet", short: "q", help: "Quiet.")
+                ], arguments: [ArgumentSpec("TEXT", help: "Text.")],
+                examples: [Example("sl-sample make -f svg hi", "Make an SVG.")]),
+            CommandSpec(
+                "read", abstract: "Read files",
+                arguments: [ArgumentSpec("FILE", help: "Files.", variadic: true, completion: .file(extensions: ["png"]))]),
+            CommandSpec(
+                "group", abstract: "A group",
+                subcommands: [
+                    CommandSpec(
+                        "leaf", abstract: "A leaf", options: [.flag("deep", help: "Deep.")],
+                        arguments: [ArgumentSpec("X", help: "x", optional: true)])
+                ])
         ]),
-    ]),
     globalOptions: StandardOptions.output + [StandardOptions.chat],
     environment: StandardOptions.environment,
     files: [StandardOptions.configFile])

@@ -9,8 +9,9 @@ private enum PaintCommand: Command {
     static let shade = Option<Shade>.choice("shade", "SHADE", help: "The shade.", default: .light, env: "SAMPLE_SHADE")
     static let wait = Option<Duration>.duration("wait", help: "Drying time.", default: 60, range: 0...3600)
     static let note = Option<String?>.string("note", "TEXT", help: "A note.")
-    static let spec = CommandSpec("paint", abstract: "Paint things", options: [coats.spec, shade.spec, wait.spec, note.spec],
-                                  arguments: [ArgumentSpec("WALL", help: "The wall.")])
+    static let spec = CommandSpec(
+        "paint", abstract: "Paint things", options: [coats.spec, shade.spec, wait.spec, note.spec],
+        arguments: [ArgumentSpec("WALL", help: "The wall.")])
 
     struct Options: Equatable {
         var wall: String
@@ -21,13 +22,17 @@ private enum PaintCommand: Command {
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(wall: arguments.positionals[0], coats: try arguments[coats], shade: try arguments[shade], wait: try arguments[wait],
-                note: try arguments[note])
+        Options(
+            wall: arguments.positionals[0], coats: try arguments[coats], shade: try arguments[shade], wait: try arguments[wait],
+            note: try arguments[note])
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> StarlineCore.ExitStatus {
-        context.output.emit(.object([("wall", .string(options.wall)), ("coats", .int(options.coats)), ("shade", .string(options.shade.rawValue)),
-                                     ("wait", .int(Int(options.wait.components.seconds))), ("note", .optional(options.note))]))
+        context.output.emit(
+            .object([
+                ("wall", .string(options.wall)), ("coats", .int(options.coats)), ("shade", .string(options.shade.rawValue)),
+                ("wait", .int(Int(options.wait.components.seconds))), ("note", .optional(options.note))
+            ]))
         return .ok
     }
 }
@@ -52,17 +57,25 @@ private enum FailCommand: Command {
 
 private let sampleShapeTool = Tool<CommandRunner>(
     name: "sl-shape",
-    commands: .group(CommandSpec("sl-shape", abstract: "a sample tool in the command shape"), [
-        .command(PaintCommand.self),
-        .group(CommandSpec("io", abstract: "I/O commands"), [.command(EchoCommand.self), .command(FailCommand.self)]),
-    ]),
+    commands: .group(
+        CommandSpec("sl-shape", abstract: "a sample tool in the command shape"),
+        [
+            .command(PaintCommand.self),
+            .group(CommandSpec("io", abstract: "I/O commands"), [.command(EchoCommand.self), .command(FailCommand.self)])
+        ]),
     globalOptions: StandardOptions.output)
 
-private func run(_ words: [String], stdin: [UInt8] = [], environment: Environment = [:],
-                 stdout: CapturingSink? = nil) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+private func run(
+    _ words: [String], stdin: [UInt8] = [], environment: Environment = [:],
+    stdout: CapturingSink? = nil
+) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
     let captured = IOStreams.capturing(stdin: stdin, environment: environment)
-    let io = stdout.map { IOStreams(stdin: captured.io.stdin, stdout: $0, stderr: captured.stderr, stdinIsTerminal: false,
-                                    stdoutIsTerminal: false, stderrIsTerminal: false, environment: environment) } ?? captured.io
+    let io =
+        stdout.map {
+            IOStreams(
+                stdin: captured.io.stdin, stdout: $0, stderr: captured.stderr, stdinIsTerminal: false,
+                stdoutIsTerminal: false, stderrIsTerminal: false, environment: environment)
+        } ?? captured.io
     let status = ToolMain.execute(sampleShapeTool, words, io: io)
     return (status, captured.stdout.text, captured.stderr.text)
 }
@@ -132,8 +145,9 @@ private func run(_ words: [String], stdin: [UInt8] = [], environment: Environmen
             func write(_ bytes: UnsafeRawBufferPointer) throws { throw ByteSinkError.closed }
         }
         let captured = IOStreams.capturing()
-        let io = IOStreams(stdin: .bytes([]), stdout: ClosedPipe(), stderr: captured.stderr, stdinIsTerminal: false,
-                           stdoutIsTerminal: false, stderrIsTerminal: false, environment: [:])
+        let io = IOStreams(
+            stdin: .bytes([]), stdout: ClosedPipe(), stderr: captured.stderr, stdinIsTerminal: false,
+            stdoutIsTerminal: false, stderrIsTerminal: false, environment: [:])
         #expect(ToolMain.execute(sampleShapeTool, ["paint", "north"], io: io) == .brokenPipe)
         #expect(ToolMain.execute(sampleShapeTool, ["io", "fail"], io: io) == .brokenPipe)
         #expect(captured.stderr.bytes.isEmpty)
@@ -158,8 +172,10 @@ private func run(_ words: [String], stdin: [UInt8] = [], environment: Environmen
         }
     }
 
-    @Test(arguments: [["pain"], ["io", "ech"], ["paint"], ["paint", "--coats"], ["paint", "--coats", "x", "w"], ["paint", "--colour", "w"],
-                      ["paint", "w", "extra"], ["io", "echo", "--coats", "2"]])
+    @Test(arguments: [
+        ["pain"], ["io", "ech"], ["paint"], ["paint", "--coats"], ["paint", "--coats", "x", "w"], ["paint", "--colour", "w"],
+        ["paint", "w", "extra"], ["io", "echo", "--coats", "2"]
+    ])
     func everyUsageErrorHasUniqueKeys(_ words: [String]) throws {
         let r = run(words)
         #expect(r.status == .usage)

@@ -12,7 +12,9 @@ import Testing
     }
 
     @Test func selectsNamedDefaultOrNoProfile() throws {
-        let (dir, path) = write(#"{"defaultProfile":"dev","profiles":{"dev":{"chat":"http://127.0.0.1:1/chat","timeout":5},"prod":{"chat":"https://chat.thestarline.cn"}}}"#)
+        let (dir, path) = write(
+            #"{"defaultProfile":"dev","profiles":{"dev":{"chat":"http://127.0.0.1:1/chat","timeout":5},"prod":{"chat":"https://chat.thestarline.cn"}}}"#
+        )
         #expect(try ConfigProfile.load(path: path, requested: nil)?.value("chat") == "http://127.0.0.1:1/chat")
         #expect(try ConfigProfile.load(path: path, requested: nil)?.value("timeout") == "5")
         #expect(try ConfigProfile.load(path: path, requested: "prod")?.value("chat") == "https://chat.thestarline.cn")

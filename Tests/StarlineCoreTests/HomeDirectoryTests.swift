@@ -10,7 +10,8 @@ import StarlineTestSupport
     var passwd: String { dir.file("passwd") }
 
     init() throws {
-        try Data("""
+        try Data(
+            """
             root:x:0:0:root:/root:/bin/bash
             #old:x:1000:1000::/home/commented-out:/bin/sh
             broken:x:1000
@@ -18,7 +19,8 @@ import StarlineTestSupport
             dup:x:1000:1000::/home/dup:/bin/sh
             nohome:x:1001:1001:::/bin/sh
             colon:x:1002:1002:gecos:/home/c:/bin/sh:extra
-            """.utf8).write(to: URL(fileURLWithPath: passwd))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: passwd))
     }
 
     @Test("$HOME, when absolute, wins over the passwd file (unchanged behaviour)")

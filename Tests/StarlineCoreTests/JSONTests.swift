@@ -60,7 +60,9 @@ import Testing
 }
 
 @Suite struct Base64Tests {
-    @Test(arguments: [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")])
+    @Test(arguments: [
+        ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")
+    ])
     func rfc4648Vectors(_ plain: String, _ encoded: String) {
         #expect(Base64.encode(Array(plain.utf8)) == encoded)
         #expect(Base64.decode(encoded) == Array(plain.utf8))
@@ -101,6 +103,7 @@ import Testing
 
     @Test func errorObjectShape() {
         let e = StarlineError(.storage, "disk full", details: .object([("path", .string("/x"))]))
-        #expect(e.json.serialized() == #"{"error":{"code":"STORAGE_ERROR","message":"disk full","retryable":false,"details":{"path":"/x"}}}"#)
+        #expect(
+            e.json.serialized() == #"{"error":{"code":"STORAGE_ERROR","message":"disk full","retryable":false,"details":{"path":"/x"}}}"#)
     }
 }

@@ -24,7 +24,10 @@ final class OutputTargetTests: Sendable {
         #expect(try OutputTarget.resolve(file) == .replace(file))
         #expect(try OutputTarget.resolve(missing) == .replace(missing))
         #expect(symlink("out.png", link) == 0)
-        let resolved = try #require(realpath(file, nil).map { p in defer { free(p) }; return String(cString: p) })
+        let resolved = try #require(
+            realpath(file, nil).map { p in
+                defer { free(p) }; return String(cString: p)
+            })
         #expect(try OutputTarget.resolve(link) == .replace(resolved))
         try OutputTarget.write(Array("new".utf8), to: link, mode: 0o666, sync: false, applyUmask: true)
         #expect(fileType(link) == S_IFLNK, "the link is kept")

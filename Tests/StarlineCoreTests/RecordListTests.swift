@@ -5,14 +5,20 @@ import Testing
 /// TSV for people and spreadsheets — through injected streams, so every format's edge is checked in-process.
 @Suite struct RecordListTests {
     static let records: [JSON] = [
-        .object([("id", .string("t1")), ("title", .string("Pay rent")), ("due", .string("2026-12-03T09:00:00Z")), ("done", .bool(false)),
-                 ("tags", .array([.string("home"), .string("money")])), ("n", .int(-5))]),
-        .object([("id", .string("t2")), ("title", .string("=HYPERLINK(\"http://evil\",\"x\")")), ("due", .null), ("done", .bool(true)),
-                 ("tags", .array([])), ("n", .int(7))]),
+        .object([
+            ("id", .string("t1")), ("title", .string("Pay rent")), ("due", .string("2026-12-03T09:00:00Z")), ("done", .bool(false)),
+            ("tags", .array([.string("home"), .string("money")])), ("n", .int(-5))
+        ]),
+        .object([
+            ("id", .string("t2")), ("title", .string("=HYPERLINK(\"http://evil\",\"x\")")), ("due", .null), ("done", .bool(true)),
+            ("tags", .array([])), ("n", .int(7))
+        ])
     ]
 
-    func run(_ records: [JSON], format: ListFormat?, fields: [String]? = nil, json: RecordList.JSONForm = .array,
-             terminal: Bool = false, columns: Int? = nil, mode: Output.Mode? = nil, environment: Environment = [:]) -> String {
+    func run(
+        _ records: [JSON], format: ListFormat?, fields: [String]? = nil, json: RecordList.JSONForm = .array,
+        terminal: Bool = false, columns: Int? = nil, mode: Output.Mode? = nil, environment: Environment = [:]
+    ) -> String {
         let (io, out, _) = IOStreams.capturing(environment: environment, terminal: terminal, columns: columns)
         let output = Output(io: io, mode: mode)
         RecordList.print(records, output, ListOptions(format: format, fields: fields), json: json, columns: ["id", "title", "due", "tags"])
@@ -39,22 +45,30 @@ import Testing
         let text = run(Self.records, format: nil, terminal: true, columns: 120)
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: width - text.count) }
         let title = "=HYPERLINK(\"http://evil\",\"x\")"
-        #expect(text == [
-            "ID  " + pad("TITLE", title.count) + "  " + pad("DUE", 20) + "  TAGS",
-            "t1  " + pad("Pay rent", title.count) + "  2026-12-03T09:00:00Z  home, money",
-            "t2  " + title,  // empty cells at the end of a line leave no trailing blanks
-        ].map { $0 + "\n" }.joined(), "\(text)")
+        #expect(
+            text
+                == [
+                    "ID  " + pad("TITLE", title.count) + "  " + pad("DUE", 20) + "  TAGS",
+                    "t1  " + pad("Pay rent", title.count) + "  2026-12-03T09:00:00Z  home, money",
+                    "t2  " + title  // empty cells at the end of a line leave no trailing blanks
+                ].map { $0 + "\n" }.joined(), "\(text)")
         // No rows: nothing at all (as ls prints nothing).
         #expect(run([], format: .table, terminal: true) == "")
     }
 
     @Test("a table fits the terminal: the widest column is cut with …, wide characters count two columns")
     func tableFitsTheWidth() {
-        let long: [JSON] = [.object([("id", .string("m1")), ("title", .string("星线的一个非常长的标题，比终端还宽得多，需要截断")), ("due", .null),
-                                     ("tags", .array([]))])]
+        let long: [JSON] = [
+            .object([
+                ("id", .string("m1")), ("title", .string("星线的一个非常长的标题，比终端还宽得多，需要截断")), ("due", .null),
+                ("tags", .array([]))
+            ])
+        ]
         let text = run(long, format: .table, columns: 40)
         for line in text.split(separator: "\n") {
-            let width = line.unicodeScalars.reduce(0) { $0 + (($1.value >= 0x3000 && $1.value <= 0x9FFF) || ($1.value >= 0xFF00 && $1.value <= 0xFF60) ? 2 : 1) }
+            let width = line.unicodeScalars.reduce(0) {
+                $0 + (($1.value >= 0x3000 && $1.value <= 0x9FFF) || ($1.value >= 0xFF00 && $1.value <= 0xFF60) ? 2 : 1)
+            }
             #expect(width <= 40, "\(line) is \(width) columns")
         }
         #expect(text.contains("…"))
@@ -65,8 +79,12 @@ import Testing
 
     @Test("a hostile value cannot move the cursor or forge a row of a table")
     func tableCellsHaveNoControlCharacters() {
-        let hostile: [JSON] = [.object([("id", .string("x\u{1B}[2J\u{1B}[31m")), ("title", .string("line1\nt9  forged row\r")), ("due", .string("\u{7}")),
-                                        ("tags", .array([.string("\u{9B}31m")]))])]
+        let hostile: [JSON] = [
+            .object([
+                ("id", .string("x\u{1B}[2J\u{1B}[31m")), ("title", .string("line1\nt9  forged row\r")), ("due", .string("\u{7}")),
+                ("tags", .array([.string("\u{9B}31m")]))
+            ])
+        ]
         let text = run(hostile, format: .table, columns: 200)
         #expect(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) })
         #expect(text.split(separator: "\n").count == 2)
@@ -75,9 +93,10 @@ import Testing
     @Test("CSV: RFC 4180 quoting, CRLF, a header row; a formula cell is neutralised, a negative number is not")
     func csv() {
         let text = run(Self.records, format: .csv, fields: ["id", "title", "n", "tags", "done", "due"])
-        #expect(text == "id,title,n,tags,done,due\r\n"
-            + "t1,Pay rent,-5,\"home, money\",false,2026-12-03T09:00:00Z\r\n"
-            + "t2,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",7,,true,\r\n")
+        #expect(
+            text == "id,title,n,tags,done,due\r\n"
+                + "t1,Pay rent,-5,\"home, money\",false,2026-12-03T09:00:00Z\r\n"
+                + "t2,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",7,,true,\r\n")
         let formulas: [JSON] = ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "safe"].map { .object([("v", .string($0))]) }
         let cells = run(formulas, format: .csv, fields: ["v"]).components(separatedBy: "\r\n").dropFirst().dropLast()
         #expect(Array(cells) == ["'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "\"'\rx\"", "safe"])
@@ -97,7 +116,9 @@ import Testing
     @Test("--fields picks and orders keys in every format; a.b reaches into an object; a missing field is null or empty")
     func fields() {
         let nested: [JSON] = [.object([("id", .string("c1")), ("lastMessage", .object([("text", .string("hi")), ("seq", .int(4))]))])]
-        #expect(run(nested, format: .jsonl, fields: ["lastMessage.text", "id", "nope"]) == #"{"lastMessage.text":"hi","id":"c1","nope":null}"# + "\n")
+        #expect(
+            run(nested, format: .jsonl, fields: ["lastMessage.text", "id", "nope"]) == #"{"lastMessage.text":"hi","id":"c1","nope":null}"#
+                + "\n")
         #expect(run(nested, format: .csv, fields: ["id", "lastMessage.seq", "nope"]) == "id,lastMessage.seq,nope\r\nc1,4,\r\n")
         #expect(run(nested, format: .json, fields: ["id"]) == #"[{"id":"c1"}]"# + "\n")
     }

@@ -53,7 +53,8 @@ import Testing
         let script = dir.file("completion.bash")
         try CompletionRenderer.render(sampleTool, shell: .bash).write(toFile: script, atomically: true, encoding: .utf8)
         let quoted = words.map { "'\($0)'" }.joined(separator: " ")
-        let command = "cd '\(dir.path)' && touch a.png b.txt && source '\(script)' && COMP_WORDS=(sl-sample \(quoted)) && COMP_CWORD=\(words.count) && _sl_sample && printf '%s\\n' \"${COMPREPLY[@]}\""
+        let command =
+            "cd '\(dir.path)' && touch a.png b.txt && source '\(script)' && COMP_WORDS=(sl-sample \(quoted)) && COMP_CWORD=\(words.count) && _sl_sample && printf '%s\\n' \"${COMPREPLY[@]}\""
         let result = try Tools.run("/bin/bash", ["-c", command], home: dir.path)
         #expect(result.status == 0, "bash failed: \(result.stderrText)")
         return result.stdoutText.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
@@ -94,7 +95,8 @@ import Testing
         let dir = TemporaryDirectory()
         try CompletionRenderer.render(sampleTool, shell: .zsh).write(toFile: dir.file("_sl-sample"), atomically: true, encoding: .utf8)
         // Loading the function through compinit proves the file parses as a completion function.
-        let run = try Tools.shell("zsh -f -c 'fpath=(\(dir.path) $fpath); autoload -Uz compinit; compinit -u -d \(dir.path)/zcd; whence -w _sl-sample'")
+        let run = try Tools.shell(
+            "zsh -f -c 'fpath=(\(dir.path) $fpath); autoload -Uz compinit; compinit -u -d \(dir.path)/zcd; whence -w _sl-sample'")
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(run.stdoutText.contains("_sl-sample: function"))
     }

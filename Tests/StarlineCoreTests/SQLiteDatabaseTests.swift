@@ -90,7 +90,7 @@ final class SQLiteDatabaseTests: Sendable {
         let blob: [UInt8] = [0, 1, 0, 255, 0, 127, 128, 0]
         let rows: [[SQLiteValue]] = [
             [.integer(.min), .real(3.25), .text(text), .blob(blob), .null],
-            [.integer(.max), .real(-0.5e-300), .text(""), .blob([]), .integer(7)],
+            [.integer(.max), .real(-0.5e-300), .text(""), .blob([]), .integer(7)]
         ]
         for row in rows { try db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?)", row) }
         let read = try db.query("SELECT i, r, s, b, n FROM v ORDER BY rowid")
@@ -100,8 +100,9 @@ final class SQLiteDatabaseTests: Sendable {
         #expect(try db.query("SELECT count(*) FROM v WHERE s IS NULL OR b IS NULL").first?.int64(0) == 0)
         #expect(try db.query("SELECT length(b) FROM v ORDER BY rowid").map { $0.int64(0) } == [8, 0])
         // Text with an embedded NUL keeps its full length inside SQLite too.
-        #expect(try db.query("SELECT length(CAST(s AS BLOB)) FROM v ORDER BY rowid").first?.int64(0)
-            == Int64(text.utf8.count))
+        #expect(
+            try db.query("SELECT length(CAST(s AS BLOB)) FROM v ORDER BY rowid").first?.int64(0)
+                == Int64(text.utf8.count))
     }
 
     @Test("rows are addressable by name (case-insensitive fallback) and index, with typed getters")
@@ -169,7 +170,8 @@ final class SQLiteDatabaseTests: Sendable {
     @Test("foreign keys are enforced")
     func foreignKeys() throws {
         let db = try SQLiteDatabase(path: ":memory:")
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE parent (id INTEGER PRIMARY KEY);
             CREATE TABLE child (parent INTEGER NOT NULL REFERENCES parent(id));
             """)
@@ -177,7 +179,11 @@ final class SQLiteDatabaseTests: Sendable {
         #expect(error?.extendedResultCode == SQLITE_CONSTRAINT_FOREIGNKEY)
     }
 
-    @Test("checkpointOnClose: false leaves committed rows in the WAL at close; they are read back, and a default connection checkpoints them")
+    @Test(
+        """
+        checkpointOnClose: false leaves committed rows in the WAL at close; they are read back, and a default \
+        connection checkpoints them
+        """)
     func noCheckpointOnClose() throws {
         let path = dir + "/wal.db"
         let marker = "row-kept-in-the-wal"
@@ -229,7 +235,11 @@ final class SQLiteDatabaseTests: Sendable {
         #expect(try memory.transaction(durable: false) { try memory.query("PRAGMA synchronous").first?.int64(0) } == 2)
     }
 
-    @Test("transaction commits the body's work and returns its value; a throwing body rolls back and its error comes through")
+    @Test(
+        """
+        transaction commits the body's work and returns its value; a throwing body rolls back and its error comes \
+        through
+        """)
     func transactions() throws {
         let db = try SQLiteDatabase(path: ":memory:")
         try db.execute("CREATE TABLE t (x INTEGER)")
@@ -261,7 +271,11 @@ final class SQLiteDatabaseTests: Sendable {
         #expect(try db.query("SELECT count(*) FROM t").first?.int64(0) == 1)
     }
 
-    @Test("BEGIN IMMEDIATE on a second connection fails busy after the busy timeout while the first holds it, then succeeds")
+    @Test(
+        """
+        BEGIN IMMEDIATE on a second connection fails busy after the busy timeout while the first holds it, then \
+        succeeds
+        """)
     func busyBetweenConnections() throws {
         let path = dir + "/shared.db"
         let first = try SQLiteDatabase(path: path)

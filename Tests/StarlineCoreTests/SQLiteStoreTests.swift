@@ -16,7 +16,9 @@ final class SQLiteStoreTests: Sendable {
 
     var path: String { dir + "/state/test.db" }
 
-    func openStore(_ migrations: [SQLiteMigration], privateFiles: [String] = [], faults: StorageFaults = StorageFaults()) throws(StarlineError) -> SQLiteStore {
+    func openStore(_ migrations: [SQLiteMigration], privateFiles: [String] = [], faults: StorageFaults = StorageFaults())
+        throws(StarlineError) -> SQLiteStore
+    {
         try SQLiteStore(path: path, name: "the test store", migrations: migrations, privateFiles: privateFiles, faults: faults)
     }
 
@@ -59,11 +61,14 @@ final class SQLiteStoreTests: Sendable {
     @Test("SQL migrations run their statements; a failing one leaves the previous version and none of its schema")
     func failingMigration() throws {
         let first = SQLiteMigration(version: 1, name: "first", sql: "CREATE TABLE a (x INTEGER); CREATE INDEX a_x ON a (x)")
-        let broken = SQLiteMigration(version: 2, name: "add b", sql: "CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (1); CREATE TABLE c (")
+        let broken = SQLiteMigration(
+            version: 2, name: "add b", sql: "CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (1); CREATE TABLE c (")
         let error = #expect(throws: StarlineError.self) { _ = try self.openStore([first, broken]) }
         #expect(error?.code == .storage)
         #expect(error?.exitStatus == .storage)
-        #expect(error?.message.hasPrefix("cannot open the test store: \(path): migration 2 (add b) failed: ") == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.hasPrefix("cannot open the test store: \(path): migration 2 (add b) failed: ") == true, "\(error?.message ?? "")"
+        )
         #expect(error?.details?["migration"]?.intValue == 2)
         #expect(error?.retryable == false)
 
@@ -86,7 +91,7 @@ final class SQLiteStoreTests: Sendable {
             SQLiteMigration(version: 1, name: "t") { db in
                 runs.withLock { $0 += 1 }
                 try db.execute("CREATE TABLE t (x INTEGER)")
-            },
+            }
         ]
         do {
             let store = try openStore(migrations)
@@ -104,7 +109,11 @@ final class SQLiteStoreTests: Sendable {
         #expect(try AtomicFile.read(path + "-wal") == wal)
     }
 
-    @Test("stores opened at once (threads here, processes alike) migrate once: the version is read again under the write lock")
+    @Test(
+        """
+        stores opened at once (threads here, processes alike) migrate once: the version is read again under the write \
+        lock
+        """)
     func concurrentOpen() throws {
         let runs = Locked(0)
         let migrations = [
@@ -112,7 +121,7 @@ final class SQLiteStoreTests: Sendable {
                 runs.withLock { $0 += 1 }
                 try db.execute("CREATE TABLE t (x INTEGER)")
             },
-            SQLiteMigration(version: 2, name: "u", sql: "CREATE TABLE u (y INTEGER)"),
+            SQLiteMigration(version: 2, name: "u", sql: "CREATE TABLE u (y INTEGER)")
         ]
         let path = self.path
         // The file exists (in WAL mode) before the race: what races is the migration.
@@ -164,7 +173,7 @@ final class SQLiteStoreTests: Sendable {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = SQLiteMigrator([
                 SQLiteMigration(version: 2, name: "second", sql: ""),
-                SQLiteMigration(version: 1, name: "first", sql: ""),
+                SQLiteMigration(version: 1, name: "first", sql: "")
             ])
         }
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -175,7 +184,9 @@ final class SQLiteStoreTests: Sendable {
 
     @Test("rows are read by column name: typed getters, NULL and other types as nil, case-insensitive names")
     func rowsByName() throws {
-        let store = try openStore([SQLiteMigration(version: 1, name: "t", sql: "CREATE TABLE t (id INTEGER, name TEXT, data BLOB, note TEXT)")])
+        let store = try openStore([
+            SQLiteMigration(version: 1, name: "t", sql: "CREATE TABLE t (id INTEGER, name TEXT, data BLOB, note TEXT)")
+        ])
         try store.withTransaction { db in
             try db.run("INSERT INTO t (id, name, data, note) VALUES (?, ?, ?, ?)", [.integer(7), .text("seven"), .blob([0, 7]), .null])
         }
@@ -215,8 +226,9 @@ final class SQLiteStoreTests: Sendable {
         #expect(permissionBits(store.lockPath) == 0o600)
     }
 
-    @Test("a group- or world-readable database or private file is refused (INSECURE_PERMISSIONS, exit 10)",
-          arguments: ["test.db", "test.key"])
+    @Test(
+        "a group- or world-readable database or private file is refused (INSECURE_PERMISSIONS, exit 10)",
+        arguments: ["test.db", "test.key"])
     func groupReadableFileRefused(file: String) throws {
         let key = dir + "/state/test.key"
         _ = try openStore([], privateFiles: [key])

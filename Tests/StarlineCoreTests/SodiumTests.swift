@@ -263,8 +263,9 @@ struct KeyDerivationTests {
         let k5 = try Argon2id.deriveKey(passphrase: passphrase, salt: salt, limits: Argon2id.Limits(opsLimit: 2, memLimit: 8192))
         #expect(k5 != k1)
 
-        let fromSecret = try Argon2id.deriveKey(passphrase: SecretBytes(copying: passphrase), salt: salt,
-                                                opsLimit: fast.opsLimit, memLimit: fast.memLimit)
+        let fromSecret = try Argon2id.deriveKey(
+            passphrase: SecretBytes(copying: passphrase), salt: salt,
+            opsLimit: fast.opsLimit, memLimit: fast.memLimit)
         #expect(fromSecret == k1)
         let short = try Argon2id.deriveKey(passphrase: passphrase, salt: salt, limits: fast, length: 16)
         #expect(short.count == 16)
@@ -305,15 +306,19 @@ struct KeyDerivationTests {
     func blake2bVectors() {
         #expect(hex(GenericHash.hash([])) == "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8")
         // RFC 7693 appendix A: BLAKE2b-512("abc").
-        #expect(hex(GenericHash.hash(Array("abc".utf8), length: 64)) == """
-            ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1\
-            7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923
-            """)
+        #expect(
+            hex(GenericHash.hash(Array("abc".utf8), length: 64)) == """
+                ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1\
+                7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923
+                """)
         // Keyed BLAKE2b-512 of the empty input with key 00 01 … 3f (BLAKE2 reference KAT).
-        #expect(GenericHash.hash([], key: (0..<64).map(UInt8.init), length: 64) == bytes(hex: """
-            10ebb67700b1868efb4417987acf4690ae9d972fb7a590c2f02871799aaa4786\
-            b5e996e8f0f4eb981fc214b005f42d2ff4233499391653df7aefcbc13fc51568
-            """))
+        #expect(
+            GenericHash.hash([], key: (0..<64).map(UInt8.init), length: 64)
+                == bytes(
+                    hex: """
+                        10ebb67700b1868efb4417987acf4690ae9d972fb7a590c2f02871799aaa4786\
+                        b5e996e8f0f4eb981fc214b005f42d2ff4233499391653df7aefcbc13fc51568
+                        """))
     }
 
     @Test("GenericHash.deriveSecret equals the keyed hash, kept in SecretBytes")

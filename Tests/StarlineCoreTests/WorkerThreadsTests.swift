@@ -6,8 +6,9 @@ import Synchronization
 import Testing
 
 @Suite struct WorkerThreadsTests {
-    @Test("every worker runs exactly once, on distinct threads, and all have finished when run returns",
-          arguments: [0, 1, 2, 7])
+    @Test(
+        "every worker runs exactly once, on distinct threads, and all have finished when run returns",
+        arguments: [0, 1, 2, 7])
     func everyWorkerRunsOnce(count: Int) {
         let runs = Mutex<[Int: Int]>([:])
         let threads = Mutex<Set<UInt>>([])

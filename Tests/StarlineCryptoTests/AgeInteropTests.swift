@@ -44,7 +44,9 @@ struct AgeInteropTests {
         let dir = TemporaryDirectory("age-interop")
         let plaintext = Sodium.randomBytes(70_000)
         let file = try AgeEncryptor.encrypt(plaintext, passphrase: secret("correct horse battery staple"), armored: true)
-        #expect(String(decoding: Base64.decode(String(decoding: file, as: UTF8.self).split(separator: "\n")[1...2].joined())!, as: UTF8.self).contains(" 18\n"))
+        #expect(
+            String(decoding: Base64.decode(String(decoding: file, as: UTF8.self).split(separator: "\n")[1...2].joined())!, as: UTF8.self)
+                .contains(" 18\n"))
         #expect(FileManager.default.createFile(atPath: dir.file("in.age"), contents: Data(file)))
         let run = try AgeBinary.run(["-d", "-o", dir.file("out"), dir.file("in.age")], passphrase: "correct horse battery staple")
         #expect(run.status == 0, "\(run.stderrText)")
@@ -56,7 +58,8 @@ struct AgeInteropTests {
         let dir = TemporaryDirectory("age-interop")
         let plaintext = Sodium.randomBytes(3 * 65536 + 99)
         #expect(FileManager.default.createFile(atPath: dir.file("plain"), contents: Data(plaintext)))
-        let run = try AgeBinary.run(["-p"] + (armored ? ["-a"] : []) + ["-o", dir.file("out.age"), dir.file("plain")], passphrase: "hunter2 hunter2")
+        let run = try AgeBinary.run(
+            ["-p"] + (armored ? ["-a"] : []) + ["-o", dir.file("out.age"), dir.file("plain")], passphrase: "hunter2 hunter2")
         #expect(run.status == 0, "\(run.stderrText)")
         let file = Array(FileManager.default.contents(atPath: dir.file("out.age")) ?? Data())
         let report = try AgeDecryptor(passphrase: secret("hunter2 hunter2")).decrypt(from: .bytes(file), to: .discarding)

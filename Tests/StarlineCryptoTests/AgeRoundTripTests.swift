@@ -117,18 +117,22 @@ struct AgeRoundTripTests {
         #expect(FileManager.default.createFile(atPath: dir.file("plain"), contents: Data(plaintext)))
         func open(_ name: String, _ flags: Int32) -> Int32 { Glibc.open(dir.file(name), flags | O_CLOEXEC, 0o600) }
         let plainIn = open("plain", O_RDONLY), encryptedOut = open("file.age", O_WRONLY | O_CREAT | O_TRUNC)
-        try AgeEncryptor.encrypt(from: .fileDescriptor(plainIn, name: "plain"), to: .fileDescriptor(encryptedOut, name: "file.age"),
-                                 passphrase: secret("pw"), workFactor: fastWorkFactor, armored: true)
+        try AgeEncryptor.encrypt(
+            from: .fileDescriptor(plainIn, name: "plain"), to: .fileDescriptor(encryptedOut, name: "file.age"),
+            passphrase: secret("pw"), workFactor: fastWorkFactor, armored: true)
         close(plainIn)
         close(encryptedOut)
         let encryptedIn = open("file.age", O_RDONLY), plainOut = open("decrypted", O_WRONLY | O_CREAT | O_TRUNC)
-        let report = try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .fileDescriptor(encryptedIn, name: "file.age"),
-                                                                         to: .fileDescriptor(plainOut, name: "decrypted"))
+        let report = try AgeDecryptor(passphrase: secret("pw")).decrypt(
+            from: .fileDescriptor(encryptedIn, name: "file.age"),
+            to: .fileDescriptor(plainOut, name: "decrypted"))
         close(encryptedIn)
         close(plainOut)
         #expect(report.plaintextBytes == plaintext.count && report.armored)
         #expect(FileManager.default.contents(atPath: dir.file("decrypted")) == Data(plaintext))
-        #expect(thrown { try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .fileDescriptor(-1, name: "bad"), to: .discarding) }?.code == .storage)
+        #expect(
+            thrown { try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .fileDescriptor(-1, name: "bad"), to: .discarding) }?.code
+                == .storage)
     }
 
     @Test("a wrong passphrase is AGE_WRONG_PASSPHRASE, exit 13; nothing is written")
@@ -191,7 +195,9 @@ struct AgeRoundTripTests {
         let payloadStart = file.count - (plaintext.count + 5 * 16) - 16
         file[payloadStart + 16 + 2 * 65552 + 1] ^= 1  // the third chunk
         let output = RecordingWriter()
-        #expect(thrown { try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .bytes(file), to: output.writer) }?.code == .agePayloadInvalid)
+        #expect(
+            thrown { try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .bytes(file), to: output.writer) }?.code == .agePayloadInvalid
+        )
         #expect(output.bytes == Array(plaintext[..<(2 * 65536)]))
         #expect(thrown { try AgeDecryptor(passphrase: secret("pw")).verify(from: .bytes(file)) }?.code == .agePayloadInvalid)
     }
@@ -201,7 +207,9 @@ struct AgeRoundTripTests {
         let file = try AgeEncryptor.encrypt(pseudoRandomBytes(100), passphrase: secret("pw"), workFactor: fastWorkFactor)
         let failingWriter = AgeWriter { _ throws(StarlineError) in throw StarlineError(.writeFailed, "disk full") }
         #expect(thrown { try AgeDecryptor(passphrase: secret("pw")).decrypt(from: .bytes(file), to: failingWriter) }?.code == .writeFailed)
-        #expect(thrown { try AgeEncryptor.encrypt(from: .bytes([1]), to: failingWriter, passphrase: secret("pw"), workFactor: fastWorkFactor) }?.code == .writeFailed)
+        #expect(
+            thrown { try AgeEncryptor.encrypt(from: .bytes([1]), to: failingWriter, passphrase: secret("pw"), workFactor: fastWorkFactor) }?
+                .code == .writeFailed)
         let failingReader = AgeReader { _ throws(StarlineError) in throw StarlineError(.storage, "EIO") }
         #expect(thrown { try AgeDecryptor(passphrase: secret("pw")).decrypt(from: failingReader, to: .discarding) }?.code == .storage)
     }

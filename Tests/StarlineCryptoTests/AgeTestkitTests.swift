@@ -24,7 +24,8 @@ struct AgeVector: Sendable, CustomTestStringConvertible {
     static func load(_ name: String) -> AgeVector {
         let data = Array(FileManager.default.contents(atPath: directory + "/" + name)!)
         let split = data.indices.first { data[$0] == 0x0A && $0 + 1 < data.count && data[$0 + 1] == 0x0A }!
-        var vector = AgeVector(name: name, expect: "", fileKey: [], passphrases: [], hasIdentity: false, armored: false, file: Array(data[(split + 2)...]))
+        var vector = AgeVector(
+            name: name, expect: "", fileKey: [], passphrases: [], hasIdentity: false, armored: false, file: Array(data[(split + 2)...]))
         var compressed = false
         for line in String(decoding: data[..<split], as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -50,7 +51,7 @@ struct AgeVector: Sendable, CustomTestStringConvertible {
         "HMAC failure": ["AGE_HEADER_MAC_INVALID"],
         "header failure": ["AGE_HEADER_INVALID", "AGE_WORK_FACTOR_TOO_HIGH"],
         "payload failure": ["AGE_PAYLOAD_INVALID"],
-        "armor failure": ["AGE_ARMOR_INVALID"],
+        "armor failure": ["AGE_ARMOR_INVALID"]
     ]
 
     var armorMode: AgeArmorMode { armored ? .required : .detect }
@@ -62,14 +63,14 @@ struct AgeVector: Sendable, CustomTestStringConvertible {
 let recipientSpecificHeaderFailures: Set<String> = [
     "hybrid_extra_argument", "hybrid_identity", "hybrid_long_share", "hybrid_low_order", "hybrid_not_canonical_enc",
     "hybrid_short_share", "hybrid_x25519_arg", "x25519_extra_argument", "x25519_identity", "x25519_long_share",
-    "x25519_low_order", "x25519_not_canonical_share", "x25519_short_share",
+    "x25519_low_order", "x25519_not_canonical_share", "x25519_short_share"
 ]
 
 /// Payload failures in the last chunk or after it (trailing data, a final chunk followed by another, a
 /// missing final flag): age releases the last chunk and then fails; we fail before releasing it.
 let failsAtTheEnd: Set<String> = [
     "armor_garbage_encoded", "stream_no_final_full", "stream_no_final_two_chunks_full", "stream_trailing_garbage_long",
-    "stream_trailing_garbage_short", "stream_two_final_chunks", "stream_two_final_chunks_full", "stream_two_final_chunks_second",
+    "stream_trailing_garbage_short", "stream_two_final_chunks", "stream_two_final_chunks_full", "stream_two_final_chunks_second"
 ]
 
 @Suite("age testkit (C2SP CCTV): all 143 vectors")
@@ -78,7 +79,8 @@ struct AgeTestkitTests {
     func complete() {
         #expect(AgeVector.names.count == 143)
         let kinds = Dictionary(grouping: AgeVector.names.map(AgeVector.load), by: \.expect).mapValues(\.count)
-        #expect(kinds == ["success": 26, "no match": 13, "HMAC failure": 1, "header failure": 62, "payload failure": 19, "armor failure": 22])
+        #expect(
+            kinds == ["success": 26, "no match": 13, "HMAC failure": 1, "header failure": 62, "payload failure": 19, "armor failure": 22])
         #expect(AgeVector.names.map(AgeVector.load).filter { !$0.passphrases.isEmpty }.count == 26)
     }
 
@@ -114,7 +116,8 @@ struct AgeTestkitTests {
         let v = AgeVector.load(name)
         let collector = ByteCollector()
         let result = outcome {
-            try AgeDecryptor.decrypt(from: .bytes(v.file), to: collector.writer, fileKey: SecretBytes(copying: v.fileKey), armor: v.armorMode)
+            try AgeDecryptor.decrypt(
+                from: .bytes(v.file), to: collector.writer, fileKey: SecretBytes(copying: v.fileKey), armor: v.armorMode)
         }
         switch v.expect {
         case "no match":

@@ -26,8 +26,10 @@ extension SecretServiceKeyringTests {
         let forged = Locked<String?>(nil)
         let forger = try DBusConnection(address: testKeyring.address, timeoutNanoseconds: 30_000_000_000)
         for rule in ["eavesdrop='true',type='method_call',member='SearchItems'", "eavesdrop='true',type='method_return'"] {
-            let added = try forger.call(.call(serial: 0, destination: DBusConnection.bus, path: DBusConnection.busPath, interface: DBusConnection.bus,
-                                              member: "AddMatch", signature: "s", body: [.string(rule)]), replyFrom: DBusConnection.bus)
+            let added = try forger.call(
+                .call(
+                    serial: 0, destination: DBusConnection.bus, path: DBusConnection.busPath, interface: DBusConnection.bus,
+                    member: "AddMatch", signature: "s", body: [.string(rule)]), replyFrom: DBusConnection.bus)
             #expect(added.kind == .methodReturn)
         }
         let handOver = HandOver(forger)
@@ -38,14 +40,25 @@ extension SecretServiceKeyringTests {
                 while true {
                     let message = try forger.nextMessage()
                     if message.member == "SearchItems", message.sender != forger.uniqueName { search = message; continue }
-                    guard let call = search, message.kind == .methodReturn, message.replySerial == call.serial, message.destination == call.sender,
-                          case .array(_, let items) = message.body.first, case .objectPath(let item) = items.first else { continue }
+                    guard let call = search, message.kind == .methodReturn, message.replySerial == call.serial,
+                        message.destination == call.sender,
+                        case .array(_, let items) = message.body.first, case .objectPath(let item) = items.first
+                    else { continue }
                     kill(daemon, SIGSTOP)
-                    var reply = DBusMessage.reply(to: call, serial: 0, sender: nil, signature: "a{o(oayays)}", body: [
-                        .array(elementSignature: "{o(oayays)}", [.dictEntry(.objectPath(item), .structure([
-                            .objectPath("/org/freedesktop/secrets/session/forged"), .bytes([]), .bytes(forgedSecret), .string("text/plain"),
-                        ]))]),
-                    ])
+                    var reply = DBusMessage.reply(
+                        to: call, serial: 0, sender: nil, signature: "a{o(oayays)}",
+                        body: [
+                            .array(
+                                elementSignature: "{o(oayays)}",
+                                [
+                                    .dictEntry(
+                                        .objectPath(item),
+                                        .structure([
+                                            .objectPath("/org/freedesktop/secrets/session/forged"), .bytes([]), .bytes(forgedSecret),
+                                            .string("text/plain")
+                                        ]))
+                                ])
+                        ])
                     reply.replySerial = call.serial + 1
                     try forger.post(reply)
                     forged.withLockNotifying { $0 = "sent to \(call.sender ?? "?") for serial \(call.serial + 1)" }
@@ -59,8 +72,10 @@ extension SecretServiceKeyringTests {
 
         let result: Result<SecretServiceReader.Outcome, StarlineError>
         do {
-            result = .success(try SecretServiceReader.lookup(busOf: Environment(testKeyring.environment), schemaName: "org.starline.Secret",
-                                                             attributes: attributes, timeout: .seconds(3)))
+            result = .success(
+                try SecretServiceReader.lookup(
+                    busOf: Environment(testKeyring.environment), schemaName: "org.starline.Secret",
+                    attributes: attributes, timeout: .seconds(3)))
         } catch {
             result = .failure(error)
         }

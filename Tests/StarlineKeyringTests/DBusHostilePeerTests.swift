@@ -18,8 +18,10 @@ import Testing
     func lookup(_ address: String, timeout: Duration = .seconds(10)) -> Lookup {
         finishing("the lookup on \(address)") {
             do throws(StarlineError) {
-                return .success(try SecretServiceReader.lookup(busOf: Environment(["DBUS_SESSION_BUS_ADDRESS": address]),
-                                                               schemaName: "org.starline.Secret", attributes: ["k": "v"], timeout: timeout))
+                return .success(
+                    try SecretServiceReader.lookup(
+                        busOf: Environment(["DBUS_SESSION_BUS_ADDRESS": address]),
+                        schemaName: "org.starline.Secret", attributes: ["k": "v"], timeout: timeout))
             } catch {
                 return .failure(error)
             }
@@ -45,12 +47,17 @@ import Testing
 
     // MARK: Zero progress and unbounded work
 
-    @Test("a SearchItems reply of a() or a(()) — arrays of empty structures, which D-Bus forbids — ends at once in DATA_ERROR",
-          arguments: ["a()", "a(())", "a(()y)"])
+    @Test(
+        """
+        a SearchItems reply of a() or a(()) — arrays of empty structures, which D-Bus forbids — ends at once in \
+        DATA_ERROR
+        """,
+        arguments: ["a()", "a(())", "a(()y)"])
     func arraysOfEmptyStructures(_ signature: String) throws {
         let service = FakeSecretService(secret: secret)
         let bus = try FakeBus { call in
-            call.member == "SearchItems" ? [service.raw(call, from: service.owner, signature, body: Self.elementsOfNoBytes(8))] : service.replies(to: call)
+            call.member == "SearchItems"
+                ? [service.raw(call, from: service.owner, signature, body: Self.elementsOfNoBytes(8))] : service.replies(to: call)
         }
         defer { bus.stop() }
         let error = failure(lookup(bus.address))
@@ -64,11 +71,15 @@ import Testing
         let bus = try FakeBus { call in
             guard call.member == "Hello" else { return service.replies(to: call) }
             // An unknown field code: receivers must ignore its value, but must still read past it.
-            return [addingHeaderField(service.reply(call, from: FakeSecretService.bus, "s", [.string(service.client)]), code: 0x50, signature: "a()") { writer in
-                writer.uint32(8)
-                writer.align(8)
-                writer.bytes += [UInt8](repeating: 0, count: 8)
-            }]
+            return [
+                addingHeaderField(
+                    service.reply(call, from: FakeSecretService.bus, "s", [.string(service.client)]), code: 0x50, signature: "a()"
+                ) { writer in
+                    writer.uint32(8)
+                    writer.align(8)
+                    writer.bytes += [UInt8](repeating: 0, count: 8)
+                }
+            ]
         }
         defer { bus.stop() }
         #expect(failure(lookup(bus.address))?.code == .data)
@@ -78,7 +89,9 @@ import Testing
     func forbiddenOrTooManyValues() throws {
         let service = FakeSecretService(secret: secret)
         // av: each element the signature "()" (length 2, the codes, NUL) and a value of no bytes.
-        let variants = withUnsafeBytes(of: UInt32(4 * 100).littleEndian) { Array($0) } + Array(repeating: [2, 0x28, 0x29, 0], count: 100).flatMap { $0 }
+        let variants =
+            withUnsafeBytes(of: UInt32(4 * 100).littleEndian) { Array($0) }
+            + Array(repeating: [2, 0x28, 0x29, 0], count: 100).flatMap { $0 }
         let count = 300_000
         let signatures = withUnsafeBytes(of: UInt32(2 * count).littleEndian) { Array($0) } + [UInt8](repeating: 0, count: 2 * count)
         for (signature, body) in [("av", variants), ("ag", signatures)] {
@@ -91,7 +104,11 @@ import Testing
         }
     }
 
-    @Test("a bus that floods the reader with messages that are not the reply makes it give up (retryable), not read forever")
+    @Test(
+        """
+        a bus that floods the reader with messages that are not the reply makes it give up (retryable), not read \
+        forever
+        """)
     func floodOfOtherMessages() throws {
         let service = FakeSecretService(secret: secret)
         let bus = try FakeBus { call in
@@ -106,25 +123,38 @@ import Testing
 
     // MARK: Who answers
 
-    @Test("replies forged by another client (or with no sender, or a method return 'from the bus') are ignored: the owner's secret is read")
+    @Test(
+        """
+        replies forged by another client (or with no sender, or a method return 'from the bus') are ignored: the \
+        owner's secret is read
+        """)
     func forgedRepliesIgnored() throws {
         let service = FakeSecretService(secret: secret)
         let forged = forgedSecret
         let bus = try FakeBus { call in
             let senders: [String?] = [":1.66", nil, FakeSecretService.bus]
             // Each forgery arrives before the owner's answer, with the serial of the call.
-            let forgeries: [[UInt8]] = switch call.member {
-            case "OpenSession": senders.map { service.reply(call, from: $0, "vo", [.variant(signature: "s", .string("")), .objectPath("/forged/session")]) }
-            case "SearchItems": senders.map { service.reply(call, from: $0, "aoao", [.array(elementSignature: "o", [.objectPath("/forged/item")]), .array(elementSignature: "o", [])]) }
-            case "GetSecrets":
-                senders.map { sender in
-                    guard case .array(_, let items) = call.body.first, case .objectPath(let item) = items.first else { return [] }
-                    var forger = service
-                    forger.item = item
-                    return forger.secrets(call, from: sender, forged)
+            let forgeries: [[UInt8]] =
+                switch call.member {
+                case "OpenSession":
+                    senders.map {
+                        service.reply(call, from: $0, "vo", [.variant(signature: "s", .string("")), .objectPath("/forged/session")])
+                    }
+                case "SearchItems":
+                    senders.map {
+                        service.reply(
+                            call, from: $0, "aoao",
+                            [.array(elementSignature: "o", [.objectPath("/forged/item")]), .array(elementSignature: "o", [])])
+                    }
+                case "GetSecrets":
+                    senders.map { sender in
+                        guard case .array(_, let items) = call.body.first, case .objectPath(let item) = items.first else { return [] }
+                        var forger = service
+                        forger.item = item
+                        return forger.secrets(call, from: sender, forged)
+                    }
+                default: []
                 }
-            default: []
-            }
             return forgeries + service.replies(to: call)
         }
         defer { bus.stop() }
@@ -151,7 +181,11 @@ import Testing
         #expect(error?.retryable == true)
     }
 
-    @Test("nobody owns org.freedesktop.secrets and it cannot be started: KEYRING_UNAVAILABLE, and no Secret Service call is sent")
+    @Test(
+        """
+        nobody owns org.freedesktop.secrets and it cannot be started: KEYRING_UNAVAILABLE, and no Secret Service call \
+        is sent
+        """)
     func noOwner() throws {
         let service = FakeSecretService(secret: secret)
         let bus = try FakeBus { call in
@@ -169,7 +203,11 @@ import Testing
 
     // MARK: Who serves the socket
 
-    @Test("a bus socket served by another uid (setpriv → nobody) is refused before anything is sent, not even the SASL AUTH line")
+    @Test(
+        """
+        a bus socket served by another uid (setpriv → nobody) is refused before anything is sent, not even the SASL \
+        AUTH line
+        """)
     func foreignBusGetsNothing() throws {
         let setpriv = "/usr/bin/setpriv", perl = "/usr/bin/perl"
         #expect(FileManager.default.isExecutableFile(atPath: setpriv), "util-linux setpriv is needed for this test")
@@ -195,7 +233,8 @@ import Testing
                 print "connection:" . unpack("H*", $all) . "\\n";
             }
             """
-        let fake = try Tools.spawn(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", perl, "-e", script, home + "/bus"], home: home)
+        let fake = try Tools.spawn(
+            setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", perl, "-e", script, home + "/bus"], home: home)
         defer { _ = fake.waitOrKill(seconds: 0) }
         #expect(fake.waitForStdout { $0.contains("listening") }, "\(fake.stderrSoFar)")
 
@@ -206,7 +245,8 @@ import Testing
         // The public read: the refusal is thrown, not a reason to ask libsecret (which would connect again).
         let viaRead = finishing("SecretServiceKeyring.read") { () -> StarlineError? in
             do throws(StarlineError) {
-                _ = try SecretServiceKeyring.read(busOf: Environment(["DBUS_SESSION_BUS_ADDRESS": address]), schemaName: "s", attributes: ["a": "b"])
+                _ = try SecretServiceKeyring.read(
+                    busOf: Environment(["DBUS_SESSION_BUS_ADDRESS": address]), schemaName: "s", attributes: ["a": "b"])
                 return nil
             } catch {
                 return error
@@ -234,7 +274,10 @@ import Testing
         let bus = try FakeBus(respond: FakeSecretService(secret: secret).replies)
         defer { bus.stop() }
         #expect(found(lookup(bus.address)) == secret)
-        #expect(bus.eventually { $0.authentication == ["AUTH EXTERNAL " + Array(String(geteuid()).utf8).map { String($0, radix: 16) }.joined()] })
+        #expect(
+            bus.eventually {
+                $0.authentication == ["AUTH EXTERNAL " + Array(String(geteuid()).utf8).map { String($0, radix: 16) }.joined()]
+            })
     }
 
     // MARK: Addresses

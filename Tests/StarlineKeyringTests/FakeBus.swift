@@ -145,7 +145,8 @@ struct FakeSecretService: Sendable {
         case "Hello": [reply(call, from: Self.bus, "s", [.string(client)])]
         case "GetNameOwner": [reply(call, from: Self.bus, "s", [.string(owner)])]
         case "OpenSession": [reply(call, from: owner, "vo", [.variant(signature: "s", .string("")), .objectPath(session)])]
-        case "SearchItems": [reply(call, from: owner, "aoao", [.array(elementSignature: "o", [.objectPath(item)]), .array(elementSignature: "o", [])])]
+        case "SearchItems":
+            [reply(call, from: owner, "aoao", [.array(elementSignature: "o", [.objectPath(item)]), .array(elementSignature: "o", [])])]
         case "GetSecrets": [secrets(call, from: owner, secret)]
         default: [error(call, from: Self.bus, "org.freedesktop.DBus.Error.UnknownMethod")]
         }
@@ -153,9 +154,17 @@ struct FakeSecretService: Sendable {
 
     /// A GetSecrets answer, `a{o(oayays)}`: the item → (session, parameters, value, content type).
     func secrets(_ call: DBusMessage, from sender: String?, _ value: [UInt8]) -> [UInt8] {
-        reply(call, from: sender, "a{o(oayays)}", [.array(elementSignature: "{o(oayays)}", [
-            .dictEntry(.objectPath(item), .structure([.objectPath(session), .bytes([]), .bytes(value), .string("application/octet-stream")])),
-        ])])
+        reply(
+            call, from: sender, "a{o(oayays)}",
+            [
+                .array(
+                    elementSignature: "{o(oayays)}",
+                    [
+                        .dictEntry(
+                            .objectPath(item),
+                            .structure([.objectPath(session), .bytes([]), .bytes(value), .string("application/octet-stream")]))
+                    ])
+            ])
     }
 
     func reply(_ call: DBusMessage, from sender: String?, _ signature: String, _ body: [DBusValue]) -> [UInt8] {
@@ -179,14 +188,19 @@ struct FakeSecretService: Sendable {
 
     /// A signal to us, as a bus sends NameAcquired after Hello.
     func signal() -> [UInt8] {
-        var message = DBusMessage.call(serial: nextSerial(), destination: client, path: "/org/freedesktop/DBus", interface: Self.bus,
-                                       member: "NameAcquired", signature: "s", body: [.string(client)])
+        var message = DBusMessage.call(
+            serial: nextSerial(), destination: client, path: "/org/freedesktop/DBus", interface: Self.bus,
+            member: "NameAcquired", signature: "s", body: [.string(client)])
         message.kind = .signal
         message.sender = Self.bus
         return try! message.encoded()
     }
 
-    private func nextSerial() -> UInt32 { serials.withLock { $0 += 1; return $0 } }
+    private func nextSerial() -> UInt32 {
+        serials.withLock {
+            $0 += 1; return $0
+        }
+    }
 }
 
 /// `message` (a whole encoded message) with one more header field, `code` of type `signature`, whose value
@@ -212,7 +226,9 @@ func addingHeaderField(_ message: [UInt8], code: UInt8, signature: String, value
 /// machine's memory: the test process stops with a message saying so instead.
 func finishing<T: Sendable>(within seconds: Double = 30, _ what: String, _ body: @escaping @Sendable () -> T) -> T {
     let result = Locked<T?>(nil)
-    Thread { let value = body(); result.withLockNotifying { $0 = value } }.start()
+    Thread {
+        let value = body(); result.withLockNotifying { $0 = value }
+    }.start()
     guard let value = result.await(deadline: MonotonicClock.nanoseconds() + UInt64(seconds * 1e9), { $0 }) else {
         fatalError("\(what) did not end within \(Int(seconds)) s: the D-Bus reader spins (and allocates) without end")
     }

@@ -78,8 +78,9 @@ struct SecretServiceKeyringTests {
         #expect(isAbsent(try keyring.lookup(attributes: attributes)))
         #expect(try keyring.delete(attributes: attributes) == .absent)
         // secret-tool stores the same attributes without our xdg:schema: not ours, so not found.
-        let stored = try testKeyring.run("/usr/bin/secret-tool", ["store", "--label=foreign", "starline-test", "absent", "run", attributes["run"]!],
-                                         stdin: Array("foreign".utf8))
+        let stored = try testKeyring.run(
+            "/usr/bin/secret-tool", ["store", "--label=foreign", "starline-test", "absent", "run", attributes["run"]!],
+            stdin: Array("foreign".utf8))
         #expect(stored.status == 0)
         #expect(isAbsent(try keyring.lookup(attributes: attributes)))
         #expect(try keyring.delete(attributes: attributes) == .absent)
@@ -106,7 +107,11 @@ struct SecretServiceKeyringTests {
         #expect(try keyring.delete(attributes: attributes) == .absent)
     }
 
-    @Test("S17 locked: lookup says .locked at once without prompting, store is STORAGE_LOCKED (exit 10), delete leaves the item; unlocked, it is found again")
+    @Test(
+        """
+        S17 locked: lookup says .locked at once without prompting, store is STORAGE_LOCKED (exit 10), delete leaves \
+        the item; unlocked, it is found again
+        """)
     func lockedThenUnlocked() throws {
         let testKeyring = try SharedKeyring.unlocked()
         let keyring = try SecretServiceKeyring.open(environment: testKeyring.environment)

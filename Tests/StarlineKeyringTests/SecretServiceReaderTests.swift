@@ -9,9 +9,13 @@ import Testing
 /// The direct D-Bus read path against the same private gnome-keyring (in the serialized suite: the lock
 /// tests there and here must not overlap).
 extension SecretServiceKeyringTests {
-    func direct(_ keyring: TestKeyring, _ attributes: [String: String], schema: String = "org.starline.Secret",
-                timeout: Duration = .seconds(10)) throws -> KeyringLookup? {
-        switch try SecretServiceReader.lookup(busOf: Environment(keyring.environment), schemaName: schema, attributes: attributes, timeout: timeout) {
+    func direct(
+        _ keyring: TestKeyring, _ attributes: [String: String], schema: String = "org.starline.Secret",
+        timeout: Duration = .seconds(10)
+    ) throws -> KeyringLookup? {
+        switch try SecretServiceReader.lookup(
+            busOf: Environment(keyring.environment), schemaName: schema, attributes: attributes, timeout: timeout)
+        {
         case .answered(let result): return result
         case .useLibsecret(let reason):
             Issue.record("gnome-keyring should be read directly: \(reason)")
@@ -27,8 +31,11 @@ extension SecretServiceKeyringTests {
         let secret = SecretBytes(count: 32)
         try keyring.store(secret: secret, label: "direct read", attributes: attributes)
         #expect(try direct(testKeyring, attributes).flatMap(secretBytes) == secret.copyBytes())
-        #expect(secretBytes(try SecretServiceKeyring.read(busOf: Environment(testKeyring.environment), schemaName: "org.starline.Secret",
-                                                          attributes: attributes)) == secret.copyBytes())
+        #expect(
+            secretBytes(
+                try SecretServiceKeyring.read(
+                    busOf: Environment(testKeyring.environment), schemaName: "org.starline.Secret",
+                    attributes: attributes)) == secret.copyBytes())
         var other = attributes
         other["run"] = UUID().uuidString
         #expect(try direct(testKeyring, other).map(isAbsent) == true)
@@ -68,7 +75,10 @@ extension SecretServiceKeyringTests {
     @Test("a bus address that names no socket, or a socket nobody listens on, is KEYRING_UNAVAILABLE")
     func directReaderWithoutABus() throws {
         for address in ["tcp:host=127.0.0.1,port=1", "unix:path=/nonexistent/bus", ""] {
-            let error = thrown { _ = try SecretServiceReader.lookup(busOf: Environment(["DBUS_SESSION_BUS_ADDRESS": address]), schemaName: "s", attributes: ["a": "b"]) }
+            let error = thrown {
+                _ = try SecretServiceReader.lookup(
+                    busOf: Environment(["DBUS_SESSION_BUS_ADDRESS": address]), schemaName: "s", attributes: ["a": "b"])
+            }
             #expect(error?.code == .keyringUnavailable, "\(address)")
             #expect(error?.exitStatus == .storage)
         }
@@ -78,11 +88,14 @@ extension SecretServiceKeyringTests {
 /// The wire format, in-process: what the reader writes reads back, and hostile bytes are DATA_ERROR.
 @Suite struct DBusWireTests {
     @Test func aMethodCallRoundTrips() throws {
-        let call = DBusMessage.call(serial: 7, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets",
-                                    interface: "org.freedesktop.Secret.Service", member: "SearchItems", signature: "a{ss}aosv",
-                                    body: [.array(elementSignature: "{ss}", [.dictEntry(.string("k"), .string("v")), .dictEntry(.string("xdg:schema"), .string("s"))]),
-                                           .array(elementSignature: "o", [.objectPath("/a"), .objectPath("/b/c")]), .string("plain"),
-                                           .variant(signature: "ay", .bytes([1, 2, 3]))])
+        let call = DBusMessage.call(
+            serial: 7, destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets",
+            interface: "org.freedesktop.Secret.Service", member: "SearchItems", signature: "a{ss}aosv",
+            body: [
+                .array(elementSignature: "{ss}", [.dictEntry(.string("k"), .string("v")), .dictEntry(.string("xdg:schema"), .string("s"))]),
+                .array(elementSignature: "o", [.objectPath("/a"), .objectPath("/b/c")]), .string("plain"),
+                .variant(signature: "ay", .bytes([1, 2, 3]))
+            ])
         let decoded = try DBusMessage.decode(try call.encoded())
         #expect(decoded.serial == 7 && decoded.member == "SearchItems" && decoded.path == "/org/freedesktop/secrets")
         #expect(decoded.signature == "a{ss}aosv")
@@ -99,7 +112,7 @@ extension SecretServiceKeyringTests {
     @Test(arguments: [
         ("truncated", Array([UInt8(ascii: "l"), 2, 0, 1, 0, 0, 0, 0])),
         ("bad byte order", Array([UInt8(ascii: "x"), 2, 0, 1] + [UInt8](repeating: 0, count: 12))),
-        ("an array longer than the message", Array([UInt8(ascii: "l"), 2, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0xFF, 0xFF, 0, 0])),
+        ("an array longer than the message", Array([UInt8(ascii: "l"), 2, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0xFF, 0xFF, 0, 0]))
     ])
     func hostileMessagesAreDataErrors(_ name: String, _ bytes: [UInt8]) {
         #expect(throws: StarlineError.self, "\(name)") { _ = try DBusMessage.decode(bytes) }
@@ -116,15 +129,23 @@ extension SecretServiceKeyringTests {
         #expect(try big.read("q") == .uint32(0x1234))
     }
 
-    @Test("signatures are validated as the specification says: no (), dict entries only in arrays with a basic key, 32/32 nesting, 255 bytes")
+    @Test(
+        """
+        signatures are validated as the specification says: no (), dict entries only in arrays with a basic key, \
+        32/32 nesting, 255 bytes
+        """)
     func invalidSignaturesAreRefused() throws {
-        for valid in ["a{sv}", "a{o(oayays)}", "(y)", "aoao", String(repeating: "a", count: 32) + "y",
-                      String(repeating: "(", count: 32) + "y" + String(repeating: ")", count: 32)] {
+        for valid in [
+            "a{sv}", "a{o(oayays)}", "(y)", "aoao", String(repeating: "a", count: 32) + "y",
+            String(repeating: "(", count: 32) + "y" + String(repeating: ")", count: 32)
+        ] {
             #expect((try? DBusSignature.split(valid)) != nil, "\(valid)")
         }
-        for invalid in ["()", "a()", "a(())", "(y())", "av()", "{ss}", "a{vs}", "a{(y)s}", "a{s}", "a{sss}", "(y", "y)", "a", "z", "a{ss",
-                        String(repeating: "a", count: 33) + "y", String(repeating: "(", count: 33) + "y" + String(repeating: ")", count: 33),
-                        String(repeating: "y", count: 256)] {
+        for invalid in [
+            "()", "a()", "a(())", "(y())", "av()", "{ss}", "a{vs}", "a{(y)s}", "a{s}", "a{sss}", "(y", "y)", "a", "z", "a{ss",
+            String(repeating: "a", count: 33) + "y", String(repeating: "(", count: 33) + "y" + String(repeating: ")", count: 33),
+            String(repeating: "y", count: 256)
+        ] {
             #expect(throws: StarlineError.self, "\(invalid)") { _ = try DBusSignature.split(invalid) }
         }
     }
@@ -132,8 +153,9 @@ extension SecretServiceKeyringTests {
     @Test("messages whose values would read no bytes, or nest past 64 through variants, are DATA_ERROR and end at once")
     func zeroProgressMessagesEnd() throws {
         func reply(_ signature: String, _ body: [UInt8]) throws -> [UInt8] {
-            var message = DBusMessage.reply(to: .call(serial: 1, destination: "d", path: "/", interface: "i", member: "m"), serial: 2, sender: ":1.1",
-                                            signature: signature)
+            var message = DBusMessage.reply(
+                to: .call(serial: 1, destination: "d", path: "/", interface: "i", member: "m"), serial: 2, sender: ":1.1",
+                signature: signature)
             message.destination = ":1.2"
             return try message.encoded(body: body)
         }

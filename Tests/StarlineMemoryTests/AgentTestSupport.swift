@@ -42,10 +42,13 @@ final class AgentFixture: @unchecked Sendable {
 
     /// An agent for `vaultID` (default: the fixture's) serving `key` on a thread of its own.
     @discardableResult
-    func serve(_ key: SecretBytes, vaultID: String? = nil, ttl: Duration? = nil, idle: Duration? = nil,
-               clock: MemoryAgentClock = .system) throws -> MemoryAgentServer {
-        let server = try MemoryAgentServer(vaultID: vaultID ?? self.vaultID, key: key, ttl: ttl, idle: idle,
-                                           environment: environment, clock: clock)
+    func serve(
+        _ key: SecretBytes, vaultID: String? = nil, ttl: Duration? = nil, idle: Duration? = nil,
+        clock: MemoryAgentClock = .system
+    ) throws -> MemoryAgentServer {
+        let server = try MemoryAgentServer(
+            vaultID: vaultID ?? self.vaultID, key: key, ttl: ttl, idle: idle,
+            environment: environment, clock: clock)
         let thread = startThread { _ = server.run() }
         agents.append((server, thread))
         return server
@@ -85,7 +88,9 @@ func rawExchange(_ path: String, _ request: [UInt8]) -> String? {
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     let bytes = Array(path.utf8)
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes); $0[bytes.count] = 0 }
+    withUnsafeMutableBytes(of: &address.sun_path) {
+        $0.copyBytes(from: bytes); $0[bytes.count] = 0
+    }
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }

@@ -31,7 +31,11 @@ final class AttachmentStreamingTests: @unchecked Sendable {
         return fds[0]
     }
 
-    @Test("W2 sizes at and around the block size round-trip from a file (threaded) and from a pipe (inline); the file has the format's size")
+    @Test(
+        """
+        W2 sizes at and around the block size round-trip from a file (threaded) and from a pipe (inline); the file \
+        has the format's size
+        """)
     func blockBoundaries() throws {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "blocks"))
@@ -57,12 +61,18 @@ final class AttachmentStreamingTests: @unchecked Sendable {
             try #require(stat(fixture.location.attachmentsPath + "/" + name, &info) == 0)
             return UInt64(info.st_size)
         }
-        let expected = try vault.show(note.id).attachments.map { AttachmentFile.expectedFileSize(plaintextSize: $0.size, chunkSize: Self.chunk) }
+        let expected = try vault.show(note.id).attachments.map {
+            AttachmentFile.expectedFileSize(plaintextSize: $0.size, chunkSize: Self.chunk)
+        }
         #expect(sizes.sorted() == expected.sorted())
         #expect(try vault.verify().attachments == count)
     }
 
-    @Test("W2 a writer fed odd amounts (the import's and the rekey's way) makes the same plaintext, size and hash as one fed a descriptor")
+    @Test(
+        """
+        W2 a writer fed odd amounts (the import's and the rekey's way) makes the same plaintext, size and hash as one \
+        fed a descriptor
+        """)
     func appendInOddPieces() throws {
         try fixture.create()
         try PrivateFiles.ensurePrivateDirectory(fixture.location.attachmentsPath)
@@ -80,11 +90,16 @@ final class AttachmentStreamingTests: @unchecked Sendable {
         let written = try writer.finish()
         #expect(written.size == UInt64(content.count))
         #expect(written.hash == GenericHash.hash(content, length: 32))
-        let entry = AttachmentEntry(blobID: blobID, name: "odd", size: written.size, hash: written.hash, fileKey: key, addedAt: Timestamp(seconds: 0))
+        let entry = AttachmentEntry(
+            blobID: blobID, name: "odd", size: written.size, hash: written.hash, fileKey: key, addedAt: Timestamp(seconds: 0))
         #expect(try fixture.output { try AttachmentFile.read(written.temporaryPath, entry: entry, noteID: "n", to: $0) } == content)
     }
 
-    @Test("W2 files with another chunk size than 64 KiB (1 KiB: many chunks a block; 4 MiB: a chunk larger than a block) still read")
+    @Test(
+        """
+        W2 files with another chunk size than 64 KiB (1 KiB: many chunks a block; 4 MiB: a chunk larger than a block) \
+        still read
+        """)
     func otherChunkSizes() throws {
         try fixture.create()
         try PrivateFiles.ensurePrivateDirectory(fixture.location.attachmentsPath)
@@ -92,12 +107,16 @@ final class AttachmentStreamingTests: @unchecked Sendable {
             let content = patternBytes(size, seed: UInt64(chunkSize))
             let blobID = Sodium.randomBytes(16)
             let key = SecretBytes(count: SecretStream.keyBytes)
-            let written = try AttachmentFile.write(from: try fixture.input(content), inputName: "in", directory: fixture.location.attachmentsPath,
-                                                   blobID: blobID, key: key, chunkSize: chunkSize)
-            let entry = AttachmentEntry(blobID: blobID, name: "c\(chunkSize)", size: written.size, hash: written.hash, fileKey: key, addedAt: Timestamp(seconds: 0))
+            let written = try AttachmentFile.write(
+                from: try fixture.input(content), inputName: "in", directory: fixture.location.attachmentsPath,
+                blobID: blobID, key: key, chunkSize: chunkSize)
+            let entry = AttachmentEntry(
+                blobID: blobID, name: "c\(chunkSize)", size: written.size, hash: written.hash, fileKey: key, addedAt: Timestamp(seconds: 0))
             let onDisk = try AtomicFile.read(written.temporaryPath)!
             #expect(UInt64(onDisk.count) == AttachmentFile.expectedFileSize(plaintextSize: UInt64(size), chunkSize: chunkSize))
-            #expect(try fixture.output { try AttachmentFile.read(written.temporaryPath, entry: entry, noteID: "n", to: $0) } == content, "chunk size \(chunkSize)")
+            #expect(
+                try fixture.output { try AttachmentFile.read(written.temporaryPath, entry: entry, noteID: "n", to: $0) } == content,
+                "chunk size \(chunkSize)")
         }
     }
 
@@ -122,13 +141,16 @@ final class AttachmentStreamingTests: @unchecked Sendable {
         }
         let path = fixture.location.attachmentsPath + "/" + Hex.encode(blobID)
         try AtomicFile.write(file, to: path)
-        let entry = AttachmentEntry(blobID: blobID, name: "crafted", size: UInt64(size), hash: [UInt8](repeating: 0, count: 32), fileKey: key,
-                                    addedAt: Timestamp(seconds: 0))
+        let entry = AttachmentEntry(
+            blobID: blobID, name: "crafted", size: UInt64(size), hash: [UInt8](repeating: 0, count: 32), fileKey: key,
+            addedAt: Timestamp(seconds: 0))
         return (path, entry)
     }
 
     func corruptReason(_ path: String, _ entry: AttachmentEntry) -> String? {
-        let error = starlineError { _ = try fixture.output { try AttachmentFile.read(path, entry: entry, noteID: "n", to: $0, checkHash: false) } }
+        let error = starlineError {
+            _ = try fixture.output { try AttachmentFile.read(path, entry: entry, noteID: "n", to: $0, checkHash: false) }
+        }
         guard let error, error.code == .vaultCorrupt, error.details?["attachment"]?.stringValue == entry.name else { return nil }
         return error.details?["reason"]?.stringValue
     }
@@ -153,10 +175,15 @@ final class AttachmentStreamingTests: @unchecked Sendable {
             #expect(reason.contains("chunk \(a) does not authenticate"), "chunks \(a) and \(b)")
         }
         try AtomicFile.write(original, to: path)
-        #expect(try fixture.output { try vault.getAttachment(note.id, name: "r.bin", to: $0) } == patternBytes(2 * Self.block + 100, seed: 3))
+        #expect(
+            try fixture.output { try vault.getAttachment(note.id, name: "r.bin", to: $0) } == patternBytes(2 * Self.block + 100, seed: 3))
     }
 
-    @Test("W2 streams of the right size but the wrong shape: no final chunk, data after the final chunk, a short chunk not final")
+    @Test(
+        """
+        W2 streams of the right size but the wrong shape: no final chunk, data after the final chunk, a short chunk \
+        not final
+        """)
     func wrongShapes() throws {
         try fixture.create()
         let c = Self.chunk, blockChunks = AttachmentWriter.blockChunks
@@ -201,7 +228,9 @@ struct BlockPipelineTests {
             if let failAt, block == failAt { throw StarlineError(.storage, "read failed on purpose") }
             let count = min(buffer.count, total - start)
             for i in 0..<count { buffer[i] = UInt8((start + i) % 251) }
-            lock.withLock { s in s.offset += count; s.blocks += 1 }
+            lock.withLock { s in
+                s.offset += count; s.blocks += 1
+            }
             return count
         }
     }
@@ -210,14 +239,19 @@ struct BlockPipelineTests {
         let bytes = Locked([UInt8]())
     }
 
-    @Test("blocks come in order and inspect sees each once before the consumer, threaded or inline, ending on or off a block boundary",
-          arguments: [(0, false), (0, true), (100, true), (4096, true), (4096 * 5, true), (4096 * 5 + 1, true), (4096 * 5 + 1, false)])
+    @Test(
+        """
+        blocks come in order and inspect sees each once before the consumer, threaded or inline, ending on or off a \
+        block boundary
+        """,
+        arguments: [(0, false), (0, true), (100, true), (4096, true), (4096 * 5, true), (4096 * 5 + 1, true), (4096 * 5 + 1, false)])
     func inOrder(total: Int, threaded: Bool) throws {
         let source = Source(total: total)
         let seen = Seen()
-        let pipeline = BlockPipeline(buffers: 3, bufferBytes: 4096, threaded: threaded,
-                                     fill: { (buffer) throws(StarlineError) -> Int in try source.fill(buffer) },
-                                     inspect: { bytes in seen.bytes.withLock { $0 += Array(bytes) } })
+        let pipeline = BlockPipeline(
+            buffers: 3, bufferBytes: 4096, threaded: threaded,
+            fill: { (buffer) throws(StarlineError) -> Int in try source.fill(buffer) },
+            inspect: { bytes in seen.bytes.withLock { $0 += Array(bytes) } })
         defer { pipeline.close() }
         var got: [UInt8] = []
         var held: BlockPipeline.Block?
@@ -236,8 +270,9 @@ struct BlockPipelineTests {
     @Test("a failing fill: the blocks before it arrive, then its error", arguments: [false, true])
     func failure(threaded: Bool) throws {
         let source = Source(total: 1 << 20, failAt: 2)
-        let pipeline = BlockPipeline(buffers: 3, bufferBytes: 4096, threaded: threaded,
-                                     fill: { (buffer) throws(StarlineError) -> Int in try source.fill(buffer) }, inspect: { _ in })
+        let pipeline = BlockPipeline(
+            buffers: 3, bufferBytes: 4096, threaded: threaded,
+            fill: { (buffer) throws(StarlineError) -> Int in try source.fill(buffer) }, inspect: { _ in })
         defer { pipeline.close() }
         var blocks = 0
         let error = starlineError {
@@ -255,8 +290,9 @@ struct BlockPipelineTests {
         let source = Source(total: Int.max / 2)
         let finished = Locked(false)
         WorkerThreads.detach {
-            let pipeline = BlockPipeline(buffers: 3, bufferBytes: 4096, threaded: true,
-                                         fill: { (buffer) throws(StarlineError) -> Int in try source.fill(buffer) }, inspect: { _ in })
+            let pipeline = BlockPipeline(
+                buffers: 3, bufferBytes: 4096, threaded: true,
+                fill: { (buffer) throws(StarlineError) -> Int in try source.fill(buffer) }, inspect: { _ in })
             _ = try? pipeline.next()
             pipeline.close()
             finished.withLockNotifying { $0 = true }

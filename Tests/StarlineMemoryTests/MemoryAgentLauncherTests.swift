@@ -15,10 +15,13 @@ final class MemoryAgentLauncherTests: @unchecked Sendable {
 
     /// Starts `/bin/sh -c script` as the agent; the script's $1 is the fixture's directory, then come the
     /// launcher's agent arguments.
-    private func start(_ script: String, key: SecretBytes = AgentFixture.randomKey(), ttl: Duration? = nil, idle: Duration? = nil,
-                       readyTimeout: Duration = MemoryAgentLauncher.readyTimeout) throws(StarlineError) -> pid_t {
-        try MemoryAgentLauncher.start(key: key, vaultID: fixture.vaultID, ttl: ttl, idle: idle, environment: fixture.environment,
-                                      executable: "/bin/sh", arguments: ["-c", script, "sh", fixture.dir], readyTimeout: readyTimeout)
+    private func start(
+        _ script: String, key: SecretBytes = AgentFixture.randomKey(), ttl: Duration? = nil, idle: Duration? = nil,
+        readyTimeout: Duration = MemoryAgentLauncher.readyTimeout
+    ) throws(StarlineError) -> pid_t {
+        try MemoryAgentLauncher.start(
+            key: key, vaultID: fixture.vaultID, ttl: ttl, idle: idle, environment: fixture.environment,
+            executable: "/bin/sh", arguments: ["-c", script, "sh", fixture.dir], readyTimeout: readyTimeout)
     }
 
     private func reap(_ pid: pid_t) -> Int32 {
@@ -27,7 +30,11 @@ final class MemoryAgentLauncherTests: @unchecked Sendable {
         return status
     }
 
-    @Test("ready: the pid comes back; the key went in on stdin only, the arguments carry the rest; the child has its own session")
+    @Test(
+        """
+        ready: the pid comes back; the key went in on stdin only, the arguments carry the rest; the child has its own \
+        session
+        """)
     func readyLine() throws {
         let key = AgentFixture.randomKey()
         let script = #"""
@@ -42,14 +49,16 @@ final class MemoryAgentLauncherTests: @unchecked Sendable {
         #expect(reap(pid) == 0)
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: fixture.dir + "/key"))) == key.copyBytes())
         let arguments = try String(contentsOfFile: fixture.dir + "/args", encoding: .utf8).split(separator: "\n").map(String.init)
-        #expect(arguments == ["--vault-id", fixture.vaultID, "--socket-dir", fixture.socketDirectory, "--ttl-ms", "1500", "--idle-ms", "90000"])
+        #expect(
+            arguments == ["--vault-id", fixture.vaultID, "--socket-dir", fixture.socketDirectory, "--ttl-ms", "1500", "--idle-ms", "90000"])
         let hex = String(decoding: AgentWire.keyReply(key)[3..<67], as: UTF8.self)
         #expect(!arguments.joined().contains(hex))
         // POSIX_SPAWN_SETSID: the session id is its own pid.
         let session = try String(contentsOfFile: fixture.dir + "/session", encoding: .utf8).split(whereSeparator: \.isWhitespace)
         #expect(session.count == 2 && session[0] == session[1])
         // What runAsDetachedAgent makes of those arguments.
-        let options = try MemoryAgentServer.DetachedOptions([MemoryAgentServer.detachedAgentArgument] + arguments, environment: fixture.environment)
+        let options = try MemoryAgentServer.DetachedOptions(
+            [MemoryAgentServer.detachedAgentArgument] + arguments, environment: fixture.environment)
         #expect(options.vaultID == fixture.vaultID)
         #expect(options.socketDirectory == fixture.socketDirectory)
         #expect(options.ttl == .milliseconds(1500))
@@ -77,7 +86,8 @@ final class MemoryAgentLauncherTests: @unchecked Sendable {
         let error = starlineError { _ = try self.start(script, readyTimeout: .milliseconds(300)) }
         #expect(error?.code == .timeout)
         #expect(ContinuousClock.now - started < .seconds(20))
-        let pid = try #require(pid_t(try String(contentsOfFile: fixture.dir + "/pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pid = try #require(
+            pid_t(try String(contentsOfFile: fixture.dir + "/pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         // Killed and reaped: no such process any more.
         #expect(kill(pid, 0) == -1 && errno == ESRCH)
     }
@@ -93,8 +103,9 @@ final class MemoryAgentLauncherTests: @unchecked Sendable {
         let killed = starlineError { _ = try self.start("kill -9 $$") }
         #expect(killed?.message.contains("signal 9") == true)
         let missing = starlineError {
-            _ = try MemoryAgentLauncher.start(key: AgentFixture.randomKey(), vaultID: self.fixture.vaultID, ttl: nil, idle: nil,
-                                              environment: self.fixture.environment, executable: self.fixture.dir + "/no-such-tool", arguments: [])
+            _ = try MemoryAgentLauncher.start(
+                key: AgentFixture.randomKey(), vaultID: self.fixture.vaultID, ttl: nil, idle: nil,
+                environment: self.fixture.environment, executable: self.fixture.dir + "/no-such-tool", arguments: [])
         }
         #expect(missing?.code == .internalError)
     }
@@ -137,16 +148,27 @@ final class MemoryAgentLauncherTests: @unchecked Sendable {
         #expect(try feed([UInt8](repeating: 7, count: MemoryAgentLauncher.maxKeyBytes)).count == MemoryAgentLauncher.maxKeyBytes)
     }
 
-    @Test("the detached agent's arguments: unknown options and bad numbers are USAGE; the socket directory defaults to the rule")
+    @Test(
+        """
+        the detached agent's arguments: unknown options and bad numbers are USAGE; the socket directory defaults to \
+        the rule
+        """)
     func detachedOptions() throws {
         let id = fixture.vaultID
         let plain = try MemoryAgentServer.DetachedOptions(["--vault-id", id], environment: fixture.environment)
         #expect(plain.socketDirectory == fixture.socketDirectory)
         #expect(plain.ttl == nil && plain.idle == nil)
-        for bad in [["--vault-id", id, "--ttl-ms", "0"], ["--vault-id", id, "--idle-ms", "x"], ["--vault-id", id, "--key", "00"],
-                    ["--vault-id"], ["--ttl-ms", "5"], ["--vault-id", "XYZ"]] {
-            #expect(starlineError { _ = try MemoryAgentServer.DetachedOptions(bad, environment: self.fixture.environment) }?.code == .usage, "\(bad)")
+        for bad in [
+            ["--vault-id", id, "--ttl-ms", "0"], ["--vault-id", id, "--idle-ms", "x"], ["--vault-id", id, "--key", "00"],
+            ["--vault-id"], ["--ttl-ms", "5"], ["--vault-id", "XYZ"]
+        ] {
+            #expect(
+                starlineError { _ = try MemoryAgentServer.DetachedOptions(bad, environment: self.fixture.environment) }?.code == .usage,
+                "\(bad)")
         }
-        #expect(MemoryAgentLauncher.agentArguments(vaultID: id, ttl: nil, idle: nil, socketDirectory: "/d") == ["--vault-id", id, "--socket-dir", "/d"])
+        #expect(
+            MemoryAgentLauncher.agentArguments(vaultID: id, ttl: nil, idle: nil, socketDirectory: "/d") == [
+                "--vault-id", id, "--socket-dir", "/d"
+            ])
     }
 }

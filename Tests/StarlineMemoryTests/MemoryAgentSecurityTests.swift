@@ -13,8 +13,11 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
     init() throws { fixture = try AgentFixture() }
 
     private func serverError() -> StarlineError? {
-        starlineError { _ = try MemoryAgentServer(vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: nil, idle: nil,
-                                                  environment: self.fixture.environment) }
+        starlineError {
+            _ = try MemoryAgentServer(
+                vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: nil, idle: nil,
+                environment: self.fixture.environment)
+        }
     }
 
     private func clientError() -> StarlineError? {
@@ -115,7 +118,9 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
         let byPeer = clientError()
         #expect(byPeer?.code == .insecurePermissions)
         #expect(byPeer?.details?["peerUid"]?.intValue == 65534)
-        #expect(starlineError { _ = try MemoryAgentClient.status(vaultID: self.fixture.vaultID, environment: self.fixture.environment) }?.code == .insecurePermissions)
+        #expect(
+            starlineError { _ = try MemoryAgentClient.status(vaultID: self.fixture.vaultID, environment: self.fixture.environment) }?.code
+                == .insecurePermissions)
 
         #expect(fixture.eventually { fake.text.components(separatedBy: "request:").count == 3 })
         let output = fake.kill()
@@ -160,7 +165,9 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
         #expect(chmod(base + "/\(uid)", 0o700) == 0)
         #expect(chown(base + "/\(uid)", 65534, 65534) == 0)
         #expect(rule(["HOME": "/h"]) == "/h/.local/state/starline/run")
-        #expect(MemoryAgentClient.socketPath(vaultID: "ab12", environment: ["XDG_RUNTIME_DIR": "/run/x"]) == "/run/x/starline/memory-agent-ab12.sock")
+        #expect(
+            MemoryAgentClient.socketPath(vaultID: "ab12", environment: ["XDG_RUNTIME_DIR": "/run/x"])
+                == "/run/x/starline/memory-agent-ab12.sock")
     }
 
     @Test("a socket directory deeper than sun_path's 108 bytes still works (bound and reached through /proc/self/fd)")

@@ -35,8 +35,12 @@ final class MemoryAgentTests: @unchecked Sendable {
         let note = try vault.add(NoteDraft(title: "t", body: "agent-served"))
         // The id that names the agent is readable before there is a key.
         #expect(try MemoryVault.vaultID(at: vaultFixture.location) == vault.vaultID)
-        #expect(starlineError { _ = try MemoryVault.vaultID(at: VaultLocation(directory: self.fixture.dir + "/none", pinPath: self.fixture.dir + "/pin")) }?.code == .vaultNotFound)
-        let server = try MemoryAgentServer(vaultID: vault.vaultID, key: vault.dataKey, ttl: nil, idle: nil, environment: fixture.environment)
+        #expect(
+            starlineError {
+                _ = try MemoryVault.vaultID(at: VaultLocation(directory: self.fixture.dir + "/none", pinPath: self.fixture.dir + "/pin"))
+            }?.code == .vaultNotFound)
+        let server = try MemoryAgentServer(
+            vaultID: vault.vaultID, key: vault.dataKey, ttl: nil, idle: nil, environment: fixture.environment)
         let thread = startThread { _ = server.run() }
         defer { server.stop(); thread.wait() }
         let key = try #require(try MemoryAgentClient.fetchKey(vaultID: vault.vaultID, environment: fixture.environment))
@@ -52,8 +56,10 @@ final class MemoryAgentTests: @unchecked Sendable {
         try fixture.serve(AgentFixture.randomKey())
         #expect(try MemoryAgentClient.fetchKey(vaultID: AgentFixture.randomVaultID(), environment: fixture.environment) == nil)
         // Not a vault id (it names a file): refused before anything is looked up.
-        #expect(starlineError { _ = try MemoryAgentClient.fetchKey(vaultID: "../x", environment: self.fixture.environment) }?.code == .usage)
-        #expect(starlineError { _ = try MemoryAgentClient.fetchKey(vaultID: "ABCD", environment: self.fixture.environment) }?.code == .usage)
+        #expect(
+            starlineError { _ = try MemoryAgentClient.fetchKey(vaultID: "../x", environment: self.fixture.environment) }?.code == .usage)
+        #expect(
+            starlineError { _ = try MemoryAgentClient.fetchKey(vaultID: "ABCD", environment: self.fixture.environment) }?.code == .usage)
     }
 
     @Test("an agent asked for another vault's key refuses it (WRONG_KEY), and still serves its own")
@@ -87,9 +93,13 @@ final class MemoryAgentTests: @unchecked Sendable {
         #expect(status.idleExpiresAt == ManualClock.wall + 600)
         // The idle deadline moves with each key served, not with STATUS.
         manual.advance(.seconds(100))
-        #expect(try MemoryAgentClient.status(vaultID: fixture.vaultID, environment: fixture.environment)?.idleExpiresAt == ManualClock.wall + 600)
+        #expect(
+            try MemoryAgentClient.status(vaultID: fixture.vaultID, environment: fixture.environment)?.idleExpiresAt == ManualClock.wall
+                + 600)
         _ = try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment)
-        #expect(try MemoryAgentClient.status(vaultID: fixture.vaultID, environment: fixture.environment)?.idleExpiresAt == ManualClock.wall + 700)
+        #expect(
+            try MemoryAgentClient.status(vaultID: fixture.vaultID, environment: fixture.environment)?.idleExpiresAt == ManualClock.wall
+                + 700)
 
         // The wire format, as scripts see it.
         let raw = try #require(rawExchange(fixture.socketPath, Array("STATUS\n".utf8)))
@@ -203,7 +213,9 @@ final class MemoryAgentTests: @unchecked Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(fixture.socketPath.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes); $0[bytes.count] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) {
+            $0.copyBytes(from: bytes); $0[bytes.count] = 0
+        }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -216,8 +228,11 @@ final class MemoryAgentTests: @unchecked Sendable {
         try fixture.serve(key)
         #expect(try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment) == key)
         // A second agent for the same vault does not take a live agent's socket.
-        let error = starlineError { _ = try MemoryAgentServer(vaultID: self.fixture.vaultID, key: key, ttl: nil, idle: nil,
-                                                              environment: self.fixture.environment) }
+        let error = starlineError {
+            _ = try MemoryAgentServer(
+                vaultID: self.fixture.vaultID, key: key, ttl: nil, idle: nil,
+                environment: self.fixture.environment)
+        }
         #expect(error?.code == .conflict)
         #expect(try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment) == key)
     }
@@ -228,18 +243,26 @@ final class MemoryAgentTests: @unchecked Sendable {
         let target = fixture.dir + "/target"
         #expect(FileManager.default.createFile(atPath: target, contents: Data("precious".utf8)))
         #expect(symlink(target, fixture.socketPath) == 0)
-        let linked = starlineError { _ = try MemoryAgentServer(vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: nil, idle: nil,
-                                                               environment: self.fixture.environment) }
+        let linked = starlineError {
+            _ = try MemoryAgentServer(
+                vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: nil, idle: nil,
+                environment: self.fixture.environment)
+        }
         #expect(linked?.code == .storage)
         #expect(linked?.message.contains("symbolic link") == true)
-        #expect(starlineError { _ = try MemoryAgentClient.fetchKey(vaultID: self.fixture.vaultID, environment: self.fixture.environment) }?.code == .storage)
+        #expect(
+            starlineError { _ = try MemoryAgentClient.fetchKey(vaultID: self.fixture.vaultID, environment: self.fixture.environment) }?.code
+                == .storage)
         #expect(PrivateFiles.isSymbolicLink(fixture.socketPath))
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "precious")
 
         unlink(fixture.socketPath)
         #expect(FileManager.default.createFile(atPath: fixture.socketPath, contents: Data("file".utf8)))
-        let file = starlineError { _ = try MemoryAgentServer(vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: nil, idle: nil,
-                                                             environment: self.fixture.environment) }
+        let file = starlineError {
+            _ = try MemoryAgentServer(
+                vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: nil, idle: nil,
+                environment: self.fixture.environment)
+        }
         #expect(file?.code == .storage)
         #expect(try String(contentsOfFile: fixture.socketPath, encoding: .utf8) == "file")
     }
@@ -247,8 +270,11 @@ final class MemoryAgentTests: @unchecked Sendable {
     @Test("invalid ttl and idle are USAGE")
     func invalidDurations() throws {
         for (ttl, idle) in [(Duration.zero, nil), (nil, Duration.seconds(-1))] as [(Duration?, Duration?)] {
-            let error = starlineError { _ = try MemoryAgentServer(vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: ttl, idle: idle,
-                                                                  environment: self.fixture.environment) }
+            let error = starlineError {
+                _ = try MemoryAgentServer(
+                    vaultID: self.fixture.vaultID, key: AgentFixture.randomKey(), ttl: ttl, idle: idle,
+                    environment: self.fixture.environment)
+            }
             #expect(error?.code == .usage)
         }
     }

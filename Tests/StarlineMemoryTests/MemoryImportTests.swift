@@ -23,7 +23,10 @@ struct MemoryImportTests {
 
         init() throws {
             chmod(runtime.path, 0o700)
-            environment = ["STARLINE_MEMORY_PASSPHRASE": passphrase, "XDG_RUNTIME_DIR": runtime.path, "STARLINE_MEMORY_SHARE_CODE": MemoryImportTests.code]
+            environment = [
+                "STARLINE_MEMORY_PASSPHRASE": passphrase, "XDG_RUNTIME_DIR": runtime.path,
+                "STARLINE_MEMORY_SHARE_CODE": MemoryImportTests.code
+            ]
             try ok(["init"])
         }
 
@@ -34,7 +37,9 @@ struct MemoryImportTests {
         @discardableResult
         func ok(_ arguments: [String], environment extra: [String: String] = [:]) throws -> JSON {
             let run = try self.run(arguments, environment: extra)
-            guard run.status == 0 else { throw StarlineError(.data, "sl-memory \(arguments.joined(separator: " ")) exited \(run.status): \(run.stderrText)") }
+            guard run.status == 0 else {
+                throw StarlineError(.data, "sl-memory \(arguments.joined(separator: " ")) exited \(run.status): \(run.stderrText)")
+            }
             return try run.json()
         }
 
@@ -54,13 +59,30 @@ struct MemoryImportTests {
 
     /// The JSON Lines package of `notes` (docs/formats.md, "Memory export").
     static func plaintext(_ notes: [Note]) -> [UInt8] {
-        var lines: [JSON] = [.object([("format", .string("starline-memory-export")), ("version", .int(1)), ("exportedAt", .string(time)), ("notes", .int(Int64(notes.count)))])]
+        var lines: [JSON] = [
+            .object([
+                ("format", .string("starline-memory-export")), ("version", .int(1)), ("exportedAt", .string(time)),
+                ("notes", .int(Int64(notes.count)))
+            ])
+        ]
         var attachments = 0
         for (i, note) in notes.enumerated() {
-            let files = note.attachments.map { JSON.object([("name", .string($0.name)), ("size", .int(Int64($0.bytes.count))),
-                                                           ("blake2b", .string(GenericHash.hash($0.bytes, length: 32).map { String(format: "%02x", $0) }.joined()))]) }
-            lines.append(.object([("note", .object([("id", .string("n\(i)")), ("title", .string(note.title)), ("body", .string(note.body)), ("tags", .array([])),
-                                                   ("createdAt", .string(time)), ("updatedAt", .string(time)), ("attachments", .array(files))]))]))
+            let files = note.attachments.map {
+                JSON.object([
+                    ("name", .string($0.name)), ("size", .int(Int64($0.bytes.count))),
+                    ("blake2b", .string(GenericHash.hash($0.bytes, length: 32).map { String(format: "%02x", $0) }.joined()))
+                ])
+            }
+            lines.append(
+                .object([
+                    (
+                        "note",
+                        .object([
+                            ("id", .string("n\(i)")), ("title", .string(note.title)), ("body", .string(note.body)), ("tags", .array([])),
+                            ("createdAt", .string(time)), ("updatedAt", .string(time)), ("attachments", .array(files))
+                        ])
+                    )
+                ]))
             for file in note.attachments where !file.bytes.isEmpty {
                 lines.append(.object([("data", .string(Base64.encode(file.bytes)))]))
                 attachments += 1
@@ -94,8 +116,9 @@ struct MemoryImportTests {
     func importBlockedBetweenPasses(_ h: Home, file: String, between: () throws -> Void) throws -> ToolRun {
         let fifo = h.home.file("passphrase.fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
-        let running = try Tools.spawn("/bin/sh", ["-c", "exec '\(Tools.path("sl-memory"))' import '\(file)' --passphrase-fd 3 3<'\(fifo)'"],
-                                      home: h.home.path, environment: h.environment)
+        let running = try Tools.spawn(
+            "/bin/sh", ["-c", "exec '\(Tools.path("sl-memory"))' import '\(file)' --passphrase-fd 3 3<'\(fifo)'"],
+            home: h.home.path, environment: h.environment)
         // The shell's open for reading waits for a writer; a non-blocking open for writing succeeds once it waits.
         var writer: Int32 = -1
         let deadline = MonotonicClock.nanoseconds() + 30_000_000_000
@@ -141,8 +164,12 @@ struct MemoryImportTests {
         #expect(titles == Self.notes("original").map(\.title).sorted())
     }
 
-    @Test("W3 import: the file changed in place between the passes — its last chunk damaged, or another valid package — adds nothing (exit 12)",
-          arguments: ["damaged last chunk", "another package"])
+    @Test(
+        """
+        W3 import: the file changed in place between the passes — its last chunk damaged, or another valid package — \
+        adds nothing (exit 12)
+        """,
+        arguments: ["damaged last chunk", "another package"])
     func changedInPlaceBetweenPasses(_ change: String) throws {
         let h = try Home()
         let file = h.home.file("export.age")
@@ -167,7 +194,11 @@ struct MemoryImportTests {
         #expect(try h.counter() == before, "a failed import committed a change")
     }
 
-    @Test("W3 import: a package whose last chunk is damaged adds nothing, and neither does one whose note lists an attachment name twice")
+    @Test(
+        """
+        W3 import: a package whose last chunk is damaged adds nothing, and neither does one whose note lists an \
+        attachment name twice
+        """)
     func damagedPackagesAddNothing() throws {
         let h = try Home()
         var damaged = try Self.seal(Self.plaintext(Self.notes("damaged")))
@@ -191,8 +222,12 @@ struct MemoryImportTests {
         let h = try Home()
         let file = h.home.file("export.age")
         let photo = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
-        try Self.write(try Self.seal(Self.plaintext([Note(title: "with files", body: "b", attachments: [("photo.jpg", photo), ("empty", [])]),
-                                                     Note(title: "plain", body: "c")])), to: file)
+        try Self.write(
+            try Self.seal(
+                Self.plaintext([
+                    Note(title: "with files", body: "b", attachments: [("photo.jpg", photo), ("empty", [])]),
+                    Note(title: "plain", body: "c")
+                ])), to: file)
         let before = try h.counter()
         #expect(try h.ok(["import", file])["imported"]?["attachments"]?.intValue == 2)
         #expect(try h.counter() == before + 1)
@@ -214,23 +249,33 @@ struct MemoryImportTests {
         let file = h.home.file("titles.age")
         let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         try #require(fd >= 0)
-        let encryptor = try AgeEncryptor(passphrase: SecretBytes(copying: Array(Self.code.utf8)), workFactor: 10, output: .fileDescriptor(fd, name: file))
+        let encryptor = try AgeEncryptor(
+            passphrase: SecretBytes(copying: Array(Self.code.utf8)), workFactor: 10, output: .fileDescriptor(fd, name: file))
         let title = [UInt8](repeating: UInt8(ascii: "t"), count: 2 << 20)
         let count = 400
-        try encryptor.write(Array((JSON.object([("format", .string("starline-memory-export")), ("version", .int(1)), ("exportedAt", .string(Self.time)),
-                                                ("notes", .int(Int64(count)))]).serialized() + "\n").utf8))
+        try encryptor.write(
+            Array(
+                (JSON.object([
+                    ("format", .string("starline-memory-export")), ("version", .int(1)), ("exportedAt", .string(Self.time)),
+                    ("notes", .int(Int64(count)))
+                ]).serialized() + "\n").utf8))
         for i in 0..<count {
             try encryptor.write(Array("{\"note\":{\"id\":\"n\(i)\",\"title\":\"\(i) ".utf8))
             try encryptor.write(title)
-            try encryptor.write(Array("\",\"body\":\"b\",\"tags\":[],\"createdAt\":\"\(Self.time)\",\"updatedAt\":\"\(Self.time)\",\"attachments\":[]}}\n".utf8))
+            try encryptor.write(
+                Array(
+                    "\",\"body\":\"b\",\"tags\":[],\"createdAt\":\"\(Self.time)\",\"updatedAt\":\"\(Self.time)\",\"attachments\":[]}}\n"
+                        .utf8))
         }
         try encryptor.write(Array("{\"end\":{\"notes\":\(count),\"attachments\":0}}\n".utf8))
         try encryptor.finish()
         close(fd)
         // ru_maxrss of the one child python3 runs: its peak resident size, in KiB.
-        let script = "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=open('\(h.home.file("out.json"))', 'wb')); print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        let script =
+            "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=open('\(h.home.file("out.json"))', 'wb')); print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
         let environment = h.environment.merging(["HOME": h.home.path, "STARLINE_HOME": h.home.path + "/starline"]) { $1 }
-        let run = try Tools.shell("python3 -c \"\(script)\" '\(Tools.path("sl-memory"))' import --dry-run '\(file)'", environment: environment)
+        let run = try Tools.shell(
+            "python3 -c \"\(script)\" '\(Tools.path("sl-memory"))' import --dry-run '\(file)'", environment: environment)
         let fields = run.stdoutText.split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
         #expect(fields.first == 0, "\(run.stdoutText) \(run.stderrText)")
         let peak = fields.last ?? -1
@@ -247,8 +292,9 @@ struct MemoryImportTests {
     func tenThousandNotes() throws {
         let source = try Home()
         let lines = (0..<10_000).map { "note number \($0) about topic\($0 % 100)" }
-        let fill = try Tools.run("sl-memory", ["add", "--lines", "--jsonl"], stdin: Array((lines.joined(separator: "\n") + "\n").utf8),
-                                 home: source.home.path, environment: source.environment)
+        let fill = try Tools.run(
+            "sl-memory", ["add", "--lines", "--jsonl"], stdin: Array((lines.joined(separator: "\n") + "\n").utf8),
+            home: source.home.path, environment: source.environment)
         #expect(fill.status == 0, "\(fill.stderrText)")
         let file = source.home.file("export.age")
         let export = try source.run(["export", "-o", file, "--show-secrets"])
@@ -256,8 +302,9 @@ struct MemoryImportTests {
         let code = try #require(try export.json()["shareCode"]?.stringValue)
         let target = try Home()
         let before = try target.counter()
-        let running = try Tools.spawn("sl-memory", ["import", file], home: target.home.path,
-                                      environment: target.environment.merging(["STARLINE_MEMORY_SHARE_CODE": code]) { $1 })
+        let running = try Tools.spawn(
+            "sl-memory", ["import", file], home: target.home.path,
+            environment: target.environment.merging(["STARLINE_MEMORY_SHARE_CODE": code]) { $1 })
         let run = running.waitOrKill(seconds: 600)
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(try run.json()["imported"]?["notes"]?.intValue == 10_000)
@@ -268,7 +315,11 @@ struct MemoryImportTests {
         #expect(try target.ok(["search", "topic7"]).arrayValue?.count == 100)
     }
 
-    @Test("W3 import: a FIFO or device is refused at once: as the export, the share code file (also another user's file), and a file to attach")
+    @Test(
+        """
+        W3 import: a FIFO or device is refused at once: as the export, the share code file (also another user's \
+        file), and a file to attach
+        """)
     func nonRegularInputsRefused() throws {
         let h = try Home()
         let fifo = h.home.file("fifo")
@@ -294,7 +345,8 @@ struct MemoryImportTests {
         #expect(chown(foreign, 0, 0) == 0)
         #expect(try h.ok(["import", file, "--share-code-file", foreign])["imported"]?["notes"]?.intValue == 1)
         let id = try #require(try h.ok(["list"]).arrayValue?.first?["id"]?.stringValue)
-        let attach = try Tools.spawn("sl-memory", ["attach", id, fifo], home: h.home.path, environment: h.environment).waitOrKill(seconds: 30)
+        let attach = try Tools.spawn("sl-memory", ["attach", id, fifo], home: h.home.path, environment: h.environment).waitOrKill(
+            seconds: 30)
         #expect(attach.status == 2, "\(attach.stderrText)")
     }
 }

@@ -10,8 +10,9 @@ import Testing
     @Test("A record whose times are outside years 0001–9999 opens, and its note prints (no trap in rfc3339)")
     func recordTimesOutsideTheRangePrint() throws {
         let keys = EpochKeys(epoch: 1, dataKey: SecretBytes(copying: [UInt8](repeating: 9, count: 32)), vaultID: vaultID)
-        let payload = NotePayload(createdAt: Timestamp(seconds: -70_000_000_000), updatedAt: Timestamp(seconds: .max),
-                                  title: "t", body: "b", tags: [], attachments: [])
+        let payload = NotePayload(
+            createdAt: Timestamp(seconds: -70_000_000_000), updatedAt: Timestamp(seconds: .max),
+            title: "t", body: "b", tags: [], attachments: [])
         let sealed = payload.sealed(id: "n", version: 1, keys: keys, vaultID: vaultID)
         let opened = try NotePayload.open(sealed, id: "n", version: 1, keys: keys, vaultID: vaultID, path: "vault.db")
         let note = opened.note(id: "n", version: 1)

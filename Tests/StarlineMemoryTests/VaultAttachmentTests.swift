@@ -21,7 +21,8 @@ final class VaultAttachmentTests: @unchecked Sendable {
             let info = try #require(updated.attachments.first { $0.name == "file-\(size)" })
             #expect(info.size == UInt64(size))
             #expect(info.blake2b == GenericHashHex.of(content))
-            #expect(try fixture.output { try fixture.open().getAttachment(note.id, name: "file-\(size)", to: $0) } == content, "size \(size)")
+            #expect(
+                try fixture.output { try fixture.open().getAttachment(note.id, name: "file-\(size)", to: $0) } == content, "size \(size)")
         }
         #expect(try vault.show(note.id).version == 8)
         #expect(try vault.verify().attachments == 7)
@@ -76,6 +77,7 @@ final class VaultAttachmentTests: @unchecked Sendable {
 /// BLAKE2b-256 hex, as the vault reports attachments.
 enum GenericHashHex {
     static func of(_ bytes: [UInt8]) -> String {
-        GenericHash.hash(bytes, length: 32).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        GenericHash.hash(bytes, length: 32).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
     }
 }

@@ -58,7 +58,7 @@ final class VaultCrashTests: @unchecked Sendable {
             { _ = try broken.add(NoteDraft(body: "new")) },
             { _ = try broken.edit(note.id, body: "new body") },
             { _ = try broken.remove(note.id) },
-            { _ = try broken.attach(note.id, from: try self.fixture.input(patternBytes(100_000)), name: "new") },
+            { _ = try broken.attach(note.id, from: try self.fixture.input(patternBytes(100_000)), name: "new") }
         ] as [() throws -> Void] {
             #expect(starlineError(attempt)?.code == .storage)
         }
@@ -71,12 +71,18 @@ final class VaultCrashTests: @unchecked Sendable {
         #expect(starlineError { _ = try self.faulty(VaultFaults(storage: StorageFaults([.read]))).list() }?.code == .storage)
     }
 
-    @Test("W2 killed before COMMIT with the attachment renamed into place: old content, and the next change removes the file")
+    @Test(
+        """
+        W2 killed before COMMIT with the attachment renamed into place: old content, and the next change removes the \
+        file
+        """)
     func testW2CrashBeforeCommit() throws {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "x"))
         let crashing = try faulty(VaultFaults(crash: .beforeCommit))
-        #expect(starlineError { try crashing.attach(note.id, from: try fixture.input(patternBytes(70_000)), name: "lost") }?.details?["crash"] != nil)
+        #expect(
+            starlineError { try crashing.attach(note.id, from: try fixture.input(patternBytes(70_000)), name: "lost") }?.details?["crash"]
+                != nil)
         #expect(try fixture.attachmentFiles().count == 1, "the killed writer left its renamed file")
         let reopened = try fixture.open()
         #expect(try reopened.show(note.id).attachments.isEmpty)
@@ -90,7 +96,10 @@ final class VaultCrashTests: @unchecked Sendable {
     func testW2CrashAfterAttachmentWrite() throws {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "x"))
-        #expect(starlineError { try self.faulty(VaultFaults(crash: .afterAttachmentWrite)).attach(note.id, from: try fixture.input([9]), name: "t") } != nil)
+        #expect(
+            starlineError {
+                try self.faulty(VaultFaults(crash: .afterAttachmentWrite)).attach(note.id, from: try fixture.input([9]), name: "t")
+            } != nil)
         let left = try fixture.attachmentFiles()
         #expect(left.count == 1 && left[0].hasPrefix(".tmp-\(getpid())-"))
         // A live writer's temporary file (this process) is left alone; a dead one's is removed.
@@ -106,7 +115,10 @@ final class VaultCrashTests: @unchecked Sendable {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "x"))
         try vault.attach(note.id, from: try fixture.input([1]), name: "a")
-        #expect(starlineError { try self.faulty(VaultFaults(crash: .afterCommit)).attach(note.id, from: try fixture.input([2]), name: "a", replace: true) } != nil)
+        #expect(
+            starlineError {
+                try self.faulty(VaultFaults(crash: .afterCommit)).attach(note.id, from: try fixture.input([2]), name: "a", replace: true)
+            } != nil)
         #expect(try fixture.attachmentFiles().count == 2)
         let reopened = try fixture.open()
         #expect(try fixture.output { try reopened.getAttachment(note.id, name: "a", to: $0) } == [2])

@@ -45,7 +45,11 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(utimensat(AT_FDCWD, path, times, 0) == 0)
     }
 
-    @Test("W2 an unchanged vault opens through the fingerprint, with the passphrase and with the agent's key; a change makes the next open full")
+    @Test(
+        """
+        W2 an unchanged vault opens through the fingerprint, with the passphrase and with the agent's key; a change \
+        makes the next open full
+        """)
     func unchangedVaultOpensThroughTheFingerprint() throws {
         let (vault, notes) = try fastVault()
         #expect(permissionBits(location.fingerprintPath) == 0o600)
@@ -66,7 +70,11 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(try again.show(notes[0].id).body == "edited")
     }
 
-    @Test("W2 a record rolled back in place (same inode, same size, mtimes put back) after a fast open is still VAULT_CORRUPT naming it")
+    @Test(
+        """
+        W2 a record rolled back in place (same inode, same size, mtimes put back) after a fast open is still \
+        VAULT_CORRUPT naming it
+        """)
     func recordRolledBackWithMtimesRestoredIsDetected() throws {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "v1"))
@@ -148,7 +156,11 @@ final class VaultFingerprintTests: @unchecked Sendable {
         #expect(error?.details?["problem"]?.stringValue == "recordVersion")
     }
 
-    @Test("W2 a whole vault put back from an older copy is ROLLBACK_DETECTED after fast opens, even with its old fingerprint and mtimes")
+    @Test(
+        """
+        W2 a whole vault put back from an older copy is ROLLBACK_DETECTED after fast opens, even with its old \
+        fingerprint and mtimes
+        """)
     func wholeVaultRollbackAfterFastOpens() throws {
         // No connection stays open: the files are put back as they would be between two commands.
         let dataKey = try { () throws -> SecretBytes in
@@ -204,14 +216,16 @@ final class VaultFingerprintTests: @unchecked Sendable {
         // Forged: the right fields under a key that is not the vault's.
         words.removeLast()
         let body = words.joined(separator: " ")
-        let wrongKey = VaultFingerprint.macKey(EpochKeys(epoch: 1, dataKey: SecretBytes(copying: Sodium.randomBytes(32)), vaultID: vault.header.vaultID),
-                                               vaultID: vault.header.vaultID)
+        let wrongKey = VaultFingerprint.macKey(
+            EpochKeys(epoch: 1, dataKey: SecretBytes(copying: Sodium.randomBytes(32)), vaultID: vault.header.vaultID),
+            vaultID: vault.header.vaultID)
         let forged = body + " " + Hex.encode(VaultFingerprint.mac(body, databasePath: location.databasePath, key: wrongKey)) + "\n"
         try AtomicFile.write(Array(forged.utf8), to: location.fingerprintPath)
         #expect(try fixture.open().openCheck == .full)
 
         // Racy: correctly MACed, but recorded at a time not later than the files' ctimes.
-        var racy = try #require(VaultFingerprint.read(location.fingerprintPath, databasePath: location.databasePath, key: vault.fingerprintKey))
+        var racy = try #require(
+            VaultFingerprint.read(location.fingerprintPath, databasePath: location.databasePath, key: vault.fingerprintKey))
         racy.checkedAt = racy.files.database!.ctimeNS
         try racy.write(location.fingerprintPath, databasePath: location.databasePath, key: vault.fingerprintKey)
         #expect(try fixture.open().openCheck == .full)

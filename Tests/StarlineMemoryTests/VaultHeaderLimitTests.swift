@@ -34,7 +34,11 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
         starlineError { _ = try MemoryVault.open(at: fixture.location, passphrase: passphrase ?? fixture.passphrase) }
     }
 
-    @Test("W2 limits above the maxima (opslimit 9, memlimit 1 GiB + 1 KiB) or below libsodium's least are VAULT_CORRUPT naming the field and the bound, before any derivation")
+    @Test(
+        """
+        W2 limits above the maxima (opslimit 9, memlimit 1 GiB + 1 KiB) or below libsodium's least are VAULT_CORRUPT \
+        naming the field and the bound, before any derivation
+        """)
     func limitsBeyondTheMaximaAreCorruption() throws {
         try fixture.create().add(NoteDraft(body: "x"))
         let db = try fixture.database()
@@ -43,7 +47,7 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
             (9, 8192, "opslimit", "maximum", 8),
             (1, (1 << 30) + 1024, "memlimit", "maximum", 1 << 30),
             (0, 8192, "opslimit", "minimum", 1),
-            (1, 4096, "memlimit", "minimum", 8192),
+            (1, 4096, "memlimit", "minimum", 8192)
         ]
         for (ops, mem, field, bound, value) in cases {
             try editHeader { $0.limits = Argon2id.Limits(opsLimit: ops, memLimit: mem) }
@@ -59,7 +63,11 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
         #expect(try fixture.open().list().count == 1)
     }
 
-    @Test("W2 the maxima admit every level the tool and the library offer; create and changePassphrase refuse limits beyond them (USAGE, nothing written)")
+    @Test(
+        """
+        W2 the maxima admit every level the tool and the library offer; create and changePassphrase refuse limits \
+        beyond them (USAGE, nothing written)
+        """)
     func writersStayWithinTheMaxima() throws {
         for level in [Argon2id.Limits.minimum, .interactive, .moderate, .sensitive] {
             #expect(VaultHeader.limitViolation(level) == nil)
@@ -71,14 +79,19 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
         #expect(starlineError { _ = try fixture.open() }?.code == .vaultNotFound)
         let vault = try fixture.create()
         let changed = starlineError {
-            try vault.changePassphrase(current: fixture.passphrase, new: VaultFixture.secret("new"), limits: Argon2id.Limits(opsLimit: 1, memLimit: 2 << 30))
+            try vault.changePassphrase(
+                current: fixture.passphrase, new: VaultFixture.secret("new"), limits: Argon2id.Limits(opsLimit: 1, memLimit: 2 << 30))
         }
         #expect(changed?.code == .usage)
         #expect(changed?.details?["field"]?.stringValue == "memlimit")
         #expect(try fixture.open().limits == .minimum)
     }
 
-    @Test("W2 salt, limits, epoch or key check edited within the maxima, with the pin present: VAULT_CORRUPT headerMismatch (12), with the right passphrase, a wrong one and the agent's key — not 13")
+    @Test(
+        """
+        W2 salt, limits, epoch or key check edited within the maxima, with the pin present: VAULT_CORRUPT \
+        headerMismatch (12), with the right passphrase, a wrong one and the agent's key — not 13
+        """)
     func editedHeaderIsNotAWrongPassphrase() throws {
         let vault = try fixture.create()
         try vault.add(NoteDraft(body: "x"))
@@ -90,11 +103,12 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
             ("opslimit", { $0.limits.opsLimit = 2 }),
             ("memlimit", { $0.limits.memLimit = 16 << 10 }),
             ("epoch", { $0.epoch = 2 }),
-            ("key check", { $0.keyCheck = Sodium.randomBytes(32) }),
+            ("key check", { $0.keyCheck = Sodium.randomBytes(32) })
         ]
         for (label, edit) in edits {
             try editHeader(edit)
-            for error in [openError(), openError(wrong), starlineError { _ = try MemoryVault.open(at: fixture.location, dataKey: dataKey) }] {
+            for error in [openError(), openError(wrong), starlineError { _ = try MemoryVault.open(at: fixture.location, dataKey: dataKey) }]
+            {
                 #expect(error?.code == .vaultCorrupt, "\(label)")
                 #expect(error?.exitStatus == .data, "\(label)")
                 #expect(error?.details?["problem"]?.stringValue == "headerMismatch", "\(label)")
@@ -105,7 +119,11 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
         #expect(try fixture.open().list().count == 1)
     }
 
-    @Test("W2 an edited header with the manifest's clear counter moved on (so the pin cannot vouch before derivation) is still 12 once the key does not unwrap")
+    @Test(
+        """
+        W2 an edited header with the manifest's clear counter moved on (so the pin cannot vouch before derivation) is \
+        still 12 once the key does not unwrap
+        """)
     func editedHeaderWithCounterMovedOn() throws {
         try fixture.create().add(NoteDraft(body: "x"))
         let db = try fixture.database()
@@ -129,7 +147,11 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
         #expect(openError(wrong)?.code == .rollbackDetected)
     }
 
-    @Test("W2 an untouched vault with a wrong passphrase is WRONG_PASSPHRASE (13) — also right after a passphrase change and a rekey, and with no pin at all")
+    @Test(
+        """
+        W2 an untouched vault with a wrong passphrase is WRONG_PASSPHRASE (13) — also right after a passphrase change \
+        and a rekey, and with no pin at all
+        """)
     func wrongPassphraseIsStillThirteen() throws {
         let vault = try fixture.create()
         try vault.add(NoteDraft(body: "x"))
@@ -162,7 +184,11 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
         #expect(openError(wrong)?.details?["problem"]?.stringValue == "headerMismatch")
     }
 
-    @Test("W2 an older copy with its older header (before a passphrase change) is a rollback: it opens with its own passphrase only to be refused, and acceptRollback takes it")
+    @Test(
+        """
+        W2 an older copy with its older header (before a passphrase change) is a rollback: it opens with its own \
+        passphrase only to be refused, and acceptRollback takes it
+        """)
     func olderCopyWithOlderHeaderCanStillBeAccepted() throws {
         let vault = try fixture.create()
         try vault.add(NoteDraft(body: "first"))
@@ -177,7 +203,11 @@ final class VaultHeaderLimitTests: @unchecked Sendable {
         #expect(openError(wrong)?.code == .wrongPassphrase)
     }
 
-    @Test("W2 sl-memory: opslimit 2^32-1 and memlimit 16 GiB with a recomputed checksum end by themselves, at once, with exit 12 and a JSON error naming the field; a salt edit is 12, a wrong passphrase 13")
+    @Test(
+        """
+        W2 sl-memory: opslimit 2^32-1 and memlimit 16 GiB with a recomputed checksum end by themselves, at once, with \
+        exit 12 and a JSON error naming the field; a salt edit is 12, a wrong passphrase 13
+        """)
     func builtToolRefusesCostlyHeader() throws {
         let home = TemporaryDirectory("memory-limits")
         let environment = ["STARLINE_MEMORY_PASSPHRASE": "correct horse battery staple", "XDG_RUNTIME_DIR": home.path]

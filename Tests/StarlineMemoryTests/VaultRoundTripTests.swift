@@ -116,7 +116,9 @@ final class VaultRoundTripTests: @unchecked Sendable {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "kept"))
         let key = vault.dataKey.copyBytes()
-        #expect(starlineError { try vault.changePassphrase(current: VaultFixture.secret("nope"), new: VaultFixture.secret("new")) }?.code == .wrongPassphrase)
+        #expect(
+            starlineError { try vault.changePassphrase(current: VaultFixture.secret("nope"), new: VaultFixture.secret("new")) }?.code
+                == .wrongPassphrase)
         try vault.changePassphrase(current: fixture.passphrase, new: VaultFixture.secret("new pass"), limits: .minimum)
         #expect(starlineError { _ = try fixture.open() }?.code == .wrongPassphrase)
         let reopened = try MemoryVault.open(at: fixture.location, passphrase: VaultFixture.secret("new pass"))

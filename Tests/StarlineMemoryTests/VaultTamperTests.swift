@@ -116,7 +116,11 @@ final class VaultTamperTests: @unchecked Sendable {
         #expect(error?.message.contains("older") == true)
         // A row added behind the manifest's back is named too.
         try db.run("UPDATE records SET version = 2 WHERE id = ?", [.text(note.id)])
-        try db.run("INSERT INTO records (id, kind, version, key_epoch, blobs, sealed) VALUES ('00000000-0000-4000-8000-000000000000', 'note', 1, 1, x'', x'00')")
+        try db.run(
+            """
+            INSERT INTO records (id, kind, version, key_epoch, blobs, sealed) VALUES \
+            ('00000000-0000-4000-8000-000000000000', 'note', 1, 1, x'', x'00')
+            """)
         #expect(starlineError { _ = try fixture.open() }?.details?["problem"]?.stringValue == "recordUnexpected")
     }
 
@@ -134,7 +138,9 @@ final class VaultTamperTests: @unchecked Sendable {
         // Also by the agent's key, and again on every try until accepted.
         #expect(starlineError { _ = try MemoryVault.open(at: fixture.location, dataKey: vault.dataKey) }?.code == .rollbackDetected)
         #expect(try MemoryVault.verify(at: fixture.location, with: .dataKey(vault.dataKey)).problems.map(\.kind) == [.rollback])
-        #expect(starlineError { _ = try MemoryVault.acceptRollback(at: fixture.location, passphrase: VaultFixture.secret("no")) }?.code == .wrongPassphrase)
+        #expect(
+            starlineError { _ = try MemoryVault.acceptRollback(at: fixture.location, passphrase: VaultFixture.secret("no")) }?.code
+                == .wrongPassphrase)
         let accepted = try MemoryVault.acceptRollback(at: fixture.location, passphrase: fixture.passphrase)
         #expect(try accepted.list().map(\.title).count == 1)
         #expect(try fixture.open().list().count == 1)
@@ -221,7 +227,8 @@ final class VaultTamperTests: @unchecked Sendable {
         try AtomicFile.write(Array(originals[0].dropLast(17)), to: paths[0]); expectCorrupt("final chunk cut"); try restore()
         try AtomicFile.write(Array(originals[0].prefix(70_000)), to: paths[0]); expectCorrupt("truncated"); try restore()
         try AtomicFile.write(originals[0] + [0], to: paths[0]); expectCorrupt("extended"); try restore()
-        try AtomicFile.write(originals[1], to: paths[0]); try AtomicFile.write(originals[0], to: paths[1]); expectCorrupt("swapped"); try restore()
+        try AtomicFile.write(originals[1], to: paths[0]); try AtomicFile.write(originals[0], to: paths[1]); expectCorrupt("swapped");
+        try restore()
         unlink(paths[0]); expectCorrupt("missing"); try restore()
 
         #expect(try fixture.open().verify().isClean)

@@ -36,7 +36,8 @@ final class VaultFixture: @unchecked Sendable {
 
     @discardableResult
     func create(faults: VaultFaults = VaultFaults()) throws -> MemoryVault {
-        try MemoryVault.create(at: location, passphrase: passphrase, limits: .minimum, faults: faults, now: { Timestamp(seconds: 1_800_000_000) })
+        try MemoryVault.create(
+            at: location, passphrase: passphrase, limits: .minimum, faults: faults, now: { Timestamp(seconds: 1_800_000_000) })
     }
 
     func open(faults: VaultFaults = VaultFaults()) throws -> MemoryVault {

@@ -29,8 +29,9 @@ import Testing
     }
 
     func api(_ routes: [(String, HTTPReply)]) throws -> PlatformAPI {
-        PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: RoutedExchange(routes), retries: 0,
-                    clock: RetryClock(now: { 1_700_000_000 }, sleep: { _ in }))
+        PlatformAPI(
+            base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: RoutedExchange(routes), retries: 0,
+            clock: RetryClock(now: { 1_700_000_000 }, sleep: { _ in }))
     }
 
     // MARK: Server replies
@@ -56,11 +57,12 @@ import Testing
         let body = #"{"device_code":"DC","user_code":"ABCD-EFGH","verification_uri":"https://api.test/oauth/device","#
         let api = try api([("/oauth/device_authorization", Self.json(body + #""expires_in":600,"interval":\#(value)}"#))])
         let interval = try await api.deviceAuthorization().interval
-        let expected: Int64 = switch value {
-        case "9223372036854775807", "1e30", "99999999999999999999": 300
-        case "0": 0
-        default: 5
-        }
+        let expected: Int64 =
+            switch value {
+            case "9223372036854775807", "1e30", "99999999999999999999": 300
+            case "0": 0
+            default: 5
+            }
         #expect(interval == expected, "interval \(value)")
 
         let lifetime = try self.api([("/oauth/device_authorization", Self.json(body + #""expires_in":\#(value),"interval":5}"#))])
@@ -86,8 +88,9 @@ import Testing
     /// A `Retry-After` near 2^63 (or past it) is capped by `maxRetryAfter` before any
     /// conversion; a signed one is not delta-seconds and leaves the policy's backoff. The final 429's details
     /// carry the server's value, saturated (this mapping trapped on 9223372036854775807).
-    @Test("Retry-After at the ends of Int64 and beyond: capped, or the own backoff; a final 429 maps without a trap",
-          arguments: ["9223372036854775807", "99999999999999999999999", "-9223372036854775808", "-5", "1e30"])
+    @Test(
+        "Retry-After at the ends of Int64 and beyond: capped, or the own backoff; a final 429 maps without a trap",
+        arguments: ["9223372036854775807", "99999999999999999999999", "-9223372036854775808", "-5", "1e30"])
     func retryAfter(_ value: String) async throws {
         let waits = Locked<[Double]>([])
         let clock = RetryClock(now: { 1_700_000_000 }, sleep: { s in waits.withLock { $0.append(s) } })
@@ -101,7 +104,8 @@ import Testing
             #expect(wait == 10, "\(value) waits maxRetryAfter")
         }
 
-        let api = PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: stub, retries: 0, clock: clock)
+        let api = PlatformAPI(
+            base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: stub, retries: 0, clock: clock)
         let error = try #require(await attempt { try await api.me(token: "t") }.failure)
         #expect(error.code == .rateLimited)
         let expected: Int64? = value.hasPrefix("-") || value == "1e30" ? nil : .max
@@ -114,19 +118,26 @@ import Testing
     func deviceLoginWithAbsurdLifetimes() async throws {
         let fixture = try StoreFixture()
         let store = try fixture.store()
-        let body = #"{"device_code":"DC","user_code":"ABCD-EFGH","verification_uri":"https://api.test/oauth/device","#
+        let body =
+            #"{"device_code":"DC","user_code":"ABCD-EFGH","verification_uri":"https://api.test/oauth/device","#
             + #""expires_in":9223372036854775807,"interval":0}"#
-        let exchange = RoutedExchange([("/oauth/device_authorization", Self.json(body)),
-                                       ("/oauth/token", Self.grant(expiresIn: "9223372036854775807"))])
-        let client = StarlightClient(configuration: .init(api: try BaseURL(validating: "https://api.test"), appId: "workbench"),
-                                     store: store, transport: exchange)
+        let exchange = RoutedExchange([
+            ("/oauth/device_authorization", Self.json(body)),
+            ("/oauth/token", Self.grant(expiresIn: "9223372036854775807"))
+        ])
+        let client = StarlightClient(
+            configuration: .init(api: try BaseURL(validating: "https://api.test"), appId: "workbench"),
+            store: store, transport: exchange)
         let before = Timestamp.now().seconds
         var pendingExpiry: Int64?
-        let session = try await client.login(.device(present: { _ in
-            pendingExpiry = try? store.withState { try $0.pendingLogin()?.expiresAt }
-        }))
+        let session = try await client.login(
+            .device(present: { _ in
+                pendingExpiry = try? store.withState { try $0.pendingLogin()?.expiresAt }
+            }))
         #expect(try #require(pendingExpiry) <= Timestamp.now().seconds + ReplyLimits.maxDeviceCodeLifetime)
-        #expect(session.expiresAt >= before + ReplyLimits.maxTokenLifetime && session.expiresAt <= Timestamp.now().seconds + ReplyLimits.maxTokenLifetime)
+        #expect(
+            session.expiresAt >= before + ReplyLimits.maxTokenLifetime
+                && session.expiresAt <= Timestamp.now().seconds + ReplyLimits.maxTokenLifetime)
         #expect(try store.withState { try $0.candidate()?.expiresAt } == session.expiresAt)
         #expect(session.json()["expiresAt"]?.stringValue?.count == 20)
     }
@@ -141,8 +152,13 @@ import Testing
 
     /// A stored time outside years 0001–9999 is CORRUPT_FILE (exit 12) naming the column;
     /// restore reports keptUnverified/corruptRecord with exit 12; `clear` removes it.
-    @MainActor @Test("stored candidate times at INT64_MIN / INT64_MAX are CORRUPT_FILE; restore says so (exit 12); clear removes them",
-                     arguments: ["expires_at", "created_at", "verified_at"], ["-9223372036854775808", "9223372036854775807"])
+    @MainActor
+    @Test(
+        """
+        stored candidate times at INT64_MIN / INT64_MAX are CORRUPT_FILE; restore says so (exit 12); clear removes \
+        them
+        """,
+        arguments: ["expires_at", "created_at", "verified_at"], ["-9223372036854775808", "9223372036854775807"])
     func corruptCandidate(_ column: String, _ value: String) async throws {
         let fixture = try StoreFixture()
         let store = try fixture.store()
@@ -150,10 +166,14 @@ import Testing
         try tamper(fixture, "UPDATE candidates SET \(column) = \(value)")
         let error = #expect(throws: StarlineError.self) { _ = try store.withState { try $0.candidate() } }
         #expect(error?.code == .corruptFile && error?.exitStatus == .data)
-        #expect(error?.message == "stored session in \(store.databasePath) is corrupt: \(column) is \(value), outside the years 0001–9999; it was left untouched (sl-login clear removes it)")
+        #expect(
+            error?.message
+                == "stored session in \(store.databasePath) is corrupt: \(column) is \(value), outside the years 0001–9999; it was left untouched (sl-login clear removes it)"
+        )
 
-        let client = StarlightClient(configuration: .init(api: try BaseURL(validating: "https://api.test"), appId: "workbench"),
-                                     store: store, transport: RoutedExchange([]))
+        let client = StarlightClient(
+            configuration: .init(api: try BaseURL(validating: "https://api.test"), appId: "workbench"),
+            store: store, transport: RoutedExchange([]))
         let outcome = await client.restoreSession(maxAge: 300)
         #expect(outcome.state == .keptUnverified && outcome.reason == "corruptRecord" && outcome.exitStatus == .data)
         #expect(outcome.json["state"]?.stringValue == "keptUnverified")
@@ -171,8 +191,9 @@ import Testing
         try tamper(fixture, "UPDATE pending_logins SET expires_at = 9223372036854775807")
         let pending = #expect(throws: StarlineError.self) { _ = try store.withState { try $0.pendingLogin() } }
         #expect(pending?.code == .corruptFile && pending?.message.contains("(sl-login cancel removes it)") == true)
-        let client = StarlightClient(configuration: .init(api: try BaseURL(validating: "https://api.test"), appId: "workbench"),
-                                     store: store, transport: RoutedExchange([]))
+        let client = StarlightClient(
+            configuration: .init(api: try BaseURL(validating: "https://api.test"), appId: "workbench"),
+            store: store, transport: RoutedExchange([]))
         #expect(await client.restoreSession().exitStatus == .data)
         #expect(try client.cancelLogin() == true)
         #expect(try store.withState { try $0.pendingLogin() } == nil)

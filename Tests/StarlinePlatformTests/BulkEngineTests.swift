@@ -8,21 +8,29 @@ import Testing
 @Suite struct BulkEngineTests {
     /// Runs `items` through the engine with `answer` as the server; the results in the order they ended.
     func run(_ items: [Int], _ configuration: BulkConfiguration, answer: @escaping @Sendable (Int, Int) -> BulkAttempt<BulkItemStatus>)
-        -> (summary: BulkEngine.Summary, results: [BulkItemResult<Int, BulkItemStatus>]) {
+        -> (summary: BulkEngine.Summary, results: [BulkItemResult<Int, BulkItemStatus>])
+    {
         let calls = Locked([Int: Int]())
         let results = Locked([BulkItemResult<Int, BulkItemStatus>]())
-        let summary = BulkEngine.run(items, configuration, attempt: { item in
-            let n = calls.withLock { c -> Int in c[item, default: 0] += 1; return c[item]! }
-            return answer(item, n)
-        }, finished: { result in
-            results.withLock { $0.append(result) }
-            return nil
-        })
+        let summary = BulkEngine.run(
+            items, configuration,
+            attempt: { item in
+                let n = calls.withLock { c -> Int in
+                    c[item, default: 0] += 1; return c[item]!
+                }
+                return answer(item, n)
+            },
+            finished: { result in
+                results.withLock { $0.append(result) }
+                return nil
+            })
         return (summary, results.withLock { $0 })
     }
 
     @Test func everyItemEndsExactlyOnce() {
-        let (summary, results) = run(Array(0..<1000), BulkConfiguration(parallel: 8)) { item, _ in .done(item % 10 == 0 ? .alreadyRevoked : .revoked) }
+        let (summary, results) = run(Array(0..<1000), BulkConfiguration(parallel: 8)) { item, _ in
+            .done(item % 10 == 0 ? .alreadyRevoked : .revoked)
+        }
         #expect(results.count == 1000)
         #expect(Set(results.map(\.item)) == Set(0..<1000))
         #expect(results.filter { $0.status == .revoked }.count == 900 && results.filter { $0.status == .alreadyRevoked }.count == 100)
@@ -112,9 +120,13 @@ import Testing
     /// The finished callback failing (the journal cannot be written) stops the run.
     @Test func aJournalFailureStopsTheRun() {
         let seen = Locked(0)
-        let summary = BulkEngine.run(Array(0..<300), BulkConfiguration(parallel: 2), attempt: { _ in BulkAttempt<BulkItemStatus>.done(.revoked) }, finished: { _ in
-            seen.withLock { $0 += 1; return $0 == 10 ? StarlineError(.storage, "disk full") : nil }
-        })
+        let summary = BulkEngine.run(
+            Array(0..<300), BulkConfiguration(parallel: 2), attempt: { _ in BulkAttempt<BulkItemStatus>.done(.revoked) },
+            finished: { _ in
+                seen.withLock {
+                    $0 += 1; return $0 == 10 ? StarlineError(.storage, "disk full") : nil
+                }
+            })
         #expect(summary.stopError?.code == .storage)
         #expect(summary.requests < 300)
     }
@@ -123,20 +135,27 @@ import Testing
 
     @Test func answersAreClassifiedAsTheRunNeeds() throws {
         let transport = HTTPTransport()
-        let revoker = SessionRevoker(api: PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: transport, retries: 0),
-                                     transport: transport, token: "t", ownUser: nil)
+        let revoker = SessionRevoker(
+            api: PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: transport, retries: 0),
+            transport: transport, token: "t", ownUser: nil)
         func classify(_ status: Int, _ body: String = "{}", headers: [String: String] = [:]) -> BulkAttempt<BulkItemStatus> {
             revoker.classify(.success(HTTPReply(status: status, headers: headers, body: Array(body.utf8))), route: "DELETE /x").attempt
         }
         guard case .done(.revoked) = classify(200, #"{"revoked":true}"#) else { Issue.record("200 revoked"); return }
         guard case .done(.alreadyRevoked) = classify(200, #"{"revoked":false}"#) else { Issue.record("200 already"); return }
         guard case .done(.notFound) = classify(404, #"{"error":{"code":"NOT_FOUND","message":"x"}}"#) else { Issue.record("404"); return }
-        guard case .throttled(let after) = classify(429, "{}", headers: ["retry-after": "3"]), after == 3 else { Issue.record("429"); return }
+        guard case .throttled(let after) = classify(429, "{}", headers: ["retry-after": "3"]), after == 3 else {
+            Issue.record("429"); return
+        }
         guard case .transient = classify(503) else { Issue.record("503"); return }
-        guard case .stopRun(let ended) = classify(401, #"{"error":{"code":"SESSION_REVOKED","message":"x"}}"#), ended.exitStatus == .sessionEnded else {
+        guard case .stopRun(let ended) = classify(401, #"{"error":{"code":"SESSION_REVOKED","message":"x"}}"#),
+            ended.exitStatus == .sessionEnded
+        else {
             Issue.record("401"); return
         }
-        guard case .stopRun(let forbidden) = classify(403, #"{"error":{"code":"FORBIDDEN","message":"admin only"}}"#), forbidden.exitStatus == .forbidden else {
+        guard case .stopRun(let forbidden) = classify(403, #"{"error":{"code":"FORBIDDEN","message":"admin only"}}"#),
+            forbidden.exitStatus == .forbidden
+        else {
             Issue.record("403"); return
         }
         guard case .failed = classify(400, #"{"error":{"code":"INVALID_REQUEST","message":"x"}}"#) else { Issue.record("400"); return }

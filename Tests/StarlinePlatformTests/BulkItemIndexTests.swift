@@ -11,7 +11,9 @@ import Testing
     @Test func duplicatesAndFinishedItemsAreExactAcrossBatches() throws {
         let index = try BulkItemIndex()
         let n = BulkItemIndex.batchLimit * 3 + 17
-        for i in stride(from: 0, to: n, by: 7) { try index.finished(id: "ses_\(i)", user: "carol", status: i % 2 == 0 ? .revoked : .notFound) }
+        for i in stride(from: 0, to: n, by: 7) {
+            try index.finished(id: "ses_\(i)", user: "carol", status: i % 2 == 0 ? .revoked : .notFound)
+        }
         for i in 0..<n {
             let seen = try index.see(id: "ses_\(i)", user: "carol", line: i + 1)
             let expected: BulkItemIndex.Seen = i % 7 == 0 ? .first(finished: i % 2 == 0 ? .revoked : .notFound) : .first(finished: nil)

@@ -14,27 +14,34 @@ import Testing
     }
 
     /// `answer(item, request number of the whole run)` plays the server.
-    func run(_ count: Int, parallel: Int = 8, maxAttempts: Int = 5, outageTimeout: Double? = 300,
-             answer: @escaping @Sendable (Int, Int) -> BulkAttempt<BulkItemStatus>) -> Run {
+    func run(
+        _ count: Int, parallel: Int = 8, maxAttempts: Int = 5, outageTimeout: Double? = 300,
+        answer: @escaping @Sendable (Int, Int) -> BulkAttempt<BulkItemStatus>
+    ) -> Run {
         let requests = Locked(0)
         let results = Locked([BulkItemResult<Int, BulkItemStatus>]())
         let events = Locked([OutageWatch.Event.Kind]())
         let configuration = BulkConfiguration(parallel: parallel, maxAttempts: maxAttempts, outageTimeout: outageTimeout, clock: .virtual())
         let engine = BulkRun<Int, BulkItemStatus>(configuration, onOutage: { event in events.withLock { $0.append(event.kind) } })
         let next = Locked(0)
-        let summary = engine.run(source: {
-            next.withLock { n in
-                guard n < count else { return nil }
-                defer { n += 1 }
-                return n
-            }
-        }, attempt: { item in
-            let n = requests.withLock { $0 += 1; return $0 }
-            return answer(item, n)
-        }, finished: { result in
-            results.withLock { $0.append(result) }
-            return nil
-        })
+        let summary = engine.run(
+            source: {
+                next.withLock { n in
+                    guard n < count else { return nil }
+                    defer { n += 1 }
+                    return n
+                }
+            },
+            attempt: { item in
+                let n = requests.withLock {
+                    $0 += 1; return $0
+                }
+                return answer(item, n)
+            },
+            finished: { result in
+                results.withLock { $0.append(result) }
+                return nil
+            })
         return Run(summary: summary, results: results.withLock { $0 }, events: events.withLock { $0 })
     }
 
@@ -43,7 +50,9 @@ import Testing
     @Test func testAnOutageIsTheRunsProblemNotTheItems() {
         let r = run(300) { _, n in n <= 50 ? .transient(StarlineError(.server, "503 Service Unavailable")) : .done(.revoked) }
         #expect(r.results.count == 300 && r.results.allSatisfy { $0.status == .revoked })
-        #expect(r.results.allSatisfy { $0.attempts == 1 }, "attempts made while the server was down are not the items': \(r.results.map(\.attempts).filter { $0 != 1 })")
+        #expect(
+            r.results.allSatisfy { $0.attempts == 1 },
+            "attempts made while the server was down are not the items': \(r.results.map(\.attempts).filter { $0 != 1 })")
         #expect(r.summary.stopError == nil && r.summary.outageRequests > 0 && r.summary.outageMilliseconds > 0)
         #expect(r.events.contains(.down) && r.events.last == .up)
         #expect(r.summary.requests == 300 + 50)
@@ -51,7 +60,8 @@ import Testing
 
     /// Without the outage watch (the old behaviour), the same burst fails items after their attempts.
     @Test func testWithoutTheWatchTheSameBurstFailsItems() {
-        let r = run(300, maxAttempts: 2, outageTimeout: nil) { _, n in n <= 50 ? .transient(StarlineError(.server, "503")) : .done(.revoked) }
+        let r = run(300, maxAttempts: 2, outageTimeout: nil) { _, n in n <= 50 ? .transient(StarlineError(.server, "503")) : .done(.revoked)
+        }
         #expect(r.results.contains { $0.status == .failed })
     }
 
@@ -92,20 +102,22 @@ import Testing
         let firstRequested = Locked(false)
         let yielded = Locked(0)
         let engine = BulkRun<Int, BulkItemStatus>(BulkConfiguration(parallel: 1, clock: .virtual()))
-        _ = engine.run(source: {
-            let n = yielded.withLock { $0 }
-            if n == 1 {
-                // The producer "writes" the second line only once the first was requested.
-                let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
-                while !firstRequested.withLock({ $0 }) && MonotonicClock.nanoseconds() < deadline { usleep(1000) }
-            }
-            guard n < 3 else { return nil }
-            yielded.withLock { $0 += 1 }
-            return n
-        }, attempt: { item in
-            if item == 0 { firstRequested.withLock { $0 = true } }
-            return .done(.revoked)
-        }, finished: { _ in nil })
+        _ = engine.run(
+            source: {
+                let n = yielded.withLock { $0 }
+                if n == 1 {
+                    // The producer "writes" the second line only once the first was requested.
+                    let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
+                    while !firstRequested.withLock({ $0 }) && MonotonicClock.nanoseconds() < deadline { usleep(1000) }
+                }
+                guard n < 3 else { return nil }
+                yielded.withLock { $0 += 1 }
+                return n
+            },
+            attempt: { item in
+                if item == 0 { firstRequested.withLock { $0 = true } }
+                return .done(.revoked)
+            }, finished: { _ in nil })
         #expect(firstRequested.withLock { $0 } && yielded.withLock { $0 } == 3)
     }
 
@@ -118,22 +130,25 @@ import Testing
         let done = Locked(false)
         WorkerThreads.detach {
             let items = Locked(0)
-            _ = engine.run(source: {
-                items.withLock { n -> Int? in
-                    guard n < 1000 else { return nil }
-                    n += 1
-                    return n - 1
-                }
-            }, attempt: { item in
-                if item == 5 {
-                    stuck.withLock { $0 = true }
-                    usleep(3_000_000)  // an answer that takes longer than the grace
-                }
-                return .done(.revoked)
-            }, finished: { result in
-                reported.withLock { $0.append(result.item) }
-                return nil
-            })
+            _ = engine.run(
+                source: {
+                    items.withLock { n -> Int? in
+                        guard n < 1000 else { return nil }
+                        n += 1
+                        return n - 1
+                    }
+                },
+                attempt: { item in
+                    if item == 5 {
+                        stuck.withLock { $0 = true }
+                        usleep(3_000_000)  // an answer that takes longer than the grace
+                    }
+                    return .done(.revoked)
+                },
+                finished: { result in
+                    reported.withLock { $0.append(result.item) }
+                    return nil
+                })
             done.withLockNotifying { $0 = true }
         }
         while !stuck.withLock({ $0 }) { usleep(1000) }

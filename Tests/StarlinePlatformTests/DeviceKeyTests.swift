@@ -68,7 +68,11 @@ final class DeviceKeyTests: Sendable {
         #expect(!entries.contains { $0.contains(".tmp-") }, "\(entries)")
     }
 
-    @Test("load: a missing key is nil; a short or long one, or a directory, is STORAGE_ERROR; 0644 is INSECURE_PERMISSIONS")
+    @Test(
+        """
+        load: a missing key is nil; a short or long one, or a directory, is STORAGE_ERROR; 0644 is \
+        INSECURE_PERMISSIONS
+        """)
     func loadChecks() throws {
         #expect(try DeviceKey.load(path: keyPath) == nil)
 
@@ -140,7 +144,8 @@ final class DeviceKeyTests: Sendable {
     func storageFaultsParsing() throws {
         #expect(try StorageFaults(environment: Environment([:])).kinds == [])
         #expect(try StorageFaults(environment: Environment(["STARLINE_TEST_STORAGE_FAULT": ""])).kinds == [])
-        #expect(try StorageFaults(environment: Environment(["STARLINE_TEST_STORAGE_FAULT": "read,write, delete,,marker"])).kinds
+        #expect(
+            try StorageFaults(environment: Environment(["STARLINE_TEST_STORAGE_FAULT": "read,write, delete,,marker"])).kinds
                 == [.read, .write, .delete, .marker])
         #expect(catchError { _ = try StorageFaults(environment: Environment(["STARLINE_TEST_STORAGE_FAULT": "all"])) }?.code == .usage)
     }

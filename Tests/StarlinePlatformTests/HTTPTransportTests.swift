@@ -29,21 +29,26 @@ import Testing
         #expect(try me.json()["user"]?["id"]?.stringValue == "bob")
 
         // Custom headers reach the server: the dev routes need X-Dev-Token.
-        let counters = try await transport.send(HTTPRequestSpec(url: server.baseURL + "/__dev/counters", headers: [("X-Dev-Token", server.devToken)]))
+        let counters = try await transport.send(
+            HTTPRequestSpec(url: server.baseURL + "/__dev/counters", headers: [("X-Dev-Token", server.devToken)]))
         #expect(counters.status == 200)
         #expect(try counters.json()["counters"]?["GET /api/me"]?.intValue == 1)
         #expect(try await transport.send(get(server, "/__dev/counters")).status == 401)
 
         // POST with a JSON body.
-        let sms = try await transport.send(HTTPRequestSpec(method: "POST", url: server.baseURL + "/api/password/sms-reset/request",
-                                                           headers: [("Content-Type", "application/json")],
-                                                           body: json(.object([("phone", .string("+8613800000002"))]))))
+        let sms = try await transport.send(
+            HTTPRequestSpec(
+                method: "POST", url: server.baseURL + "/api/password/sms-reset/request",
+                headers: [("Content-Type", "application/json")],
+                body: json(.object([("phone", .string("+8613800000002"))]))))
         #expect(sms.status == 202)
         #expect(try sms.json()["sent"] == .bool(true))
 
         // POST without a body (an empty one is sent).
-        let others = try await transport.send(HTTPRequestSpec(method: "POST", url: server.baseURL + "/api/sessions/revoke-others",
-                                                              headers: [("Authorization", "Bearer \(other.token)")]))
+        let others = try await transport.send(
+            HTTPRequestSpec(
+                method: "POST", url: server.baseURL + "/api/sessions/revoke-others",
+                headers: [("Authorization", "Bearer \(other.token)")]))
         #expect(others.status == 200)
         #expect(try others.json()["revoked"]?.intValue == 2)  // bob's first login and the seeded session
 
@@ -51,9 +56,10 @@ import Testing
         let carol = try server.login("carol")
         let conversations = try await transport.send(get(server, "/chat/v1/conversations", token: carol.token)).json()
         let conversation = try #require(conversations["conversations"]?[0]?["id"]?.stringValue)
-        let put = HTTPRequestSpec(method: "PUT", url: server.baseURL + "/chat/v1/conversations/\(conversation)/messages/client-1",
-                                  headers: [("Authorization", "Bearer \(carol.token)"), ("Content-Type", "application/json")],
-                                  body: json(.object([("text", .string("héllo ✓"))])))
+        let put = HTTPRequestSpec(
+            method: "PUT", url: server.baseURL + "/chat/v1/conversations/\(conversation)/messages/client-1",
+            headers: [("Authorization", "Bearer \(carol.token)"), ("Content-Type", "application/json")],
+            body: json(.object([("text", .string("héllo ✓"))])))
         let created = try await transport.send(put)
         #expect(created.status == 201)
         #expect(try created.json()["text"]?.stringValue == "héllo ✓")
@@ -64,14 +70,18 @@ import Testing
 
         // DELETE.
         let second = try server.login("carol")
-        let deleted = try await transport.send(HTTPRequestSpec(method: "DELETE", url: server.baseURL + "/api/sessions/\(second.sessionId)",
-                                                               headers: [("Authorization", "Bearer \(carol.token)")]))
+        let deleted = try await transport.send(
+            HTTPRequestSpec(
+                method: "DELETE", url: server.baseURL + "/api/sessions/\(second.sessionId)",
+                headers: [("Authorization", "Bearer \(carol.token)")]))
         #expect(deleted.status == 200)
         #expect(try deleted.json() == .object([("revoked", .bool(true)), ("current", .bool(false))]))
 
         // A body over the server's 64 KiB limit is sent whole and refused (no Expect: 100-continue stall).
-        let big = try await transport.send(HTTPRequestSpec(method: "POST", url: server.baseURL + "/api/password/sms-reset/request",
-                                                           headers: [("Content-Type", "application/json")], body: [UInt8](repeating: 0x20, count: 70_000)))
+        let big = try await transport.send(
+            HTTPRequestSpec(
+                method: "POST", url: server.baseURL + "/api/password/sms-reset/request",
+                headers: [("Content-Type", "application/json")], body: [UInt8](repeating: 0x20, count: 70_000)))
         #expect(big.status == 413)
     }
 
@@ -130,7 +140,8 @@ import Testing
 
     @Test func droppedConnectionsAreNetworkErrors() async throws {
         let server = try DevServerProcess()
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("reset", .bool(true)), ("count", .int(1))]))
+        _ = try server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("reset", .bool(true)), ("count", .int(1))]))
         let transport = HTTPTransport()
         let error = await #expect(throws: StarlineError.self) { try await transport.send(get(server, "/api/me")) }
         #expect(error?.code == .network && error?.exitStatus == .transient && error?.retryable == true)
@@ -161,10 +172,13 @@ import Testing
         // Without retries the 503 answer comes back as it is; when retries run out, the last answer does.
         _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(503)), ("count", .int(4))]))
         #expect(try await transport.send(get(server, "/api/me", token: bob.token)).status == 503)
-        #expect(try await transport.send(get(server, "/api/me", token: bob.token), retry: RetryPolicy(retries: 2, baseDelay: 0.01)).status == 503)
+        #expect(
+            try await transport.send(get(server, "/api/me", token: bob.token), retry: RetryPolicy(retries: 2, baseDelay: 0.01)).status
+                == 503)
         #expect(try counter(server, "GET /api/me") == 7)  // 3 + 1 + 3
         // Network errors are retried too (the blocking form).
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("reset", .bool(true)), ("count", .int(1))]))
+        _ = try server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("reset", .bool(true)), ("count", .int(1))]))
         #expect(try transport.sendBlocking(get(server, "/api/me", token: bob.token), retries: 1).status == 200)
         // 4xx answers are not retried.
         #expect(try await transport.send(get(server, "/api/me"), retries: 3).status == 401)
@@ -210,7 +224,8 @@ import Testing
         #expect(RetryPolicy.parseIMFFixdate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
         #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == 0)  // in the past
         #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_700) == 77)  // read against the given clock
-        #expect(RetryPolicy(retries: 1).delay(after: HTTPReply(status: 429, headers: ["retry-after": "3600"]), attempt: 0, now: now) == 10)  // capped
+        // capped
+        #expect(RetryPolicy(retries: 1).delay(after: HTTPReply(status: 429, headers: ["retry-after": "3600"]), attempt: 0, now: now) == 10)
         #expect(RetryPolicy(retries: 1).delay(after: HTTPReply(status: 404), attempt: 0, now: now) == nil)
     }
 
@@ -218,7 +233,11 @@ import Testing
         let server = try DevServerProcess(["--auto-approve", "bob"])
         let pkce = PKCE.make()
         let redirect = "http://127.0.0.1:9/callback"  // the discard port: following it would fail
-        let reply = try await HTTPTransport().send(get(server, "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=\(PercentEncoding.encode(redirect))&state=xyz&code_challenge=\(pkce.challenge)&code_challenge_method=S256"))
+        let reply = try await HTTPTransport().send(
+            get(
+                server,
+                "/oauth/authorize?response_type=code&client_id=workbench&redirect_uri=\(PercentEncoding.encode(redirect))&state=xyz&code_challenge=\(pkce.challenge)&code_challenge_method=S256"
+            ))
         #expect(reply.status == 302)
         let location = try #require(reply.header("Location"))
         #expect(location.hasPrefix(redirect + "?code="))
@@ -250,7 +269,9 @@ import Testing
         }
         #expect(error?.code == .usage)
         #expect(error?.message.contains("abc") == false)
-        let method = await #expect(throws: StarlineError.self) { try await transport.send(HTTPRequestSpec(method: "GET /x", url: "http://127.0.0.1:9/")) }
+        let method = await #expect(throws: StarlineError.self) {
+            try await transport.send(HTTPRequestSpec(method: "GET /x", url: "http://127.0.0.1:9/"))
+        }
         #expect(method?.code == .usage)
         let scheme = await #expect(throws: StarlineError.self) { try await transport.send(HTTPRequestSpec(url: "file:///etc/passwd")) }
         #expect(scheme?.code == .usage)

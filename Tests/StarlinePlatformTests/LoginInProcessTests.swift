@@ -9,10 +9,16 @@ import PlatformCommands
 /// A networked tool run in-process on captured streams, with STARLINE_HOME in `home` and an API base where
 /// nothing listens (these tests need no server).
 @MainActor
-func runPlatformTool(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: TemporaryDirectory,
-                     stdin: [UInt8] = []) async -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
-    let captured = IOStreams.capturing(stdin: stdin, environment: Environment(["STARLINE_HOME": home.path, "HOME": home.path,
-                                                                               "STARLINE_API_BASE_URL": "http://127.0.0.1:9"]))
+func runPlatformTool(
+    _ tool: Tool<AsyncCommandRunner>, _ words: [String], home: TemporaryDirectory,
+    stdin: [UInt8] = []
+) async -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+    let captured = IOStreams.capturing(
+        stdin: stdin,
+        environment: Environment([
+            "STARLINE_HOME": home.path, "HOME": home.path,
+            "STARLINE_API_BASE_URL": "http://127.0.0.1:9"
+        ]))
     let status = await ToolMain.execute(tool, words, io: captured.io)
     return (status, captured.stdout.text, captured.stderr.text)
 }
@@ -21,8 +27,10 @@ func runPlatformTool(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: 
 /// mode selection without a terminal, typed option errors, the local status, restore with nothing stored.
 @Suite struct LoginInProcessTests {
     @MainActor
-    func run(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: TemporaryDirectory,
-             stdin: [UInt8] = []) async -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+    func run(
+        _ tool: Tool<AsyncCommandRunner>, _ words: [String], home: TemporaryDirectory,
+        stdin: [UInt8] = []
+    ) async -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
         await runPlatformTool(tool, words, home: home, stdin: stdin)
     }
 
@@ -66,8 +74,10 @@ func runPlatformTool(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: 
         return (r.status, r.stderr)
     }
 
-    @Test(arguments: [["--with-token", "--device"], ["--device", "--browser"], ["--browser", "--no-browser"],
-                      ["switch", "--with-token", "--no-browser"]])
+    @Test(arguments: [
+        ["--with-token", "--device"], ["--device", "--browser"], ["--browser", "--no-browser"],
+        ["switch", "--with-token", "--no-browser"]
+    ])
     @MainActor func twoSignInFlowsAreAUsageError(_ words: [String]) async throws {
         let r = await run(words)
         #expect(r.status == .usage && r.stderr.contains("cannot be used together"), "\(words): \(r.stderr)")
@@ -77,6 +87,7 @@ func runPlatformTool(_ tool: Tool<AsyncCommandRunner>, _ words: [String], home: 
     @MainActor func aSignInFlagDoesNotApplyToOtherCommands(_ words: [String]) async throws {
         let r = await run(words)
         #expect(r.status == .usage, "\(words): \(r.stderr)")
-        #expect(r.stderr.contains("does not apply to 'sl-login") || r.stderr.contains("it is an option of 'sl-login"), "\(words): \(r.stderr)")
+        #expect(
+            r.stderr.contains("does not apply to 'sl-login") || r.stderr.contains("it is an option of 'sl-login"), "\(words): \(r.stderr)")
     }
 }

@@ -28,8 +28,9 @@ import Testing
             for i in 0..<6 { try state.addPendingRevocation(sessionId: "old-\(i)", accessToken: "token-\(i)") }
         }
         let slow = SlowRevocations()
-        let client = StarlightClient(configuration: .init(api: try BaseURL(validating: "https://account.thestarline.cn"), appId: "workbench"),
-                                     store: store, transport: slow)
+        let client = StarlightClient(
+            configuration: .init(api: try BaseURL(validating: "https://account.thestarline.cn"), appId: "workbench"),
+            store: store, transport: slow)
         await client.retryPendingRevocations(budget: 1)
         let calls = slow.calls.withLock { $0 }
         // 0.7 s each within 1 s: the second starts at 0.7 s, a third would start after the budget.

@@ -26,13 +26,20 @@ import StarlineCrypto
     }
 
     /// Signs in through the real HTML form (as a browser would) and returns the code from the redirect.
-    func authorizationCode(_ server: DevServerProcess, _ api: PlatformAPI, user: String, redirectURI: String = "http://127.0.0.1:53682/callback")
-        throws -> (code: String, verifier: String) {
+    func authorizationCode(
+        _ server: DevServerProcess, _ api: PlatformAPI, user: String, redirectURI: String = "http://127.0.0.1:53682/callback"
+    )
+        throws -> (code: String, verifier: String)
+    {
         let pkce = PKCE.make()
         let page = try server.request("GET", api.authorizeURL(redirectURI: redirectURI, state: "st-1", codeChallenge: pkce.challenge))
         let requestId = try #require(DevServerProcess.formValue(page.text, "request_id"))
-        let approved = try server.request("POST", "/oauth/authorize", body: .form([("request_id", requestId), ("username", user),
-                                                                                  ("password", "\(user)-pass"), ("action", "approve")]))
+        let approved = try server.request(
+            "POST", "/oauth/authorize",
+            body: .form([
+                ("request_id", requestId), ("username", user),
+                ("password", "\(user)-pass"), ("action", "approve")
+            ]))
         #expect(approved.status == 302)
         let location = try #require(approved.header("Location").flatMap(WebURL.init))
         #expect(location.queryValue("state") == "st-1")
@@ -46,10 +53,13 @@ import StarlineCrypto
         #expect(pkce.verifier.count == 43)
         #expect(pkce.challenge == Base64.encodeURL(SHA256.hash(Array(pkce.verifier.utf8))))
         #expect(PKCE.make().verifier != pkce.verifier)
-        let api = PlatformAPI(base: try BaseURL(validating: "https://account.example.com/base/"), appId: "com.example.game", transport: HTTPTransport())
-        #expect(api.authorizeURL(redirectURI: "starline-com.example.game://auth/callback", state: "a b&c", codeChallenge: "CH")
+        let api = PlatformAPI(
+            base: try BaseURL(validating: "https://account.example.com/base/"), appId: "com.example.game", transport: HTTPTransport())
+        #expect(
+            api.authorizeURL(redirectURI: "starline-com.example.game://auth/callback", state: "a b&c", codeChallenge: "CH")
                 == "https://account.example.com/base/oauth/authorize?response_type=code&client_id=com.example.game"
-                + "&redirect_uri=starline-com.example.game%3A%2F%2Fauth%2Fcallback&state=a%20b%26c&code_challenge=CH&code_challenge_method=S256")
+                + "&redirect_uri=starline-com.example.game%3A%2F%2Fauth%2Fcallback&state=a%20b%26c&code_challenge=CH&code_challenge_method=S256"
+        )
     }
 
     @Test func codeExchangeAndReuse() async throws {
@@ -79,7 +89,9 @@ import StarlineCrypto
 
         // A wrong verifier is invalid_grant too.
         let (second, _) = try authorizationCode(server, api, user: "bob", redirectURI: redirect)
-        let wrong = await failure { try await api.exchangeCode(code: second, redirectURI: redirect, verifier: PKCE.make().verifier, deviceName: "x") }
+        let wrong = await failure {
+            try await api.exchangeCode(code: second, redirectURI: redirect, verifier: PKCE.make().verifier, deviceName: "x")
+        }
         #expect(wrong?.code == .invalidGrant)
     }
 
@@ -134,8 +146,8 @@ import StarlineCrypto
         let bob = try server.login("bob")
         try await api.revoke(token: bob.token)
         #expect(await failure { try await api.me(token: bob.token) }?.code == .sessionRevoked)
-        try await api.revoke(token: bob.token)          // again
-        try await api.revoke(token: "not-a-token")      // unknown
+        try await api.revoke(token: bob.token)  // again
+        try await api.revoke(token: "not-a-token")  // unknown
     }
 
     // MARK: Account
@@ -183,10 +195,12 @@ import StarlineCrypto
         let api = try api(server)
         let a = try server.login("bob"), b = try server.login("bob")
         let wrong = await failure { try await api.changePassword(token: a.token, old: "nope", new: "long-enough-1") }
-        #expect(wrong?.code == .forbidden && wrong?.exitStatus == .forbidden && wrong?.details?["serverCode"]?.stringValue == "WRONG_PASSWORD")
+        #expect(
+            wrong?.code == .forbidden && wrong?.exitStatus == .forbidden && wrong?.details?["serverCode"]?.stringValue == "WRONG_PASSWORD")
         #expect(wrong?.message.contains("long-enough-1") == false)
         let weak = await failure { try await api.changePassword(token: a.token, old: "bob-pass", new: "short") }
-        #expect(weak?.code == .requestRejected && weak?.exitStatus == .usage && weak?.details?["serverCode"]?.stringValue == "WEAK_PASSWORD")
+        #expect(
+            weak?.code == .requestRejected && weak?.exitStatus == .usage && weak?.details?["serverCode"]?.stringValue == "WEAK_PASSWORD")
         #expect(weak?.message.contains("at least 8 characters") == true)
         #expect(try await api.changePassword(token: a.token, old: "bob-pass", new: "new-bob-pass") == 2)  // b and the seeded session
         #expect(await failure { try await api.me(token: b.token) }?.code == .sessionRevoked)
@@ -237,7 +251,9 @@ import StarlineCrypto
 
         _ = try server.dev("POST", "/__dev/users/bob/restrict")
         let restricted = await failure { try await api.center(token: bob.token) }
-        #expect(restricted?.code == .accountRestricted && restricted?.exitStatus == .sessionEnded && restricted?.details?["status"]?.intValue == 403)
+        #expect(
+            restricted?.code == .accountRestricted && restricted?.exitStatus == .sessionEnded
+                && restricted?.details?["status"]?.intValue == 403)
         _ = try server.dev("POST", "/__dev/users/bob/unrestrict")
 
         _ = try server.dev("POST", "/__dev/apps/workbench/disable")
@@ -263,7 +279,8 @@ import StarlineCrypto
         // With retries, GETs are repeated before the error surfaces; POSTs never are.
         let retrying = try self.api(server, retries: 2)
         #expect(await failure { try await retrying.me(token: bob.token) }?.code == .server)
-        _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("POST /api/sessions/revoke-others")), ("status", .int(500))]))
+        _ = try server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("POST /api/sessions/revoke-others")), ("status", .int(500))]))
         #expect(await failure { try await retrying.revokeOtherSessions(token: bob.token) }?.code == .server)
         let counters = try server.dev("GET", "/__dev/counters").json()["counters"]
         #expect(counters?["GET /api/me"]?.intValue == 4)  // 1 without retries, 3 with two retries
@@ -344,7 +361,7 @@ import StarlineCrypto
             (400, oauth("expired_token"), .noResult, 9, false),
             (400, oauth("invalid_request"), .requestRejected, 2, false),
             (400, oauth("unsupported_grant_type"), .requestRejected, 2, false),
-            (302, "", .server, 7, false),
+            (302, "", .server, 7, false)
         ]
         for (status, body, code, exit, retryable) in table {
             let error = mapped(status, body)

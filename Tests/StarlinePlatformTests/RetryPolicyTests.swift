@@ -54,14 +54,18 @@ import Testing
     static let request = HTTPRequestSpec(url: "https://api.test/api/me")
 
     func api(_ exchange: StubExchange, retries: Int = 2, clock: RecordingClock) throws -> PlatformAPI {
-        PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: exchange, retries: retries, clock: clock.clock)
+        PlatformAPI(
+            base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: exchange, retries: retries, clock: clock.clock
+        )
     }
 
     /// `waits[n]` is the equal-jitter backoff of retry n: between half and all of `base × 2^n`, capped at `max`.
     func expectBackoff(_ waits: [Double], base: Double = 0.2, max cap: Double = 5, sourceLocation: SourceLocation = #_sourceLocation) {
         for (n, wait) in waits.enumerated() {
             let full = min(cap, base * Double(1 << n))
-            #expect(wait >= full / 2 && wait <= full, "retry \(n) waited \(wait), outside [\(full / 2), \(full)]", sourceLocation: sourceLocation)
+            #expect(
+                wait >= full / 2 && wait <= full, "retry \(n) waited \(wait), outside [\(full / 2), \(full)]",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -151,7 +155,9 @@ import Testing
     }
 
     @Test func rateLimitsRunOutAsRateLimited() async throws {
-        let stub = StubExchange([Self.reply(429, ["retry-after": "3600"], body: #"{"error":{"code":"RATE_LIMITED","message":"slow down"}}"#)])
+        let stub = StubExchange([
+            Self.reply(429, ["retry-after": "3600"], body: #"{"error":{"code":"RATE_LIMITED","message":"slow down"}}"#)
+        ])
         let clock = RecordingClock()
         let error = await #expect(throws: StarlineError.self) { try await api(stub, retries: 1, clock: clock).sessions(token: "tok") }
         #expect(stub.attempts == 2)
@@ -185,11 +191,15 @@ import Testing
     }
 
     @Test func permanentErrorsAreNotRetried() async throws {
-        for error in [StarlineError(.usage, "invalid HTTP method 'GET /x'"), StarlineError(.data, "the answer is too large"),
-                      StarlineError(.interrupted, "the request was cancelled"), StarlineError(.network, "not retryable", retryable: false)] {
+        for error in [
+            StarlineError(.usage, "invalid HTTP method 'GET /x'"), StarlineError(.data, "the answer is too large"),
+            StarlineError(.interrupted, "the request was cancelled"), StarlineError(.network, "not retryable", retryable: false)
+        ] {
             let stub = StubExchange([.failure(error)])
             let clock = RecordingClock()
-            let thrown = await #expect(throws: StarlineError.self) { try await stub.send(Self.request, retry: RetryPolicy(retries: 3), clock: clock.clock) }
+            let thrown = await #expect(throws: StarlineError.self) {
+                try await stub.send(Self.request, retry: RetryPolicy(retries: 3), clock: clock.clock)
+            }
             #expect(thrown?.code == error.code)
             #expect(stub.attempts == 1 && clock.recorded.isEmpty, "\(error.code) was retried")
         }
@@ -230,14 +240,16 @@ import Testing
         // Task.sleep, the system clock's wait, must be cut short: a wait that ran its course (30–60 s here)
         // leaves `interrupted` false. Not timed: under the full suite a task can wait long for a thread.
         let interrupted = Locked(false)
-        let clock = RetryClock(now: RetryClock.system.now, sleep: { seconds in
-            do {
-                try await RetryClock.system.sleep(seconds)
-            } catch {
-                interrupted.withLock { $0 = true }
-                throw error
-            }
-        })
+        let clock = RetryClock(
+            now: RetryClock.system.now,
+            sleep: { seconds in
+                do {
+                    try await RetryClock.system.sleep(seconds)
+                } catch {
+                    interrupted.withLock { $0 = true }
+                    throw error
+                }
+            })
         let stub = StubExchange([Self.reply(503)])
         let task = Task { try await stub.send(Self.request, retry: RetryPolicy(retries: 3, baseDelay: 60, maxDelay: 60), clock: clock) }
         while stub.attempts == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
@@ -255,8 +267,9 @@ import Testing
     @Test func clientRunsOverAnyExchange() async throws {
         let me = #"{"user":{"id":"bob"},"roles":["member"],"session":{"id":"s-1","appId":"workbench","expiresAt":"2099-01-01T00:00:00Z"}}"#
         let stub = StubExchange([Self.reply(200, ["content-type": "application/json"], body: me)])
-        let client = StarlightClient(configuration: .init(api: try BaseURL(validating: "https://api.test/base"), appId: "workbench"),
-                                     store: nil, transport: stub)
+        let client = StarlightClient(
+            configuration: .init(api: try BaseURL(validating: "https://api.test/base"), appId: "workbench"),
+            store: nil, transport: stub)
         client.adoptMemoryToken("tok")
         let outcome = await client.restoreSession()
         #expect(outcome.state == .valid)

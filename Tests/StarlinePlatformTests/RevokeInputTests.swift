@@ -6,7 +6,8 @@ import Testing
 
 /// What `sl-sessions revoke -` reads, in each format, with the line of every bad row.
 @Suite struct RevokeInputTests {
-    func parse(_ text: String, user: String? = nil) throws -> (format: RevokeInput.Format, items: [RevokeItem], malformed: [MalformedInput]) {
+    func parse(_ text: String, user: String? = nil) throws -> (format: RevokeInput.Format, items: [RevokeItem], malformed: [MalformedInput])
+    {
         try RevokeInput.parse(Array(text.utf8), defaultUser: user)
     }
 
@@ -24,7 +25,8 @@ import Testing
 
     /// Exactly what `sl-sessions list --jsonl` prints, other fields and all.
     @Test func listOutputIsRevokeInput() throws {
-        let line = #"{"id":"ses_1","appId":"workbench","device":{"name":"x","platform":"linux"},"createdAt":"2026-01-01T00:00:00Z","lastSeenAt":"2026-01-02T00:00:00Z","current":false,"user":"bob"}"#
+        let line =
+            #"{"id":"ses_1","appId":"workbench","device":{"name":"x","platform":"linux"},"createdAt":"2026-01-01T00:00:00Z","lastSeenAt":"2026-01-02T00:00:00Z","current":false,"user":"bob"}"#
         let r = try parse(line + "\n" + line.replacingAll("ses_1", with: "ses_2") + "\n")
         #expect(r.format == .jsonl)
         #expect(r.items.map(\.id) == ["ses_1", "ses_2"] && r.items.allSatisfy { $0.user == "bob" })
@@ -46,10 +48,17 @@ import Testing
     }
 
     @Test func csvWithAHeaderQuotesAndCRLF() throws {
-        let r = try parse("\u{FEFF}Id,User,note\r\nses_1,bob,x\r\n\"ses_2\",\"carol\",\"a, \"\"quoted\"\" note\"\r\nses_3,,y\r\nses_4,bob\r\n\"open,bob,z\r\n")
+        let r = try parse(
+            """
+            \u{FEFF}Id,User,note\r\nses_1,bob,x\r\n\"ses_2\",\"carol\",\"a, \"\"quoted\"\" \
+            note\"\r\nses_3,,y\r\nses_4,bob\r\n\"open,bob,z\r\n
+            """)
         #expect(r.format == .csv)
-        #expect(r.items == [RevokeItem(line: 2, id: "ses_1", user: "bob"), RevokeItem(line: 3, id: "ses_2", user: "carol"),
-                            RevokeItem(line: 4, id: "ses_3", user: nil)])
+        #expect(
+            r.items == [
+                RevokeItem(line: 2, id: "ses_1", user: "bob"), RevokeItem(line: 3, id: "ses_2", user: "carol"),
+                RevokeItem(line: 4, id: "ses_3", user: nil)
+            ])
         #expect(r.malformed.map(\.line) == [5, 6], "a short row and an unbalanced quote")
         #expect(throws: StarlineError.self) { _ = try RevokeInput.parse(Array("user,name\nbob,x\n".utf8), defaultUser: nil) }
     }
@@ -83,11 +92,15 @@ import Testing
     @Test func duplicatesPointAtTheirFirstLine() throws {
         let index = try BulkItemIndex()
         try index.finished(id: "c", user: nil, status: .revoked)
-        let seen = try [(1, "a", nil), (2, "b", nil), (3, "a", nil), (4, "a", "bob"), (5, "c", nil), (6, "c", nil)].map { (line: Int, id: String, user: String?) in
+        let seen = try [(1, "a", nil), (2, "b", nil), (3, "a", nil), (4, "a", "bob"), (5, "c", nil), (6, "c", nil)].map {
+            (line: Int, id: String, user: String?) in
             try index.see(id: id, user: user, line: line)
         }
-        #expect(seen == [.first(finished: nil), .first(finished: nil), .duplicate(firstLine: 1), .first(finished: nil),
-                         .first(finished: .revoked), .duplicate(firstLine: 5)])
+        #expect(
+            seen == [
+                .first(finished: nil), .first(finished: nil), .duplicate(firstLine: 1), .first(finished: nil),
+                .first(finished: .revoked), .duplicate(firstLine: 5)
+            ])
         #expect(try index.distinctItems == 4)
     }
 

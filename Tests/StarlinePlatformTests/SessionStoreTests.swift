@@ -54,9 +54,10 @@ final class SessionStoreTests: Sendable {
             let store = try fixture.store()
             try store.withState { (state: SessionState) throws in
                 try state.saveCandidate(sampleCandidate(token: token, sessionId: "sess-visible-1"))
-                try state.savePendingLogin(PendingLogin(
-                    mode: .device, state: "st-1", verifier: verifier, redirectURI: "http://127.0.0.1:1/callback",
-                    deviceCode: deviceCode, createdAt: 1, expiresAt: Int64(time(nil)) + 600))
+                try state.savePendingLogin(
+                    PendingLogin(
+                        mode: .device, state: "st-1", verifier: verifier, redirectURI: "http://127.0.0.1:1/callback",
+                        deviceCode: deviceCode, createdAt: 1, expiresAt: Int64(time(nil)) + 600))
                 try state.addPendingRevocation(sessionId: "sess-old", accessToken: revokeToken)
             }
             // While open (data may still be in the WAL) ...
@@ -68,8 +69,10 @@ final class SessionStoreTests: Sendable {
         try expectAbsent([token, verifier, deviceCode, revokeToken], present: "sess-visible-1", in: fixture.state + "/sessions.db")
         // The secrets still open.
         let back = try fixture.store().withState { (state: SessionState) throws in
-            (try state.candidate()?.accessToken, try state.pendingLogin()?.verifier,
-             try state.pendingLogin()?.deviceCode, try state.pendingRevocations().first?.accessToken)
+            (
+                try state.candidate()?.accessToken, try state.pendingLogin()?.verifier,
+                try state.pendingLogin()?.deviceCode, try state.pendingRevocations().first?.accessToken
+            )
         }
         #expect(back.0 == token)
         #expect(back.1 == verifier)
@@ -97,7 +100,7 @@ final class SessionStoreTests: Sendable {
             StoreKey(api: try BaseURL(validating: "https://staging.thestarline.cn"), appId: "workbench", service: "default"),
             StoreKey(api: try BaseURL(validating: "https://account.thestarline.cn:8443"), appId: "workbench", service: "default"),
             StoreKey(api: try BaseURL(validating: "https://account.thestarline.cn/v2"), appId: "workbench", service: "default"),
-            StoreKey(api: api, appId: "workbench", service: "ci"),  // other service
+            StoreKey(api: api, appId: "workbench", service: "ci")  // other service
         ]
         #expect(keys[0].id == "default|https://account.thestarline.cn|workbench")
         #expect(keys[3].apiOrigin == "https://account.thestarline.cn:8443")
@@ -194,8 +197,9 @@ final class SessionStoreTests: Sendable {
         #expect(try fixture.store().withState { try $0.candidate() } == nil)
     }
 
-    @Test("S3 sessions.db or device.key readable by group or others is refused (INSECURE_PERMISSIONS, exit 10)",
-          arguments: ["sessions.db", "device.key"])
+    @Test(
+        "S3 sessions.db or device.key readable by group or others is refused (INSECURE_PERMISSIONS, exit 10)",
+        arguments: ["sessions.db", "device.key"])
     func insecurePermissionsRefused(file: String) throws {
         try fixture.store().withState { try $0.saveCandidate(sampleCandidate(token: "tok-p", sessionId: "sess-p")) }
         let path = fixture.state + "/" + file
@@ -230,8 +234,9 @@ final class SessionStoreTests: Sendable {
     @Test("secrets never show in descriptions of the records")
     func descriptionsRedactSecrets() {
         let c = sampleCandidate(token: "tok-desc-secret", sessionId: "sess-d")
-        let p = PendingLogin(mode: .device, state: "st", verifier: "ver-desc-secret", redirectURI: "r",
-                             deviceCode: "dc-desc-secret", createdAt: 0, expiresAt: 1)
+        let p = PendingLogin(
+            mode: .device, state: "st", verifier: "ver-desc-secret", redirectURI: "r",
+            deviceCode: "dc-desc-secret", createdAt: 0, expiresAt: 1)
         let r = PendingRevocation(id: 1, sessionId: "s", accessToken: "rt-desc-secret", createdAt: 0)
         for text in ["\(c)", String(reflecting: c), "\(p)", String(reflecting: p), "\(r)", String(reflecting: r)] {
             #expect(!text.contains("desc-secret"), "\(text)")
@@ -273,13 +278,15 @@ final class SessionStoreTests: Sendable {
         let store = try fixture.store()
         #expect(try store.withState { try $0.pendingLogin() } == nil)
         let now = Int64(time(nil))
-        let paste = PendingLogin(mode: .paste, state: "st-paste", verifier: "v-paste",
-                                 redirectURI: "starline-workbench://auth/callback", createdAt: now, expiresAt: now + 600)
+        let paste = PendingLogin(
+            mode: .paste, state: "st-paste", verifier: "v-paste",
+            redirectURI: "starline-workbench://auth/callback", createdAt: now, expiresAt: now + 600)
         try store.withState { try $0.savePendingLogin(paste) }
         #expect(try store.withState { try $0.pendingLogin() } == paste)
 
-        let device = PendingLogin(mode: .device, state: "st-device", verifier: "v-device", redirectURI: "",
-                                  deviceCode: "dc-1", createdAt: now, expiresAt: now + 300)
+        let device = PendingLogin(
+            mode: .device, state: "st-device", verifier: "v-device", redirectURI: "",
+            deviceCode: "dc-1", createdAt: now, expiresAt: now + 300)
         try store.withState { try $0.savePendingLogin(device) }
         #expect(try fixture.store().withState { try $0.pendingLogin() } == device)
 
@@ -305,9 +312,11 @@ final class SessionStoreTests: Sendable {
         let store = try fixture.store()
         #expect(try store.withState { try $0.pendingRevocations() } == [])
         let (a, b, again) = try store.withState { (state: SessionState) throws in
-            (try state.addPendingRevocation(sessionId: "sess-a", accessToken: "rt-a"),
-             try state.addPendingRevocation(sessionId: "sess-b", accessToken: "rt-b"),
-             try state.addPendingRevocation(sessionId: "sess-a", accessToken: "rt-a"))
+            (
+                try state.addPendingRevocation(sessionId: "sess-a", accessToken: "rt-a"),
+                try state.addPendingRevocation(sessionId: "sess-b", accessToken: "rt-b"),
+                try state.addPendingRevocation(sessionId: "sess-a", accessToken: "rt-a")
+            )
         }
         #expect(a != b)
         #expect(again == a)
@@ -408,7 +417,7 @@ final class SessionStoreTests: Sendable {
         let writes: [(String, (SessionState) throws -> Void)] = [
             ("cannot write the stored session", { try $0.saveCandidate(sampleCandidate(token: "tok-new", sessionId: "sess-new")) }),
             ("cannot write the pending login", { try $0.savePendingLogin(samplePending(state: "st")) }),
-            ("cannot write the pending revocation", { try $0.addPendingRevocation(sessionId: "s", accessToken: "t") }),
+            ("cannot write the pending revocation", { try $0.addPendingRevocation(sessionId: "s", accessToken: "t") })
         ]
         for (prefix, write) in writes {
             let error = catchError { try store.withState { try write($0) } }
@@ -479,7 +488,11 @@ final class SessionStoreTests: Sendable {
         #expect(try AtomicFile.read(path) == garbage)
     }
 
-    @Test("a store written before migrations existed (its schema, user_version 1) keeps its tables and records and gains the custody table (migration 2)")
+    @Test(
+        """
+        a store written before migrations existed (its schema, user_version 1) keeps its tables and records and gains \
+        the custody table (migration 2)
+        """)
     func storeFromBeforeMigrations() throws {
         let path = fixture.state + "/sessions.db"
         do {
@@ -601,8 +614,9 @@ final class SessionStoreTests: Sendable {
         #expect(store.machineIdSource == fixture.machineIdFile)
         let error = catchError { _ = try store.withState { try $0.candidate() } }
         #expect(error?.code == .storage)
-        #expect(error?.message.hasPrefix("cannot open the session store: cannot read \(fixture.machineIdFile)") == true,
-                "\(error?.message ?? "")")
+        #expect(
+            error?.message.hasPrefix("cannot open the session store: cannot read \(fixture.machineIdFile)") == true,
+            "\(error?.message ?? "")")
         #expect(rmdir(fixture.machineIdFile) == 0)
         #expect(rename(aside, fixture.machineIdFile) == 0)
         #expect(try store.withState { try $0.candidate()?.accessToken } == "tok-mid")
@@ -769,11 +783,11 @@ final class StoreFixture: Sendable {
     func store(key: StoreKey? = nil, faults: String? = nil, machineIdFile: String? = nil) throws -> SessionStore {
         var env = ["STARLINE_MACHINE_ID_FILE": machineIdFile ?? self.machineIdFile]
         if let faults { env["STARLINE_TEST_STORAGE_FAULT"] = faults }
-        return try SessionStore(paths: paths, key: key ?? self.key, environment: Environment(env),
-                                storageFaults: try StorageFaults(environment: Environment(env)))
+        return try SessionStore(
+            paths: paths, key: key ?? self.key, environment: Environment(env),
+            storageFaults: try StorageFaults(environment: Environment(env)))
     }
 }
-
 
 func sampleCandidate(token: String, sessionId: String) -> StoredCandidate {
     StoredCandidate(
@@ -784,13 +798,15 @@ func sampleCandidate(token: String, sessionId: String) -> StoredCandidate {
 
 func samplePending(state: String) -> PendingLogin {
     let now = Int64(time(nil))
-    return PendingLogin(mode: .paste, state: state, verifier: "verifier-" + state,
-                        redirectURI: "starline-workbench://auth/callback", createdAt: now, expiresAt: now + 600)
+    return PendingLogin(
+        mode: .paste, state: state, verifier: "verifier-" + state,
+        redirectURI: "starline-workbench://auth/callback", createdAt: now, expiresAt: now + 600)
 }
 
 func counterCandidate(_ n: Int64) -> StoredCandidate {
-    StoredCandidate(accessToken: "tok-\(n)", sessionId: "sess-\(n)", user: .object([("n", .int(n))]), roles: [],
-                    expiresAt: 1_900_000_000, createdAt: 1_800_000_000)
+    StoredCandidate(
+        accessToken: "tok-\(n)", sessionId: "sess-\(n)", user: .object([("n", .int(n))]), roles: [],
+        expiresAt: 1_900_000_000, createdAt: 1_800_000_000)
 }
 
 /// The `StarlineError` that `body` throws, or nil when it does not throw (another error type is recorded as
@@ -820,4 +836,3 @@ func copyFile(_ from: String, _ to: String) throws {
     let bytes = try #require(try AtomicFile.read(from))
     try AtomicFile.write(bytes, to: to, mode: 0o600)
 }
-

@@ -16,10 +16,12 @@ import Testing
         var env: [String: String] = ["STARLINE_MACHINE_ID_FILE": home.file("machine-id")]
         if let faults { env["STARLINE_TEST_STORAGE_FAULT"] = faults }
         let api = try BaseURL(validating: server.baseURL)
-        let store = try SessionStore(paths: StarlinePaths(environment: ["STARLINE_HOME": home.path]),
-                                     key: StoreKey(api: api, appId: "workbench", service: "default"), environment: Environment(env),
-                                     storageFaults: try StorageFaults(environment: Environment(env)))
-        return StarlightClient(configuration: .init(api: api, appId: "workbench", timeout: 10), store: store, transport: HTTPTransport(timeout: 10))
+        let store = try SessionStore(
+            paths: StarlinePaths(environment: ["STARLINE_HOME": home.path]),
+            key: StoreKey(api: api, appId: "workbench", service: "default"), environment: Environment(env),
+            storageFaults: try StorageFaults(environment: Environment(env)))
+        return StarlightClient(
+            configuration: .init(api: api, appId: "workbench", timeout: 10), store: store, transport: HTTPTransport(timeout: 10))
     }
 
     final class Recorder {
@@ -150,8 +152,10 @@ import Testing
         let c = try client(server)
         let store = try #require(c.store)
         try store.withState { state in
-            try state.saveCandidate(StoredCandidate(accessToken: "tok-malformed", sessionId: "", user: .null, roles: [],
-                                                    expiresAt: Timestamp.now().seconds + 3600, createdAt: Timestamp.now().seconds, verifiedAt: nil))
+            try state.saveCandidate(
+                StoredCandidate(
+                    accessToken: "tok-malformed", sessionId: "", user: .null, roles: [],
+                    expiresAt: Timestamp.now().seconds + 3600, createdAt: Timestamp.now().seconds, verifiedAt: nil))
         }
         let before = Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0)
         let outcome = await c.restoreSession()

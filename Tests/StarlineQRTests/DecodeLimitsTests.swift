@@ -35,8 +35,9 @@ import Testing
         let left = rest.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, 2000) }
         close(fds[0])
         #expect(left == 899)
-        #expect(message { try ImageLoader.readAll(fileDescriptor: open("/dev/zero", O_RDONLY), name: "zero", maxBytes: 1 << 20) }?
-            .contains("file too large") == true)
+        #expect(
+            message { try ImageLoader.readAll(fileDescriptor: open("/dev/zero", O_RDONLY), name: "zero", maxBytes: 1 << 20) }?
+                .contains("file too large") == true)
     }
 
     @Test func thePixelBudgetIsSharedAndWaitsUntilReleased() throws {
@@ -129,8 +130,9 @@ import Testing
         var buffer: UnsafeMutablePointer<UInt8>? = nil
         var size: UInt = 0
         let status = cmyk.withUnsafeBufferPointer {
-            tjCompress2(handle, $0.baseAddress, Int32(qr.width), 0, Int32(qr.height), Int32(TJPF_CMYK.rawValue),
-                        &buffer, &size, Int32(TJSAMP_444.rawValue), 95, 0)
+            tjCompress2(
+                handle, $0.baseAddress, Int32(qr.width), 0, Int32(qr.height), Int32(TJPF_CMYK.rawValue),
+                &buffer, &size, Int32(TJSAMP_444.rawValue), 95, 0)
         }
         defer { tjFree(buffer) }
         try #require(status == 0 && buffer != nil)

@@ -19,10 +19,10 @@ struct ImageLoaderTests {
         // Version 1 = 21 modules + 2×4 margin, 4 px each.
         #expect(image.width == 116 && image.height == 116)
         #expect(Set(image.pixels) == [0, 255])
-        #expect(image[0, 0] == 255)    // quiet zone
-        #expect(image[16, 16] == 0)    // outer ring of the top-left finder pattern
+        #expect(image[0, 0] == 255)  // quiet zone
+        #expect(image[16, 16] == 0)  // outer ring of the top-left finder pattern
         #expect(image[20, 20] == 255)  // the white ring inside it
-        #expect(image[24, 24] == 0)    // its 3×3 centre
+        #expect(image[24, 24] == 0)  // its 3×3 centre
     }
 
     @Test("gray PNG written by libpng round-trips exactly")
@@ -157,8 +157,10 @@ struct ImageLoaderTests {
 
     // MARK: Errors
 
-    private func expectUnreadable(_ messagePart: String, sourceLocation: SourceLocation = #_sourceLocation,
-                                  _ body: () throws -> GrayImage) {
+    private func expectUnreadable(
+        _ messagePart: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: () throws -> GrayImage
+    ) {
         do {
             let image = try body()
             Issue.record("expected UNREADABLE_IMAGE, got a \(image.width)×\(image.height) image", sourceLocation: sourceLocation)
@@ -214,7 +216,9 @@ struct ImageLoaderTests {
         var flipped = png
         flipped[png.count / 2] ^= 0xFF  // breaks the IDAT CRC / zlib stream
         expectUnreadable("corrupt PNG: ") { try ImageLoader.load(bytes: flipped, name: "t.png") }
-        expectUnreadable("corrupt PNG: ") { try ImageLoader.load(bytes: Array(png.prefix(8)) + Array(repeating: 0, count: 100), name: "t.png") }
+        expectUnreadable("corrupt PNG: ") {
+            try ImageLoader.load(bytes: Array(png.prefix(8)) + Array(repeating: 0, count: 100), name: "t.png")
+        }
     }
 
     @Test("truncated and corrupt JPEG: the TurboJPEG message")
@@ -222,13 +226,17 @@ struct ImageLoaderTests {
         let jpeg = try TestImages.jpeg(try TestImages.qrImage("truncate me too"))
         expectUnreadable("t.jpg: corrupt JPEG: ") { try ImageLoader.load(bytes: Array(jpeg.prefix(jpeg.count * 2 / 3)), name: "t.jpg") }
         expectUnreadable("corrupt JPEG: ") { try ImageLoader.load(bytes: Array(jpeg.prefix(40)), name: "t.jpg") }
-        expectUnreadable("corrupt JPEG: ") { try ImageLoader.load(bytes: [0xFF, 0xD8, 0xFF] + Array(repeating: 0x42, count: 500), name: "t.jpg") }
+        expectUnreadable("corrupt JPEG: ") {
+            try ImageLoader.load(bytes: [0xFF, 0xD8, 0xFF] + Array(repeating: 0x42, count: 500), name: "t.jpg")
+        }
     }
 
     @Test("truncated and malformed PGM/PPM")
     func corruptPNM() throws {
         let pgm = TestImages.pgm(Self.gradient)
-        expectUnreadable("g.pgm: corrupt PBM/PGM/PPM: truncated pixel data") { try ImageLoader.load(bytes: Array(pgm.dropLast(5)), name: "g.pgm") }
+        expectUnreadable("g.pgm: corrupt PBM/PGM/PPM: truncated pixel data") {
+            try ImageLoader.load(bytes: Array(pgm.dropLast(5)), name: "g.pgm")
+        }
         let plain = TestImages.pgm(Self.gradient, plain: true)
         expectUnreadable("truncated pixel data") { try ImageLoader.load(bytes: Array(plain.prefix(plain.count / 2)), name: "g.pgm") }
         expectUnreadable("truncated header") { try ImageLoader.load(bytes: Array("P5 10".utf8), name: "h.pgm") }
@@ -258,8 +266,10 @@ struct ImageLoaderTests {
     @Test("damaged files of every format either load or throw UNREADABLE_IMAGE, never crash")
     func fuzz() throws {
         let qr = try TestImages.qrImage("fuzz")
-        let samples = [try TestImages.png(qr), try TestImages.qrencodePNG(text: "fuzz"), try TestImages.jpeg(qr),
-                       TestImages.pgm(qr), TestImages.pgm(qr, plain: true), TestImages.ppm(qr)]
+        let samples = [
+            try TestImages.png(qr), try TestImages.qrencodePNG(text: "fuzz"), try TestImages.jpeg(qr),
+            TestImages.pgm(qr), TestImages.pgm(qr, plain: true), TestImages.ppm(qr)
+        ]
         var rng = TestImages.SeededRandom(seed: 42)
         var failures = 0, loads = 0
         for original in samples {

@@ -10,50 +10,56 @@ import Testing
         PayloadClassifier(chatBase: base ?? defaultBase).classify(Array(text.utf8)).kind
     }
 
-    @Test("W6 auth callbacks win over every other kind", arguments: [
-        "starline-workbench://auth/callback?code=abc&state=xyz",
-        "starline-com.example.game://auth/callback?error=access_denied&state=s",
-        "STARLINE-WORKBENCH://auth/callback?code=1",
-        "http://127.0.0.1:49152/callback?code=abc&state=xyz",
-        "http://[::1]:8080/callback?code=abc",
-        "http://127.0.0.1/callback",
-    ])
+    @Test(
+        "W6 auth callbacks win over every other kind",
+        arguments: [
+            "starline-workbench://auth/callback?code=abc&state=xyz",
+            "starline-com.example.game://auth/callback?error=access_denied&state=s",
+            "STARLINE-WORKBENCH://auth/callback?code=1",
+            "http://127.0.0.1:49152/callback?code=abc&state=xyz",
+            "http://[::1]:8080/callback?code=abc",
+            "http://127.0.0.1/callback"
+        ])
     func w6AuthCallbacks(_ text: String) {
         #expect(kind(text) == .authCallback)
     }
 
-    @Test("W6 near-misses of callbacks are not callbacks", arguments: [
-        "starline-workbench://evil/callback?code=abc",
-        "starline-workbench://auth/callback/x?code=abc",
-        "starline-workbench://user@auth/callback?code=abc",
-        "starline-://auth/callback?code=abc",
-        "http://localhost.evil.com:8080/callback?code=abc",
-        "http://128.0.0.1:8080/callback?code=abc",
-        "http://127.0.0.1.evil.com/callback?code=abc",
-        "http://[::2]:8080/callback?code=abc",
-        "http://127.0.0.1:8080/callbackx?code=abc",
-        "ftp://127.0.0.1/callback?code=abc",
-        "http://evil@127.0.0.1:8080/callback?code=abc",
-    ])
+    @Test(
+        "W6 near-misses of callbacks are not callbacks",
+        arguments: [
+            "starline-workbench://evil/callback?code=abc",
+            "starline-workbench://auth/callback/x?code=abc",
+            "starline-workbench://user@auth/callback?code=abc",
+            "starline-://auth/callback?code=abc",
+            "http://localhost.evil.com:8080/callback?code=abc",
+            "http://128.0.0.1:8080/callback?code=abc",
+            "http://127.0.0.1.evil.com/callback?code=abc",
+            "http://[::2]:8080/callback?code=abc",
+            "http://127.0.0.1:8080/callbackx?code=abc",
+            "ftp://127.0.0.1/callback?code=abc",
+            "http://evil@127.0.0.1:8080/callback?code=abc"
+        ])
     func w6CallbackNearMisses(_ text: String) {
         #expect(kind(text) != .authCallback)
     }
 
-    @Test("W6 every loopback spelling is a callback, its code redacted in code and text", arguments: [
-        "http://localhost:8080/callback?code=SECRET1&state=s",
-        "http://LOCALHOST/callback?code=SECRET1",
-        "http://localhost.:8080/callback?code=SECRET1",
-        "http://app.localhost:8080/callback?code=SECRET1",
-        "http://127.0.0.2:8080/callback?code=SECRET1",
-        "http://127.1:8080/callback?code=SECRET1",
-        "http://2130706433:8080/callback?code=SECRET1",
-        "http://0x7f.0.0.1:8080/callback?code=SECRET1",
-        "http://0177.0.0.1:8080/callback?code=SECRET1",
-        "http://[0:0:0:0:0:0:0:1]:8080/callback?code=SECRET1",
-        "http://[::ffff:127.0.0.1]:8080/callback?code=SECRET1",
-        "https://127.0.0.1:8080/callback?code=SECRET1",
-        "http://127.0.0.1:8080/%63allback?code=SECRET1",
-    ])
+    @Test(
+        "W6 every loopback spelling is a callback, its code redacted in code and text",
+        arguments: [
+            "http://localhost:8080/callback?code=SECRET1&state=s",
+            "http://LOCALHOST/callback?code=SECRET1",
+            "http://localhost.:8080/callback?code=SECRET1",
+            "http://app.localhost:8080/callback?code=SECRET1",
+            "http://127.0.0.2:8080/callback?code=SECRET1",
+            "http://127.1:8080/callback?code=SECRET1",
+            "http://2130706433:8080/callback?code=SECRET1",
+            "http://0x7f.0.0.1:8080/callback?code=SECRET1",
+            "http://0177.0.0.1:8080/callback?code=SECRET1",
+            "http://[0:0:0:0:0:0:0:1]:8080/callback?code=SECRET1",
+            "http://[::ffff:127.0.0.1]:8080/callback?code=SECRET1",
+            "https://127.0.0.1:8080/callback?code=SECRET1",
+            "http://127.0.0.1:8080/%63allback?code=SECRET1"
+        ])
     func loopbackSpellings(_ text: String) {
         let payload = PayloadClassifier(chatBase: defaultBase).classify(Array(text.utf8))
         #expect(payload.kind == .authCallback)
@@ -62,12 +68,14 @@ import Testing
         #expect(!payload.includesBytes)
     }
 
-    @Test("W6 a percent-encoded parameter name is the same parameter: redacted in text as in code", arguments: [
-        "starline-workbench://auth/callback?%63ode=SECRET2&state=s",
-        "starline-workbench://auth/callback?state=s&c%6Fde=SECRET2",
-        "http://127.0.0.1:5000/callback?%63%6f%64%65=SECRET2",
-        "starline-workbench://auth/callback?state=s#code=SECRET2",
-    ])
+    @Test(
+        "W6 a percent-encoded parameter name is the same parameter: redacted in text as in code",
+        arguments: [
+            "starline-workbench://auth/callback?%63ode=SECRET2&state=s",
+            "starline-workbench://auth/callback?state=s&c%6Fde=SECRET2",
+            "http://127.0.0.1:5000/callback?%63%6f%64%65=SECRET2",
+            "starline-workbench://auth/callback?state=s#code=SECRET2"
+        ])
     func percentEncodedNames(_ text: String) {
         let payload = PayloadClassifier(chatBase: defaultBase).classify(Array(text.utf8))
         #expect(payload.kind == .authCallback)
@@ -77,11 +85,13 @@ import Testing
         if !text.contains("#") { #expect(shown.fields.first { $0.0 == "code" }?.1 == .string("SECRET2")) }
     }
 
-    @Test("W6 a duplicated code, state or error is refused: no code is picked, none is shown", arguments: [
-        "starline-workbench://auth/callback?code=SECRETA&code=SECRETB&state=s",
-        "http://127.0.0.1:5000/callback?code=SECRETA&%63ode=SECRETB",
-        "starline-workbench://auth/callback?code=SECRETA&state=1&state=2",
-    ])
+    @Test(
+        "W6 a duplicated code, state or error is refused: no code is picked, none is shown",
+        arguments: [
+            "starline-workbench://auth/callback?code=SECRETA&code=SECRETB&state=s",
+            "http://127.0.0.1:5000/callback?code=SECRETA&%63ode=SECRETB",
+            "starline-workbench://auth/callback?code=SECRETA&state=1&state=2"
+        ])
     func duplicatedParameters(_ text: String) {
         for show in [false, true] {
             let payload = PayloadClassifier(chatBase: defaultBase, showSecrets: show).classify(Array(text.utf8))

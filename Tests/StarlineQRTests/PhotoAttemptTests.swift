@@ -12,7 +12,7 @@ import StarlineQR
         ("gaussian-blur-07.jpg", "https://chat.thestarline.cn/f/XNpmJkt0kP", "binarized"),
         ("uneven-light-glare-08.jpg", "https://chat.thestarline.cn/f/jsfDwZ3T1SIgKLGpFeWdt1", "sharpened"),
         ("phone-photo-11.jpg", "https://chat.thestarline.cn/f/gBTaTElEskG55M-M", "smooth-upscaled"),
-        ("light-on-dark-16.jpg", "http://127.0.0.1:8080/chat/f/5QTj_jYxSJ", "inverted-binarized"),
+        ("light-on-dark-16.jpg", "http://127.0.0.1:8080/chat/f/5QTj_jYxSJ", "inverted-binarized")
     ]
 
     @Test("a photo the plain attempts miss is read by the photo attempt that undoes what the camera did", arguments: 0..<4)
@@ -26,7 +26,11 @@ import StarlineQR
         #expect(result.symbols.map { String(decoding: $0.bytes, as: UTF8.self) } == [payload])
     }
 
-    @Test("the enhancements: contrast stretched to 0…255, a local threshold through a gradient, edges steepened, bilinear ×2")
+    @Test(
+        """
+        the enhancements: contrast stretched to 0…255, a local threshold through a gradient, edges steepened, \
+        bilinear ×2
+        """)
     func enhancements() {
         // Grey 100…140 with a 1 % of outliers: stretched to the full range.
         var values: [UInt8] = []
@@ -40,11 +44,13 @@ import StarlineQR
         // Dark stripes on a background that brightens from 40 to 240: one global threshold cannot split them,
         // the local one does.
         let width = 120
-        let striped = GrayImage(width: width, height: 20, pixels: (0..<(width * 20)).map { i in
-            let x = i % width
-            let background = 40 + x * 200 / width
-            return UInt8((x / 6) % 2 == 0 ? background : background * 6 / 10)
-        })
+        let striped = GrayImage(
+            width: width, height: 20,
+            pixels: (0..<(width * 20)).map { i in
+                let x = i % width
+                let background = 40 + x * 200 / width
+                return UInt8((x / 6) % 2 == 0 ? background : background * 6 / 10)
+            })
         let binary = striped.locallyBinarized(window: 25)
         for x in 12..<(width - 12) where x % 6 != 0 && x % 6 != 5 {
             #expect(binary[x, 10] == ((x / 6) % 2 == 0 ? 255 : 0), "x \(x)")

@@ -16,7 +16,11 @@ import Testing
     /// Debian's python3 with python3-opencv, python3-numpy and python3-segno (scripts/bootstrap installs them).
     static let python = "/usr/bin/python3"
 
-    @Test("the moderate image of each of the 13 photo families decodes with the right bytes, and every image zbarimg reads")
+    @Test(
+        """
+        the moderate image of each of the 13 photo families decodes with the right bytes, and every image zbarimg \
+        reads
+        """)
     func sampleOfEveryFamilyDecodes() throws {
         let corpus = home.file("corpus")
         let generated = try Tools.shell("\(Self.python) '\(Self.repository)/bench/qr-corpus/generate.py' '\(corpus)' --sample")
@@ -30,7 +34,9 @@ import Testing
         #expect(run.status == 0, "\(run.stdoutText)\(run.stderrText)")
         var read: [String: [UInt8]] = [:]
         for record in try run.jsonLines() {
-            guard let file = record["file"]?.stringValue, let bytes = record["bytesBase64"]?.stringValue.flatMap(Base64.decode) else { continue }
+            guard let file = record["file"]?.stringValue, let bytes = record["bytesBase64"]?.stringValue.flatMap(Base64.decode) else {
+                continue
+            }
             read[(file as NSString).lastPathComponent] = bytes
         }
         for entry in expected {
@@ -66,7 +72,11 @@ import Testing
         #expect(version.stdoutText.contains("\ndecoders: libzbar, then ZXing-C++ \(zxing.version) ("), "\(version.stdoutText)")
     }
 
-    @Test("without the second engine (not installed, or a shim others could write) sl-qr decodes with libzbar alone and says so")
+    @Test(
+        """
+        without the second engine (not installed, or a shim others could write) sl-qr decodes with libzbar alone and \
+        says so
+        """)
     func withoutTheSecondEngineZbarAloneDecodes() throws {
         // The tool as installed without libStarlineZXing.so: the executable alone in a directory.
         let alone = home.file("alone")
@@ -87,8 +97,11 @@ import Testing
         try FileManager.default.copyItem(atPath: Tools.binDirectory + "/" + ZXingLibrary.fileName, toPath: shim)
         #expect(chmod(shim, 0o664) == 0)
         let refused = try version()
-        #expect(refused.contains("libzbar alone (ZXing-C++ is not available: ") && refused.contains(
-            "/\(ZXingLibrary.fileName) is not a regular file owned by root or by us and writable only by its owner; not loaded"), "\(refused)")
+        #expect(
+            refused.contains("libzbar alone (ZXing-C++ is not available: ")
+                && refused.contains(
+                    "/\(ZXingLibrary.fileName) is not a regular file owned by root or by us and writable only by its owner; not loaded"),
+            "\(refused)")
         // Installed properly beside the tool, the same copy is the second engine.
         #expect(chmod(shim, 0o644) == 0)
         #expect(try version().contains("decoders: libzbar, then ZXing-C++"))

@@ -15,7 +15,7 @@ let asciiPayloads: [String] = [
     "HELLO WORLD $%*+-./:",
     "https://starline.example/friend/AB12CD34?utm=qr&x=1",
     "Starline: 42 items ready; ORDER 12345678 for user alice@example.org\tEND",
-    String(repeating: "The quick brown fox 0123456789 JUMPS OVER THE LAZY DOG. ", count: 6),
+    String(repeating: "The quick brown fox 0123456789 JUMPS OVER THE LAZY DOG. ", count: 6)
 ]
 
 /// Largest payloads per level, from ISO/IEC 18004 table 7 (byte mode, version 40).
@@ -30,8 +30,9 @@ let utf8ECICapacity: [QRErrorCorrection: Int] = [.L: 2952, .M: 2330, .Q: 1662, .
 @Test("the reference tools qrencode and zbarimg are installed")
 func referenceToolsInstalled() {
     for tool in [qrencodePath, zbarimgPath] {
-        #expect(FileManager.default.isExecutableFile(atPath: tool),
-                "\(tool) is missing: the project's bootstrap installs it (apt-get install qrencode zbar-tools)")
+        #expect(
+            FileManager.default.isExecutableFile(atPath: tool),
+            "\(tool) is missing: the project's bootstrap installs it (apt-get install qrencode zbar-tools)")
     }
 }
 
@@ -127,14 +128,16 @@ func utf8ECIHeaderCostsSpace() throws {
 
 // MARK: - Decoding back with zbarimg
 
-@Test("zbarimg reads back exactly the bytes we encoded", arguments: [
-    ("ASCII", Array("Starline friend link: https://starline.example/f/AB12CD".utf8)),
-    ("CJK", Array("你好，世界！星线好友二维码测试".utf8)),
-    ("emoji", Array("👋🏽 hi 🚀✨ 👨‍👩‍👧‍👦 done".utf8)),
-    ("binary with NULs", [0x00, 0x01, 0x00, 0xFF, 0xFE, 0x00, 0x80, 0x7F, 0x00, 0x00, 0x42]),
-    ("ASCII with a NUL", Array("before\u{0}after".utf8)),
-    ("invalid UTF-8", [0x68, 0x69, 0xC3, 0x28, 0xA0, 0xA1, 0xE2, 0x82]),
-])
+@Test(
+    "zbarimg reads back exactly the bytes we encoded",
+    arguments: [
+        ("ASCII", Array("Starline friend link: https://starline.example/f/AB12CD".utf8)),
+        ("CJK", Array("你好，世界！星线好友二维码测试".utf8)),
+        ("emoji", Array("👋🏽 hi 🚀✨ 👨‍👩‍👧‍👦 done".utf8)),
+        ("binary with NULs", [0x00, 0x01, 0x00, 0xFF, 0xFE, 0x00, 0x80, 0x7F, 0x00, 0x00, 0x42]),
+        ("ASCII with a NUL", Array("before\u{0}after".utf8)),
+        ("invalid UTF-8", [0x68, 0x69, 0xC3, 0x28, 0xA0, 0xA1, 0xE2, 0x82])
+    ])
 func zbarRoundTrip(name: String, payload: [UInt8]) throws {
     for level in QRErrorCorrection.allCases {
         let matrix = try QREncoder.encode(payload, level: level)
@@ -142,8 +145,9 @@ func zbarRoundTrip(name: String, payload: [UInt8]) throws {
     }
 }
 
-@Test("binary payloads at the exact maximum fit in version 40 and decode; one more byte does not fit",
-      arguments: QRErrorCorrection.allCases)
+@Test(
+    "binary payloads at the exact maximum fit in version 40 and decode; one more byte does not fit",
+    arguments: QRErrorCorrection.allCases)
 func binaryMaximumCapacity(level: QRErrorCorrection) throws {
     let expected = try #require(binaryCapacity[level])
     // 0xFF is never valid UTF-8, so every prefix takes the binary path.
@@ -171,8 +175,9 @@ func binaryMaximumCapacity(level: QRErrorCorrection) throws {
     #expect(oneMore.details?["length"]?.intValue == Int64(expected + 1))
 }
 
-@Test("UTF-8 text at the exact maximum (ECI included) fits and decodes; one more byte does not fit",
-      arguments: QRErrorCorrection.allCases)
+@Test(
+    "UTF-8 text at the exact maximum (ECI included) fits and decodes; one more byte does not fit",
+    arguments: QRErrorCorrection.allCases)
 func utf8MaximumCapacity(level: QRErrorCorrection) throws {
     let expected = try #require(utf8ECICapacity[level])
     let long = Array(String(repeating: "é", count: 2000).utf8)
@@ -217,9 +222,11 @@ func maxVersionLimit() throws {
     }
     #expect(error.code == .capacityExceeded)
     #expect(error.message == "payload of 30 bytes does not fit in a QR code at version ≤ 2, level M (capacity 26 bytes)")
-    #expect(error.details == .object([
-        ("length", .int(30)), ("capacity", .int(26)), ("maxVersion", .int(2)), ("level", .string("M")),
-    ]))
+    #expect(
+        error.details
+            == .object([
+                ("length", .int(30)), ("capacity", .int(26)), ("maxVersion", .int(2)), ("level", .string("M"))
+            ]))
     // The reported capacity is real: that many bytes fit at version 2.
     #expect(try QREncoder.encode(String(repeating: "x", count: 26), level: .M, maxVersion: 2).version == 2)
 }
@@ -288,8 +295,9 @@ func matrixValueSemantics() throws {
     let b = try QREncoder.encode(Array("same".utf8))
     #expect(a == b)
     #expect(a != (try QREncoder.encode("same", level: .H)))
-    let rebuilt = QRMatrix(version: a.version, level: a.level, size: a.size,
-                           modules: (0..<a.size * a.size).map { a[$0 % a.size, $0 / a.size] })
+    let rebuilt = QRMatrix(
+        version: a.version, level: a.level, size: a.size,
+        modules: (0..<a.size * a.size).map { a[$0 % a.size, $0 / a.size] })
     #expect(rebuilt == a)
 }
 
@@ -306,8 +314,9 @@ struct ToolOutput {
 /// Runs an installed tool and collects its stdout; stderr is discarded (zbarimg prints D-Bus
 /// noise there in containers). A missing tool fails the test with the fix in the message.
 func runTool(_ path: String, _ arguments: [String]) throws -> ToolOutput {
-    try #require(FileManager.default.isExecutableFile(atPath: path),
-                 "\(path) is missing: the project's bootstrap installs it (apt-get install qrencode zbar-tools)")
+    try #require(
+        FileManager.default.isExecutableFile(atPath: path),
+        "\(path) is missing: the project's bootstrap installs it (apt-get install qrencode zbar-tools)")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

@@ -91,7 +91,8 @@ import Testing
     // MARK: Batch encode
 
     @Test func batchWritesOneFilePerLineAndReportsBadLinesOnTheirOwn() throws {
-        let input = "https://chat.thestarline.cn/f/AbCdEfGh0001\n\nhttps://chat.thestarline.cn/f/AbCdEfGh0003\r\n"
+        let input =
+            "https://chat.thestarline.cn/f/AbCdEfGh0001\n\nhttps://chat.thestarline.cn/f/AbCdEfGh0003\r\n"
             + String(repeating: "x", count: 9000) + "\nlast line without newline"
         let out = dir + "/batch"
         let r = run(["encode", "--batch", "-", "--output-dir", out, "-l", "L"], stdin: Array(input.utf8))
@@ -106,14 +107,19 @@ import Testing
         #expect(all.last?["summary"] == .object([("lines", .int(5)), ("encoded", .int(3)), ("failed", .int(1)), ("skippedBlank", .int(1))]))
         // The files decode back to their lines (the CR of a CRLF line is not part of the payload).
         let decoded = run(["decode", out + "/000001.png", out + "/000003.png", out + "/000005.png"])
-        #expect(try lines(decoded.stdout).map { $0["text"]?.stringValue } ==
-            ["https://chat.thestarline.cn/f/AbCdEfGh0001", "https://chat.thestarline.cn/f/AbCdEfGh0003", "last line without newline"])
+        #expect(
+            try lines(decoded.stdout).map { $0["text"]?.stringValue } == [
+                "https://chat.thestarline.cn/f/AbCdEfGh0001", "https://chat.thestarline.cn/f/AbCdEfGh0003", "last line without newline"
+            ])
         #expect(r.stderr.contains(#""code":"PARTIAL_FAILURE""#))
     }
 
     @Test func batchJSONLinesNamesAreValidated() throws {
-        let input = [#"{"text":"a","name":"alice"}"#, #"{"text":"b","name":"../evil"}"#, #"{"text":"c","name":".hidden"}"#,
-                     #"{"text":"d","name":"a/b"}"#, #"{"text":"e","name":"alice"}"#, #"{"text":"f"}"#, #"{"name":"g"}"#, "not json"]
+        let input =
+            [
+                #"{"text":"a","name":"alice"}"#, #"{"text":"b","name":"../evil"}"#, #"{"text":"c","name":".hidden"}"#,
+                #"{"text":"d","name":"a/b"}"#, #"{"text":"e","name":"alice"}"#, #"{"text":"f"}"#, #"{"name":"g"}"#, "not json"
+            ]
             .joined(separator: "\n") + "\n"
         let out = dir + "/named"
         let r = run(["encode", "--batch", "-", "--batch-format", "jsonl", "--output-dir", out, "-f", "svg"], stdin: Array(input.utf8))
@@ -135,7 +141,8 @@ import Testing
         // Only blank lines: nothing to encode, a usage error like an empty batch (they used to be 2 failures).
         let blank = run(["encode", "--batch", "-", "--output-dir", dir + "/blank"], stdin: Array("\n\r\n\n".utf8))
         #expect(blank.status == .usage && blank.stderr.contains("has only blank lines (3)"), "\(blank.stderr)")
-        let jsonl = run(["encode", "--batch", "-", "--batch-format", "jsonl", "--output-dir", dir + "/j"], stdin: Array("{\"text\":\"a\"}\n  \n".utf8))
+        let jsonl = run(
+            ["encode", "--batch", "-", "--batch-format", "jsonl", "--output-dir", dir + "/j"], stdin: Array("{\"text\":\"a\"}\n  \n".utf8))
         let skipped = try lines(jsonl.stdout).last?["summary"]?["skippedBlank"]?.intValue
         #expect(jsonl.status == .ok && skipped == 1, "\(jsonl.stderr)")
         #expect(run(["encode", "--batch", "-"]).status == .usage)

@@ -28,8 +28,10 @@ import Testing
 
     /// Text that switches modes often: pieces of digits, upper case, URL characters and lower case.
     static func mixedText(seed: UInt64, length: Int) -> [UInt8] {
-        let pools: [[UInt8]] = [Array("0123456789".utf8), Array("ABCDEFXYZ $%*+-./:".utf8), Array("abcxyz/?=&_~".utf8),
-                                Array("https://chat.thestarline.cn/f/".utf8)]
+        let pools: [[UInt8]] = [
+            Array("0123456789".utf8), Array("ABCDEFXYZ $%*+-./:".utf8), Array("abcxyz/?=&_~".utf8),
+            Array("https://chat.thestarline.cn/f/".utf8)
+        ]
         let noise = pseudoRandomBytes(count: length * 2 + 8, seed: seed)
         var text: [UInt8] = [], i = 0
         while text.count < length {
@@ -50,12 +52,15 @@ import Testing
             let minVersion = 1 + (n / 4) % 6
             let text = Self.mixedText(seed: UInt64(n), length: length)
             let theirs = (text + [0]).withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { QRcode_encodeString($0.baseAddress, Int32(minVersion), Self.cLevel(level), QR_MODE_8, 1) }
+                buffer.withMemoryRebound(to: CChar.self) {
+                    QRcode_encodeString($0.baseAddress, Int32(minVersion), Self.cLevel(level), QR_MODE_8, 1)
+                }
             }
             guard let reference = Self.reference(theirs) else { continue }
             let ours = try QREncoder.encode(text, level: level, minVersion: minVersion)
-            #expect(ours.version == reference.version && moduleRows(ours) == reference.rows,
-                    "\(String(decoding: text, as: UTF8.self).debugDescription) at \(level), min version \(minVersion)")
+            #expect(
+                ours.version == reference.version && moduleRows(ours) == reference.rows,
+                "\(String(decoding: text, as: UTF8.self).debugDescription) at \(level), min version \(minVersion)")
             compared += 1
         }
         #expect(compared > 2_300)

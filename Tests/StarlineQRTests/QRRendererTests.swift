@@ -17,8 +17,9 @@ func pngDeterministic() throws {
     #expect(first != (try QRRenderer.png(try QREncoder.encode(sample + "!"))))
 }
 
-@Test("PNG is 1-bit grayscale of (size + 2·margin)·moduleSize pixels, with no time or text chunks",
-      arguments: [(1, 0), (4, 4), (3, 2), (10, 1), (2, 7)])
+@Test(
+    "PNG is 1-bit grayscale of (size + 2·margin)·moduleSize pixels, with no time or text chunks",
+    arguments: [(1, 0), (4, 4), (3, 2), (10, 1), (2, 7)])
 func pngHeader(moduleSize: Int, margin: Int) throws {
     let matrix = try QREncoder.encode(sample, level: .Q)
     let png = try QRRenderer.png(matrix, moduleSize: moduleSize, margin: margin)
@@ -37,8 +38,9 @@ func pngHeader(moduleSize: Int, margin: Int) throws {
     #expect(types.isDisjoint(with: ["tIME", "tEXt", "zTXt", "iTXt"]), "chunks: \(chunks.map(\.type))")
 }
 
-@Test("PNG pixels: dark modules 0, light modules and quiet zone 255, every pixel",
-      arguments: [(1, 0), (4, 4), (3, 2)])
+@Test(
+    "PNG pixels: dark modules 0, light modules and quiet zone 255, every pixel",
+    arguments: [(1, 0), (4, 4), (3, 2)])
 func pngPixels(moduleSize: Int, margin: Int) throws {
     let matrix = try QREncoder.encode(Array("pixels ✓".utf8), level: .M)
     let decoded = try readPNGGray(try QRRenderer.png(matrix, moduleSize: moduleSize, margin: margin))
@@ -104,7 +106,7 @@ func svgOutput() throws {
         let x = try #require(Int(parts[0]))
         let rest = parts[1].split(separator: "h")
         let y = try #require(Int(rest[0]))
-        let length = try #require(Int(rest[1].dropLast(2)))   // "7v1"
+        let length = try #require(Int(rest[1].dropLast(2)))  // "7v1"
         #expect(rest.count == 3 && rest[2] == "-\(length)z")
         for i in x..<(x + length) {
             #expect(!painted[y][i], "module \(i),\(y) painted twice")
@@ -119,8 +121,9 @@ func svgOutput() throws {
 
 // MARK: - Terminal renderers
 
-@Test("UTF-8 half blocks: ceil((size+2·margin)/2) lines, light modules drawn as ink",
-      arguments: [0, 1, 2, 3, 4])
+@Test(
+    "UTF-8 half blocks: ceil((size+2·margin)/2) lines, light modules drawn as ink",
+    arguments: [0, 1, 2, 3, 4])
 func utf8Output(margin: Int) throws {
     let matrix = try QREncoder.encode(sample)
     let text = QRRenderer.utf8(matrix, margin: margin)
@@ -160,9 +163,11 @@ func ansiOutput() throws {
         var colour: Bool? = nil
         var row: [Bool] = []
         while !rest.isEmpty {
-            if rest.hasPrefix(light) { colour = false; rest = rest.dropFirst(light.count) }
-            else if rest.hasPrefix(dark) { colour = true; rest = rest.dropFirst(dark.count) }
-            else {
+            if rest.hasPrefix(light) {
+                colour = false; rest = rest.dropFirst(light.count)
+            } else if rest.hasPrefix(dark) {
+                colour = true; rest = rest.dropFirst(dark.count)
+            } else {
                 try #require(rest.hasPrefix("  "), "unexpected text in line \(y)")
                 let current: Bool = try #require(colour as Bool?, "module before any colour in line \(y)")
                 row.append(current)

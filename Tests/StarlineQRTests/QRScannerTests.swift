@@ -13,24 +13,30 @@ struct QRScannerTests {
     /// in the documented order [topLeft, topRight, bottomRight, bottomLeft].
     static func expectedCorners(x: Int, y: Int, side: Int, inset: Int = inset) -> [QRPoint] {
         let a = inset, b = side - inset
-        return [QRPoint(x: x + a, y: y + a), QRPoint(x: x + b, y: y + a),
-                QRPoint(x: x + b, y: y + b), QRPoint(x: x + a, y: y + b)]
+        return [
+            QRPoint(x: x + a, y: y + a), QRPoint(x: x + b, y: y + a),
+            QRPoint(x: x + b, y: y + b), QRPoint(x: x + a, y: y + b)
+        ]
     }
 
-    static func expectCorners(_ symbol: QRSymbol, _ expected: [QRPoint], tolerance: Int,
-                              sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectCorners(
+        _ symbol: QRSymbol, _ expected: [QRPoint], tolerance: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(symbol.corners.count == 4, sourceLocation: sourceLocation)
         for (got, want) in zip(symbol.corners, expected) {
-            #expect(abs(got.x - want.x) <= tolerance && abs(got.y - want.y) <= tolerance,
-                    "corner \(got) is not within \(tolerance) px of \(want); all: \(symbol.corners)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                abs(got.x - want.x) <= tolerance && abs(got.y - want.y) <= tolerance,
+                "corner \(got) is not within \(tolerance) px of \(want); all: \(symbol.corners)",
+                sourceLocation: sourceLocation)
         }
     }
 
     static func expectInside(_ symbol: QRSymbol, _ image: GrayImage, sourceLocation: SourceLocation = #_sourceLocation) {
         for p in symbol.corners {
-            #expect((0..<image.width).contains(p.x) && (0..<image.height).contains(p.y),
-                    "corner \(p) outside \(image.width)×\(image.height)", sourceLocation: sourceLocation)
+            #expect(
+                (0..<image.width).contains(p.x) && (0..<image.height).contains(p.y),
+                "corner \(p) outside \(image.width)×\(image.height)", sourceLocation: sourceLocation)
         }
     }
 
@@ -82,8 +88,9 @@ struct QRScannerTests {
         let images = try texts.map { try TestImages.qrImage($0) }
         let cell = images.map { max($0.width, $0.height) }.max()! + 20
         let origins = [(10, 10), (10 + cell, 10), (10, 10 + cell), (10 + cell, 10 + cell)]
-        let canvas = TestImages.compose(width: 2 * cell + 20, height: 2 * cell + 20,
-                                        zip(images, origins).map { ($0, $1.0, $1.1) })
+        let canvas = TestImages.compose(
+            width: 2 * cell + 20, height: 2 * cell + 20,
+            zip(images, origins).map { ($0, $1.0, $1.1) })
         let result = try QRScanner().scan(canvas)
         #expect(result.attempt == "original")
         #expect(result.symbols.compactMap(\.text) == texts)
@@ -99,9 +106,11 @@ struct QRScannerTests {
         let s = a.width  // all version 1: 116 px
         // Row 1: B is 40 px higher than A but to its right; C further right, 20 px lower.
         // Row 2: D (bigger) starts below everything in row 1.
-        let canvas = TestImages.compose(width: 3 * s + 60, height: 2 * s + 200, [
-            (a, 10, 50), (b, s + 20, 10), (c, 2 * s + 40, 70), (d, 30, s + 90),
-        ])
+        let canvas = TestImages.compose(
+            width: 3 * s + 60, height: 2 * s + 200,
+            [
+                (a, 10, 50), (b, s + 20, 10), (c, 2 * s + 40, 70), (d, 30, s + 90)
+            ])
         let result = try QRScanner().scan(canvas)
         #expect(result.symbols.compactMap(\.text) == ["A", "B", "C", "D"])
     }
@@ -109,8 +118,12 @@ struct QRScannerTests {
     @Test("readingOrder: rows by vertical overlap, then left to right")
     func readingOrderUnit() {
         func box(_ name: String, _ x: Int, _ y: Int, _ size: Int = 100) -> QRSymbol {
-            QRSymbol(bytes: Array(name.utf8), corners: [QRPoint(x: x, y: y), QRPoint(x: x + size, y: y),
-                                                        QRPoint(x: x + size, y: y + size), QRPoint(x: x, y: y + size)])
+            QRSymbol(
+                bytes: Array(name.utf8),
+                corners: [
+                    QRPoint(x: x, y: y), QRPoint(x: x + size, y: y),
+                    QRPoint(x: x + size, y: y + size), QRPoint(x: x, y: y + size)
+                ])
         }
         // Sorting by top edge alone would give R, L, N, M.
         let symbols = [box("M", 200, 160), box("L", 0, 30), box("N", 0, 150), box("R", 300, 0)]
@@ -123,8 +136,9 @@ struct QRScannerTests {
     @Test("the same payload twice at different places is two symbols; near-identical reports are merged")
     func duplicates() throws {
         let qr = try TestImages.qrImage("twice")
-        let canvas = TestImages.compose(width: 2 * qr.width + 30, height: qr.height + 20,
-                                        [(qr, 10, 10), (qr, qr.width + 20, 10)])
+        let canvas = TestImages.compose(
+            width: 2 * qr.width + 30, height: qr.height + 20,
+            [(qr, 10, 10), (qr, qr.width + 20, 10)])
         let result = try QRScanner().scan(canvas)
         #expect(result.symbols.map(\.bytes) == [Array("twice".utf8), Array("twice".utf8)])
         #expect((result.symbols.first?.corners.first?.x ?? 0) < (result.symbols.last?.corners.first?.x ?? 0))
@@ -177,8 +191,9 @@ struct QRScannerTests {
         let text = "https://example.com/friend/ABCDEFGH"
         let qr = try TestImages.qrImage(text, moduleSize: 8)
         var rng = TestImages.SeededRandom(seed: 7)
-        let noisy = GrayImage(width: qr.width, height: qr.height,
-                              pixels: qr.pixels.map { UInt8(clamping: Int($0) + Int.random(in: -90...90, using: &rng)) })
+        let noisy = GrayImage(
+            width: qr.width, height: qr.height,
+            pixels: qr.pixels.map { UInt8(clamping: Int($0) + Int.random(in: -90...90, using: &rng)) })
         let scanner = try QRScanner()
         #expect(scanner.scan(noisy, attempts: [.original, .inverted]).symbols.isEmpty)
         let result = scanner.scan(noisy, attempts: QRScanner.zbarAttempts)
@@ -227,7 +242,7 @@ struct QRScannerTests {
             ("png", try TestImages.png(qr)), ("jpeg", try TestImages.jpeg(qr, quality: 90)),
             ("p5", TestImages.pgm(qr)), ("p2", TestImages.pgm(qr, plain: true)),
             ("p5-16", TestImages.pgm(qr, maxval: 65535)), ("p6", TestImages.ppm(qr)),
-            ("p3", TestImages.ppm(qr, plain: true)), ("p5-inverted", TestImages.pgm(qr.inverted())),
+            ("p3", TestImages.ppm(qr, plain: true)), ("p5-inverted", TestImages.pgm(qr.inverted()))
         ]
         let scanner = try QRScanner()
         for (name, bytes) in files {
@@ -280,8 +295,9 @@ struct QRScannerTests {
         var paths: [String] = []
         for i in 0..<20 {
             let path = dir.appendingPathComponent("qr\(i).png").path
-            try TestImages.write(try TestImages.qrencodePNG(text: "batch item \(i) https://example.com/\(i)"),
-                                 to: URL(fileURLWithPath: path))
+            try TestImages.write(
+                try TestImages.qrencodePNG(text: "batch item \(i) https://example.com/\(i)"),
+                to: URL(fileURLWithPath: path))
             paths.append(path)
         }
         let scanner = try QRScanner()
@@ -299,9 +315,11 @@ struct QRScannerTests {
         let dir = try TestImages.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let tinyText = "https://example.com/this/is/a/longer/url/with/more/data/to/need/a/bigger/version?x=1&y=2"
-        let grid = TestImages.compose(width: 300, height: 150, [
-            (try TestImages.qrImage("left"), 10, 10), (try TestImages.qrImage("right"), 160, 10),
-        ])
+        let grid = TestImages.compose(
+            width: 300, height: 150,
+            [
+                (try TestImages.qrImage("left"), 10, 10), (try TestImages.qrImage("right"), 160, 10)
+            ])
         let corpus: [(String, [UInt8])] = [
             ("ascii.png", try TestImages.qrencodePNG(text: "cross check")),
             ("cjk.png", try TestImages.qrencodePNG(text: "日本語のテキスト 中文")),
@@ -315,7 +333,7 @@ struct QRScannerTests {
             ("photo.jpg", try TestImages.jpeg(try TestImages.qrImage("jpeg"), quality: 90)),
             ("two.png", try TestImages.png(grid)),
             ("gray.pgm", TestImages.pgm(try TestImages.qrImage("pgm"))),
-            ("color.ppm", TestImages.ppm(try TestImages.qrImage("ppm"))),
+            ("color.ppm", TestImages.ppm(try TestImages.qrImage("ppm")))
         ]
         let scanner = try QRScanner()
         var zbarDecoded = 0

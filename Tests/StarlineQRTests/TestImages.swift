@@ -51,8 +51,10 @@ enum TestImages {
 
     /// PNG bytes from the real `qrencode` CLI. `bytes` are passed on stdin with `-8`
     /// (8-bit mode, any bytes incl. NUL); `text` goes through argv (qrencode picks modes).
-    static func qrencodePNG(text: String? = nil, bytes: [UInt8]? = nil, moduleSize: Int = 4, margin: Int = 4,
-                            level: String = "M") throws -> [UInt8] {
+    static func qrencodePNG(
+        text: String? = nil, bytes: [UInt8]? = nil, moduleSize: Int = 4, margin: Int = 4,
+        level: String = "M"
+    ) throws -> [UInt8] {
         let qrencode = try tool("qrencode", package: "qrencode")
         var args = ["-o", "-", "-t", "PNG", "-s", "\(moduleSize)", "-m", "\(margin)", "-l", level]
         if let bytes {
@@ -68,8 +70,9 @@ enum TestImages {
     }
 
     static func qrImage(_ text: String, moduleSize: Int = 4, margin: Int = 4, level: String = "M") throws -> GrayImage {
-        try ImageLoader.load(bytes: qrencodePNG(text: text, moduleSize: moduleSize, margin: margin, level: level),
-                             name: "qrencode")
+        try ImageLoader.load(
+            bytes: qrencodePNG(text: text, moduleSize: moduleSize, margin: margin, level: level),
+            name: "qrencode")
     }
 
     /// zbarimg's output for one file: nil when it found nothing (exit 4), else the raw
@@ -156,7 +159,9 @@ enum TestImages {
     /// P5 (raw) or P2 (plain) with header comments; `maxval` > 255 writes 16-bit samples.
     static func pgm(_ image: GrayImage, plain: Bool = false, maxval: Int = 255) -> [UInt8] {
         let samples = image.pixels.map { (Int($0) * maxval + 127) / 255 }
-        var out = Array("\(plain ? "P2" : "P5")\n# written by StarlineQRTests\n\(image.width) # width\n\(image.height)\n# maxval next\n\(maxval)\n".utf8)
+        var out = Array(
+            "\(plain ? "P2" : "P5")\n# written by StarlineQRTests\n\(image.width) # width\n\(image.height)\n# maxval next\n\(maxval)\n".utf8
+        )
         if plain {
             for (i, v) in samples.enumerated() {
                 out += Array("\(v)".utf8)
@@ -214,8 +219,9 @@ enum TestImages {
         var buffer: UnsafeMutablePointer<UInt8>? = nil
         var size: UInt = 0
         let status = image.pixels.withUnsafeBufferPointer {
-            tjCompress2(handle, $0.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_GRAY.rawValue),
-                        &buffer, &size, Int32(TJSAMP_GRAY.rawValue), quality, 0)
+            tjCompress2(
+                handle, $0.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_GRAY.rawValue),
+                &buffer, &size, Int32(TJSAMP_GRAY.rawValue), quality, 0)
         }
         defer { tjFree(buffer) }
         guard status == 0, let buffer else {

@@ -85,8 +85,10 @@ public final class DevServerProcess: @unchecked Sendable {
     }
 
     /// One request with curl. `path` is appended to the base URL unless it is absolute.
-    public func request(_ method: String, _ path: String, token: String? = nil, dev: Bool = false, body: Body? = nil,
-                        headers: [(String, String)] = [], maxTime: Double? = nil) throws -> HTTPResult {
+    public func request(
+        _ method: String, _ path: String, token: String? = nil, dev: Bool = false, body: Body? = nil,
+        headers: [(String, String)] = [], maxTime: Double? = nil
+    ) throws -> HTTPResult {
         let dir = TemporaryDirectory("curl")
         var args = ["-sS", "-o", dir.file("body"), "-D", dir.file("headers"), "-w", "%{http_code}", "-X", method]
         if let token { args += ["-H", "Authorization: Bearer \(token)"] }
@@ -119,8 +121,9 @@ public final class DevServerProcess: @unchecked Sendable {
                 headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
         }
-        return HTTPResult(status: Int(run.stdoutText) ?? 0, headers: headers,
-                          body: Array(FileManager.default.contents(atPath: dir.file("body")) ?? Data()), curlExit: run.status)
+        return HTTPResult(
+            status: Int(run.stdoutText) ?? 0, headers: headers,
+            body: Array(FileManager.default.contents(atPath: dir.file("body")) ?? Data()), curlExit: run.status)
     }
 
     public func dev(_ method: String, _ path: String, _ json: JSON? = nil) throws -> HTTPResult {
@@ -140,19 +143,32 @@ public final class DevServerProcess: @unchecked Sendable {
     }
 
     /// Signs in through the real authorization-code flow: the HTML form, the redirect, the token exchange.
-    public func login(_ user: String, password: String? = nil, app: String = "workbench", redirectURI: String = "http://127.0.0.1:53682/callback") throws -> Login {
+    public func login(
+        _ user: String, password: String? = nil, app: String = "workbench", redirectURI: String = "http://127.0.0.1:53682/callback"
+    ) throws -> Login {
         let (verifier, challenge) = Self.pkce()
-        let page = try request("GET", "/oauth/authorize?response_type=code&client_id=\(PercentEncoding.encode(app))&redirect_uri=\(PercentEncoding.encode(redirectURI))&state=s1&code_challenge=\(challenge)&code_challenge_method=S256")
+        let page = try request(
+            "GET",
+            "/oauth/authorize?response_type=code&client_id=\(PercentEncoding.encode(app))&redirect_uri=\(PercentEncoding.encode(redirectURI))&state=s1&code_challenge=\(challenge)&code_challenge_method=S256"
+        )
         guard let requestId = Self.formValue(page.text, "request_id") else {
             throw StarlineError(.data, "no sign-in form (status \(page.status)): \(page.text.prefix(200))")
         }
-        let approved = try request("POST", "/oauth/authorize", body: .form([("request_id", requestId), ("username", user),
-                                                                            ("password", password ?? "\(user)-pass"), ("action", "approve")]))
+        let approved = try request(
+            "POST", "/oauth/authorize",
+            body: .form([
+                ("request_id", requestId), ("username", user),
+                ("password", password ?? "\(user)-pass"), ("action", "approve")
+            ]))
         guard approved.status == 302, let location = approved.header("Location"), let code = WebURL(location)?.queryValue("code") else {
             throw StarlineError(.data, "approval did not redirect with a code (status \(approved.status))")
         }
-        let token = try request("POST", "/oauth/token", body: .form([("grant_type", "authorization_code"), ("code", code), ("client_id", app),
-                                                                   ("redirect_uri", redirectURI), ("code_verifier", verifier)]))
+        let token = try request(
+            "POST", "/oauth/token",
+            body: .form([
+                ("grant_type", "authorization_code"), ("code", code), ("client_id", app),
+                ("redirect_uri", redirectURI), ("code_verifier", verifier)
+            ]))
         let json = try token.json()
         guard let access = json["access_token"]?.stringValue, let session = json["session_id"]?.stringValue else {
             throw StarlineError(.data, "token exchange failed: \(token.text)")

@@ -59,12 +59,16 @@ public final class ScriptedTransport: HTTPExchange, @unchecked Sendable {
 
     /// Expects `method path` `times` times (in a row), answered with `status` and a JSON `body`.
     @discardableResult
-    public func expect(_ method: String, _ path: String, status: Int = 200, json body: String = "{}", headers: [String: String] = [:],
-                       times: Int = 1) -> ScriptedTransport {
+    public func expect(
+        _ method: String, _ path: String, status: Int = 200, json body: String = "{}", headers: [String: String] = [:],
+        times: Int = 1
+    ) -> ScriptedTransport {
         var all = headers
         all["content-type"] = all["content-type"] ?? "application/json"
-        return add(Expectation(method: method, path: path, answer: .success(HTTPReply(status: status, headers: all, body: Array(body.utf8))),
-                               times: max(1, times), optional: false))
+        return add(
+            Expectation(
+                method: method, path: path, answer: .success(HTTPReply(status: status, headers: all, body: Array(body.utf8))),
+                times: max(1, times), optional: false))
     }
 
     /// Expects `method path`, answered by a transport error (no answer: a refused connection, a timeout).
@@ -77,19 +81,27 @@ public final class ScriptedTransport: HTTPExchange, @unchecked Sendable {
     /// test does not pin down.
     @discardableResult
     public func allow(_ method: String, _ path: String, status: Int = 200, json body: String = "{}") -> ScriptedTransport {
-        add(Expectation(method: method, path: path, answer: .success(HTTPReply(status: status, headers: ["content-type": "application/json"],
-                                                                               body: Array(body.utf8))),
-                        times: .max, optional: true))
+        add(
+            Expectation(
+                method: method, path: path,
+                answer: .success(
+                    HTTPReply(
+                        status: status, headers: ["content-type": "application/json"],
+                        body: Array(body.utf8))),
+                times: .max, optional: true))
     }
 
     private func add(_ expectation: Expectation) -> ScriptedTransport {
-        state.withLock { $0.script.append(expectation); $0.verified = false }
+        state.withLock {
+            $0.script.append(expectation); $0.verified = false
+        }
         return self
     }
 
     /// A refused connection, as libcurl reports one (retryable, never sent).
-    public static let connectionRefused = StarlineError(.network, "request failed: Couldn't connect to server", retryable: true,
-                                                        details: .object([("curlCode", .int(7))]))
+    public static let connectionRefused = StarlineError(
+        .network, "request failed: Couldn't connect to server", retryable: true,
+        details: .object([("curlCode", .int(7))]))
 
     // MARK: What happened
 
@@ -118,12 +130,14 @@ public final class ScriptedTransport: HTTPExchange, @unchecked Sendable {
 
     public func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
         let target = Self.target(of: request.url)
-        let received = Received(method: request.method, target: target, headers: request.headers, body: request.body, timeout: request.timeout)
+        let received = Received(
+            method: request.method, target: target, headers: request.headers, body: request.body, timeout: request.timeout)
         let answer: Result<HTTPReply, StarlineError>? = state.withLock { s in
             s.received.append(received)
             s.verified = false
             // The first expectation still open in script order; a fully used one is skipped.
-            guard let index = s.script.firstIndex(where: { $0.used < $0.times && Self.matches($0, method: request.method, target: target) }) else {
+            guard let index = s.script.firstIndex(where: { $0.used < $0.times && Self.matches($0, method: request.method, target: target) })
+            else {
                 s.unexpected.append("\(request.method) \(target)")
                 return nil
             }
@@ -132,7 +146,8 @@ public final class ScriptedTransport: HTTPExchange, @unchecked Sendable {
         }
         guard let answer else {
             // A 418: a refusal no client retries or reads as "not found"; `verify` fails the test for it.
-            return HTTPReply(status: 418, headers: [:], body: Array(#"{"error":{"code":"UNSCRIPTED","message":"not in the test's script"}}"#.utf8))
+            return HTTPReply(
+                status: 418, headers: [:], body: Array(#"{"error":{"code":"UNSCRIPTED","message":"not in the test's script"}}"#.utf8))
         }
         return try answer.get()
     }

@@ -14,8 +14,10 @@ public final class SessionToolsHarness: @unchecked Sendable {
     }
 
     public var environment: [String: String] {
-        var env = ["STARLINE_API_BASE_URL": server.baseURL, "STARLINE_CHAT_BASE_URL": server.chatBase,
-                   "STARLINE_MACHINE_ID_FILE": home.file("machine-id")]
+        var env = [
+            "STARLINE_API_BASE_URL": server.baseURL, "STARLINE_CHAT_BASE_URL": server.chatBase,
+            "STARLINE_MACHINE_ID_FILE": home.file("machine-id")
+        ]
         for (k, v) in extraEnvironment { env[k] = v }
         return env
     }
@@ -51,11 +53,15 @@ public final class SessionToolsHarness: @unchecked Sendable {
         """
     }
 
-    public func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> ToolRun {
+    public func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws
+        -> ToolRun
+    {
         try spawn(tool, arguments, stdin: stdin, environment: extra).wait()
     }
 
-    public func spawn(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> RunningTool {
+    public func spawn(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, environment extra: [String: String] = [:]) throws
+        -> RunningTool
+    {
         var env = environment
         for (k, v) in extra { env[k] = v }
         return try Tools.spawn(tool, arguments, stdin: stdin, home: home.path, environment: env)
@@ -70,7 +76,9 @@ public final class SessionToolsHarness: @unchecked Sendable {
         return login
     }
 
-    public func restore(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> (status: Int32, state: String?, result: JSON?, run: ToolRun) {
+    public func restore(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> (
+        status: Int32, state: String?, result: JSON?, run: ToolRun
+    ) {
         let run = try self.run("sl-restore", arguments, environment: environment)
         let json = try? run.json()
         return (run.status, json?["state"]?.stringValue, json, run)

@@ -28,37 +28,42 @@ public final class TestKeyring: @unchecked Sendable {
     /// when dbus-daemon or gnome-keyring is not installed: scripts/bootstrap installs them.
     public init(password: String = "test-keyring-password") throws {
         self.password = password
-        for program in ["/usr/bin/dbus-daemon", "/usr/bin/dbus-send", Self.daemonPath] where !FileManager.default.isExecutableFile(atPath: program) {
-            throw StarlineError(.internalError, "\(program) is missing: run scripts/bootstrap (packages dbus, gnome-keyring, libsecret-tools)")
+        for program in ["/usr/bin/dbus-daemon", "/usr/bin/dbus-send", Self.daemonPath]
+        where !FileManager.default.isExecutableFile(atPath: program) {
+            throw StarlineError(
+                .internalError, "\(program) is missing: run scripts/bootstrap (packages dbus, gnome-keyring, libsecret-tools)")
         }
         let fm = FileManager.default
         for directory in ["home", "data", "config", "cache", "runtime", "services"] {
-            try fm.createDirectory(atPath: scratch.file(directory), withIntermediateDirectories: true,
-                                   attributes: [.posixPermissions: 0o700])
+            try fm.createDirectory(
+                atPath: scratch.file(directory), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         }
         let prompter = scratch.file("prompter")
         try "#!/bin/sh\necho prompted >> '\(scratch.file("prompted"))'\nexit 1\n".write(toFile: prompter, atomically: true, encoding: .utf8)
         try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: prompter)
         for name in ["org.gnome.keyring.SystemPrompter", "org.gnome.keyring.PrivatePrompter"] {
-            try "[D-BUS Service]\nName=\(name)\nExec=\(prompter)\n".write(toFile: scratch.file("services/\(name).service"), atomically: true, encoding: .utf8)
+            try "[D-BUS Service]\nName=\(name)\nExec=\(prompter)\n".write(
+                toFile: scratch.file("services/\(name).service"), atomically: true, encoding: .utf8)
         }
         try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(scratch.file("bus"))</listen>
-              <servicedir>\(scratch.file("services"))</servicedir>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(toFile: scratch.file("bus.conf"), atomically: true, encoding: .utf8)
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(scratch.file("bus"))</listen>
+          <servicedir>\(scratch.file("services"))</servicedir>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """.write(toFile: scratch.file("bus.conf"), atomically: true, encoding: .utf8)
 
-        let bus = try Tools.spawn("/usr/bin/dbus-daemon", ["--config-file=" + scratch.file("bus.conf"), "--nofork", "--print-address=1"],
-                                  home: scratch.file("home"))
+        let bus = try Tools.spawn(
+            "/usr/bin/dbus-daemon", ["--config-file=" + scratch.file("bus.conf"), "--nofork", "--print-address=1"],
+            home: scratch.file("home"))
         self.bus = bus
         // --print-address=1: the address, then a newline, once the bus listens.
         let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
@@ -73,11 +78,13 @@ public final class TestKeyring: @unchecked Sendable {
 
         // --unlock: "read a password from stdin, and use it to unlock the login keyring or create it if the
         // login keyring does not exist"; --foreground keeps it our child, so stop() ends it.
-        daemon = try Tools.spawn(Self.daemonPath, ["--unlock", "--components=secrets", "--foreground"],
-                                 stdin: Array(password.utf8), home: scratch.file("home"), environment: environment)
+        daemon = try Tools.spawn(
+            Self.daemonPath, ["--unlock", "--components=secrets", "--foreground"],
+            stdin: Array(password.utf8), home: scratch.file("home"), environment: environment)
         let pids = [bus.pid, daemon!.pid].map(String.init).joined(separator: " ")
-        reaper = try Tools.spawn("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -CONT \(pids); kill \(pids)"],
-                                 home: scratch.file("home"))
+        reaper = try Tools.spawn(
+            "/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -CONT \(pids); kill \(pids)"],
+            home: scratch.file("home"))
         guard waitForService(seconds: 10) else {
             throw StarlineError(.internalError, "gnome-keyring-daemon did not take org.freedesktop.secrets: \(daemon?.stderrSoFar ?? "")")
         }
@@ -87,8 +94,10 @@ public final class TestKeyring: @unchecked Sendable {
 
     /// What a client of this keyring needs in its environment (no DISPLAY: nothing may open a window).
     public var environment: [String: String] {
-        ["DBUS_SESSION_BUS_ADDRESS": address, "HOME": scratch.file("home"), "XDG_DATA_HOME": scratch.file("data"),
-         "XDG_CONFIG_HOME": scratch.file("config"), "XDG_CACHE_HOME": scratch.file("cache"), "XDG_RUNTIME_DIR": scratch.file("runtime")]
+        [
+            "DBUS_SESSION_BUS_ADDRESS": address, "HOME": scratch.file("home"), "XDG_DATA_HOME": scratch.file("data"),
+            "XDG_CONFIG_HOME": scratch.file("config"), "XDG_CACHE_HOME": scratch.file("cache"), "XDG_RUNTIME_DIR": scratch.file("runtime")
+        ]
     }
 
     /// How many times something asked D-Bus for a prompter (see the type's comment).
@@ -101,8 +110,10 @@ public final class TestKeyring: @unchecked Sendable {
 
     /// Locks the login collection: org.freedesktop.Secret.Service.Lock, which never prompts.
     public func lock() throws {
-        let run = try dbusSend(["--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
-                                "array:objpath:" + Self.collectionPath])
+        let run = try dbusSend([
+            "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+            "array:objpath:" + Self.collectionPath
+        ])
         guard run.status == 0 else { throw StarlineError(.internalError, "Lock failed: \(run.stderrText)") }
     }
 
@@ -120,14 +131,20 @@ public final class TestKeyring: @unchecked Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let path = Array(scratch.file("runtime/keyring/control").utf8)
-        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { throw StarlineError(.internalError, "control socket path too long") }
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw StarlineError(.internalError, "control socket path too long")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path + [0]) }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else { throw StarlineError(.internalError, "cannot connect to the keyring control socket: \(String(cString: strerror(errno)))") }
+        guard connected == 0 else {
+            throw StarlineError(.internalError, "cannot connect to the keyring control socket: \(String(cString: strerror(errno)))")
+        }
         let secret = Array((password ?? self.password).utf8)
-        func be(_ value: Int) -> [UInt8] { [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        func be(_ value: Int) -> [UInt8] {
+            [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
         let packet: [UInt8] = [0] + be(12 + secret.count) + be(1) + be(secret.count) + secret
         guard packet.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == packet.count else {
             throw StarlineError(.internalError, "cannot write to the keyring control socket")
@@ -145,8 +162,10 @@ public final class TestKeyring: @unchecked Sendable {
 
     /// Whether the login collection is locked, asked over D-Bus (the Locked property).
     public func isLocked() throws -> Bool {
-        let run = try dbusSend(["--print-reply", "--dest=org.freedesktop.secrets", Self.collectionPath, "org.freedesktop.DBus.Properties.Get",
-                                "string:org.freedesktop.Secret.Collection", "string:Locked"])
+        let run = try dbusSend([
+            "--print-reply", "--dest=org.freedesktop.secrets", Self.collectionPath, "org.freedesktop.DBus.Properties.Get",
+            "string:org.freedesktop.Secret.Collection", "string:Locked"
+        ])
         guard run.status == 0 else { throw StarlineError(.internalError, "Get Locked failed: \(run.stderrText)") }
         return run.stdoutText.contains("boolean true")
     }
@@ -176,10 +195,13 @@ public final class TestKeyring: @unchecked Sendable {
     private func waitForService(seconds: Double) -> Bool {
         let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
         while MonotonicClock.nanoseconds() < deadline {
-            if let reply = try? dbusSend(["--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
-                                        "string:org.freedesktop.secrets"]),
-               reply.stdoutText.contains("boolean true"),
-               FileManager.default.fileExists(atPath: scratch.file("runtime/keyring/control")) {
+            if let reply = try? dbusSend([
+                "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                "string:org.freedesktop.secrets"
+            ]),
+                reply.stdoutText.contains("boolean true"),
+                FileManager.default.fileExists(atPath: scratch.file("runtime/keyring/control"))
+            {
                 return true
             }
             usleep(50_000)

@@ -67,15 +67,19 @@ public enum Tools {
     /// Output goes through files so large outputs cannot deadlock a pipe. Spawned with posix_spawn and an
     /// empty signal mask and default handlers: test threads (libdispatch workers) block every signal, and a
     /// child inheriting that mask never sees SIGCHLD or SIGTERM — a shell's `wait` then hangs forever.
-    public static func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, home: String,
-                           environment: [String: String] = [:], workingDirectory: String? = nil) throws -> ToolRun {
+    public static func run(
+        _ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, home: String,
+        environment: [String: String] = [:], workingDirectory: String? = nil
+    ) throws -> ToolRun {
         try spawn(tool, arguments, stdin: stdin, home: home, environment: environment, workingDirectory: workingDirectory).wait()
     }
 
     /// `run`, without waiting: the test can signal the process, then `wait()` for its result.
     /// `stdinPath` names a file (a FIFO the test holds open, say) to open as stdin instead of `stdin`'s bytes.
-    public static func spawn(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinPath: String? = nil, home: String,
-                             environment: [String: String] = [:], workingDirectory: String? = nil) throws -> RunningTool {
+    public static func spawn(
+        _ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinPath: String? = nil, home: String,
+        environment: [String: String] = [:], workingDirectory: String? = nil
+    ) throws -> RunningTool {
         var env = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "STARLINE_HOME": home + "/starline", "LANG": "C.UTF-8"]
         for (k, v) in environment { env[k] = v }
         let scratch = TemporaryDirectory("starline-run")
@@ -199,10 +203,11 @@ public final class RunningTool: @unchecked Sendable {
     private func finish(_ status: Int32) -> ToolRun {
         // WIFEXITED / WEXITSTATUS / WTERMSIG are macros: decode the wait status by hand.
         let signaled = (status & 0x7F) != 0
-        let run = ToolRun(status: signaled ? 128 + (status & 0x7F) : (status >> 8) & 0xFF,
-                          stdout: Array(FileManager.default.contents(atPath: outPath) ?? Data()),
-                          stderr: Array(FileManager.default.contents(atPath: errPath) ?? Data()),
-                          killedBy: signaled ? status & 0x7F : nil)
+        let run = ToolRun(
+            status: signaled ? 128 + (status & 0x7F) : (status >> 8) & 0xFF,
+            stdout: Array(FileManager.default.contents(atPath: outPath) ?? Data()),
+            stderr: Array(FileManager.default.contents(atPath: errPath) ?? Data()),
+            killedBy: signaled ? status & 0x7F : nil)
         result = run
         return run
     }

@@ -12,24 +12,28 @@ import Testing
         #expect(Timestamp(seconds: -1).rfc3339 == "1969-12-31T23:59:59Z")
     }
 
-    @Test("RFC 3339 input: zones, fractions, lowercase, space separator",
-          arguments: [
+    @Test(
+        "RFC 3339 input: zones, fractions, lowercase, space separator",
+        arguments: [
             ("2026-11-30T08:00:00Z", Int64(1_796_025_600)),
             ("2026-11-30t08:00:00z", 1_796_025_600),
             ("2026-11-30 08:00:00Z", 1_796_025_600),
             ("2026-11-30T09:00:00+01:00", 1_796_025_600),
             ("2026-11-30T03:30:00-04:30", 1_796_025_600),
             ("2026-11-30T08:00:00.999Z", 1_796_025_600),
-            ("2000-02-29T00:00:00Z", 951_782_400),
-          ])
+            ("2000-02-29T00:00:00Z", 951_782_400)
+        ])
     func parses(text: String, seconds: Int64) {
         #expect(Timestamp(rfc3339: text)?.seconds == seconds)
     }
 
-    @Test("RFC 3339 input that is not a valid date-time is refused",
-          arguments: ["", "2026-11-30", "2026-11-30T08:00:00", "2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z",
-                      "2026-11-31T00:00:00Z", "2026-11-30T24:00:00Z", "2026-11-30T08:60:00Z", "2026-11-30T08:00:00+0100",
-                      "2026-11-30T08:00:00.Z", "2026-11-30T08:00:00Zjunk", "26-11-30T08:00:00Z", "2026-11-30X08:00:00Z"])
+    @Test(
+        "RFC 3339 input that is not a valid date-time is refused",
+        arguments: [
+            "", "2026-11-30", "2026-11-30T08:00:00", "2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z",
+            "2026-11-31T00:00:00Z", "2026-11-30T24:00:00Z", "2026-11-30T08:60:00Z", "2026-11-30T08:00:00+0100",
+            "2026-11-30T08:00:00.Z", "2026-11-30T08:00:00Zjunk", "26-11-30T08:00:00Z", "2026-11-30X08:00:00Z"
+        ])
     func refuses(text: String) {
         #expect(Timestamp(rfc3339: text) == nil)
     }
@@ -91,8 +95,10 @@ import Testing
 
     @Test("id prefixes: exact id wins, unique prefix found, ambiguity lists every candidate")
     func prefixes() {
-        let ids: [String?] = ["aaaa1111-0000-4000-8000-000000000001", "aaaa2222-0000-4000-8000-000000000002",
-                              "bbbb0000-0000-4000-8000-000000000003", nil]
+        let ids: [String?] = [
+            "aaaa1111-0000-4000-8000-000000000001", "aaaa2222-0000-4000-8000-000000000002",
+            "bbbb0000-0000-4000-8000-000000000003", nil
+        ]
         #expect(IDPrefix.match("aaaa1", in: ids) == .found(0))
         #expect(IDPrefix.match("AAAA2", in: ids) == .found(1))
         #expect(IDPrefix.match("b", in: ids) == .found(2))
@@ -105,29 +111,31 @@ import Testing
 }
 
 @Suite struct URLNormalizerTests {
-    @Test("normalisation for dedup", arguments: [
-        ("HTTPS://Example.COM/", "https://example.com/"),
-        ("https://example.com", "https://example.com/"),
-        ("https://example.com:443/a", "https://example.com/a"),
-        ("http://example.com:80/a", "http://example.com/a"),
-        ("http://example.com:8080/a", "http://example.com:8080/a"),
-        ("https://example.com:80/a", "https://example.com:80/a"),
-        ("https://example.com/docs/", "https://example.com/docs"),
-        ("https://example.com/docs/#intro", "https://example.com/docs"),
-        ("https://example.com/a/./b/../c", "https://example.com/a/c"),
-        ("https://example.com/Path/Case", "https://example.com/Path/Case"),
-        ("https://example.com/?utm_source=x&b=2&UTM_Medium=y&a=1&fbclid=z&gclid=q", "https://example.com/?b=2&a=1"),
-        ("https://example.com/?z=1&a=2", "https://example.com/?z=1&a=2"),
-        ("https://example.com/p?utm_campaign=only", "https://example.com/p"),
-        ("https://example.com/p?a=1&&b=2&", "https://example.com/p?a=1&b=2"),
-        ("https://example.com./p", "https://example.com/p"),
-        ("https://user:Secret@Example.com/p", "https://user:Secret@example.com/p"),
-        ("https://[2001:DB8::1]:443/x", "https://[2001:db8::1]/x"),
-        ("https://example.com/a%2fb?q=%e4", "https://example.com/a%2Fb?q=%E4"),
-        ("ftp://Files.example.com:21/pub/", "ftp://files.example.com/pub"),
-        ("file:///home/me/notes.html", "file:///home/me/notes.html"),
-        ("http://example.com/?msclkid=1&ref=keep", "http://example.com/?ref=keep"),
-    ])
+    @Test(
+        "normalisation for dedup",
+        arguments: [
+            ("HTTPS://Example.COM/", "https://example.com/"),
+            ("https://example.com", "https://example.com/"),
+            ("https://example.com:443/a", "https://example.com/a"),
+            ("http://example.com:80/a", "http://example.com/a"),
+            ("http://example.com:8080/a", "http://example.com:8080/a"),
+            ("https://example.com:80/a", "https://example.com:80/a"),
+            ("https://example.com/docs/", "https://example.com/docs"),
+            ("https://example.com/docs/#intro", "https://example.com/docs"),
+            ("https://example.com/a/./b/../c", "https://example.com/a/c"),
+            ("https://example.com/Path/Case", "https://example.com/Path/Case"),
+            ("https://example.com/?utm_source=x&b=2&UTM_Medium=y&a=1&fbclid=z&gclid=q", "https://example.com/?b=2&a=1"),
+            ("https://example.com/?z=1&a=2", "https://example.com/?z=1&a=2"),
+            ("https://example.com/p?utm_campaign=only", "https://example.com/p"),
+            ("https://example.com/p?a=1&&b=2&", "https://example.com/p?a=1&b=2"),
+            ("https://example.com./p", "https://example.com/p"),
+            ("https://user:Secret@Example.com/p", "https://user:Secret@example.com/p"),
+            ("https://[2001:DB8::1]:443/x", "https://[2001:db8::1]/x"),
+            ("https://example.com/a%2fb?q=%e4", "https://example.com/a%2Fb?q=%E4"),
+            ("ftp://Files.example.com:21/pub/", "ftp://files.example.com/pub"),
+            ("file:///home/me/notes.html", "file:///home/me/notes.html"),
+            ("http://example.com/?msclkid=1&ref=keep", "http://example.com/?ref=keep")
+        ])
     func normalizes(input: String, expected: String) {
         #expect(URLNormalizer.normalize(input) == expected)
     }
@@ -137,9 +145,13 @@ import Testing
         #expect(URLNormalizer.normalize("http://example.com/") != URLNormalizer.normalize("https://example.com/"))
     }
 
-    @Test("not absolute URLs are refused", arguments: ["", "example.com", "/path", "javascript:alert(1)", "place:sort=8",
-                                                        "https://", "https://exa mple.com/", "https://example.com:8x/", "1http://a.com/",
-                                                        "mailto:me@example.com"])
+    @Test(
+        "not absolute URLs are refused",
+        arguments: [
+            "", "example.com", "/path", "javascript:alert(1)", "place:sort=8",
+            "https://", "https://exa mple.com/", "https://example.com:8x/", "1http://a.com/",
+            "mailto:me@example.com"
+        ])
     func refuses(input: String) {
         #expect(URLNormalizer.normalize(input) == nil)
     }

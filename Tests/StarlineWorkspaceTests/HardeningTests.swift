@@ -14,7 +14,9 @@ import Testing
     var workspacePath: String { dataDir + "/workspace.json" }
     static let now = "2026-11-30T08:00:00Z"
 
-    func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+    func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (
+        status: StarlineCore.ExitStatus, stdout: String, stderr: String
+    ) {
         runTasks(words, home: home, stdin: stdin, environment: environment, now: Timestamp(rfc3339: Self.now))
     }
 
@@ -36,11 +38,14 @@ import Testing
 
     // MARK: 11 — out of range, from every source
 
-    @Test("dates and durations beyond years 0001–9999 are usage errors naming the option; nothing is written",
-          arguments: [(["add", "x", "--due", "+3000000d"], "due"), (["add", "x", "--due", "-3000000d"], "due"),
-                      (["add", "x", "--due", "+99999999999999h"], "due"), (["add", "x", "--now", "+3000000d"], "now"),
-                      (["list", "--due-within", "999999999w"], "due-within"), (["list", "--due-within", "99999999999w"], "due-within"),
-                      (["list", "--due-before", "-3000000d"], "due-before"), (["recent", "list", "--since", "+999999999w"], "since")])
+    @Test(
+        "dates and durations beyond years 0001–9999 are usage errors naming the option; nothing is written",
+        arguments: [
+            (["add", "x", "--due", "+3000000d"], "due"), (["add", "x", "--due", "-3000000d"], "due"),
+            (["add", "x", "--due", "+99999999999999h"], "due"), (["add", "x", "--now", "+3000000d"], "now"),
+            (["list", "--due-within", "999999999w"], "due-within"), (["list", "--due-within", "99999999999w"], "due-within"),
+            (["list", "--due-before", "-3000000d"], "due-before"), (["recent", "list", "--since", "+999999999w"], "since")
+        ])
     func outOfRangeArguments(_ words: [String], _ option: String) throws {
         let r = run(words)
         #expect(r.status == .usage, "\(words): \(r.stderr)")
@@ -77,7 +82,9 @@ import Testing
     @Test("visits at INT64_MAX: recent add of the same page is DATA_ERROR, the file untouched")
     func visitsOverflow() throws {
         for visits in ["9223372036854775807", "12345678901234567891"] {
-            try write(#"{"version":1,"tasks":[],"websites":[],"recents":[{"url":"https://a.example/","title":null,"visits":\#(visits),"lastVisitedAt":"2026-01-01T00:00:00Z"}]}"#)
+            try write(
+                #"{"version":1,"tasks":[],"websites":[],"recents":[{"url":"https://a.example/","title":null,"visits":\#(visits),"lastVisitedAt":"2026-01-01T00:00:00Z"}]}"#
+            )
             let before = bytes(workspacePath)
             let r = run(["recent", "add", "https://a.example/"])
             #expect(r.status == .data, "\(visits): \(r.stderr)")
@@ -86,8 +93,9 @@ import Testing
         }
     }
 
-    @Test("Netscape ADD_DATE beyond years 0001–9999 or beyond 64 bits is DATA_ERROR, not a wrapped date",
-          arguments: ["1000000000000000", "10000000000000000", "-100000000000000", "99999999999999999999999"])
+    @Test(
+        "Netscape ADD_DATE beyond years 0001–9999 or beyond 64 bits is DATA_ERROR, not a wrapped date",
+        arguments: ["1000000000000000", "10000000000000000", "-100000000000000", "99999999999999999999999"])
     func addDateOutOfRange(_ value: String) throws {
         let html = #"<DL><DT><A HREF="https://a.example/" ADD_DATE="\#(value)">A</A></DL>"#
         let r = run(["import", "-"], stdin: Array(html.utf8))
@@ -98,7 +106,8 @@ import Testing
 
     @Test("a bookmark file cut anywhere parses as far as it goes (every prefix, including one ending in <a)")
     func truncatedBookmarks() throws {
-        let html = #"<DL><p><DT><A HREF="https://a.example/x" ADD_DATE="1764489600" ICON='d'>T&eacute;st &#8212; one</A><DT><a href=https://b.example/>B</a></DL>"#
+        let html =
+            #"<DL><p><DT><A HREF="https://a.example/x" ADD_DATE="1764489600" ICON='d'>T&eacute;st &#8212; one</A><DT><a href=https://b.example/>B</a></DL>"#
         let scalars = Array(html.unicodeScalars)
         for n in 0...scalars.count {
             _ = try NetscapeBookmarks.parse(String(String.UnicodeScalarView(scalars[0..<n])))
@@ -118,11 +127,14 @@ import Testing
         }
     }
 
-    @Test("JSON import: a time out of range or not a time is DATA_ERROR naming the record and field",
-          arguments: [#"{"version":1,"tasks":[{"id":"x","title":"a","due":"0000-01-01T00:00:00Z"}]}"#,
-                      #"{"version":1,"tasks":[{"id":"x","title":"a","createdAt":"tomorrow"}]}"#,
-                      #"{"version":1,"websites":[{"url":"https://a.example/","createdAt":"9999-12-31T23:59:59-01:00"}]}"#,
-                      #"{"version":1,"recents":[{"url":"https://a.example/","visits":1,"lastVisitedAt":12}]}"#])
+    @Test(
+        "JSON import: a time out of range or not a time is DATA_ERROR naming the record and field",
+        arguments: [
+            #"{"version":1,"tasks":[{"id":"x","title":"a","due":"0000-01-01T00:00:00Z"}]}"#,
+            #"{"version":1,"tasks":[{"id":"x","title":"a","createdAt":"tomorrow"}]}"#,
+            #"{"version":1,"websites":[{"url":"https://a.example/","createdAt":"9999-12-31T23:59:59-01:00"}]}"#,
+            #"{"version":1,"recents":[{"url":"https://a.example/","visits":1,"lastVisitedAt":12}]}"#
+        ])
     func jsonImportTimes(_ doc: String) throws {
         let r = run(["import", "-"], stdin: Array(doc.utf8))
         #expect(r.status == .data, "\(r.stderr)")

@@ -12,7 +12,9 @@ import Testing
     var dataDir: String { home.path + "/starline/data" }
     var workspacePath: String { dataDir + "/workspace.json" }
 
-    func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+    func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (
+        status: StarlineCore.ExitStatus, stdout: String, stderr: String
+    ) {
         runTasks(words, home: home, stdin: stdin, environment: environment, now: Timestamp(rfc3339: "2026-11-30T08:00:00Z"))
     }
 
@@ -24,7 +26,8 @@ import Testing
 
     @Test("JSON import with ids that are not UUIDs: the same name-based UUID every time, so a re-import updates")
     func foreignIDs() throws {
-        let doc = #"{"version":1,"tasks":[{"id":"42","title":"a"},{"id":7,"title":"b"},{"id":"C0FFEE00-0000-4000-8000-000000000001","title":"c"}]}"#
+        let doc =
+            #"{"version":1,"tasks":[{"id":"42","title":"a"},{"id":7,"title":"b"},{"id":"C0FFEE00-0000-4000-8000-000000000001","title":"c"}]}"#
         let first = try JSON.parse(run(["import", "-"], stdin: Array(doc.utf8)).stdout)
         #expect(first["tasks"]?["added"]?.intValue == 3)
         let ids = try tasks().compactMap { $0["id"]?.stringValue }
@@ -40,10 +43,14 @@ import Testing
 
     @Test("SHA-1 of the name-based UUIDs matches FIPS 180 test vectors")
     func sha1() {
-        func hex(_ b: [UInt8]) -> String { b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+        func hex(_ b: [UInt8]) -> String {
+            b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        }
         #expect(hex(SHA1.digest(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
         #expect(hex(SHA1.digest([])) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
-        #expect(hex(SHA1.digest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        #expect(
+            hex(SHA1.digest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+                == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
     }
 
     @Test("a document of a newer version is refused: UNSUPPORTED_VERSION, exit 12, nothing written")
@@ -54,10 +61,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: workspacePath))
     }
 
-    @Test("Taskwarrior tags: a word list or a comma string is read; a tag with spaces or a non-string fails naming the task",
-          arguments: [(#""tags":"home,work""#, ["home", "work"]), (#""tags":["a","a","b"]"#, ["a", "b"]),
-                      (#""tags":["two words"]"#, nil), (#""tags":"two words""#, nil), (#""tags":[1]"#, nil), (#""tags":{"a":1}"#, nil),
-                      (#""tags":[""]"#, nil)])
+    @Test(
+        """
+        Taskwarrior tags: a word list or a comma string is read; a tag with spaces or a non-string fails naming the \
+        task
+        """,
+        arguments: [
+            (#""tags":"home,work""#, ["home", "work"]), (#""tags":["a","a","b"]"#, ["a", "b"]),
+            (#""tags":["two words"]"#, nil), (#""tags":"two words""#, nil), (#""tags":[1]"#, nil), (#""tags":{"a":1}"#, nil),
+            (#""tags":[""]"#, nil)
+        ])
     func taskwarriorTags(_ field: String, _ expected: [String]?) throws {
         let tw = #"[{"uuid":"c0ffee00-0000-4000-8000-000000000001","description":"x","status":"pending",\#(field)}]"#
         let r = run(["import", "-"], stdin: Array(tw.utf8))
@@ -73,7 +86,10 @@ import Testing
 
     @Test("bookmark titles: named and numeric references decoded, whitespace and line breaks collapsed")
     func bookmarkText() throws {
-        let html = "<DL><DT><A HREF=\"https://a.example/?a=1&amp;b=2\">Caf&eacute; &#233;t&#xE9; &mdash;\n   two\r\n\tlines &#150; &#0; &#xD800; &#99999999; &bogus; &amp</A>\n</DL>"
+        let html = """
+            <DL><DT><A HREF=\"https://a.example/?a=1&amp;b=2\">Caf&eacute; &#233;t&#xE9; &mdash;\n   two\r\n\tlines \
+            &#150; &#0; &#xD800; &#99999999; &bogus; &amp</A>\n</DL>
+            """
         let marks = try NetscapeBookmarks.parse(html)
         #expect(marks.count == 1)
         #expect(marks[0].url == "https://a.example/?a=1&b=2")
@@ -81,13 +97,14 @@ import Testing
         #expect(HTMLText.decode("&nbsp;&lt;&Omega;&sigmaf;&hearts;&yuml;") == "\u{A0}<Ως♥ÿ")
     }
 
-    @Test("invalid UTF-8 anywhere is refused the same way in every format: DATA_ERROR with the offset",
-          arguments: ["json", "taskwarrior", "netscape"])
+    @Test(
+        "invalid UTF-8 anywhere is refused the same way in every format: DATA_ERROR with the offset",
+        arguments: ["json", "taskwarrior", "netscape"])
     func invalidUTF8(_ format: String) throws {
         let pieces: [String: (String, String)] = [
             "json": (#"{"version":1,"tasks":[{"id":"x","title":"a"#, #""}]}"#),
             "taskwarrior": (#"[{"uuid":"c0ffee00-0000-4000-8000-000000000001","description":"a"#, #"","status":"pending"}]"#),
-            "netscape": (#"<DL><DT><A HREF="https://a.example/">a"#, "</A></DL>"),
+            "netscape": (#"<DL><DT><A HREF="https://a.example/">a"#, "</A></DL>")
         ]
         let (head, tail) = try #require(pieces[format])
         let input = Array(head.utf8) + [0xC3, 0x28] + Array(tail.utf8)
@@ -100,10 +117,13 @@ import Testing
     }
 
     // An empty STARLINE_WORKSPACE counts as unset, as every empty variable does for the option parser.
-    @Test("--workspace '' and a file in a missing directory are usage errors; nothing is created",
-          arguments: [(["list", "--workspace", ""], [:]), (["add", "x", "--workspace", "/nonexistent-starline-dir/ws.json"], [:]),
-                      (["add", "x", "--workspace", "dir/"], [:]),
-                      (["check"], ["STARLINE_WORKSPACE": "/nonexistent-starline-dir/ws.json"])] as [([String], [String: String])])
+    @Test(
+        "--workspace '' and a file in a missing directory are usage errors; nothing is created",
+        arguments: [
+            (["list", "--workspace", ""], [:]), (["add", "x", "--workspace", "/nonexistent-starline-dir/ws.json"], [:]),
+            (["add", "x", "--workspace", "dir/"], [:]),
+            (["check"], ["STARLINE_WORKSPACE": "/nonexistent-starline-dir/ws.json"])
+        ] as [([String], [String: String])])
     func workspacePath(_ words: [String], _ environment: [String: String]) throws {
         let r = run(words, environment: environment)
         #expect(r.status == .usage, "\(words) \(environment): \(r.stderr)")

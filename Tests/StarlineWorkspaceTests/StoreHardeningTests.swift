@@ -13,7 +13,9 @@ import Testing
     var workspacePath: String { dataDir + "/workspace.json" }
     static let now = "2026-11-30T08:00:00Z"
 
-    func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+    func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) -> (
+        status: StarlineCore.ExitStatus, stdout: String, stderr: String
+    ) {
         runTasks(words, home: home, stdin: stdin, environment: environment, now: Timestamp(rfc3339: Self.now))
     }
 
@@ -75,8 +77,10 @@ import Testing
         #expect(run(["edit", id, "--title", "X", "--now", "2026-11-02T00:00:00Z"]).status == .ok)
         let file = identity(workspacePath), backup = bytes(workspacePath + ".bak")
         let stored = try JSON.parse(try #require(bytes(workspacePath)))["tasks"]?[0]
-        for words in [["edit", id, "--title", "X"], ["edit", id, "--untag", "absent"], ["edit", id, "--tag", "a"],
-                      ["edit", id, "--no-due"], ["edit", id, "--notes", ""], ["undo", id]] {
+        for words in [
+            ["edit", id, "--title", "X"], ["edit", id, "--untag", "absent"], ["edit", id, "--tag", "a"],
+            ["edit", id, "--no-due"], ["edit", id, "--notes", ""], ["undo", id]
+        ] {
             let r = run(words + ["--now", "2026-11-03T00:00:00Z"])
             #expect(r.status == .ok, "\(words): \(r.stderr)")
             #expect(try JSON.parse(r.stdout)["updatedAt"]?.stringValue == "2026-11-02T00:00:00Z", "\(words)")
@@ -109,13 +113,16 @@ import Testing
 
     // MARK: 16 — numbers of unknown fields
 
-    static let numbers = ["1e400", "12345678901234567891", "-12345678901234567891", "3.14159265358979323846", "-0", "1E-400", "0.1", "1.5", "100"]
+    static let numbers = [
+        "1e400", "12345678901234567891", "-12345678901234567891", "3.14159265358979323846", "-0", "1E-400", "0.1", "1.5", "100"
+    ]
 
     @Test("numbers in unknown fields survive a rewrite with their meaning (huge, tiny, long, negative zero)")
     func unknownNumbersSurvive() throws {
         let list = Self.numbers.joined(separator: ",")
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        try #"{"version":1,"x-top":[\#(list)],"tasks":[{"id":"c0ffee00-0000-4000-8000-000000000001","title":"t","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z","x":[\#(list)],"big":18446744073709551616}],"websites":[],"recents":[]}"#
+        try
+            #"{"version":1,"x-top":[\#(list)],"tasks":[{"id":"c0ffee00-0000-4000-8000-000000000001","title":"t","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z","x":[\#(list)],"big":18446744073709551616}],"websites":[],"recents":[]}"#
             .write(toFile: workspacePath, atomically: false, encoding: .utf8)
         #expect(run(["edit", "c0ffee00", "--title", "u"]).status == .ok)
         let text = String(decoding: try #require(bytes(workspacePath)), as: UTF8.self)

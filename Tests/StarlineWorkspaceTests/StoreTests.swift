@@ -14,7 +14,9 @@ import Testing
 
     /// A write, kept out of `#expect(throws:)` bodies (no nested closures there: Swift 6.3.1 miscompiles them).
     func clearTasks(_ s: WorkspaceStore) throws {
-        try s.update { ws in ws.tasks = []; return ((), true) }
+        try s.update { ws in
+            ws.tasks = []; return ((), true)
+        }
     }
 
     func mode(_ path: String) -> Int? {
@@ -37,10 +39,14 @@ import Testing
     @Test("each successful write makes the previous file the .bak; an update that changes nothing writes nothing")
     func backupRotation() throws {
         let s = store()
-        try s.update { ws in ws.tasks.append(.object([("id", .string("a"))])); return ((), true) }
+        try s.update { ws in
+            ws.tasks.append(.object([("id", .string("a"))])); return ((), true)
+        }
         #expect(bytes(s.backupPath) == nil)
         let first = try #require(bytes(s.path))
-        try s.update { ws in ws.tasks.append(.object([("id", .string("b"))])); return ((), true) }
+        try s.update { ws in
+            ws.tasks.append(.object([("id", .string("b"))])); return ((), true)
+        }
         #expect(bytes(s.backupPath) == first)
         let second = try #require(bytes(s.path))
         #expect(second != first)
@@ -53,13 +59,19 @@ import Testing
     @Test("W1 a writer killed between its backup rotation and its rename leaves no temporary file behind the next write")
     func backupAlreadyTheCurrentFile() throws {
         let s = store()
-        try s.update { ws in ws.tasks.append(.object([("id", .string("a"))])); return ((), true) }
-        try s.update { ws in ws.tasks.append(.object([("id", .string("b"))])); return ((), true) }
+        try s.update { ws in
+            ws.tasks.append(.object([("id", .string("a"))])); return ((), true)
+        }
+        try s.update { ws in
+            ws.tasks.append(.object([("id", .string("b"))])); return ((), true)
+        }
         // The state such a kill leaves: the .bak is a hard link of workspace.json (same inode).
         unlink(s.backupPath)
         #expect(link(s.path, s.backupPath) == 0)
         let current = try #require(bytes(s.path))
-        try s.update { ws in ws.tasks.append(.object([("id", .string("c"))])); return ((), true) }
+        try s.update { ws in
+            ws.tasks.append(.object([("id", .string("c"))])); return ((), true)
+        }
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.file("data")).sorted()
         #expect(names == ["workspace.json", "workspace.json.bak", "workspace.json.lock"])
         #expect(bytes(s.backupPath) == current)
@@ -70,8 +82,8 @@ import Testing
         let s = store()
         try FileManager.default.createDirectory(atPath: dir.file("data"), withIntermediateDirectories: true)
         let original = """
-        {"x-sync":{"peer":"laptop"},"version":1,"tasks":[{"priority":"high","id":"aaaa1111-0000-4000-8000-000000000001","title":"t","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z","x":[1,2.5,{"deep":true}]}],"websites":[{"favicon":"data:x","id":"bbbb1111-0000-4000-8000-000000000001","url":"https://a.example/","normalizedUrl":"https://a.example/","title":null,"createdAt":"2026-01-01T00:00:00Z"}],"recents":[],"zz-last":null}
-        """
+            {"x-sync":{"peer":"laptop"},"version":1,"tasks":[{"priority":"high","id":"aaaa1111-0000-4000-8000-000000000001","title":"t","notes":"","tags":[],"due":null,"done":false,"doneAt":null,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z","x":[1,2.5,{"deep":true}]}],"websites":[{"favicon":"data:x","id":"bbbb1111-0000-4000-8000-000000000001","url":"https://a.example/","normalizedUrl":"https://a.example/","title":null,"createdAt":"2026-01-01T00:00:00Z"}],"recents":[],"zz-last":null}
+            """
         try original.write(toFile: s.path, atomically: false, encoding: .utf8)
         try s.update { ws in
             ws.tasks[0].set("title", .string("changed"))
@@ -90,11 +102,17 @@ import Testing
     @Test("corrupt, truncated and empty files are refused with CORRUPT_FILE naming the backup, and left untouched")
     func corruptFiles() throws {
         let s = store()
-        try s.update { ws in ws.tasks.append(TaskRecord.make(title: "good", notes: "", tags: [], due: nil, now: .now())); return ((), true) }
-        try s.update { ws in ws.tasks.append(TaskRecord.make(title: "good 2", notes: "", tags: [], due: nil, now: .now())); return ((), true) }
+        try s.update { ws in
+            ws.tasks.append(TaskRecord.make(title: "good", notes: "", tags: [], due: nil, now: .now())); return ((), true)
+        }
+        try s.update { ws in
+            ws.tasks.append(TaskRecord.make(title: "good 2", notes: "", tags: [], due: nil, now: .now())); return ((), true)
+        }
         let good = try #require(bytes(s.path))
-        for bad in [Array(good.prefix(good.count / 2)), [], Array("{\"version\":1,\"tasks\":{}}".utf8), Array("[1,2]".utf8),
-                    Array("{\"tasks\":[]}".utf8), Array("\u{1}garbage".utf8)] {
+        for bad in [
+            Array(good.prefix(good.count / 2)), [], Array("{\"version\":1,\"tasks\":{}}".utf8), Array("[1,2]".utf8),
+            Array("{\"tasks\":[]}".utf8), Array("\u{1}garbage".utf8)
+        ] {
             try Data(bad).write(to: URL(fileURLWithPath: s.path))
             let readError = #expect(throws: StarlineError.self) { try s.read() }
             #expect(readError?.code == .corruptFile)
@@ -112,7 +130,8 @@ import Testing
     func newerVersion() throws {
         let s = store()
         try FileManager.default.createDirectory(atPath: dir.file("data"), withIntermediateDirectories: true)
-        let text = #"{"version":2,"tasks":[{"id":"aaaa1111-0000-4000-8000-000000000001","title":"from the future","shape":"new"}],"websites":[],"recents":[]}"#
+        let text =
+            #"{"version":2,"tasks":[{"id":"aaaa1111-0000-4000-8000-000000000001","title":"from the future","shape":"new"}],"websites":[],"recents":[]}"#
         try text.write(toFile: s.path, atomically: false, encoding: .utf8)
         let ws = try s.read()
         #expect(ws.version == 2)
@@ -130,7 +149,7 @@ import Testing
         var ws = Workspace()
         ws.tasks = [
             TaskRecord.make(title: "first", notes: "", tags: [], due: nil, now: .now(), id: "aaaa1111-0000-4000-8000-000000000001"),
-            TaskRecord.make(title: "second", notes: "", tags: [], due: nil, now: .now(), id: "aaaa2222-0000-4000-8000-000000000002"),
+            TaskRecord.make(title: "second", notes: "", tags: [], due: nil, now: .now(), id: "aaaa2222-0000-4000-8000-000000000002")
         ]
         #expect(try ws.taskIndex("aaaa2") == 1)
         let missing = #expect(throws: StarlineError.self) { try ws.taskIndex("ffff") }
@@ -139,7 +158,10 @@ import Testing
         #expect(ambiguous?.code == .ambiguousID)
         #expect(ambiguous?.exitStatus == .usage)
         let candidates = ambiguous?.details?["candidates"]?.arrayValue ?? []
-        #expect(candidates.compactMap { $0["id"]?.stringValue } == ["aaaa1111-0000-4000-8000-000000000001", "aaaa2222-0000-4000-8000-000000000002"])
+        #expect(
+            candidates.compactMap { $0["id"]?.stringValue } == [
+                "aaaa1111-0000-4000-8000-000000000001", "aaaa2222-0000-4000-8000-000000000002"
+            ])
         #expect(candidates.compactMap { $0["title"]?.stringValue } == ["first", "second"])
     }
 }
@@ -170,7 +192,9 @@ import Testing
         var f = TaskFilter(now: now)
         f.dueWithin = TimeSpan(seconds: 36 * 3600)
         let end = now + 36 * 3600
-        let tasks = [task("end+1", due: end + 1), task("end", due: end), task("now", due: now), task("now-1", due: now - 1), task("none", due: nil)]
+        let tasks = [
+            task("end+1", due: end + 1), task("end", due: end), task("now", due: now), task("now-1", due: now - 1), task("none", due: nil)
+        ]
         #expect(titles(f, tasks) == ["now", "end"])
     }
 
@@ -188,8 +212,10 @@ import Testing
 
     @Test("done tasks only with --done or --all; --no-due; tags must all match; sorted by due then file order")
     func stateAndTags() {
-        let tasks = [task("open late", due: now + 100, tags: ["a"]), task("done", due: now - 5, done: true, tags: ["a", "b"]),
-                     task("open none", due: nil, tags: ["a", "b"]), task("open early", due: now - 100)]
+        let tasks = [
+            task("open late", due: now + 100, tags: ["a"]), task("done", due: now - 5, done: true, tags: ["a", "b"]),
+            task("open none", due: nil, tags: ["a", "b"]), task("open early", due: now - 100)
+        ]
         var f = TaskFilter(now: now)
         #expect(titles(f, tasks) == ["open early", "open late", "open none"])
         f.done = .only

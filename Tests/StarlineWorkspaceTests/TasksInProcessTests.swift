@@ -12,8 +12,10 @@ import Testing
     var workspacePath: String { home.path + "/starline/data/workspace.json" }
     static let now = "2026-11-30T08:00:00Z"
 
-    func run(_ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
-             clock: Timestamp? = nil) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
+    func run(
+        _ words: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
+        clock: Timestamp? = nil
+    ) -> (status: StarlineCore.ExitStatus, stdout: String, stderr: String) {
         runTasks(words, home: home, stdin: stdin, environment: environment, now: clock)
     }
 
@@ -53,12 +55,15 @@ import Testing
         #expect(try lines(run(["list", "--jsonl", "--overdue"], clock: clock + 7200).stdout).count == 1)
     }
 
-    @Test("bad --keep and --due-within values are usage errors naming the option, and nothing is written",
-          arguments: [(["recent", "add", "https://a.example/", "--keep", "0"], "keep"),
-                      (["recent", "add", "https://a.example/", "--keep", "many"], "keep"),
-                      (["list", "--due-within", "3x"], "due-within"),
-                      (["add", "x", "--due", "someday"], "due"),
-                      (["list", "--now", "yesterday-ish"], "now")])
+    @Test(
+        "bad --keep and --due-within values are usage errors naming the option, and nothing is written",
+        arguments: [
+            (["recent", "add", "https://a.example/", "--keep", "0"], "keep"),
+            (["recent", "add", "https://a.example/", "--keep", "many"], "keep"),
+            (["list", "--due-within", "3x"], "due-within"),
+            (["add", "x", "--due", "someday"], "due"),
+            (["list", "--now", "yesterday-ish"], "now")
+        ])
     func badValues(_ words: [String], _ option: String) throws {
         let r = run(words)
         #expect(r.status == .usage)
@@ -74,13 +79,13 @@ import Testing
     @Test("import - reads the injected standard input; a duplicate URL is not added twice")
     func importFromStandardInput() throws {
         let html = """
-        <!DOCTYPE NETSCAPE-Bookmark-file-1>
-        <DL><p>
-        <DT><A HREF="https://Example.com/docs/?utm_source=x" ADD_DATE="1764489600">Docs</A>
-        <DT><A HREF="https://example.com/docs">Docs again</A>
-        <DT><A HREF="javascript:alert(1)">Not a site</A>
-        </DL><p>
-        """
+            <!DOCTYPE NETSCAPE-Bookmark-file-1>
+            <DL><p>
+            <DT><A HREF="https://Example.com/docs/?utm_source=x" ADD_DATE="1764489600">Docs</A>
+            <DT><A HREF="https://example.com/docs">Docs again</A>
+            <DT><A HREF="javascript:alert(1)">Not a site</A>
+            </DL><p>
+            """
         let imported = run(["import", "-"], stdin: Array(html.utf8))
         #expect(imported.status == .ok, "\(imported.stderr)")
         let counts = try JSON.parse(imported.stdout)
@@ -118,10 +123,12 @@ import Testing
     func dispatch() throws {
         let id = try #require(try JSON.parse(run(["add", "t", "--now", Self.now]).stdout)["id"]?.stringValue)
         let prefix = String(id.prefix(8))
-        for words in [["show", prefix], ["edit", prefix, "--title", "u"], ["done", prefix], ["undo", prefix],
-                      ["sites", "add", "https://example.com/"], ["sites", "list"], ["sites", "dedup", "--dry-run"],
-                      ["sites", "rm", "https://EXAMPLE.com"], ["recent", "add", "https://example.com/"], ["recent", "list"],
-                      ["recent", "clear"], ["export", "-f", "taskwarrior"], ["check"], ["rm", prefix]] {
+        for words in [
+            ["show", prefix], ["edit", prefix, "--title", "u"], ["done", prefix], ["undo", prefix],
+            ["sites", "add", "https://example.com/"], ["sites", "list"], ["sites", "dedup", "--dry-run"],
+            ["sites", "rm", "https://EXAMPLE.com"], ["recent", "add", "https://example.com/"], ["recent", "list"],
+            ["recent", "clear"], ["export", "-f", "taskwarrior"], ["check"], ["rm", prefix]
+        ] {
             let r = run(words + ["--now", Self.now])
             #expect(r.status == .ok, "\(words): \(r.stderr)")
         }
