@@ -59,41 +59,34 @@ extension GrayImage {
     /// Unsharp masking: twice the pixel less the mean of its 3×3 neighbourhood, so an edge spread by focus or
     /// motion blur steepens again.
     public func sharpened() -> GrayImage {
-        guard width >= 3, height >= 3 else { return self }
-        var out = pixels
-        let w = width
-        pixels.withUnsafeBufferPointer { src in
-            out.withUnsafeMutableBufferPointer { dst in
-                for y in 1..<(height - 1) {
-                    for x in 1..<(w - 1) {
-                        let i = y * w + x
-                        var s = 0
-                        for dy in -1...1 { for dx in -1...1 { s += Int(src[i + dy * w + dx]) } }
-                        let v = 2 * Int(src[i]) - (s + 4) / 9
-                        dst[i] = UInt8(max(0, min(255, v)))
-                    }
-                }
-            }
+        interiorFiltered { src, i, w in
+            var s = 0
+            for dy in -1...1 { for dx in -1...1 { s += Int(src[i + dy * w + dx]) } }
+            return UInt8(max(0, min(255, 2 * Int(src[i]) - (s + 4) / 9)))
         }
-        return GrayImage(width: w, height: height, pixels: out)
     }
 
     /// A 3×3 binomial blur (1 2 1 / 2 4 2 / 1 2 1, over 16): sensor noise and JPEG blocks smoothed before a
     /// decoder that binarises locally, where single noisy pixels break the module edges it follows.
     public func smoothed() -> GrayImage {
+        interiorFiltered { src, i, w in
+            let above = Int(src[i - w - 1]) + 2 * Int(src[i - w]) + Int(src[i - w + 1])
+            let row = Int(src[i - 1]) + 2 * Int(src[i]) + Int(src[i + 1])
+            let below = Int(src[i + w - 1]) + 2 * Int(src[i + w]) + Int(src[i + w + 1])
+            return UInt8((above + 2 * row + below + 8) >> 4)
+        }
+    }
+
+    /// A 3×3 filter: every pixel off the border becomes `filter(source, index, width)`; the border is kept
+    /// (an image under 3×3 is returned as it is).
+    private func interiorFiltered(_ filter: (UnsafeBufferPointer<UInt8>, Int, Int) -> UInt8) -> GrayImage {
         guard width >= 3, height >= 3 else { return self }
         var out = pixels
         let w = width
         pixels.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
                 for y in 1..<(height - 1) {
-                    for x in 1..<(w - 1) {
-                        let i = y * w + x
-                        let above = Int(src[i - w - 1]) + 2 * Int(src[i - w]) + Int(src[i - w + 1])
-                        let row = Int(src[i - 1]) + 2 * Int(src[i]) + Int(src[i + 1])
-                        let below = Int(src[i + w - 1]) + 2 * Int(src[i + w]) + Int(src[i + w + 1])
-                        dst[i] = UInt8((above + 2 * row + below + 8) >> 4)
-                    }
+                    for x in 1..<(w - 1) { dst[y * w + x] = filter(src, y * w + x, w) }
                 }
             }
         }

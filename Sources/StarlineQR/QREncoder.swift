@@ -165,33 +165,22 @@ public enum QREncoder {
 
     /// Byte mode preceded by an ECI header selecting UTF-8, built as a `QRinput` by hand since
     /// the string helpers never emit ECI.
+    ///
+    /// Known libqrencode 4.1.1 quirk: its version *estimate* counts an ECI entry 16 bits too long (the 4
+    /// stored designator bytes are charged a mode indicator each), and the estimate only ever raises the
+    /// version. So text within 2 bytes of a version boundary may get the next version up; at version 40 the
+    /// estimate can go no higher and the real bit count decides, so the absolute capacities are exact (e.g.
+    /// 2952 bytes at 40-L).
     private static func encodeWithUTF8ECI(
         _ bytes: ArraySlice<UInt8>, version: Int32,
         level: QRErrorCorrection
     ) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
-        // QRinput_new2: "On error, NULL is returned and errno is set". The version stored in the
-        // input is a minimum: QRcode_encodeInput picks a larger one when the data needs it.
-        // Known libqrencode 4.1.1 quirk: its version *estimate* counts an ECI entry 16 bits too
-        // long (the 4 stored designator bytes are charged a mode indicator each), and the
-        // estimate only ever raises the version. So text within 2 bytes of a version boundary
-        // may get the next version up; at version 40 the estimate can go no higher and the real bit
-        // count decides, so the absolute capacities are exact (e.g. 2952 bytes at 40-L).
-        guard let input = QRinput_new2(version, level.cLevel) else {
-            throw libqrencodeFailure(errno, "creating the input")
+        try encodeInput(version: version, level: level) { input in
+            guard QRinput_appendECIheader(input, utf8ECI) == 0 else {
+                throw libqrencodeFailure(errno, "appending the UTF-8 ECI header")
+            }
+            try append(bytes, mode: QR_MODE_8, to: input)
         }
-        // The input owns copies of the appended data ("The data is copied and appended");
-        // QRinput_free releases them together with the input.
-        defer { QRinput_free(input) }
-        guard QRinput_appendECIheader(input, utf8ECI) == 0 else {
-            throw libqrencodeFailure(errno, "appending the UTF-8 ECI header")
-        }
-        let appended = bytes.withUnsafeBufferPointer { buffer in
-            QRinput_append(input, QR_MODE_8, Int32(buffer.count), buffer.baseAddress)
-        }
-        guard appended == 0 else {
-            throw libqrencodeFailure(errno, "appending \(bytes.count) bytes")
-        }
-        return encodeChoosingMask(input, level: level)
     }
 
     /// ASCII text in libqrencode's segments (QRSegmentSplit).
@@ -199,18 +188,12 @@ public enum QREncoder {
         _ bytes: ArraySlice<UInt8>, version: Int32,
         level: QRErrorCorrection
     ) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
-        guard let input = QRinput_new2(version, level.cLevel) else {
-            throw libqrencodeFailure(errno, "creating the input")
-        }
-        defer { QRinput_free(input) }
         let text = Array(bytes)
-        for segment in QRSegmentSplit.segments(text, version: Int(version)) {
-            let appended = text[segment.range].withUnsafeBufferPointer { buffer in
-                QRinput_append(input, segment.mode, Int32(buffer.count), buffer.baseAddress)
+        return try encodeInput(version: version, level: level) { input in
+            for segment in QRSegmentSplit.segments(text, version: Int(version)) {
+                try append(text[segment.range], mode: segment.mode, to: input)
             }
-            guard appended == 0 else { throw libqrencodeFailure(errno, "appending \(segment.range.count) bytes") }
         }
-        return encodeChoosingMask(input, level: level)
     }
 
     /// One 8-bit segment, as QRcode_encodeData builds it.
@@ -218,15 +201,31 @@ public enum QREncoder {
         _ bytes: ArraySlice<UInt8>, version: Int32,
         level: QRErrorCorrection
     ) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
+        try encodeInput(version: version, level: level) { input in try append(bytes, mode: QR_MODE_8, to: input) }
+    }
+
+    /// A `QRinput` of at least `version`, filled by `fill`, encoded with the mask libqrencode would choose.
+    private static func encodeInput(
+        version: Int32, level: QRErrorCorrection, _ fill: (OpaquePointer) throws -> Void
+    ) throws -> (UnsafeMutablePointer<QRcode>?, Int32) {
+        // QRinput_new2: "On error, NULL is returned and errno is set". The version stored in the
+        // input is a minimum: encoding picks a larger one when the data needs it.
         guard let input = QRinput_new2(version, level.cLevel) else {
             throw libqrencodeFailure(errno, "creating the input")
         }
+        // The input owns copies of the appended data ("The data is copied and appended");
+        // QRinput_free releases them together with the input.
         defer { QRinput_free(input) }
+        try fill(input)
+        return encodeChoosingMask(input, level: level)
+    }
+
+    /// One segment of `mode` holding `bytes`.
+    private static func append(_ bytes: ArraySlice<UInt8>, mode: QRencodeMode, to input: OpaquePointer) throws {
         let appended = bytes.withUnsafeBufferPointer { buffer in
-            QRinput_append(input, QR_MODE_8, Int32(buffer.count), buffer.baseAddress)
+            QRinput_append(input, mode, Int32(buffer.count), buffer.baseAddress)
         }
         guard appended == 0 else { throw libqrencodeFailure(errno, "appending \(bytes.count) bytes") }
-        return encodeChoosingMask(input, level: level)
     }
 
     /// `QRcode_encodeMask(input, mask)`: exported by libqrencode 4 (its own tests call it; declared in
