@@ -30,10 +30,11 @@ enum DevControlRoutes {
         let status = body["status"]?.intValue.map { Int($0) }
         let reset = body["reset"]?.boolValue ?? false
         let delay = body["delayMs"]?.intValue.map { Int($0) } ?? 0
+        let hold = body["hold"]?.boolValue ?? false
         let count = body["count"]?.intValue.map { Int($0) }
         if let status, !(100...599).contains(status) { throw APIError.invalidRequest("'status' must be an HTTP status 100-599") }
-        guard [status != nil, reset, delay > 0].filter({ $0 }).count == 1 else {
-            throw APIError.invalidRequest("give exactly one of 'status', 'reset':true or 'delayMs'")
+        guard [status != nil, reset, delay > 0, hold].filter({ $0 }).count == 1 else {
+            throw APIError.invalidRequest("give exactly one of 'status', 'reset':true, 'delayMs' or 'hold':true")
         }
         guard (0...600_000).contains(delay) else { throw APIError.invalidRequest("'delayMs' must be 0...600000") }
         if let count, count < 1 {
@@ -41,9 +42,10 @@ enum DevControlRoutes {
         }
         let headers = try faultHeaders(body["headers"])
         if !headers.isEmpty, status == nil {
-            throw APIError.invalidRequest("'headers' apply only to a 'status' fault (a reset or delay has no answer of its own)")
+            throw APIError.invalidRequest("'headers' apply only to a 'status' fault (a reset, delay or hold has no answer of its own)")
         }
-        let fault = try state.addFault(route: route, status: status, reset: reset, delayMs: delay, count: count, headers: headers)
+        let fault = try state.addFault(
+            route: route, status: status, reset: reset, delayMs: delay, hold: hold, count: count, headers: headers)
         return .json(
             201,
             .object([
@@ -51,7 +53,7 @@ enum DevControlRoutes {
                     "fault",
                     .object([
                         ("id", .int(fault.id)), ("route", .string(fault.route)), ("status", fault.status.map { .int($0) } ?? .null),
-                        ("reset", .bool(fault.reset)), ("delayMs", .int(fault.delayMs)),
+                        ("reset", .bool(fault.reset)), ("delayMs", .int(fault.delayMs)), ("hold", .bool(fault.hold)),
                         ("count", fault.remaining.map { .int($0) } ?? .null),
                         ("headers", .object(fault.headers.map { ($0.0, .string($0.1)) }))
                     ])

@@ -75,19 +75,20 @@ public final class DevServer: @unchecked Sendable {
         if let logFile { fclose(logFile) }
     }
 
-    /// Runs `body` with the lock held; when it published events (`eventsPublished`), even if it then threw,
-    /// wakes the long polls once the lock is released.
+    /// Runs `body` with the lock held; when it published events (`eventsPublished`) or released held
+    /// requests (`heldRequestsReleased`), even if it then threw, wakes the waiters once the lock is released.
     private func withState<T>(_ body: (inout DevServerState) throws -> T) rethrows -> T {
-        var published = false
+        var wake = false
         defer {
             // withLockNotifying broadcasts after its body: here an empty one, as only the body above
             // knew whether there was anything to wake for (most requests publish nothing).
-            if published { state.withLockNotifying { _ in } }
+            if wake { state.withLockNotifying { _ in } }
         }
         return try state.withLock { state in
             defer {
-                published = state.eventsPublished
+                wake = state.eventsPublished || state.heldRequestsReleased
                 state.eventsPublished = false
+                state.heldRequestsReleased = false
             }
             return try body(&state)
         }
@@ -114,28 +115,46 @@ public final class DevServer: @unchecked Sendable {
                 allowed.append(route.method)
             }
         }
-        var response = state.withLock { state -> HTTPResponse? in
+        let fault = state.withLock { state -> FaultAction? in
             state.count(method: request.method, route: matched?.0)
-            if let fault = state.takeFault(method: request.method, path: pathSegments) {
-                if fault.reset { var r = HTTPResponse(status: 0); r.dropConnection = true; return r }
-                if let status = fault.status {
-                    var r = HTTPResponse.error(status, "INJECTED_FAULT", "fault injected by sl-devserver")
-                    r.headers += fault.headers
-                    return r
-                }
-                var r = HTTPResponse(status: -1)
-                r.delayMilliseconds = fault.delayMs
-                return r
+            guard let fault = state.takeFault(method: request.method, path: pathSegments) else { return nil }
+            if fault.reset {
+                var dropped = HTTPResponse(status: 0)
+                dropped.dropConnection = true
+                return .answer(dropped)
             }
-            return nil
+            if let status = fault.status {
+                var r = HTTPResponse.error(status, "INJECTED_FAULT", "fault injected by sl-devserver")
+                r.headers += fault.headers
+                return .answer(r)
+            }
+            return fault.hold ? .hold(since: state.faultClears) : .delay(milliseconds: fault.delayMs)
         }
-        let delay = response?.status == -1 ? response!.delayMilliseconds : 0
-        if response == nil || delay > 0 {
+        var response: HTTPResponse
+        switch fault {
+        case .answer(let answer)?: response = answer
+        case .hold(let clears)?:
+            // Until the faults are cleared or the server stops; ten minutes at most, as a delay.
+            let deadline = MonotonicClock.nanoseconds() + 600 * 1_000_000_000
+            _ = state.await(deadline: deadline) { $0.faultClears != clears || $0.stopping ? true : nil }
             response = dispatch(request, matched: matched, allowed: allowed)
-            response!.delayMilliseconds = delay
+        case .delay(let milliseconds)?:
+            response = dispatch(request, matched: matched, allowed: allowed)
+            response.delayMilliseconds = milliseconds
+        case nil: response = dispatch(request, matched: matched, allowed: allowed)
         }
-        log(request, route: matched?.0.template, status: response!.dropConnection ? 0 : response!.status, started: started)
-        return response!
+        log(request, route: matched?.0.template, status: response.dropConnection ? 0 : response.status, started: started)
+        return response
+    }
+
+    /// What an injected fault does to a request.
+    private enum FaultAction {
+        /// Answered by the fault (a status, or a dropped connection); the handler does not run.
+        case answer(HTTPResponse)
+        /// The handler runs once the faults were cleared since `since` (`DevServerState.faultClears`).
+        case hold(since: Int)
+        /// The handler runs, then the answer waits.
+        case delay(milliseconds: Int)
     }
 
     /// DNS rebinding: a web page whose name was rebound to 127.0.0.1 reaches this server from the

@@ -33,6 +33,10 @@ struct Fault {
     var status: Int?
     var reset: Bool
     var delayMs: Int
+    /// Holds the request, before its handler runs, until the faults are cleared (`DELETE /__dev/faults`,
+    /// `POST /__dev/reset`) or the server stops: a test then decides when the request goes on, where a
+    /// delay would make it guess how long the rest of the test takes.
+    var hold = false
     var remaining: Int?
     /// Added to a `status` fault's answer (e.g. `Retry-After` on a 429), as validated by `FaultHeaders`.
     var headers: [(String, String)] = []
@@ -53,6 +57,10 @@ struct DevServerState {
     var rateWindowCount = 0
     /// Set by `ChatRoutes.publish` (new rows in `events`); the request then wakes the long polls.
     var eventsPublished = false
+    /// How many times the faults were cleared: a held request (`Fault.hold`) goes on once it changes.
+    var faultClears = 0
+    /// Set when the faults are cleared; the request then wakes the held requests.
+    var heldRequestsReleased = false
     /// Set by `DevServer.stop`: long polls answer at once (with what they have) so the server can stop.
     var stopping = false
     /// Wrong passwords per user id (sign-in forms and the password change share it).
@@ -77,9 +85,9 @@ extension DevServerState {
         return fault
     }
 
-    mutating func addFault(route: String, status: Int?, reset: Bool, delayMs: Int, count: Int?, headers: [(String, String)] = []) throws
-        -> Fault
-    {
+    mutating func addFault(
+        route: String, status: Int?, reset: Bool, delayMs: Int, hold: Bool = false, count: Int?, headers: [(String, String)] = []
+    ) throws -> Fault {
         guard faults.count < Limits.maxFaults else {
             throw APIError(409, "TOO_MANY_FAULTS", "at most \(Limits.maxFaults) faults at once; DELETE /__dev/faults clears them")
         }
@@ -89,13 +97,15 @@ extension DevServerState {
         }
         let fault = Fault(
             id: nextFaultId, method: parts[0].uppercased(), pattern: pathSegments(String(parts[1])),
-            route: route, status: status, reset: reset, delayMs: delayMs, remaining: count, headers: headers)
+            route: route, status: status, reset: reset, delayMs: delayMs, hold: hold, remaining: count, headers: headers)
         nextFaultId += 1
         faults.append(fault)
         return fault
     }
 
     mutating func clearFaults() -> Int {
+        faultClears &+= 1
+        heldRequestsReleased = true
         defer { faults.removeAll() }
         return faults.count
     }

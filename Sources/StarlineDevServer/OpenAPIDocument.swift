@@ -1188,7 +1188,10 @@ enum OpenAPIDocument {
                 `/chat` mount), with `*` standing for one path segment, e.g.
                 `PUT /chat/v1/conversations/*/messages/*`. A `status` or `reset` fault
                 answers without running the handler; a `delayMs` fault runs the handler
-                first and delays the response. A `status` fault may carry response
+                first and delays the response; a `hold` fault holds the request before
+                its handler runs until the faults are cleared (`DELETE /__dev/faults` or
+                `POST /__dev/reset`) or the server stops (ten minutes at most), then
+                runs it, so a test decides when the request goes on. A `status` fault may carry response
                 `headers`, e.g. `{"route":"DELETE /api/admin/users/*/sessions/*",
                 "status":429,"headers":{"Retry-After":"3"},"count":5}`: at most 16, names
                 of 1-64 token characters (RFC 9110 §5.6.2) and not one the server writes
@@ -2463,11 +2466,12 @@ enum OpenAPIDocument {
               type: object
               additionalProperties: true
               required: [route]
-              description: '`route` plus one of `status`, `reset`, `delayMs`.'
+              description: '`route` plus one of `status`, `reset`, `delayMs`, `hold`.'
               anyOf:
                 - required: [status]
                 - required: [reset]
                 - required: [delayMs]
+                - required: [hold]
               properties:
                 route:
                   type: string
@@ -2485,6 +2489,9 @@ enum OpenAPIDocument {
                   type: integer
                   minimum: 0
                   description: Run the handler, then delay the response this long.
+                hold:
+                  type: boolean
+                  description: Hold the request before its handler until the faults are cleared or the server stops (10 minutes at most), then run it.
                 count:
                   type: integer
                   minimum: 1
@@ -2501,7 +2508,7 @@ enum OpenAPIDocument {
             Fault:
               type: object
               additionalProperties: true
-              required: [id, route, status, reset, delayMs, count]
+              required: [id, route, status, reset, delayMs, hold, count]
               properties:
                 id:
                   type: [string, integer]
@@ -2514,6 +2521,8 @@ enum OpenAPIDocument {
                   type: boolean
                 delayMs:
                   type: [integer, 'null']
+                hold:
+                  type: boolean
                 count:
                   type: [integer, 'null']
                   description: Remaining applications; null = unlimited.

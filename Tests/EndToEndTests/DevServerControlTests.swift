@@ -70,6 +70,41 @@ import Testing
         #expect(history.contains { $0["clientId"]?.stringValue == "slow-1" })
     }
 
+    @Test func holdFaultHoldsTheRequestBeforeItsHandlerUntilTheFaultsAreCleared() throws {
+        let server = try DevServerProcess()
+        let bob = try server.login("bob")
+        let route = "PUT /chat/v1/conversations/{id}/messages/{clientId}"
+        let added = try server.dev(
+            "POST", "/__dev/faults",
+            .object([("route", .string("PUT /chat/v1/conversations/*/messages/*")), ("hold", .bool(true)), ("count", .int(1))]))
+        #expect(added.status == 201)
+        #expect(try added.json()["fault"]?["hold"] == .bool(true))
+        let held = DevServerStopTests.Request {
+            try server.request(
+                "PUT", "/chat/v1/conversations/c_team/messages/held-1", token: bob.token,
+                body: .json(.object([("text", .string("held"))])), maxTime: 120)
+        }
+        #expect(try DevServerStopTests().waitForCounter(server, route, 1), "the held request reached the server")
+        func stored(_ clientId: String) throws -> Bool {
+            let history =
+                try server.request("GET", "/chat/v1/conversations/c_team/messages", token: bob.token).json()["messages"]?.arrayValue ?? []
+            return history.contains { $0["clientId"]?.stringValue == clientId }
+        }
+        // Held: unanswered and its handler not run, while the server answers everything else (the fault
+        // was for one request: the next PUT goes through).
+        #expect(!held.finished)
+        #expect(try !stored("held-1"))
+        #expect(
+            try server.request(
+                "PUT", "/chat/v1/conversations/c_team/messages/free-1", token: bob.token, body: .json(.object([("text", .string("free"))]))
+            ).status == 201)
+        #expect(!held.finished)
+        #expect(try server.dev("DELETE", "/__dev/faults").status == 200)
+        let answered = try #require(held.finish())
+        #expect(answered.status == 201, "\(answered.text)")
+        #expect(try stored("held-1"))
+    }
+
     @Test func badFaultRequests() throws {
         let server = try DevServerProcess()
         #expect(try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me"))])).status == 400)
@@ -77,6 +112,14 @@ import Testing
         #expect(
             try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /x")), ("status", .int(500)), ("reset", .bool(true))]))
                 .status == 400)
+        #expect(
+            try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /x")), ("hold", .bool(true)), ("delayMs", .int(5))]))
+                .status == 400)
+        #expect(
+            try server.dev(
+                "POST", "/__dev/faults",
+                .object([("route", .string("GET /x")), ("hold", .bool(true)), ("headers", .object([("Retry-After", .string("1"))]))])
+            ).status == 400)
     }
 
     @Test func rateLimitAnswers429WithRetryAfter() throws {

@@ -23,6 +23,9 @@ import Glibc
             }
         }
 
+        /// True once the request has its result (or failed).
+        var finished: Bool { done.wait(timeout: .now()) == .success }
+
         func finish() -> HTTPResult? {
             done.wait()
             return result
@@ -56,8 +59,8 @@ import Glibc
 
     @Test(
         """
-        SIGTERM ends a 30 s long poll (answered, empty), an idle keep-alive connection and a 45-second injected \
-        delay; exit 0, port free
+        SIGTERM ends a 30 s long poll (answered, empty), an idle keep-alive connection, a 45-second injected \
+        delay and a held request; exit 0, port free
         """)
     func stopsPromptlyWhateverItsClientsDo() throws {
         let server = try DevServerProcess()
@@ -69,6 +72,10 @@ import Glibc
                 "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(45_000)), ("count", .int(1))])
             ).status / 100 == 2)
         let delayed = Request { try server.request("GET", "/api/me", token: bob.token, maxTime: 60) }
+        let metadata = "/.well-known/oauth-authorization-server"
+        #expect(
+            try server.dev("POST", "/__dev/faults", .object([("route", .string("GET " + metadata)), ("hold", .bool(true))])).status == 201)
+        let held = Request { try server.request("GET", metadata, maxTime: 60) }
         // An idle keep-alive connection: one request answered, the connection left open.
         let idle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(idle) }
@@ -85,6 +92,7 @@ import Glibc
         #expect(try waitForCounter(server, "GET /chat/v1/sync", 2), "the long poll reached the server")
         #expect(try waitForCounter(server, "GET /api/me", 1), "the delayed request reached the server")
         #expect(try waitForCounter(server, "GET /openapi.yaml", 1), "the keep-alive request was served")
+        #expect(try waitForCounter(server, "GET " + metadata, 1), "the held request reached the server")
 
         let clock = ContinuousClock(), signalled = clock.now
         let status = server.stop()
@@ -98,6 +106,7 @@ import Glibc
             answered.status == 200 && (try? answered.json()["events"]?.arrayValue?.isEmpty) == true,
             "the long poll was answered with an empty page, not cut off: \(answered.status) \(answered.text)")
         _ = delayed.finish()
+        _ = held.finish()
     }
 
     @Test("a port in use is ADDRESS_IN_USE, exit 7, retryable, with no usage text")
