@@ -196,8 +196,10 @@ public final class OutboxDelivery: Sendable {
     }
 
     /// A transport error: transient (the request may have been written unless the connection never opened),
-    /// or a failure of the request itself.
+    /// the end of the run when every send would meet it (an untrusted certificate: the entry stays pending,
+    /// not `failed`, for the flush after the trust is fixed), or a failure of the request itself.
     func classify(_ error: StarlineError, _ job: Job) -> BulkAttempt<Delivered> {
+        if RetryPolicy.failsEveryRequest(error) { return .stopRun(error) }
         guard error.code == .network || error.code == .timeout else {
             return error.exitStatus == .sessionEnded ? .stopRun(error) : .failed(error)
         }
@@ -258,7 +260,7 @@ public final class OutboxDelivery: Sendable {
             // A 429 storm the run stopped waiting out is not a refusal: the entry stays queued.
             let permanent =
                 result.failure == .failed && !error.retryable && error.code != .sessionChanged && error.exitStatus != .sessionEnded
-                && error.code != .storage && error.code != .rateLimited
+                && error.code != .storage && error.code != .rateLimited && !RetryPolicy.failsEveryRequest(error)
             settlement = permanent ? .failed(error) : .open(maybeWritten: job.maybeWritten, error)
         }
         do {

@@ -2,7 +2,8 @@ import StarlineCore
 
 /// One blocking request of a bulk worker, and the rules by which the engine takes its answer — shared by
 /// every multi-item command (`SessionRevoker`, `SessionLister`): a transport error is transient when it is
-/// a network error or timeout; a 429 waits for its `Retry-After`; a 401, a 403 ending the session or a 403
+/// a network error or timeout, and stops the run when every request would meet it (an untrusted
+/// certificate, `RetryPolicy.failsEveryRequest`); a 429 waits for its `Retry-After`; a 401, a 403 ending the session or a 403
 /// FORBIDDEN stops the run (no item can succeed); other retryable statuses are transient, the rest fail.
 enum BulkRequest {
     /// The request on the calling thread (a reused keep-alive handle); errors carry the route.
@@ -26,6 +27,7 @@ enum BulkRequest {
         let reply: HTTPReply
         switch outcome {
         case .failure(let error):
+            if RetryPolicy.failsEveryRequest(error) { return .stopRun(error) }
             return error.retryable && (error.code == .network || error.code == .timeout) ? .transient(error) : .failed(error)
         case .success(let r): reply = r
         }

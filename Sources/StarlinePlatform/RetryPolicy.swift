@@ -54,6 +54,14 @@ public struct RetryPolicy: Sendable, Equatable {
         return backoff(attempt)
     }
 
+    /// A transport error that every request to this server would meet, whatever it asks: the server's
+    /// certificate does not verify (TLS_ERROR), or the HTTP library cannot run (INTERNAL). A run of many items
+    /// stops on it instead of failing each item in turn: nothing about the items is wrong, so they stay as
+    /// they were (pending in the journal or the outbox) for the run after the trust is fixed.
+    public static func failsEveryRequest(_ error: StarlineError) -> Bool {
+        error.code == .tls || error.code == .internalError
+    }
+
     package func backoff(_ attempt: Int) -> Double {
         let full = max(0, min(maxDelay, baseDelay * Double(1 << min(attempt, 20))))
         return full * Double.random(in: 0.5...1.0)  // "equal jitter": spread retries of many clients

@@ -114,6 +114,46 @@ import PlatformCommands
         #expect(stub.received.first?.bodyJSON?["text"]?.stringValue == "deployed")
     }
 
+    // MARK: S4: a certificate that does not verify stops a run of many items
+
+    static let untrusted = StarlineError(
+        .tls, "the certificate of api.test could not be verified", details: .object([("curlCode", .int(60))]))
+
+    @Test func s4AnUntrustedCertificateStopsABulkRevokeInsteadOfFailingEveryItem() async throws {
+        try await signIn()
+        // The second DELETE meets the certificate; a third request would be one more failure of the same
+        // cause, and the stub fails the test on it.
+        let stub = ScriptedTransport()
+            .expect("DELETE", "/api/sessions/s_a", json: #"{"revoked":true}"#)
+            .expect("DELETE", "/api/sessions/s_b", failing: Self.untrusted)
+        let revoke = try await run(SessionsTool.tool, ["revoke", "s_a", "s_b", "s_c", "--parallel", "1"], stub)
+        stub.verify()
+        #expect(revoke.status == .transient, "exit 7 (TLS_ERROR), not 8 (PARTIAL): \(revoke.stderr)")
+        #expect(revoke.stderr.contains("TLS_ERROR"), "\(revoke.stderr)")
+        let byId = Dictionary(
+            revoke.lines.compactMap { r in r["id"]?.stringValue.map { ($0, r["status"]?.stringValue ?? "?") } },
+            uniquingKeysWith: { a, _ in a })
+        #expect(byId == ["s_a": "revoked", "s_b": "failed", "s_c": "skipped"], "\(revoke.stdout)")
+        #expect(revoke.lines.last?["summary"]?["stoppedBy"]?.stringValue == "TLS_ERROR", "\(revoke.stdout)")
+    }
+
+    @Test func w5AnUntrustedCertificateLeavesTheEntryPendingForTheFlushAfterTheTrustIsFixed() async throws {
+        try await signIn()
+        let refused = ScriptedTransport().expect("PUT", "/v1/conversations/c_team/messages/t-1", failing: Self.untrusted)
+        let send = try await run(ChatTool.tool, ["send", "c_team", "behind a proxy", "--client-id", "t-1"], refused)
+        refused.verify()
+        #expect(send.status == .transient, "\(send.stderr)")
+        let listed = try await run(ChatTool.tool, ["outbox", "list"], ScriptedTransport())
+        #expect(listed.lines.first?["state"]?.stringValue == "pending", "not failed: nothing about the entry is wrong: \(listed.stdout)")
+        let echo =
+            #"{"id":"m_1","clientId":"t-1","conversationId":"c_team","senderId":"alice","text":"behind a proxy","createdAt":"2023-11-14T22:13:20Z","seq":1}"#
+        let trusted = ScriptedTransport().expect("PUT", "/v1/conversations/c_team/messages/t-1", status: 201, json: echo)
+        let flush = try await run(ChatTool.tool, ["outbox", "flush"], trusted)
+        trusted.verify()
+        #expect(flush.status == .ok, "\(flush.stderr)")
+        #expect(flush.lines.first?["state"]?.stringValue == "sent", "\(flush.stdout)")
+    }
+
     // MARK: W8: history pages
 
     @Test func w8HistoryAsksForThePageItPrintsAndKeepsAnotherConversationsAnswerOut() async throws {
