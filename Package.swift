@@ -79,7 +79,7 @@ let package = Package(
         // Split from Core so that a tool links SQLite, libsodium or the dlopen code only when it uses them
         // (every object file of a library target is linked into each tool that depends on it).
         .target(name: "StarlineSQLite", dependencies: ["StarlineCore", "CSQLite"], linkerSettings: [staticArchive("sqlite3")]),
-        .target(name: "StarlineCrypto", dependencies: ["StarlineCore", "CSodium"], linkerSettings: [staticArchive("sodium")]),
+        .target(name: "StarlineCrypto", dependencies: ["StarlineCore", "StarlineLoader", "CSodium"], linkerSettings: [staticArchive("sodium")]),
         .target(name: "StarlineLoader", dependencies: ["StarlineCore"]),
         // The Secret Service keyring: libsecret and GLib loaded with dlopen (no link-time dependency, so a tool
         // that links this pays for GLib only when it opens the keyring). No C module: the few functions are

@@ -8,6 +8,11 @@ public enum SecretStream {
     /// Per-chunk overhead: each encrypted chunk is this much longer than its plaintext.
     public static var abytes: Int { crypto_secretstream_xchacha20poly1305_abytes() }
 
+    /// Bytes a stream takes through the bulk `push`/`pull` on libsodium before it moves to libcrypto's
+    /// ChaCha20 and Poly1305 (`SecretStreamAccelerator`): loading libcrypto costs ~2.5 ms, what libsodium
+    /// takes for ~4 MiB, so a small stream never loads it.
+    public static let acceleratedAfter = 4 << 20
+
     static let tagFinal = crypto_secretstream_xchacha20poly1305_tag_final()
     static let tagMessage = crypto_secretstream_xchacha20poly1305_tag_message()
 
@@ -35,8 +40,12 @@ public struct SecretStreamEncryptor: ~Copyable, @unchecked Sendable {
     /// Written before the first chunk; the decryptor needs it. Not secret.
     public let header: [UInt8]
     public private(set) var isFinished = false
+    /// The bulk `push` moves to libcrypto once the stream is past `SecretStream.acceleratedAfter` bytes.
+    private var acceleration: SecretStreamAcceleration
 
-    public init(key: SecretBytes) {
+    /// `accelerated: false` keeps every chunk on libsodium (the tests compare the two engines' bytes).
+    public init(key: SecretBytes, accelerated: Bool = true) {
+        acceleration = SecretStreamAcceleration(enabled: accelerated)
         precondition(key.count == SecretStream.keyBytes, "secret stream key must be \(SecretStream.keyBytes) bytes")
         let state = SecretStream.allocateState()
         self.state = state
@@ -83,17 +92,26 @@ public struct SecretStreamEncryptor: ~Copyable, @unchecked Sendable {
     ) -> Int {
         precondition(!isFinished, "SecretStreamEncryptor.push after the final chunk")
         isFinished = final
+        let tag = final ? SecretStream.tagFinal : SecretStream.tagMessage
+        if let accelerator = acceleration.engine(after: chunk.count),
+            case .done(let count, _) = accelerator.push(
+                state, chunk, into: output.assumingMemoryBound(to: UInt8.self), ad: additionalData, tag: tag)
+        {
+            return count
+        }
         var clen: UInt64 = 0
         let rc = withNonNullBytes(chunk) { m, mlen in
             withNonNullBytes(additionalData) { ad, adlen in
                 crypto_secretstream_xchacha20poly1305_push(
-                    state, output.assumingMemoryBound(to: UInt8.self), &clen, m, UInt64(mlen), ad, UInt64(adlen),
-                    final ? SecretStream.tagFinal : SecretStream.tagMessage)
+                    state, output.assumingMemoryBound(to: UInt8.self), &clen, m, UInt64(mlen), ad, UInt64(adlen), tag)
             }
         }
         precondition(rc == 0 && Int(clen) == chunk.count + SecretStream.abytes, "crypto_secretstream_xchacha20poly1305_push failed")
         return Int(clen)
     }
+
+    /// Whether the bulk chunks now run on libcrypto (`SecretStreamAccelerator`).
+    public var isAccelerated: Bool { acceleration.isActive }
 }
 
 /// Decrypts what `SecretStreamEncryptor` produced, chunk by chunk, in order.
@@ -104,8 +122,12 @@ public struct SecretStreamEncryptor: ~Copyable, @unchecked Sendable {
 public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
     private let state: UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state>
     public private(set) var sawFinal = false
+    /// The bulk `pull` moves to libcrypto once the stream is past `SecretStream.acceleratedAfter` bytes.
+    private var acceleration: SecretStreamAcceleration
 
-    public init(key: SecretBytes, header: [UInt8]) throws(StarlineError) {
+    /// `accelerated: false` keeps every chunk on libsodium (the tests compare the two engines).
+    public init(key: SecretBytes, header: [UInt8], accelerated: Bool = true) throws(StarlineError) {
+        acceleration = SecretStreamAcceleration(enabled: accelerated)
         precondition(key.count == SecretStream.keyBytes, "secret stream key must be \(SecretStream.keyBytes) bytes")
         guard header.count == SecretStream.headerBytes else {
             throw StarlineError(.authenticationFailed, "encrypted stream header has the wrong length (\(header.count) bytes)")
@@ -172,6 +194,17 @@ public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
         guard chunk.count >= SecretStream.abytes, let c = chunk.baseAddress else {
             throw StarlineError(.authenticationFailed, "encrypted stream chunk is too short (\(chunk.count) bytes)")
         }
+        if let accelerator = acceleration.engine(after: chunk.count) {
+            switch accelerator.pull(state, chunk, into: output.assumingMemoryBound(to: UInt8.self), ad: additionalData) {
+            case .done(let count, let tag):
+                sawFinal = tag == SecretStream.tagFinal
+                return (count, sawFinal)
+            case .forged:
+                throw StarlineError(
+                    .authenticationFailed, "encrypted stream chunk failed authentication (altered, reordered or wrong key)")
+            case .unavailable: break
+            }
+        }
         var tag: UInt8 = 0
         var mlen: UInt64 = 0
         let rc = withNonNullBytes(additionalData) { ad, adlen in
@@ -186,11 +219,38 @@ public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
         return (Int(mlen), sawFinal)
     }
 
+    /// Whether the bulk chunks now run on libcrypto (`SecretStreamAccelerator`).
+    public var isAccelerated: Bool { acceleration.isActive }
+
     /// Call after the last chunk of input: throws `AUTHENTICATION_FAILED` ("truncated stream") when the
     /// final chunk was never seen.
     public func finish() throws(StarlineError) {
         if !sawFinal {
             throw StarlineError(.authenticationFailed, "truncated stream: the final chunk is missing")
         }
+    }
+}
+
+/// When a stream's bulk chunks move from libsodium to libcrypto: after `SecretStream.acceleratedAfter`
+/// bytes, once (a stream whose accelerator cannot be made stays on libsodium).
+struct SecretStreamAcceleration {
+    private var pending: Bool
+    private var bytes = 0
+    private var accelerator: SecretStreamAccelerator?
+
+    init(enabled: Bool) { pending = enabled }
+
+    var isActive: Bool { accelerator != nil }
+
+    /// The accelerator for a chunk of `count` bytes, or nil while the stream is small (or has none).
+    mutating func engine(after count: Int) -> SecretStreamAccelerator? {
+        if pending {
+            bytes += count
+            if bytes > SecretStream.acceleratedAfter {
+                pending = false
+                accelerator = SecretStreamAccelerator()
+            }
+        }
+        return accelerator
     }
 }
