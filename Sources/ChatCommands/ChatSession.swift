@@ -8,10 +8,7 @@ import PlatformCommands
 struct ChatOptions: Sendable {
     static let chatAppId = "workbench"
     static let globalOptions: [OptionSpec] =
-        StandardOptions.output + [
-            StandardOptions.api, StandardOptions.chat, PlatformOptions.service.spec,
-            PlatformOptions.timeout.spec, PlatformOptions.events.spec
-        ]
+        StandardOptions.output + PlatformOptions.specs(baseURLs: [StandardOptions.api, StandardOptions.chat], withAppId: false)
     var platform: PlatformOptions
     var chat: BaseURL
 

@@ -4,49 +4,9 @@ import Glibc
 import StarlineCore
 import StarlinePlatform
 
-/// The global options of every platform tool, typed and read in one place.
-public struct PlatformOptions: Sendable {
-    public static let appId = Option<String>.string(
-        "app-id", "ID", help: "App ID of the platform application.",
-        default: "workbench", env: "STARLINE_APP_ID", configKey: "appId")
-    public static let service = Option<String>.string(
-        "service", "NAME", help: "Service name that separates stored sessions of host environments.",
-        default: "default", env: "STARLINE_SERVICE", configKey: "service")
-    public static let timeout = Option<Duration>.duration(
-        "timeout", help: "Network timeout.", default: 30, range: 1...3600,
-        env: "STARLINE_TIMEOUT", configKey: "timeout")
-    public static let events = Option<String?>.string(
-        "events", "FILE", help: "Append sessionChanged and error events as JSON Lines to FILE (- for stdout).",
-        completion: .file(extensions: ["jsonl"]))
-
-    public var api: BaseURL
-    public var appId: String
-    public var service: String
-    public var timeout: Int
-    public var eventsPath: String?
-
-    public init(_ arguments: ParsedArguments) throws {
-        try self.init(arguments, appId: try arguments[Self.appId])
-    }
-
-    /// For a tool bound to one app, without `--app-id` (sl-chat always uses `workbench`, W4).
-    public init(_ arguments: ParsedArguments, appId: String) throws {
-        api = try arguments[StandardOptions.apiBase]
-        self.appId = appId
-        service = try arguments[Self.service]
-        timeout = Int(try arguments[Self.timeout].components.seconds)
-        eventsPath = try arguments[Self.events]
-    }
-}
-
-/// What sl-login, sl-restore (and later sl-sessions) share: options, the client built from them, events.
+/// What the platform tools (sl-login, sl-restore, sl-sessions; sl-chat through ChatOptions) share: options, the client built from them, events.
 public enum PlatformToolSupport {
-    public static let globalOptions: [OptionSpec] =
-        StandardOptions.output + [
-            StandardOptions.api, PlatformOptions.appId.spec,
-            PlatformOptions.service.spec, PlatformOptions.timeout.spec,
-            PlatformOptions.events.spec
-        ]
+    public static let globalOptions: [OptionSpec] = StandardOptions.output + PlatformOptions.specs()
     public static let environment: [ToolSpec.Entry] =
         StandardOptions.environment + [
             .init(
@@ -141,31 +101,5 @@ public enum PlatformToolSupport {
                     ("error", error.json["error"] ?? .null)
                 ]))
         }
-    }
-}
-
-/// `--events FILE|-`: one JSON line per event, appended (O_APPEND, so concurrent runs interleave whole lines).
-final class EventWriter: @unchecked Sendable {
-    private let fd: Int32
-    private let output: Output?
-
-    init(path: String, output: Output) throws {
-        if path == "-" {
-            fd = -1
-            self.output = output
-        } else {
-            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw FileBytes.posixError("cannot open events file \(path)", path: path) }
-            self.output = nil
-        }
-    }
-
-    deinit { if fd >= 0 { close(fd) } }
-
-    func write(_ event: JSON) {
-        let line = event.serialized() + "\n"
-        if let output { output.emitLine(event); output.flush(); return }
-        let bytes = Array(line.utf8)
-        _ = bytes.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
     }
 }

@@ -35,16 +35,20 @@ package struct ZXingLibrary: @unchecked Sendable {
     /// The library, or why it is not there. Loaded once per process.
     package static let shared: Result<ZXingLibrary, StarlineError> = load()
 
-    /// One line for `sl-qr --version`: which engines decode.
+    /// One line for `sl-qr --version`: which engines decode. libzbar is the first engine and decode cannot
+    /// run without it (ZXing-C++ is only its fallback), so without libzbar the line says that alone.
     package static var status: String {
-        let zbar =
-            switch ZBarLibrary.shared {
-            case .success: "libzbar"
-            case .failure(let error): "none: \(error.message)"
-            }
+        if case .failure(let zbar) = ZBarLibrary.shared {
+            let fallback =
+                switch shared {
+                case .success(let zxing): "ZXing-C++ \(zxing.version) (\(zxing.path)) is there as its fallback"
+                case .failure(let error): "ZXing-C++, its fallback, is not available either (\(error.message))"
+                }
+            return "decoders: none, sl-qr decode cannot run without libzbar (\(zbar.message)); \(fallback)"
+        }
         return switch shared {
-        case .success(let zxing): "decoders: \(zbar), then ZXing-C++ \(zxing.version) (\(zxing.path))"
-        case .failure(let error): "decoders: \(zbar) alone (ZXing-C++ is not available: \(error.message))"
+        case .success(let zxing): "decoders: libzbar, then ZXing-C++ \(zxing.version) (\(zxing.path))"
+        case .failure(let error): "decoders: libzbar alone (ZXing-C++ is not available: \(error.message))"
         }
     }
 

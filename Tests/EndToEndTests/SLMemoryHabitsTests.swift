@@ -9,54 +9,17 @@ import Testing
 @Suite struct SLMemoryHabitsTests {
     typealias Home = SLMemoryTests.Home
 
-    /// Runs a command on a pseudo-terminal (its controlling terminal: /dev/tty is the pty) and types the
-    /// answers in order, one at each passphrase prompt; an unanswered prompt is left waiting until the
-    /// deadline kills the child (exit 124). What the terminal showed goes to stderr; the exit status is the
-    /// child's.
-    static let ptyScript = """
-        import json, os, pty, re, select, signal, sys, time
-        answers = json.loads(sys.argv[1])
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execv(sys.argv[2], sys.argv[2:])
-        transcript, answered, deadline = b"", 0, time.time() + 60
-        while True:
-            if time.time() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                sys.stderr.write(transcript.decode(errors="replace") + "\\nmemorypty: timed out\\n")
-                sys.exit(124)
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if fd not in ready:
-                continue
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            transcript += data
-            prompts = len(re.findall(rb"[Pp]assphrase[^\\n]*: ", transcript))
-            while answered < prompts and answered < len(answers):
-                time.sleep(0.1)  # lets the tool turn echo off first
-                os.write(fd, answers[answered].encode() + b"\\n")
-                answered += 1
-        _, status = os.waitpid(pid, 0)
-        sys.stderr.write(transcript.decode(errors="replace"))
-        sys.exit(os.waitstatus_to_exitcode(status))
-        """
-
     /// sl-memory ARGS on a terminal, without STARLINE_MEMORY_PASSPHRASE, typing `answers`.
     func onTerminal(_ h: Home, _ arguments: [String], answers: [String]) throws -> (run: ToolRun, prompts: [String]) {
-        let script = h.home.file("memorypty.py")
-        try Self.ptyScript.write(toFile: script, atomically: true, encoding: .utf8)
-        let answersJSON = "[" + answers.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        // The tests' pty driver (agepty.py) types the answers in order, one at each passphrase prompt, and
+        // leaves a prompt after the last unanswered until its deadline (exit 124).
+        let answersJSON = String(decoding: try JSONSerialization.data(withJSONObject: answers), as: UTF8.self)
         var environment = h.environment
         environment["STARLINE_MEMORY_PASSPHRASE"] = nil
         environment["STARLINE_KEYRING"] = "no"
         let run = try Tools.run(
-            "/usr/bin/python3", [script, answersJSON, Tools.path("sl-memory")] + arguments, home: h.home.path,
-            environment: environment)
+            "/usr/bin/python3", [SLMemoryTests.agePty, "--answers", answersJSON, Tools.path("sl-memory")] + arguments,
+            home: h.home.path, environment: environment)
         // Each prompt as shown (a prompt follows the unechoed answer on the same line): "Passphrase for DIR: " or
         // "Passphrase: ", a retry's after "Wrong passphrase, try again. ". Error messages say "passphrase".
         let pieces = run.stderrText.components(separatedBy: "Passphrase")

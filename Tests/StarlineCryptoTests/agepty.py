@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Runs the age binary with a passphrase typed on a pseudo-terminal, for the interop tests.
+"""Runs a program on a pseudo-terminal and types passphrases at its prompts: the one pty driver of the tests
+and the benchmarks.
 
-age reads passphrases from the terminal only (/dev/tty), never from stdin or the environment, so the
-tests run it under a pty (python3's pty module) and answer each "passphrase" prompt: once for -d, twice
-(enter + confirm) for -p. Pass the input as a file argument and the output with -o, so the terminal
+age reads passphrases from the terminal only (/dev/tty), never from stdin or the environment, and sl-memory
+asks there too when no other source is set, so the tests run them under a pty (python3's pty module) and
+answer each "passphrase" prompt. Pass the input as a file argument and the output with -o, so the terminal
 carries nothing but the prompts.
 
-Usage: agepty.py PASSPHRASE age ARGS...    Exit status: age's (or 124 after 120 s).
-What age printed on the terminal goes to stderr.
+Usage: agepty.py PASSPHRASE PROGRAM ARGS...          answers every prompt with PASSPHRASE (age -d once, -p
+                                                      twice: enter + confirm)
+       agepty.py --answers JSON PROGRAM ARGS...       answers the prompts in order with the JSON list's
+                                                      strings; a prompt after the last is left unanswered
+Exit status: the program's (or 124 after 120 s). What the terminal showed goes to stderr.
 """
+import json
 import os
 import pty
 import re
@@ -17,10 +22,13 @@ import signal
 import sys
 import time
 
-passphrase = sys.argv[1].encode()
+if sys.argv[1] == "--answers":
+    answers, command = [a.encode() for a in json.loads(sys.argv[2])], sys.argv[3:]
+else:
+    answers, command = None, sys.argv[2:]  # None: every prompt gets sys.argv[1]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execvp(sys.argv[2], sys.argv[2:])
+    os.execvp(command[0], command)
 
 transcript = b""
 answered = 0  # prompts answered so far
@@ -41,12 +49,13 @@ while True:
     if not data:
         break
     transcript += data
-    # Each prompt ("Enter passphrase (...): ", "Confirm passphrase: ") ends with ": " on the line that names
-    # the passphrase; answer each once. The short pause lets age turn echo off first.
-    prompts = len(re.findall(rb"[Pp]assphrase[^\n:]*: ", transcript))
-    while answered < prompts:
+    # Each prompt ("Enter passphrase (...): ", "Confirm passphrase: ", "Passphrase for DIR: ", a retry's
+    # "Wrong passphrase, try again. Passphrase: ") ends with ": " on the line that names the passphrase;
+    # answer each once. The short pause lets the program turn echo off first.
+    prompts = len(re.findall(rb"[Pp]assphrase[^\n]*: ", transcript))
+    while answered < prompts and (answers is None or answered < len(answers)):
         time.sleep(0.1)
-        os.write(fd, passphrase + b"\n")
+        os.write(fd, (sys.argv[1].encode() if answers is None else answers[answered]) + b"\n")
         answered += 1
 
 _, status = os.waitpid(pid, 0)
