@@ -68,7 +68,7 @@ public final class EventTail {
             do {
                 answer = try api.sync(since: cursor, limit: 1000, timeout: follow ? pollSeconds : 0)
                 failures = 0
-            } catch let error as StarlineError where follow && error.exitStatus == .transient && error.code != .tls {
+            } catch let error as StarlineError where follow && error.exitStatus == .transient && !RetryPolicy.failsEveryRequest(error) {
                 // A certificate that does not verify is not an outage: reconnecting meets the same certificate.
                 failures += 1
                 let wait = RetryPolicy(retries: 0, baseDelay: 0.5, maxDelay: 30).backoff(min(failures - 1, 16))

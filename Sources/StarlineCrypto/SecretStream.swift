@@ -13,6 +13,11 @@ public enum SecretStream {
     /// takes for ~4 MiB, so a small stream never loads it.
     public static let acceleratedAfter = 4 << 20
 
+    /// A chunk that does not authenticate, whichever engine checked it.
+    static func forgedChunk() -> StarlineError {
+        StarlineError(.authenticationFailed, "encrypted stream chunk failed authentication (altered, reordered or wrong key)")
+    }
+
     static let tagFinal = crypto_secretstream_xchacha20poly1305_tag_final()
     static let tagMessage = crypto_secretstream_xchacha20poly1305_tag_message()
 
@@ -174,7 +179,7 @@ public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
             initialized = failed ? 0 : Int(mlen)
         }
         if failed {
-            throw StarlineError(.authenticationFailed, "encrypted stream chunk failed authentication (altered, reordered or wrong key)")
+            throw SecretStream.forgedChunk()
         }
         sawFinal = tag == SecretStream.tagFinal
         return (plaintext, sawFinal)
@@ -200,8 +205,7 @@ public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
                 sawFinal = tag == SecretStream.tagFinal
                 return (count, sawFinal)
             case .forged:
-                throw StarlineError(
-                    .authenticationFailed, "encrypted stream chunk failed authentication (altered, reordered or wrong key)")
+                throw SecretStream.forgedChunk()
             case .unavailable: break
             }
         }
@@ -213,7 +217,7 @@ public struct SecretStreamDecryptor: ~Copyable, @unchecked Sendable {
                 UInt64(chunk.count), ad, UInt64(adlen))
         }
         if rc != 0 {
-            throw StarlineError(.authenticationFailed, "encrypted stream chunk failed authentication (altered, reordered or wrong key)")
+            throw SecretStream.forgedChunk()
         }
         sawFinal = tag == SecretStream.tagFinal
         return (Int(mlen), sawFinal)

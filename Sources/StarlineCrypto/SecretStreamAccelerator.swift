@@ -50,46 +50,35 @@ final class SecretStreamAccelerator {
         let macFinal: @convention(c) (Handle?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, Int) -> Int32
         let chacha20: Handle
         let poly1305: Handle
+
+        /// Each function looked up as its field's type; nil when one is missing (`SharedLibrary` answers a
+        /// missing symbol with a stub, never called: the check comes before the fetches) or a fetch fails.
+        init?(_ lib: inout SharedLibrary) {
+            func symbol<T>(_ name: String) -> T { lib.function(name, as: T.self) }
+            typealias Fetch = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> OpaquePointer?
+            let fetchCipher: Fetch = symbol("EVP_CIPHER_fetch"), fetchMAC: Fetch = symbol("EVP_MAC_fetch")
+            cipherContextNew = symbol("EVP_CIPHER_CTX_new")
+            cipherContextFree = symbol("EVP_CIPHER_CTX_free")
+            encryptInit = symbol("EVP_EncryptInit_ex")
+            encryptUpdate = symbol("EVP_EncryptUpdate")
+            macContextNew = symbol("EVP_MAC_CTX_new")
+            macContextFree = symbol("EVP_MAC_CTX_free")
+            macInit = symbol("EVP_MAC_init")
+            macUpdate = symbol("EVP_MAC_update")
+            macFinal = symbol("EVP_MAC_final")
+            guard lib.missing.isEmpty, let chacha20 = fetchCipher(nil, "ChaCha20", nil), let poly1305 = fetchMAC(nil, "POLY1305", nil)
+            else { return nil }
+            self.chacha20 = chacha20
+            self.poly1305 = poly1305
+        }
     }
 
     /// libcrypto 3, or nil when it cannot be loaded or lacks ChaCha20 or Poly1305 (the streams then stay on
     /// libsodium). Loaded once per process, on first use.
-    static let library: Library? = load()
-
-    static func load() -> Library? {
+    static let library: Library? = {
         guard case .success(var lib) = SharedLibrary.open(["libcrypto.so.3"]) else { return nil }
-        typealias Fetch = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> OpaquePointer?
-        let fetchCipher = lib.function("EVP_CIPHER_fetch", as: Fetch.self)
-        let fetchMAC = lib.function("EVP_MAC_fetch", as: Fetch.self)
-        let functions = (
-            lib.function("EVP_CIPHER_CTX_new", as: (@convention(c) () -> OpaquePointer?).self),
-            lib.function("EVP_CIPHER_CTX_free", as: (@convention(c) (OpaquePointer?) -> Void).self),
-            lib.function(
-                "EVP_EncryptInit_ex",
-                as: (@convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?) -> Int32)
-                    .self),
-            lib.function(
-                "EVP_EncryptUpdate",
-                as: (@convention(c) (
-                    OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int32>?, UnsafePointer<UInt8>?, Int32
-                )
-                    -> Int32).self),
-            lib.function("EVP_MAC_CTX_new", as: (@convention(c) (OpaquePointer?) -> OpaquePointer?).self),
-            lib.function("EVP_MAC_CTX_free", as: (@convention(c) (OpaquePointer?) -> Void).self),
-            lib.function("EVP_MAC_init", as: (@convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, OpaquePointer?) -> Int32).self),
-            lib.function("EVP_MAC_update", as: (@convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int) -> Int32).self),
-            lib.function(
-                "EVP_MAC_final",
-                as: (@convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, Int) -> Int32).self)
-        )
-        guard lib.missing.isEmpty, let chacha20 = fetchCipher(nil, "ChaCha20", nil), let poly1305 = fetchMAC(nil, "POLY1305", nil) else {
-            return nil
-        }
-        return Library(
-            cipherContextNew: functions.0, cipherContextFree: functions.1, encryptInit: functions.2, encryptUpdate: functions.3,
-            macContextNew: functions.4, macContextFree: functions.5, macInit: functions.6, macUpdate: functions.7, macFinal: functions.8,
-            chacha20: chacha20, poly1305: poly1305)
-    }
+        return Library(&lib)
+    }()
 
     enum Outcome: Equatable {
         /// Done: the chunk's size (ciphertext for a push, plaintext for a pull) and its tag.
@@ -198,7 +187,7 @@ final class SecretStreamAccelerator {
         guard Self.zeros.withUnsafeBufferPointer({ xor($0.baseAddress!, block, 64) }) else { return false }
         guard lib.macInit(mac, block, 32, nil) == 1 else { return false }
         guard let adBase = ad.baseAddress, ad.count > 0 else { return true }
-        return macUpdate(adBase.assumingMemoryBound(to: UInt8.self), ad.count) && pad(ad.count)
+        return macUpdate(adBase.assumingMemoryBound(to: UInt8.self), ad.count) && macZeros((16 - (ad.count & 15)) & 15)
     }
 
     /// The padding after the ciphertext, the two lengths (little-endian 64-bit: the additional data, then the
@@ -206,8 +195,7 @@ final class SecretStreamAccelerator {
     /// `(0x10 - (sizeof block) + mlen) & 0xf` zero bytes — `mlen & 15`, not the complement that would round
     /// up to 16 — which the stream format fixed long ago; its bytes must be libsodium's.
     private func finishMAC(messageCount: Int, adCount: Int, into out: UnsafeMutablePointer<UInt8>) -> Bool {
-        let padding = messageCount & 15
-        guard padding == 0 || Self.zeros.withUnsafeBufferPointer({ macUpdate($0.baseAddress!, padding) }) else { return false }
+        guard macZeros(messageCount & 15) else { return false }
         var ad = UInt64(adCount).littleEndian, total = UInt64(64 + messageCount).littleEndian
         memcpy(lengths, &ad, 8)
         memcpy(lengths + 8, &total, 8)
@@ -215,10 +203,9 @@ final class SecretStreamAccelerator {
         return macUpdate(lengths, 16) && lib.macFinal(mac, out, &written, 16) == 1 && written == 16
     }
 
-    /// Zeros up to the next multiple of 16 after `count` bytes (after the additional data).
-    private func pad(_ count: Int) -> Bool {
-        let n = (16 - (count & 15)) & 15
-        return n == 0 || Self.zeros.withUnsafeBufferPointer { macUpdate($0.baseAddress!, n) }
+    /// `count` zero bytes of padding into the MAC.
+    private func macZeros(_ count: Int) -> Bool {
+        count == 0 || Self.zeros.withUnsafeBufferPointer { macUpdate($0.baseAddress!, count) }
     }
 
     /// The next chunk's nonce: the MAC's first 8 bytes XORed into the inner nonce, the counter incremented,

@@ -53,6 +53,8 @@ enum Limits {
     static let smsWindow: Int64 = 3600
     /// Injected faults at once; more is a test bug, not a test.
     static let maxFaults = 1000
+    /// The longest a fault keeps a request waiting: a `delayMs` delay, or a `hold` never released.
+    static let maxFaultWaitMilliseconds = 600_000
     /// Pending sign-in requests and device codes kept (the routes are unauthenticated: every GET of
     /// the sign-in page adds a row); the oldest go first, expired ones whenever a row is added.
     static let maxPendingRows = 10_000

@@ -36,7 +36,9 @@ enum DevControlRoutes {
         guard [status != nil, reset, delay > 0, hold].filter({ $0 }).count == 1 else {
             throw APIError.invalidRequest("give exactly one of 'status', 'reset':true, 'delayMs' or 'hold':true")
         }
-        guard (0...600_000).contains(delay) else { throw APIError.invalidRequest("'delayMs' must be 0...600000") }
+        guard (0...Limits.maxFaultWaitMilliseconds).contains(delay) else {
+            throw APIError.invalidRequest("'delayMs' must be 0...\(Limits.maxFaultWaitMilliseconds)")
+        }
         if let count, count < 1 {
             throw APIError.invalidRequest("'count' must be at least 1 (leave it out for a fault that lasts until cleared)")
         }

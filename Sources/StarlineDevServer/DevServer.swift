@@ -75,8 +75,9 @@ public final class DevServer: @unchecked Sendable {
         if let logFile { fclose(logFile) }
     }
 
-    /// Runs `body` with the lock held; when it published events (`eventsPublished`) or released held
-    /// requests (`heldRequestsReleased`), even if it then threw, wakes the waiters once the lock is released.
+    /// Runs `body` with the lock held; when it published events (`eventsPublished`) or cleared the faults
+    /// (`faultClears` moved: held requests go on), even if it then threw, wakes the waiters once the lock is
+    /// released.
     private func withState<T>(_ body: (inout DevServerState) throws -> T) rethrows -> T {
         var wake = false
         defer {
@@ -85,10 +86,10 @@ public final class DevServer: @unchecked Sendable {
             if wake { state.withLockNotifying { _ in } }
         }
         return try state.withLock { state in
+            let clears = state.faultClears
             defer {
-                wake = state.eventsPublished || state.heldRequestsReleased
+                wake = state.eventsPublished || state.faultClears != clears
                 state.eventsPublished = false
-                state.heldRequestsReleased = false
             }
             return try body(&state)
         }
@@ -134,8 +135,8 @@ public final class DevServer: @unchecked Sendable {
         switch fault {
         case .answer(let answer)?: response = answer
         case .hold(let clears)?:
-            // Until the faults are cleared or the server stops; ten minutes at most, as a delay.
-            let deadline = MonotonicClock.nanoseconds() + 600 * 1_000_000_000
+            // Until the faults are cleared or the server stops; no longer than a delay may last.
+            let deadline = MonotonicClock.nanoseconds() + UInt64(Limits.maxFaultWaitMilliseconds) * 1_000_000
             _ = state.await(deadline: deadline) { $0.faultClears != clears || $0.stopping ? true : nil }
             response = dispatch(request, matched: matched, allowed: allowed)
         case .delay(let milliseconds)?:

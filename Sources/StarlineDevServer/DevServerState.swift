@@ -59,8 +59,6 @@ struct DevServerState {
     var eventsPublished = false
     /// How many times the faults were cleared: a held request (`Fault.hold`) goes on once it changes.
     var faultClears = 0
-    /// Set when the faults are cleared; the request then wakes the held requests.
-    var heldRequestsReleased = false
     /// Set by `DevServer.stop`: long polls answer at once (with what they have) so the server can stop.
     var stopping = false
     /// Wrong passwords per user id (sign-in forms and the password change share it).
@@ -105,7 +103,6 @@ extension DevServerState {
 
     mutating func clearFaults() -> Int {
         faultClears &+= 1
-        heldRequestsReleased = true
         defer { faults.removeAll() }
         return faults.count
     }

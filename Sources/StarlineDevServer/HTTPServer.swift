@@ -251,7 +251,7 @@ func mhdAccessHandler(
         bodyTooLarge: context.tooLarge)
     let response = server.handler(request)
     if response.dropConnection { return .NO }
-    if response.delayMilliseconds > 0 { server.pause(milliseconds: min(response.delayMilliseconds, 600_000)) }
+    if response.delayMilliseconds > 0 { server.pause(milliseconds: min(response.delayMilliseconds, Limits.maxFaultWaitMilliseconds)) }
     let mhdResponse = response.body.withUnsafeBytes { buffer in
         // MHD_RESPMEM_MUST_COPY (2): MHD copies the buffer.
         MHD_create_response_from_buffer(

@@ -52,16 +52,6 @@ import Testing
         #expect(run.status == 0, "\(run.stderrText)")
     }
 
-    /// Polls `condition` until it holds or `seconds` pass (a deadline for a real condition, not a timing).
-    func eventually(seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-        while MonotonicClock.nanoseconds() < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return false
-    }
-
     /// Line 1 of a `send --lines` does not get through (its attempts run out, or its answer is lost); the 19
     /// lines after it are held, not sent past it; once it gets through, all 20 are on the server in order.
     @Test(arguments: ["503", "429", "reset", "timeout-after-write"])
