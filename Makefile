@@ -39,7 +39,9 @@ test: bootstrap
 		grep 'warning:' .build/test-build.log | grep -v '^ *[0-9]* *|' | sort -u >&2; \
 		exit 1; \
 	fi
-	swift test --skip-build
+	@# The watchdog names a test that hangs (the tests running, their processes, the stacks) and ends the run
+	@# after 45 minutes, so that CI reports the hang instead of timing out with a stale log.
+	scripts/test-watchdog --stall 600 --limit 2700 --events .build/test-events.jsonl -- swift test --skip-build
 
 # Man pages and completions, rendered from each tool's command spec, and the README's requirement index
 # (committed; tests check they are current).

@@ -93,6 +93,18 @@ import Testing
             """)
     }
 
+    /// Every child of the tests (and of the product) is spawned with posix_spawn, descriptors from 3 closed,
+    /// and reaped with waitpid: Foundation's `Process` tells a child's end through a socket that children
+    /// spawned meanwhile inherit, so its `waitUntilExit` waited for an unrelated server and the test run hung.
+    @Test func noFoundationProcessSpawnsAChild() {
+        let found = Self.findings([Self.regex(#"(?<![\w.])Process\(\)|waitUntilExit\(|\bPipe\(\)"#, caseInsensitive: false)])
+            .filter { $0.path.hasSuffix(".swift") && !$0.path.hasSuffix("HouseRulesTests.swift") }
+        #expect(
+            found.isEmpty,
+            "spawn with Tools.spawn / Tools.runInstalled (tests) or posix_spawn (product):\n\(found.map(\.description).joined(separator: "\n"))"
+        )
+    }
+
     @Test func nothingPointsOutsideTheTree() {
         let patterns = [
             Self.regex(#"\bDESIGN\b"#, caseInsensitive: false),  // the outside specification, by any of its names

@@ -328,36 +328,24 @@ import Testing
 
     @Test("W1 50 processes adding tasks at once lose nothing")
     func concurrentAdds() throws {
-        // Started together, then waited for (a shell's `wait` can hang under the test runner's signal set-up).
-        var environment = ProcessInfo.processInfo.environment
-        environment["STARLINE_HOME"] = home.path + "/starline"
-        var running: [(Process, FileHandle)] = []
+        // Started together, then waited for.
+        var running: [RunningTool] = []
         for i in 1...50 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Tools.path("sl-tasks"))
-            process.arguments = ["add", "task \(i)", "--compact"]
-            process.environment = environment
-            let out = home.file("out-\(i)")
-            _ = FileManager.default.createFile(atPath: out, contents: nil)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-            process.standardOutput = handle
-            process.standardError = FileHandle.nullDevice
-            running.append((process, handle))
+            running.append(try Tools.spawn("sl-tasks", ["add", "task \(i)", "--compact"], home: home.path))
         }
-        for (process, _) in running { try process.run() }
-        for (process, handle) in running {
-            process.waitUntilExit()
-            try handle.close()
-            #expect(process.terminationStatus == 0)
+        var printed: [JSON] = []
+        for process in running {
+            let run = process.wait()
+            #expect(run.status == 0, "\(run.stderrText)")
+            printed.append(try JSON.parse(run.stdout))
         }
         let listed = try lines(["list"])
         #expect(listed.count == 50)
         #expect(Set(listed.compactMap { $0["title"]?.stringValue }) == Set((1...50).map { "task \($0)" }))
         #expect(Set(listed.compactMap { $0["id"]?.stringValue }).count == 50)
         // Every process printed the record it stored.
-        for i in 1...50 {
-            let printed = try JSON.parse(try #require(fileBytes(home.file("out-\(i)"))))
-            #expect(listed.contains { $0["id"] == printed["id"] && $0["title"]?.stringValue == "task \(i)" })
+        for (i, record) in zip(1...50, printed) {
+            #expect(listed.contains { $0["id"] == record["id"] && $0["title"]?.stringValue == "task \(i)" })
         }
         #expect(try ok(["check"])["ok"] == .bool(true))
     }
@@ -373,24 +361,16 @@ import Testing
         }
         let importFile = home.file("big.json")
         try ("[\n" + big.joined(separator: ",\n") + "\n]\n").write(toFile: importFile, atomically: false, encoding: .utf8)
-        let bin = Tools.path("sl-tasks")
-        var environment = ProcessInfo.processInfo.environment
-        environment["STARLINE_HOME"] = home.path + "/starline"
         var killed = 0
         for round in 0..<60 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: bin)
-            process.arguments = round % 3 == 0 ? ["import", importFile] : ["add", "round \(round)", "--tag", "kill"]
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try Tools.spawn(
+                "sl-tasks", round % 3 == 0 ? ["import", importFile] : ["add", "round \(round)", "--tag", "kill"], home: home.path)
             usleep(UInt32.random(in: 0...40_000))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+            if process.poll() == nil {
+                process.signal(SIGKILL)
                 killed += 1
             }
-            process.waitUntilExit()
+            _ = process.wait()
             // After every round: the file parses, and every task in it is whole.
             let check = try tasks(["check"])
             #expect(check.status == 0, "round \(round): \(check.stdoutText) \(check.stderrText)")

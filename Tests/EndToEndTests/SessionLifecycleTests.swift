@@ -430,37 +430,20 @@ import StarlineSQLite
         let h = try harness()
         var tokens: [(user: String, token: String)] = []
         for i in 0..<20 { let user = i % 2 == 0 ? "bob" : "carol"; tokens.append((user, try h.server.login(user).token)) }
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = h.home.path
-        environment["STARLINE_HOME"] = h.home.path + "/starline"
-        for (key, value) in h.environment { environment[key] = value }
         var killed = 0
         for round in 0..<60 {
-            let process = Process()
-            let input = Pipe()
+            let process: RunningTool
             switch round % 3 {
-            case 0:
-                process.executableURL = URL(fileURLWithPath: Tools.path("sl-login"))
-                process.arguments = ["--with-token"]
-            case 1:
-                process.executableURL = URL(fileURLWithPath: Tools.path("sl-restore"))
-            default:
-                process.executableURL = URL(fileURLWithPath: Tools.path("sl-login"))
-                process.arguments = ["logout"]
+            case 0: process = try h.spawn("sl-login", ["--with-token"], stdin: Array(tokens[(round / 3) % tokens.count].token.utf8))
+            case 1: process = try h.spawn("sl-restore", [], stdin: [])
+            default: process = try h.spawn("sl-login", ["logout"], stdin: [])
             }
-            process.environment = environment
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            if round % 3 == 0 { input.fileHandleForWriting.write(Data(tokens[(round / 3) % tokens.count].token.utf8)) }
-            try? input.fileHandleForWriting.close()
             usleep(UInt32.random(in: 0...25_000))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+            if process.poll() == nil {
+                process.signal(SIGKILL)
                 killed += 1
             }
-            process.waitUntilExit()
+            _ = process.wait()
             // After every round the store opens, is intact, and the tools answer with a documented state.
             let status = try h.run("sl-login", ["status"])
             // 0 with a whole session, 3 (NOT_LOGGED_IN) with none: both are documented states.

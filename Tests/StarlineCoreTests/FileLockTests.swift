@@ -167,12 +167,7 @@ final class FileLockTests: Sendable {
     func excludesOtherProcess() throws {
         let path = dir + "/x.lock"
         func flockCommand() throws -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-            process.arguments = ["--nonblock", "--exclusive", path, "true"]
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
+            try Tools.runInstalled("/usr/bin/flock", ["--nonblock", "--exclusive", path, "true"]).status
         }
         let lock = try FileLock(path: path)
         try lock.lock()

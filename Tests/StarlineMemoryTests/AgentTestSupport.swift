@@ -106,53 +106,28 @@ func rawExchange(_ path: String, _ request: [UInt8]) -> String? {
     return String(decoding: reply, as: UTF8.self)
 }
 
-/// A process started with Foundation, its stdout collected on the side.
+/// A process whose stdout a test reads while it runs (`Tools.spawn`: stdout goes to a file).
 final class ChildProcess: @unchecked Sendable {
-    let process = Process()
-    private let output = Pipe()
-    private let collected = Locked<[UInt8]>([])
-    private let done = DispatchGroup()
+    private let process: RunningTool
 
     init(_ executable: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let handle = output.fileHandleForReading
-        let collected = self.collected
-        done.enter()
-        Thread { [done] in
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                collected.withLock { $0 += Array(data) }
-            }
-            done.leave()
-        }.start()
+        process = try Tools.runningInstalled(executable, arguments)
     }
 
-    var text: String { collected.withLock { String(decoding: $0, as: UTF8.self) } }
+    /// What it has printed so far.
+    var text: String { process.stdoutSoFar }
 
-    /// Waits for the process and its output to end.
-    /// Waits for the process and its output to end. The output is collected until EOF, but only for a few
-    /// seconds after the exit: a child spawned meanwhile by another test (a keyring daemon) may have inherited
-    /// the pipe's write end, and then EOF comes only when that child ends.
-    func finish() -> String {
-        process.waitUntilExit()
-        _ = done.wait(timeout: .now() + 5)
-        return text
-    }
+    /// Waits for it to end.
+    func wait() -> ToolRun { process.wait() }
 
-    /// SIGKILL, not `terminate()`'s SIGTERM: a child spawned from a test thread inherits its signal mask,
-    /// in which SIGTERM is blocked. Then waits as `finish` does.
+    /// Waits for it to end; returns what it printed.
+    func finish() -> String { wait().stdoutText }
+
+    /// SIGKILL (a test process's threads block the other signals, but a spawned child's mask is empty;
+    /// SIGKILL is simply final), then `finish`.
     func kill() -> String {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
         return finish()
-    }
-
-    deinit {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
 }
 

@@ -78,9 +78,9 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
             print(($n ? "reply: $reply" : "eof") . "\\n");
             """
         let child = try ChildProcess(setpriv, asNobody + [perl, "-e", script, server.socketPath, fixture.vaultID])
-        let output = child.finish()
-        #expect(child.process.terminationStatus == 0)
-        #expect(output == "uid 65534 connected\neof\n")
+        let run = child.wait()
+        #expect(run.status == 0, "\(run.stderrText)")
+        #expect(run.stdoutText == "uid 65534 connected\neof\n")
         // The agent is unharmed and still serves its own user (with the directory private again).
         for path in [fixture.runtime, fixture.socketDirectory] { #expect(chmod(path, 0o700) == 0) }
         #expect(try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment) == key)

@@ -1,5 +1,6 @@
 import Foundation
 import StarlineCore
+import StarlineTestSupport
 import Testing
 
 @testable import StarlineQR
@@ -317,18 +318,8 @@ func runTool(_ path: String, _ arguments: [String]) throws -> ToolOutput {
     try #require(
         FileManager.default.isExecutableFile(atPath: path),
         "\(path) is missing: the project's bootstrap installs it (apt-get install qrencode zbar-tools)")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Read to EOF first: waiting before draining could block forever on a full pipe.
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ToolOutput(stdout: [UInt8](data), status: process.terminationStatus)
+    let run = try Tools.runInstalled(path, arguments)
+    return ToolOutput(stdout: run.stdout, status: run.status)
 }
 
 /// Renders `matrix` as a PNG, has zbarimg decode it in binary mode and returns the bytes.

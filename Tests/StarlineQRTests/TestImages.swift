@@ -3,6 +3,7 @@ import CPNG
 import CQREncode
 import Foundation
 import StarlineQR
+import StarlineTestSupport
 import Testing
 
 /// Test-only image sources and writers: the real `qrencode` and `zbarimg` tools, and
@@ -30,23 +31,9 @@ enum TestImages {
     struct RunResult { let status: Int32; let stdout: [UInt8] }
 
     static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> RunResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
         // zbarimg prints D-Bus connection noise on stderr; only stdout matters.
-        process.standardError = FileHandle.nullDevice
-        let input = Pipe()
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try process.run()
-        if let stdin {
-            try input.fileHandleForWriting.write(contentsOf: Data(stdin))
-            try input.fileHandleForWriting.close()
-        }
-        let data = try out.fileHandleForReading.readToEnd() ?? Data()
-        process.waitUntilExit()
-        return RunResult(status: process.terminationStatus, stdout: [UInt8](data))
+        let run = try Tools.runInstalled(executable, arguments, stdin: stdin ?? [])
+        return RunResult(status: run.status, stdout: run.stdout)
     }
 
     /// PNG bytes from the real `qrencode` CLI. `bytes` are passed on stdin with `-8`

@@ -24,53 +24,44 @@ public final class DevServerProcess: @unchecked Sendable {
     public let baseURL: String
     public let devToken: String
     public var chatBase: String { baseURL + "/chat" }
-    private let process: Process
+    private let process: RunningTool
     private let scratch = TemporaryDirectory("devserver")
 
     /// `port` 0 picks a free one; a fixed one restarts a server where its clients expect it.
     public init(_ arguments: [String] = [], environment: [String: String] = [:], port: Int = 0) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: Tools.path("sl-devserver"))
-        process.arguments = ["--port", String(port)] + arguments
-        var env = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "STARLINE_HOME": scratch.path + "/starline"]
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        process = try Tools.spawn(
+            "sl-devserver", ["--port", String(port)] + arguments, home: scratch.path,
+            environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
         // The first line, flushed at once: {"listening":"http://127.0.0.1:PORT","devToken":"…"}
-        var line: [UInt8] = []
-        let handle = pipe.fileHandleForReading
-        while true {
-            let byte = handle.readData(ofLength: 1)
-            if byte.isEmpty || byte.first == 0x0A { break }
-            line.append(byte.first!)
+        let deadline = MonotonicClock.nanoseconds() + 60_000_000_000
+        var line: String?
+        while line == nil, process.poll() == nil, MonotonicClock.nanoseconds() < deadline {
+            let printed = process.stdoutSoFar
+            if let newline = printed.firstIndex(of: "\n") { line = String(printed[..<newline]) } else { usleep(5_000) }
         }
-        let first = try JSON.parse(line)
-        guard let url = first["listening"]?.stringValue, let token = first["devToken"]?.stringValue else {
-            throw StarlineError(.data, "sl-devserver did not print its address: \(String(decoding: line, as: UTF8.self))")
+        guard let line, let first = try? JSON.parse(line), let url = first["listening"]?.stringValue,
+            let token = first["devToken"]?.stringValue
+        else {
+            process.signal(SIGKILL)
+            let run = process.wait()
+            throw StarlineError(
+                .data, "sl-devserver did not print its address (exit \(run.status)): \(run.stdoutText) \(run.stderrText)")
         }
         baseURL = url
         devToken = token
     }
 
-    /// SIGTERM, then wait; returns the exit status.
+    /// SIGTERM, then wait; returns the exit status (128 + the signal when one ended it).
     @discardableResult
     public func stop() -> Int32 {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        return process.terminationStatus
+        if process.poll() == nil { process.signal(SIGTERM) }
+        return process.wait().status
     }
 
     /// SIGKILL, as a crash or a pulled plug ends it; waits for it to be gone.
     public func kill() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        if process.poll() == nil { process.signal(SIGKILL) }
+        _ = process.wait()
     }
 
     /// The port it listens on.

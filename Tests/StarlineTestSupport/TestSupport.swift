@@ -120,15 +120,37 @@ public enum Tools {
         var pid = pid_t()
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw StarlineError(.internalError, "cannot run \(executable): \(String(cString: strerror(rc)))") }
-        return RunningTool(pid: pid, scratch: scratch, outPath: outPath, errPath: errPath)
+        let command = ([executable] + arguments).joined(separator: " ")
+        return RunningTool(pid: pid, command: command, scratch: scratch, outPath: outPath, errPath: errPath)
     }
 
     /// Runs a shell command line (for tools like zbarimg, bash, groff); returns status, stdout and stderr.
     public static func shell(_ command: String, stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> ToolRun {
-        let home = FileManager.default.temporaryDirectory.path
+        try runInstalled("/bin/sh", ["-c", command], stdin: stdin, environment: environment)
+    }
+
+    /// Runs an installed program (qrencode, zbarimg, flock, python3, …) with the test process's environment
+    /// plus `environment`; returns status, stdout and stderr.
+    ///
+    /// Every child of the tests is spawned here (`spawn`), never with Foundation's `Process`: its children
+    /// inherit the spawning thread's blocked signals, and it learns of a child's exit through one end of a
+    /// socket pair the child inherits, without close-on-exec. A child another thread spawned meanwhile keeps
+    /// that end (and the end of any `Pipe`) open too, so `waitUntilExit` and a read to EOF wait for *that*
+    /// child as well: with a server kept by a test that is itself waiting for a thread of the pool, the test
+    /// run hung for good.
+    public static func runInstalled(
+        _ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]
+    ) throws -> ToolRun {
+        try runningInstalled(program, arguments, stdin: stdin, environment: environment).wait()
+    }
+
+    /// `runInstalled`, without waiting.
+    public static func runningInstalled(
+        _ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]
+    ) throws -> RunningTool {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        return try run("/bin/sh", ["-c", command], stdin: stdin, home: env["HOME"] ?? home, environment: env)
+        return try spawn(program, arguments, stdin: stdin, home: env["HOME"] ?? NSTemporaryDirectory(), environment: env)
     }
 
     /// True when `program` is on PATH.
@@ -140,13 +162,16 @@ public enum Tools {
 /// A tool started by `Tools.spawn`.
 public final class RunningTool: @unchecked Sendable {
     public let pid: pid_t
+    /// The command line, for the message when it hangs.
+    let command: String
     let scratch: TemporaryDirectory
     let outPath: String
     let errPath: String
     private var result: ToolRun?
 
-    init(pid: pid_t, scratch: TemporaryDirectory, outPath: String, errPath: String) {
+    init(pid: pid_t, command: String, scratch: TemporaryDirectory, outPath: String, errPath: String) {
         self.pid = pid
+        self.command = command
         self.scratch = scratch
         self.outPath = outPath
         self.errPath = errPath
@@ -180,24 +205,43 @@ public final class RunningTool: @unchecked Sendable {
         return false
     }
 
-    /// Waits for it to end (once; later calls return the same result).
-    public func wait() -> ToolRun {
-        if let result { return result }
+    /// How long `wait()` lets a tool run: no tool run of the tests needs a minute, so one still running after
+    /// `waitLimit` seconds hangs. It is killed and its test fails on what it reads, naming the tool in stderr,
+    /// instead of the whole test run never ending.
+    public static let waitLimit: Double = 300
+
+    /// Waits for it to end (once; later calls return the same result); kills it after `waitLimit` seconds.
+    public func wait() -> ToolRun { wait(killingAfter: Self.waitLimit) }
+
+    /// Waits for it to end; one still running after `seconds` hangs: it is killed (SIGKILL), and a line in
+    /// its stderr names it and says so.
+    public func wait(killingAfter seconds: Double) -> ToolRun {
+        if let run = wait(seconds: seconds) { return run }
+        kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return finish(status)
+        var run = finish(status)
+        run.stderr += Array("\ntest harness: killed \(command) after \(seconds) s: it hung\n".utf8)
+        result = run
+        return run
     }
 
     /// Waits up to `seconds` for it to end; nil when it is still running then (it is left running).
+    /// `seconds` 0 only looks.
     public func wait(seconds: Double) -> ToolRun? {
-        if let result { return result }
-        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-        while MonotonicClock.nanoseconds() < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid { return finish(status) }
-            usleep(50_000)
+        let deadline = MonotonicClock.nanoseconds() + UInt64(max(0, seconds) * 1e9)
+        while true {
+            if let run = poll() { return run }
+            if MonotonicClock.nanoseconds() >= deadline { return nil }
+            usleep(20_000)
         }
-        return nil
+    }
+
+    /// Its result when it has ended, nil while it runs; does not wait.
+    public func poll() -> ToolRun? {
+        if let result { return result }
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid ? finish(status) : nil
     }
 
     private func finish(_ status: Int32) -> ToolRun {
