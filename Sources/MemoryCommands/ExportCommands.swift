@@ -170,7 +170,7 @@ enum ImportCommand: Command {
         "import", abstract: "Import an export (age file and share code) as new notes",
         discussion: """
             The file is opened once and read twice from that descriptor: first the whole of it is checked — the age \
-            header and every chunk, then every line of the package, each attachment's size and BLAKE2b — then it is read \
+            header and every chunk, then every line of the package, each attachment's size and digest — then it is read \
             again and imported in one transaction, which commits only after the last byte checked again and matched the \
             first reading: a damaged, truncated or changed export adds nothing. Notes get new ids and keep their times. \
             Exit 13 for a wrong share code, 12 for a damaged file or package.

@@ -5,7 +5,7 @@ import StarlineMemory
 enum NoteRecord {
     static func attachment(_ a: MemoryAttachment) -> JSON {
         .object([
-            ("name", .string(a.name)), ("size", .int(Int64(clamping: a.size))), ("blake2b", .string(a.blake2b)),
+            ("name", .string(a.name)), ("size", .int(Int64(clamping: a.size))), (a.digestName, .string(a.digest)),
             ("addedAt", .string(a.addedAt.rfc3339))
         ])
     }

@@ -44,14 +44,14 @@ enum AttachmentFile {
         chunkSize: Int = defaultChunkSize
     ) throws(StarlineError) -> AttachmentWriter.Written {
         let writer = try AttachmentWriter(directory: directory, blobID: blobID, key: key, chunkSize: chunkSize)
-        let hasher = BlockHasher()
         var info = stat()
         let regular = fstat(input, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
-        // BLAKE2b is the slowest stage (slower than the encryption), so it gets a thread of its own.
+        let hasher = AttachmentHasher(.sha256, expectedBytes: regular ? Int(info.st_size) : nil)
+        // The digest is the slowest stage (SHA-256 about as slow as the encryption), so it gets a thread of its own.
         let pipeline = BlockPipeline(
             buffers: 4, bufferBytes: writer.blockBytes, threaded: regular,
             fill: { (buffer) throws(StarlineError) -> Int in try readFull(input, into: buffer, name: inputName) },
-            inspect: { plain in hasher.stream.update(plain) })
+            inspect: { plain in hasher.update(plain) })
         defer { pipeline.close() }
         var size: UInt64 = 0
         // The last block read is held until the next one (or the end) shows whether it holds the final chunk.
@@ -67,11 +67,11 @@ enum AttachmentFile {
         // Every block was hashed before the consumer got it, and the threads have stopped: the hash is complete.
         pipeline.close()
         let last = held.map { UnsafeRawBufferPointer($0.bytes) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
-        return try writer.finish(final: last, size: size, hash: hasher.stream.finalize())
+        return try writer.finish(final: last, size: size, hash: hasher.finalize())
     }
 
     /// Decrypts the attachment file at `path` into `output` (nil: only check it) and checks its size and, with
-    /// `checkHash`, its BLAKE2b-256 against the note's record. Any mismatch, a truncated or altered file, or a
+    /// `checkHash`, the digest the note records (SHA-256, or BLAKE2b-256). Any mismatch, a truncated or altered file, or a
     /// missing one is VAULT_CORRUPT naming the attachment; plaintext already written to `output` before the
     /// failure must be discarded by the caller (a command writing to a file writes a temporary one).
     static func read(_ path: String, entry: AttachmentEntry, noteID: String, to output: Int32?, checkHash: Bool = true)
@@ -86,7 +86,7 @@ enum AttachmentFile {
         }
     }
 
-    /// `read` with its BLAKE2b check, handing each verified block of plaintext to `sink` as an array (wiped
+    /// `read` with its digest check, handing each verified block of plaintext to `sink` as an array (wiped
     /// after the call): the export and the rekey take it this way.
     static func read(
         _ path: String, entry: AttachmentEntry, noteID: String,
@@ -104,7 +104,7 @@ enum AttachmentFile {
     ///
     /// Every byte is authenticated by its chunk's Poly1305 tag under the file key, which only the sealed note
     /// holds; the chunk order, the final chunk coming last and nothing after it are checked, then the size.
-    /// `checkHash` also recomputes the recorded BLAKE2b-256 of the plaintext: a second check of the same bytes
+    /// `checkHash` also recomputes the recorded digest of the plaintext: a second check of the same bytes
     /// that `verify`, the export and the rekey make, and that `get` leaves out (a pass as costly as the
     /// decryption itself).
     static func readBlocks(
@@ -159,7 +159,7 @@ enum AttachmentFile {
             buffers: 3, bufferBytes: chunks * sealedChunk, threaded: true,
             fill: { (buffer) throws(StarlineError) -> Int in try readFull(fd, into: buffer, name: path) })
         defer { pipeline.close() }
-        var hasher = GenericHashStream(length: 32)
+        let hasher = AttachmentHasher(entry.digest, expectedBytes: checkHash ? Int(clamping: entry.size) : 0)
         var size: UInt64 = 0
         var index: UInt64 = 0
         while let block = try pipeline.next() {
@@ -190,7 +190,7 @@ enum AttachmentFile {
         guard size == entry.size else { throw corrupt("it holds \(size) bytes, the record says \(entry.size)") }
         if checkHash {
             guard Sodium.constantTimeEquals(hasher.finalize(), entry.hash) else {
-                throw corrupt("its BLAKE2b hash does not match the record")
+                throw corrupt("its \(entry.digest.displayName) hash does not match the record")
             }
         }
     }
@@ -218,11 +218,4 @@ enum AttachmentFile {
             .storage, "\(action) \(path): \(String(cString: strerror(e)))",
             details: .object([("path", .string(path)), ("errno", .int(Int64(e)))]))
     }
-}
-
-/// The BLAKE2b state `AttachmentFile.write`'s pipeline updates block by block (one stage at a time: the
-/// inspector thread, or the reader or calling thread when it has none); the calling thread finalizes it only
-/// after the pipeline closed, so no two threads ever touch it at once.
-private final class BlockHasher: @unchecked Sendable {
-    var stream = GenericHashStream(length: 32)
 }

@@ -5,7 +5,7 @@ import StarlineCrypto
 /// Writes one attachment file (`AttachmentFile` layout) to a temporary file in the attachments directory:
 /// bytes are appended in any amounts, encrypted a block of chunks at a time into one reused buffer and
 /// written with one `write`, and `finish` syncs the file and hands back its path, plaintext size and
-/// BLAKE2b-256. The caller renames it into place under the vault's lock. A writer dropped without `finish`
+/// SHA-256 (`AttachmentDigest`). The caller renames it into place under the vault's lock. A writer dropped without `finish`
 /// removes its file.
 ///
 /// Every chunk but the last holds exactly C plaintext bytes, so a reader splits the file without lengths;
@@ -17,6 +17,8 @@ final class AttachmentWriter {
         var temporaryPath: String
         var size: UInt64
         var hash: [UInt8]
+        /// What `hash` is: SHA-256, as every attachment is written now.
+        var digest: AttachmentDigest { .sha256 }
     }
 
     /// Plaintext chunks sealed per `write`: 16 × 64 KiB, so a large file is written in ~1 MiB calls.
@@ -30,7 +32,8 @@ final class AttachmentWriter {
     private let ad: [UInt8]
     private let chunkSize: Int
     private var stream: SecretStreamEncryptor
-    private var hasher = GenericHashStream(length: 32)
+    /// `append`'s digest, made on the first `append` (`AttachmentFile.write` digests on its own thread).
+    private lazy var hasher = AttachmentHasher(.sha256)
     /// `append`'s plaintext block, allocated on the first `append`; wiped when freed.
     private var pending: UnsafeMutableRawBufferPointer?
     private var pendingCount = 0

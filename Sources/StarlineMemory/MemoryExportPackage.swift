@@ -54,7 +54,7 @@ public enum MemoryExportPackage {
             let note = try vault.show(summary.id)
             let files = JSON.array(
                 note.attachments.map {
-                    .object([("name", .string($0.name)), ("size", .int(Int64(clamping: $0.size))), ("blake2b", .string($0.blake2b))])
+                    .object([("name", .string($0.name)), ("size", .int(Int64(clamping: $0.size))), ($0.digestName, .string($0.digest))])
                 })
             try line(
                 .object([

@@ -21,7 +21,7 @@ final class MemoryExportReader {
     private var titles: [String] = []
     /// The attachments of the current note (as its line lists them), how many of them were read, the one
     /// being read, and — when importing — the note itself and the entries of its attachments placed so far.
-    private var expected: [(name: String, size: UInt64, blake2b: String)] = []
+    private var expected: [(name: String, size: UInt64, digest: AttachmentDigest, hex: String)] = []
     private var nextExpected = 0
     private var current: IncomingAttachment?
     private var pendingNote: NoteDraft?
@@ -143,9 +143,10 @@ final class MemoryExportReader {
         var names = Set<String>()
         expected = try files.map { file in
             guard let name = file["name"]?.stringValue, let size = file["size"]?.intValue, size >= 0,
-                let hash = file["blake2b"]?.stringValue
+                let named = file.objectValue?.filter({ AttachmentDigest.named($0.0) != nil }), named.count == 1,
+                let digest = AttachmentDigest.named(named[0].0), let hash = named[0].1.stringValue
             else {
-                throw bad("an attachment without name, size or blake2b")
+                throw bad("an attachment without name, size, or one digest (sha256 or blake2b)")
             }
             // What `attach` accepts, checked before anything is written: an import never fails half-way on a name.
             guard !name.isEmpty, name.utf8.count <= MemoryVault.maxAttachmentNameBytes,
@@ -154,7 +155,7 @@ final class MemoryExportReader {
                 throw bad("an attachment name must be 1 to \(MemoryVault.maxAttachmentNameBytes) bytes without control characters")
             }
             guard names.insert(name).inserted else { throw bad("the note lists attachment '\(name)' twice") }
-            return (name, UInt64(size), hash)
+            return (name, UInt64(size), digest, hash)
         }
         nextExpected = 0
         notes += 1
@@ -174,7 +175,7 @@ final class MemoryExportReader {
         guard nextExpected < expected.count else { return nil }
         let next = expected[nextExpected]
         nextExpected += 1
-        let incoming = IncomingAttachment(name: next.name, size: next.size, blake2b: next.blake2b)
+        let incoming = IncomingAttachment(name: next.name, size: next.size, digest: next.digest, hex: next.hex)
         incoming.writer = try batch?.attachmentWriter(blobID: incoming.blobID, key: incoming.key)
         return incoming
     }
@@ -183,7 +184,7 @@ final class MemoryExportReader {
         guard let state = current else { return }
         current = nil
         let hash = Hex.encode(state.hasher.finalize())
-        guard hash == state.blake2b else { throw bad("attachment '\(state.name)' does not match its BLAKE2b") }
+        guard hash == state.hex else { throw bad("attachment '\(state.name)' does not match its \(state.hasher.digest.displayName)") }
         attachments += 1
         guard let batch, let writer = state.writer else { return }
         let written = try writer.finish()
@@ -197,16 +198,18 @@ final class MemoryExportReader {
 private final class IncomingAttachment {
     let name: String
     let size: UInt64
-    let blake2b: String
+    /// The digest the package gives, hex.
+    let hex: String
     var got: UInt64 = 0
-    var hasher = GenericHashStream(length: 32)
+    let hasher: AttachmentHasher
     var writer: AttachmentWriter?
     let blobID = Sodium.randomBytes(16)
     let key = SecretBytes(count: SecretStream.keyBytes)
 
-    init(name: String, size: UInt64, blake2b: String) {
+    init(name: String, size: UInt64, digest: AttachmentDigest, hex: String) {
         self.name = name
         self.size = size
-        self.blake2b = blake2b
+        self.hex = hex
+        hasher = AttachmentHasher(digest, expectedBytes: Int(clamping: size))
     }
 }

@@ -32,8 +32,10 @@ public struct MemoryAttachment: Sendable, Equatable {
     public var name: String
     /// Size of the plaintext in bytes.
     public var size: UInt64
-    /// BLAKE2b-256 of the plaintext, hex.
-    public var blake2b: String
+    /// The digest of the plaintext, hex: SHA-256, or BLAKE2b-256 for an attachment recorded before SHA-256.
+    public var digest: String
+    /// "sha256" or "blake2b": the key `show` prints `digest` under.
+    public var digestName: String
     public var addedAt: Timestamp
 }
 
@@ -43,10 +45,14 @@ struct AttachmentEntry {
     var blobID: [UInt8]
     var name: String
     var size: UInt64
+    /// The plaintext's digest, by `digest`.
     var hash: [UInt8]
+    var digest: AttachmentDigest
     var fileKey: SecretBytes
     var addedAt: Timestamp
 
     var blobName: String { Hex.encode(blobID) }
-    var info: MemoryAttachment { MemoryAttachment(name: name, size: size, blake2b: Hex.encode(hash), addedAt: addedAt) }
+    var info: MemoryAttachment {
+        MemoryAttachment(name: name, size: size, digest: Hex.encode(hash), digestName: digest.key, addedAt: addedAt)
+    }
 }

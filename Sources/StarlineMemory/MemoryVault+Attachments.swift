@@ -54,7 +54,8 @@ extension MemoryVault {
                     p.attachments.remove(at: old)
                 }
                 let entry = AttachmentEntry(
-                    blobID: blobID, name: name, size: written.size, hash: written.hash, fileKey: fileKey, addedAt: time)
+                    blobID: blobID, name: name, size: written.size, hash: written.hash, digest: written.digest, fileKey: fileKey,
+                    addedAt: time)
                 try place(written.temporaryPath, as: entry, in: change)
                 renamed = true
                 p.attachments.append(entry)

@@ -47,7 +47,8 @@ public final class VaultImport {
 
     /// The attachment entry of a placed file.
     func entry(blobID: [UInt8], name: String, written: AttachmentWriter.Written, key: SecretBytes) -> AttachmentEntry {
-        AttachmentEntry(blobID: blobID, name: name, size: written.size, hash: written.hash, fileKey: key, addedAt: time)
+        AttachmentEntry(
+            blobID: blobID, name: name, size: written.size, hash: written.hash, digest: written.digest, fileKey: key, addedAt: time)
     }
 
     /// One directory sync for every name placed, before COMMIT (not one per attachment).

@@ -126,7 +126,8 @@ extension MemoryVault {
         try AttachmentFile.read(sourcePath, entry: old, noteID: noteID) { (chunk) throws(StarlineError) in try writer.append(chunk[...]) }
         let written = try writer.finish()
         let fresh = AttachmentEntry(
-            blobID: blobID, name: old.name, size: written.size, hash: written.hash, fileKey: key, addedAt: old.addedAt)
+            blobID: blobID, name: old.name, size: written.size, hash: written.hash, digest: written.digest, fileKey: key,
+            addedAt: old.addedAt)
         do {
             try place(written.temporaryPath, as: fresh, in: change)
         } catch {

@@ -5,7 +5,9 @@ import StarlineCrypto
 /// `starline-memory/v1 record \0 vault id \0 kind \0 id \0 version` as additional data — a ciphertext moved
 /// to another row, another version or another vault does not authenticate.
 struct NotePayload {
-    static let payloadVersion: UInt8 = 1
+    /// 2 names each attachment's digest (`AttachmentDigest`) after it; 1, written before SHA-256, has none:
+    /// its attachments' digests are BLAKE2b-256. Both are read.
+    static let payloadVersion: UInt8 = 2
     static let kind = "note"
 
     var createdAt: Timestamp
@@ -50,6 +52,7 @@ struct NotePayload {
             w.string(a.name)
             w.u64(a.size)
             w.raw(a.hash)
+            w.u8(a.digest.rawValue)
             a.fileKey.withUnsafeBytes { w.raw($0) }
             w.i64(a.addedAt.seconds)
         }
@@ -77,7 +80,8 @@ struct NotePayload {
         defer { Sodium.wipe(&plain) }
         var r = ByteReader(plain)
         do {
-            guard try r.u8() == payloadVersion else { throw ByteReader.Malformed() }
+            let version = try r.u8()
+            guard version == 1 || version == payloadVersion else { throw ByteReader.Malformed() }
             let created = Timestamp(seconds: try r.i64()), updated = Timestamp(seconds: try r.i64())
             let title = try r.string(), body = try r.string()
             var tags: [String] = []
@@ -85,12 +89,17 @@ struct NotePayload {
             var attachments: [AttachmentEntry] = []
             for _ in 0..<(try r.count(minimumItemBytes: 16 + 4 + 8 + 32 + 32 + 8)) {
                 let blob = try r.raw(16), name = try r.string(), size = try r.u64(), hash = try r.raw(32)
+                var digest = AttachmentDigest.blake2b256
+                if version != 1 {
+                    guard let named = AttachmentDigest(rawValue: try r.u8()) else { throw ByteReader.Malformed() }
+                    digest = named
+                }
                 var keyBytes = try r.raw(SecretStream.keyBytes)
                 let fileKey = SecretBytes(copying: keyBytes)
                 Sodium.wipe(&keyBytes)
                 attachments.append(
                     AttachmentEntry(
-                        blobID: blob, name: name, size: size, hash: hash, fileKey: fileKey,
+                        blobID: blob, name: name, size: size, hash: hash, digest: digest, fileKey: fileKey,
                         addedAt: Timestamp(seconds: try r.i64())))
             }
             try r.expectEnd()

@@ -164,6 +164,9 @@ import Testing
         let copy = h.home.file("copy.bin")
         #expect(try h.ok(["get", id, "scan.bin", "-o", copy])["file"]?.stringValue == copy)
         #expect(FileManager.default.contents(atPath: copy) == Data(payload))
+        // The recorded digest is what sha256sum says of the file get wrote.
+        let sum = try Tools.runInstalled("/usr/bin/sha256sum", [copy])
+        #expect(sum.status == 0 && attached["attachments"]?.arrayValue?.first?["sha256"]?.stringValue == String(sum.stdoutText.prefix(64)))
         // Damage the stored file.
         let stored = try #require(try FileManager.default.contentsOfDirectory(atPath: h.vault + "/attachments").first)
         let path = h.vault + "/attachments/" + stored

@@ -51,7 +51,7 @@ final class AttachmentStreamingTests: @unchecked Sendable {
                 count += 1
                 let info = try #require(updated.attachments.first { $0.name == name })
                 #expect(info.size == UInt64(size), "\(name)")
-                #expect(info.blake2b == GenericHashHex.of(content), "\(name)")
+                #expect(info.digestName == "sha256" && info.digest == DigestHex.sha256(content), "\(name)")
                 #expect(try fixture.output { try vault.getAttachment(note.id, name: name, to: $0) } == content, "\(name)")
             }
         }
@@ -89,9 +89,10 @@ final class AttachmentStreamingTests: @unchecked Sendable {
         try writer.append(content[offset...])
         let written = try writer.finish()
         #expect(written.size == UInt64(content.count))
-        #expect(written.hash == GenericHash.hash(content, length: 32))
+        #expect(written.hash == SHA256Stream.hash(content) && written.digest == .sha256)
         let entry = AttachmentEntry(
-            blobID: blobID, name: "odd", size: written.size, hash: written.hash, fileKey: key, addedAt: Timestamp(seconds: 0))
+            blobID: blobID, name: "odd", size: written.size, hash: written.hash, digest: written.digest, fileKey: key,
+            addedAt: Timestamp(seconds: 0))
         #expect(try fixture.output { try AttachmentFile.read(written.temporaryPath, entry: entry, noteID: "n", to: $0) } == content)
     }
 
@@ -111,7 +112,8 @@ final class AttachmentStreamingTests: @unchecked Sendable {
                 from: try fixture.input(content), inputName: "in", directory: fixture.location.attachmentsPath,
                 blobID: blobID, key: key, chunkSize: chunkSize)
             let entry = AttachmentEntry(
-                blobID: blobID, name: "c\(chunkSize)", size: written.size, hash: written.hash, fileKey: key, addedAt: Timestamp(seconds: 0))
+                blobID: blobID, name: "c\(chunkSize)", size: written.size, hash: written.hash, digest: written.digest, fileKey: key,
+                addedAt: Timestamp(seconds: 0))
             let onDisk = try AtomicFile.read(written.temporaryPath)!
             #expect(UInt64(onDisk.count) == AttachmentFile.expectedFileSize(plaintextSize: UInt64(size), chunkSize: chunkSize))
             #expect(
@@ -142,7 +144,7 @@ final class AttachmentStreamingTests: @unchecked Sendable {
         let path = fixture.location.attachmentsPath + "/" + Hex.encode(blobID)
         try AtomicFile.write(file, to: path)
         let entry = AttachmentEntry(
-            blobID: blobID, name: "crafted", size: UInt64(size), hash: [UInt8](repeating: 0, count: 32), fileKey: key,
+            blobID: blobID, name: "crafted", size: UInt64(size), hash: [UInt8](repeating: 0, count: 32), digest: .sha256, fileKey: key,
             addedAt: Timestamp(seconds: 0))
         return (path, entry)
     }
@@ -208,7 +210,14 @@ final class AttachmentStreamingTests: @unchecked Sendable {
         #expect(corruptReason(crafted.path, crafted.entry) == nil)
         let error = starlineError { try AttachmentFile.read(crafted.path, entry: crafted.entry, noteID: "n", to: nil) }
         let reason = error?.details?["reason"]?.stringValue ?? ""
-        #expect(error?.code == .vaultCorrupt && reason.contains("BLAKE2b"))
+        #expect(error?.code == .vaultCorrupt && reason.contains("SHA-256 hash does not match"), "\(reason)")
+        crafted.entry.hash = SHA256Stream.hash(patternBytes(5000, seed: 0))
+        try AttachmentFile.read(crafted.path, entry: crafted.entry, noteID: "n", to: nil)
+        // An attachment recorded with BLAKE2b-256 (before SHA-256) is checked against BLAKE2b.
+        crafted.entry.digest = .blake2b256
+        let legacy = starlineError { try AttachmentFile.read(crafted.path, entry: crafted.entry, noteID: "n", to: nil) }
+        let legacyReason = legacy?.details?["reason"]?.stringValue ?? ""
+        #expect(legacy?.code == .vaultCorrupt && legacyReason.contains("BLAKE2b hash does not match"), "\(legacyReason)")
         crafted.entry.hash = GenericHash.hash(patternBytes(5000, seed: 0), length: 32)
         try AttachmentFile.read(crafted.path, entry: crafted.entry, noteID: "n", to: nil)
     }

@@ -10,7 +10,7 @@ final class VaultAttachmentTests: @unchecked Sendable {
     let fixture: VaultFixture
     init() throws { fixture = try VaultFixture() }
 
-    @Test("W2 attachments round-trip at every chunk boundary; size and BLAKE2b are recorded")
+    @Test("W2 attachments round-trip at every chunk boundary; size and SHA-256 are recorded")
     func testW2AttachmentRoundTrip() throws {
         let vault = try fixture.create()
         let note = try vault.add(NoteDraft(body: "files"))
@@ -20,7 +20,7 @@ final class VaultAttachmentTests: @unchecked Sendable {
             let updated = try vault.attach(note.id, from: try fixture.input(content), name: "file-\(size)")
             let info = try #require(updated.attachments.first { $0.name == "file-\(size)" })
             #expect(info.size == UInt64(size))
-            #expect(info.blake2b == GenericHashHex.of(content))
+            #expect(info.digestName == "sha256" && info.digest == DigestHex.sha256(content))
             #expect(
                 try fixture.output { try fixture.open().getAttachment(note.id, name: "file-\(size)", to: $0) } == content, "size \(size)")
         }
@@ -74,10 +74,9 @@ final class VaultAttachmentTests: @unchecked Sendable {
     }
 }
 
-/// BLAKE2b-256 hex, as the vault reports attachments.
-enum GenericHashHex {
-    static func of(_ bytes: [UInt8]) -> String {
-        GenericHash.hash(bytes, length: 32).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-            .joined()
-    }
+/// Digests in hex, as the vault reports attachments: SHA-256 now, BLAKE2b-256 for older records.
+enum DigestHex {
+    static func sha256(_ bytes: [UInt8]) -> String { hex(SHA256Stream.hash(bytes)) }
+    static func blake2b(_ bytes: [UInt8]) -> String { hex(GenericHash.hash(bytes, length: 32)) }
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }
