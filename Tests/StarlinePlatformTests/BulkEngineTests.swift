@@ -98,30 +98,61 @@ import Testing
         #expect(MonotonicClock.nanoseconds() - start >= 190_000_000)
     }
 
+    /// Runs `items` where item `stopper` answers `answer`; every later item is held until the stopper's
+    /// result was reported, which the engine does after it stopped the run. Without the hold, the other
+    /// workers' instant answers raced through every item while the stopping worker was off the CPU (a flaky
+    /// test under load); with it, the items in flight at the stop are the only ones after it.
+    func runStoppedAt(_ stopper: Int, of items: Int, parallel: Int, failFast: Bool = false, answer: BulkAttempt<BulkItemStatus>)
+        -> (summary: BulkEngine.Summary, results: [BulkItemResult<Int, BulkItemStatus>])
+    {
+        let reported = Locked(false)
+        let results = Locked([BulkItemResult<Int, BulkItemStatus>]())
+        let summary = BulkEngine.run(
+            Array(0..<items), BulkConfiguration(parallel: parallel, failFast: failFast),
+            attempt: { item in
+                if item == stopper { return answer }
+                if item > stopper {
+                    // At most 10 s: a run that never reports the stopper fails the expectations, not hangs.
+                    let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+                    while !reported.withLock({ $0 }) && MonotonicClock.nanoseconds() < deadline { usleep(1000) }
+                }
+                return .done(.revoked)
+            },
+            finished: { result in
+                results.withLock { $0.append(result) }
+                if result.item == stopper { reported.withLock { $0 = true } }
+                return nil
+            })
+        return (summary, results.withLock { $0 })
+    }
+
     /// Not an admin (or the caller's session ended): the run stops at once; what was not attempted is skipped.
     @Test func aStopRunAnswerStopsEveryWorker() {
-        let (summary, results) = run(Array(0..<500), BulkConfiguration(parallel: 4)) { item, _ in
-            item == 3 ? .stopRun(StarlineError(.forbidden, "not an admin")) : .done(.revoked)
-        }
+        let (summary, results) = runStoppedAt(3, of: 500, parallel: 4, answer: .stopRun(StarlineError(.forbidden, "not an admin")))
         #expect(summary.stopError?.code == .forbidden)
         #expect(results.count < 500 || results.filter { $0.status == .skipped }.count > 0)
         #expect(results.allSatisfy { $0.status != .skipped || $0.attempts == 0 && $0.error?.message.hasPrefix("not attempted") == true })
-        #expect(summary.requests < 500, "no request after the stop: \(summary.requests)")
+        // Items 0…3 and at most the three the other workers held: no request after the stop.
+        #expect(summary.requests <= 4 + 3, "no request after the stop: \(summary.requests)")
     }
 
     @Test func failFastStopsAtTheFirstFailure() {
-        let (summary, _) = run(Array(0..<200), BulkConfiguration(parallel: 2, failFast: true)) { item, _ in
-            item == 5 ? .failed(StarlineError(.notFound, "gone")) : .done(.revoked)
-        }
+        let (summary, _) = runStoppedAt(5, of: 200, parallel: 2, failFast: true, answer: .failed(StarlineError(.notFound, "gone")))
         #expect(summary.stopError?.code == .partial)
-        #expect(summary.requests < 200)
+        #expect(summary.requests <= 6 + 1, "items 0…5 and the one held on the other worker: \(summary.requests)")
     }
 
     /// The finished callback failing (the journal cannot be written) stops the run.
     @Test func aJournalFailureStopsTheRun() {
         let seen = Locked(0)
+        // Each answer takes 2 ms, as a request would: instant answers let the other worker race through all 300
+        // while the one whose journal write failed was off the CPU before it could stop the run.
         let summary = BulkEngine.run(
-            Array(0..<300), BulkConfiguration(parallel: 2), attempt: { _ in BulkAttempt<BulkItemStatus>.done(.revoked) },
+            Array(0..<300), BulkConfiguration(parallel: 2),
+            attempt: { _ in
+                usleep(2000)
+                return BulkAttempt<BulkItemStatus>.done(.revoked)
+            },
             finished: { _ in
                 seen.withLock {
                     $0 += 1; return $0 == 10 ? StarlineError(.storage, "disk full") : nil
