@@ -132,14 +132,15 @@ import Testing
         #expect(summary.stopError?.code == .forbidden)
         #expect(results.count < 500 || results.filter { $0.status == .skipped }.count > 0)
         #expect(results.allSatisfy { $0.status != .skipped || $0.attempts == 0 && $0.error?.message.hasPrefix("not attempted") == true })
-        // Items 0…3 and at most the three the other workers held: no request after the stop.
+        // The stopping item, the three before it, and at most the three the other workers held: none after the stop.
         #expect(summary.requests <= 4 + 3, "no request after the stop: \(summary.requests)")
     }
 
     @Test func failFastStopsAtTheFirstFailure() {
         let (summary, _) = runStoppedAt(5, of: 200, parallel: 2, failFast: true, answer: .failed(StarlineError(.notFound, "gone")))
         #expect(summary.stopError?.code == .partial)
-        #expect(summary.requests <= 6 + 1, "items 0…5 and the one held on the other worker: \(summary.requests)")
+        #expect(
+            summary.requests <= 6 + 1, "the failing item, the five before it, and the one held on the other worker: \(summary.requests)")
     }
 
     /// The finished callback failing (the journal cannot be written) stops the run.
