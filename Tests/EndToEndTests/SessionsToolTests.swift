@@ -385,11 +385,13 @@ import Testing
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").compactMap { try? JSON.parse(String($0)) }
             .filter { $0["method"]?.stringValue == "DELETE" && $0["route"]?.stringValue == "/api/admin/users/{uid}/sessions/{id}" }
         let throttled = try #require(lines.first { $0["status"]?.intValue == 429 }?["startedMs"]?.intValue)
-        // Requests already past the gate when the 429 was sent may still arrive a moment later; then nothing for the second.
+        // Requests already past the gate when the 429 was sent (at most the other 7 of the 8 in flight) may still
+        // arrive during the pause, later still on a loaded machine; nothing else may. Unpaused, a rate of 200/s
+        // would put ~160 requests in that window.
         let inside = lines.filter {
-            ($0["startedMs"]?.intValue ?? 0) > throttled + 100 && ($0["startedMs"]?.intValue ?? 0) < throttled + 900
+            ($0["startedMs"]?.intValue ?? 0) > throttled && ($0["startedMs"]?.intValue ?? 0) < throttled + 900
         }
-        #expect(inside.isEmpty, "\(inside.count) revocations reached the server during the pause")
+        #expect(inside.count <= 7, "\(inside.count) revocations reached the server during the pause")
     }
 
     /// S14/S15: another sign-in replaces the stored account mid-run (and, as signing in over a stored session
