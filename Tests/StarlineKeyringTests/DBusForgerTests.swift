@@ -24,6 +24,10 @@ extension SecretServiceKeyringTests {
         // victim's reply names an item, it stops gnome-keyring and answers the GetSecrets the victim is about to
         // send (the next serial) with its own secret for that item.
         let forged = Locked<String?>(nil)
+        // Set once the test is past the lookup: from then on the forger stops no daemon. The forger's SIGSTOP is
+        // sent under this lock, so the test's SIGCONT (after setting it) always comes after any SIGSTOP. Before,
+        // a forger thread that ran late stopped the daemon after the SIGCONT, and the next unlock waited forever.
+        let over = Locked(false)
         let forger = try DBusConnection(address: testKeyring.address, timeoutNanoseconds: 30_000_000_000)
         for rule in ["eavesdrop='true',type='method_call',member='SearchItems'", "eavesdrop='true',type='method_return'"] {
             let added = try forger.call(
@@ -44,7 +48,10 @@ extension SecretServiceKeyringTests {
                         message.destination == call.sender,
                         case .array(_, let items) = message.body.first, case .objectPath(let item) = items.first
                     else { continue }
-                    kill(daemon, SIGSTOP)
+                    guard over.withLock({ isOver in isOver ? false : kill(daemon, SIGSTOP) == 0 }) else {
+                        forged.withLockNotifying { $0 = "too late: the lookup had ended" }
+                        return
+                    }
                     var reply = DBusMessage.reply(
                         to: call, serial: 0, sender: nil, signature: "a{o(oayays)}",
                         body: [
@@ -79,8 +86,9 @@ extension SecretServiceKeyringTests {
         } catch {
             result = .failure(error)
         }
-        kill(daemon, SIGCONT)
         let what = forged.await(deadline: MonotonicClock.nanoseconds() + 10_000_000_000) { $0 }
+        over.withLock { $0 = true }
+        kill(daemon, SIGCONT)
         #expect(what?.hasPrefix("sent") == true, "the forger did its part: \(what ?? "nothing")")
         switch result {
         case .success(.answered(.found(let read))):

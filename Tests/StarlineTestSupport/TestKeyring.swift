@@ -128,6 +128,11 @@ public final class TestKeyring: @unchecked Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw StarlineError(.internalError, "socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        // A daemon that never answers (stopped, wedged) fails the caller after 30 s instead of blocking its
+        // thread, and with it a thread of the test pool, for good.
+        var limit = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let path = Array(scratch.file("runtime/keyring/control").utf8)
@@ -153,7 +158,11 @@ public final class TestKeyring: @unchecked Sendable {
         var got = 0
         while got < 8 {
             let n = answer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, 8 - got) }
-            guard n > 0 else { throw StarlineError(.internalError, "the keyring control socket closed early") }
+            guard n > 0 else {
+                throw StarlineError(
+                    .internalError,
+                    n < 0 ? "the keyring control socket did not answer within 30 s" : "the keyring control socket closed early")
+            }
             got += n
         }
         let result = answer[4...].reduce(0) { $0 << 8 | Int($1) }
