@@ -16,8 +16,8 @@ public struct SHA256Stream: ~Copyable {
     public static let digestBytes = 32
 
     private enum Engine {
-        /// An `EVP_MD_CTX *`, freed (and cleansed) in `deinit`.
-        case libcrypto(OpaquePointer)
+        /// An `EVP_MD_CTX *` of `Library`, freed (and cleansed) in `deinit`.
+        case libcrypto(Library, OpaquePointer)
         case sodium(UnsafeMutablePointer<crypto_hash_sha256_state>)
     }
 
@@ -29,7 +29,7 @@ public struct SHA256Stream: ~Copyable {
         Sodium.initialize()
         if libcrypto, let lib = Self.library, let context = lib.contextNew() {
             if lib.digestInit(context, lib.sha256, nil) == 1 {
-                engine = .libcrypto(context)
+                engine = .libcrypto(lib, context)
                 return
             }
             lib.contextFree(context)
@@ -41,7 +41,7 @@ public struct SHA256Stream: ~Copyable {
 
     deinit {
         switch engine {
-        case .libcrypto(let context): Self.library?.contextFree(context)
+        case .libcrypto(let lib, let context): lib.contextFree(context)
         case .sodium(let state):
             sodium_memzero(state, MemoryLayout<crypto_hash_sha256_state>.size)
             state.deallocate()
@@ -59,10 +59,10 @@ public struct SHA256Stream: ~Copyable {
         precondition(!finished, "SHA256Stream.update after finalize")
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         switch engine {
-        case .libcrypto(let context):
+        case .libcrypto(let lib, let context):
             // "EVP_DigestUpdate() hashes cnt bytes of data at d into the digest context ctx" and returns 1 for
             // success: with a context that initialized, SHA-256 cannot fail.
-            let ok = Self.library!.digestUpdate(context, base, bytes.count)
+            let ok = lib.digestUpdate(context, base, bytes.count)
             precondition(ok == 1, "EVP_DigestUpdate failed")
         case .sodium(let state):
             _ = crypto_hash_sha256_update(state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
@@ -80,9 +80,9 @@ public struct SHA256Stream: ~Copyable {
         let engine = self.engine
         return [UInt8](unsafeUninitializedCapacity: Self.digestBytes) { out, initialized in
             switch engine {
-            case .libcrypto(let context):
+            case .libcrypto(let lib, let context):
                 var length: UInt32 = 0
-                let ok = Self.library!.digestFinal(context, out.baseAddress!, &length)
+                let ok = lib.digestFinal(context, out.baseAddress!, &length)
                 precondition(ok == 1 && length == UInt32(Self.digestBytes), "EVP_DigestFinal_ex failed")
             case .sodium(let state):
                 _ = crypto_hash_sha256_final(state, out.baseAddress!)

@@ -46,7 +46,7 @@ enum AttachmentFile {
         let writer = try AttachmentWriter(directory: directory, blobID: blobID, key: key, chunkSize: chunkSize)
         var info = stat()
         let regular = fstat(input, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
-        let hasher = AttachmentHasher(.sha256, expectedBytes: regular ? Int(info.st_size) : nil)
+        let hasher = AttachmentHasher(AttachmentWriter.digest, expectedBytes: regular ? Int(info.st_size) : nil)
         // The digest is the slowest stage (SHA-256 about as slow as the encryption), so it gets a thread of its own.
         let pipeline = BlockPipeline(
             buffers: 4, bufferBytes: writer.blockBytes, threaded: regular,
@@ -159,7 +159,7 @@ enum AttachmentFile {
             buffers: 3, bufferBytes: chunks * sealedChunk, threaded: true,
             fill: { (buffer) throws(StarlineError) -> Int in try readFull(fd, into: buffer, name: path) })
         defer { pipeline.close() }
-        let hasher = AttachmentHasher(entry.digest, expectedBytes: checkHash ? Int(clamping: entry.size) : 0)
+        let hasher = checkHash ? AttachmentHasher(entry.digest, expectedBytes: Int(clamping: entry.size)) : nil
         var size: UInt64 = 0
         var index: UInt64 = 0
         while let block = try pipeline.next() {
@@ -182,13 +182,13 @@ enum AttachmentFile {
             }
             pipeline.release(block)
             let verified = UnsafeRawBufferPointer(rebasing: plain[0..<produced])
-            if checkHash { hasher.update(verified) }
+            hasher?.update(verified)
             size += UInt64(produced)
             try sink(verified)
         }
         do { try stream.finish() } catch { throw corrupt("it is truncated: the final chunk is missing") }
         guard size == entry.size else { throw corrupt("it holds \(size) bytes, the record says \(entry.size)") }
-        if checkHash {
+        if let hasher {
             guard Sodium.constantTimeEquals(hasher.finalize(), entry.hash) else {
                 throw corrupt("its \(entry.digest.displayName) hash does not match the record")
             }

@@ -17,9 +17,11 @@ final class AttachmentWriter {
         var temporaryPath: String
         var size: UInt64
         var hash: [UInt8]
-        /// What `hash` is: SHA-256, as every attachment is written now.
-        var digest: AttachmentDigest { .sha256 }
+        var digest: AttachmentDigest { AttachmentWriter.digest }
     }
+
+    /// The digest every attachment is written with now (`AttachmentDigest`).
+    static let digest = AttachmentDigest.sha256
 
     /// Plaintext chunks sealed per `write`: 16 × 64 KiB, so a large file is written in ~1 MiB calls.
     static let blockChunks = 16
@@ -33,7 +35,7 @@ final class AttachmentWriter {
     private let chunkSize: Int
     private var stream: SecretStreamEncryptor
     /// `append`'s digest, made on the first `append` (`AttachmentFile.write` digests on its own thread).
-    private lazy var hasher = AttachmentHasher(.sha256)
+    private lazy var hasher = AttachmentHasher(Self.digest)
     /// `append`'s plaintext block, allocated on the first `append`; wiped when freed.
     private var pending: UnsafeMutableRawBufferPointer?
     private var pendingCount = 0

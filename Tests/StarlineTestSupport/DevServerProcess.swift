@@ -33,17 +33,12 @@ public final class DevServerProcess: @unchecked Sendable {
             "sl-devserver", ["--port", String(port)] + arguments, home: scratch.path,
             environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
         // The first line, flushed at once: {"listening":"http://127.0.0.1:PORT","devToken":"…"}
-        let deadline = MonotonicClock.nanoseconds() + 60_000_000_000
-        var line: String?
-        while line == nil, process.poll() == nil, MonotonicClock.nanoseconds() < deadline {
-            let printed = process.stdoutSoFar
-            if let newline = printed.firstIndex(of: "\n") { line = String(printed[..<newline]) } else { usleep(5_000) }
-        }
-        guard let line, let first = try? JSON.parse(line), let url = first["listening"]?.stringValue,
-            let token = first["devToken"]?.stringValue
+        let process = self.process
+        _ = process.waitForStdout(seconds: 60) { $0.contains("\n") || process.poll() != nil }
+        let line = process.stdoutSoFar.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? ""
+        guard let first = try? JSON.parse(line), let url = first["listening"]?.stringValue, let token = first["devToken"]?.stringValue
         else {
-            process.signal(SIGKILL)
-            let run = process.wait()
+            let run = process.waitOrKill(seconds: 0)
             throw StarlineError(
                 .data, "sl-devserver did not print its address (exit \(run.status)): \(run.stdoutText) \(run.stderrText)")
         }
@@ -60,8 +55,7 @@ public final class DevServerProcess: @unchecked Sendable {
 
     /// SIGKILL, as a crash or a pulled plug ends it; waits for it to be gone.
     public func kill() {
-        if process.poll() == nil { process.signal(SIGKILL) }
-        _ = process.wait()
+        _ = process.waitOrKill(seconds: 0)
     }
 
     /// The port it listens on.

@@ -66,14 +66,8 @@ public final class TestKeyring: @unchecked Sendable {
             home: scratch.file("home"))
         self.bus = bus
         // --print-address=1: the address, then a newline, once the bus listens.
-        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
-        var printed = ""
-        while MonotonicClock.nanoseconds() < deadline {
-            printed = bus.stdoutSoFar
-            if printed.hasSuffix("\n") { break }
-            usleep(20_000)
-        }
-        address = printed.trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = bus.waitForStdout(seconds: 10) { $0.hasSuffix("\n") }
+        address = bus.stdoutSoFar.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !address.isEmpty else { throw StarlineError(.internalError, "dbus-daemon printed no address: \(bus.stderrSoFar)") }
 
         // --unlock: "read a password from stdin, and use it to unlock the login keyring or create it if the

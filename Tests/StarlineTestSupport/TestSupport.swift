@@ -187,20 +187,20 @@ public final class RunningTool: @unchecked Sendable {
 
     /// Waits up to `seconds` until its stderr so far satisfies `condition`; false when it never did.
     public func waitForStderr(seconds: Double = 20, _ condition: (String) -> Bool) -> Bool {
-        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-        while MonotonicClock.nanoseconds() < deadline {
-            if condition(stderrSoFar) { return true }
-            usleep(50_000)
-        }
-        return false
+        waitFor(seconds: seconds) { condition(stderrSoFar) }
     }
 
     /// Waits up to `seconds` until its stdout so far satisfies `condition`; false when it never did.
     public func waitForStdout(seconds: Double = 20, _ condition: (String) -> Bool) -> Bool {
+        waitFor(seconds: seconds) { condition(stdoutSoFar) }
+    }
+
+    /// Every 10 ms (a server's first line is awaited at every start of one) until `done` or `seconds` passed.
+    private func waitFor(seconds: Double, _ done: () -> Bool) -> Bool {
         let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
         while MonotonicClock.nanoseconds() < deadline {
-            if condition(stdoutSoFar) { return true }
-            usleep(50_000)
+            if done() { return true }
+            usleep(10_000)
         }
         return false
     }
@@ -217,10 +217,7 @@ public final class RunningTool: @unchecked Sendable {
     /// its stderr names it and says so.
     public func wait(killingAfter seconds: Double) -> ToolRun {
         if let run = wait(seconds: seconds) { return run }
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        var run = finish(status)
+        var run = killAndReap()
         run.stderr += Array("\ntest harness: killed \(command) after \(seconds) s: it hung\n".utf8)
         result = run
         return run
@@ -258,10 +255,16 @@ public final class RunningTool: @unchecked Sendable {
 
     /// Waits up to `seconds`, then kills it (SIGKILL) and waits: a test never hangs on a tool that does not end.
     public func waitOrKill(seconds: Double) -> ToolRun {
-        if let run = wait(seconds: seconds) { return run }
-        kill(pid, SIGKILL)
-        return wait()
+        wait(seconds: seconds) ?? killAndReap()
     }
 
-    deinit { if result == nil { kill(pid, SIGKILL); _ = wait() } }
+    /// SIGKILL, then its result (the wait cannot last: SIGKILL ends any process that is not a zombie already).
+    private func killAndReap() -> ToolRun {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return finish(status)
+    }
+
+    deinit { if result == nil { _ = killAndReap() } }
 }
