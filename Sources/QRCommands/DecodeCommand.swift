@@ -209,7 +209,14 @@ enum DecodeCommand: Command {
         for outcome in outcomes.compactMap({ $0 }) {
             // With --expect, stdout carries only records of that kind, so `| jq -r .url` sees no others.
             if options.raw {
-                for payload in outcome.payloads where expect == nil || payload.kind == expect { output.writeBytes(payload.bytes + [0x0A]) }
+                for payload in outcome.payloads where expect == nil || payload.kind == expect {
+                    // A pipe gets the bytes as decoded; a terminal what is hidden in them made visible (an image
+                    // can carry escape sequences as well as text: TerminalText).
+                    let shown =
+                        output.stdoutIsTerminal
+                        ? Array(TerminalText.visibleLines(String(decoding: payload.bytes, as: UTF8.self)).utf8) : payload.bytes
+                    output.writeBytes(shown + [0x0A])
+                }
                 if !outcome.found, !options.quiet, let file = outcome.records.first?["file"]?.stringValue {
                     output.notice("sl-qr: \(file): " + (outcome.error?.message ?? "no QR code found"))
                 }

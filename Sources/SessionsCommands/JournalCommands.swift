@@ -16,21 +16,34 @@ enum JournalVerifyCommand: AsyncCommand {
     static let spec = CommandSpec(
         "verify", abstract: "Prove that journals did every planned item exactly once",
         discussion: """
-            Reads the plan and every journal as streams (any size, bounded memory) and compares items by user and id. \
-            Prints one JSON line per item that is not done exactly once — \
-            {\"problem\":\"missing|failed|doubled|unplanned\",\"id\",\"user\",\"line\",\"finals\",\"failedRecords\"} — \
+            Reads the plan and every journal as streams (any size, bounded memory) and compares items by user and id, \
+            with revoke's own definition of success. Prints one JSON line per item that is not done exactly once — \
+            {\"problem\":\"missing|failed|notFound|doubled|unplanned\",\"id\",\"user\",\"line\",\"finals\",\"failedRecords\"} \
+            —, one per plan line that could not be read ({\"problem\":\"unreadablePlanLine\",\"line\",\"reason\"}) and one \
+            per journal of another run ({\"problem\":\"mismatchedRun\",\"journal\",\"field\",\"expected\",\"found\"}), \
             then \
-            {\"summary\":{\"planned\",\"done\",\"missing\",\"failed\",\"doubled\",\"unplanned\",\"journals\",\"runs\",\"records\",\"shards\",\"missingShards\"}}. \
-            An item is done when exactly one final record (revoked, alreadyRevoked, notFound) names it across all \
-            journals; doubled when more than one does; unplanned when a journal finished an item the plan does not name. \
-            Journals are not required to be yours (they may come from other hosts through a shared volume): the audit \
-            checks that they agree with the plan, not who wrote them.
+            {\"summary\":{\"planned\",\"done\",\"missing\",\"failed\",\"notFound\",\"doubled\",\"unplanned\",\"unreadablePlanLines\",\"mismatchedRuns\",\"journals\",\"runs\",\"records\",\"shards\",\"missingShards\",\"exact\"}}. \
+            An item is done when exactly one final record names it across all journals and that record says revoked or \
+            alreadyRevoked; notFound when it says notFound (revoke exits 8 for those too: the session was never seen \
+            revoked); doubled when more than one final record does; unplanned when a journal finished an item the plan \
+            does not name. The journals must be of one run: the same API, caller, reason and shard count in every \
+            header. Anything not provably done exactly once — a problem, an unreadable plan line, a journal of another \
+            run, a missing shard — makes exact false and the exit 8. Journals are not required to be yours (they may \
+            come from other hosts through a shared volume): the audit checks that they agree with the plan, not who \
+            wrote them.
             """,
         options: [plan.spec, user.spec],
         arguments: [ArgumentSpec("JOURNAL", help: "The journals of the run's shards.", variadic: true)],
         examples: [Example("sl-sessions journal verify --plan plan.jsonl shard-*.journal", "Prove a four-shard run exact.")],
         exitStatuses: [
-            (.ok, "every planned item was done exactly once"), (.partial, "some items are missing, failed, doubled or unplanned"),
+            (.ok, "every planned item was done exactly once"),
+            (
+                .partial,
+                """
+                some items are missing, failed, notFound, doubled or unplanned, a plan line is unreadable, or a journal is of \
+                another run
+                """
+            ),
             (.usage, "no plan, no journal, or a journal that is not a regular file"), (.data, "the plan cannot be read")
         ])
 
@@ -61,11 +74,16 @@ enum JournalVerifyCommand: AsyncCommand {
                 while let event = try stream.next() {
                     switch event {
                     case .item(let item): return (item.line, RevocationTarget(id: item.id, user: item.user))
-                    case .malformed: unreadable += 1
+                    case .malformed(let bad):
+                        // A line the plan has but no item was read from: it may name a session that is still active.
+                        unreadable += 1
+                        output.emitLine(
+                            .object([("problem", .string("unreadablePlanLine")), ("line", .int(bad.line)), ("reason", .string(bad.reason))])
+                        )
                     }
                 }
                 return nil
-            }, journals: options.journals,
+            }, unreadable: { unreadable }, journals: options.journals,
             finding: { finding in
                 output.emitLine(
                     .object([
@@ -74,22 +92,37 @@ enum JournalVerifyCommand: AsyncCommand {
                         ("failedRecords", .int(finding.failed))
                     ]))
             })
+        for mismatch in result.mismatchedRuns {
+            output.emitLine(
+                .object([
+                    ("problem", .string("mismatchedRun")), ("journal", .string(mismatch.journal)),
+                    ("field", .string(mismatch.difference.field)),
+                    ("expected", .optional(mismatch.difference.this)), ("found", .optional(mismatch.difference.other))
+                ]))
+        }
         var fields: [(String, JSON)] = [("planned", .int(result.planned)), ("done", .int(result.done))]
         fields += BulkJournalAudit.Problem.allCases.map { ($0.rawValue, .int(result.counts[$0] ?? 0)) }
         fields += [
-            ("unreadablePlanLines", .int(unreadable)), ("journals", .int(result.journals)), ("runs", .int(result.runs)),
-            ("records", .int(result.records)), ("shards", .array(result.shards.sorted().map { .string($0) })),
+            ("unreadablePlanLines", .int(result.unreadablePlanLines)), ("mismatchedRuns", .int(result.mismatchedRuns.count)),
+            ("journals", .int(result.journals)), ("runs", .int(result.runs)), ("records", .int(result.records)),
+            ("shards", .array(result.shards.sorted().map { .string($0) })),
             ("missingShards", .array(result.missingShards.map { .string($0) })),
-            ("exact", .bool(result.exact && result.missingShards.isEmpty))
+            ("exact", .bool(result.exact))
         ]
         output.emitLine(.object([("summary", .object(fields))]))
-        guard result.exact, result.missingShards.isEmpty else {
-            let problems = BulkJournalAudit.Problem.allCases.compactMap { p in
+        guard result.exact else {
+            var problems = BulkJournalAudit.Problem.allCases.compactMap { p in
                 (result.counts[p] ?? 0) > 0 ? "\(result.counts[p]!) \(p.rawValue)" : nil
             }
-            let shards = result.missingShards.isEmpty ? [] : ["no journal of shard \(result.missingShards.joined(separator: ", "))"]
+            if result.unreadablePlanLines > 0 { problems.append("\(result.unreadablePlanLines) unreadable plan lines") }
+            if !result.mismatchedRuns.isEmpty {
+                problems.append(
+                    "\(result.mismatchedRuns.count) journals of another run (\(result.mismatchedRuns.map(\.journal).joined(separator: ", ")))"
+                )
+            }
+            if !result.missingShards.isEmpty { problems.append("no journal of shard \(result.missingShards.joined(separator: ", "))") }
             throw StarlineError(
-                .partial, "the journals do not do the plan exactly once: " + (problems + shards).joined(separator: ", "),
+                .partial, "the journals do not do the plan exactly once: " + problems.joined(separator: ", "),
                 details: .object([("planned", .int(result.planned)), ("done", .int(result.done))]))
         }
         return .ok

@@ -27,8 +27,9 @@ enum RevokeCommand: AsyncCommand {
     static let outageTimeout = Option<Duration>.duration(
         "outage-timeout",
         help: """
-            When requests fail across workers (5xx, resets, refused or timed-out connections), the server is down for \
-            everyone: every worker waits and one probe tests it; after this long waiting in all, unfinished items are \
+            The run's budget for waiting, outage and throttling together. When requests fail across workers (5xx, \
+            resets, refused or timed-out connections), the server is down for everyone: every worker waits and one probe \
+            tests it; a 429 pauses every worker for its Retry-After. After this long waiting in all, unfinished items are \
             skipped (exit 7, resumable).
             """, default: 300, range: 0...86_400)
     static let shard = Option<BulkShard?>.converted(
@@ -58,7 +59,8 @@ enum RevokeCommand: AsyncCommand {
             network errors and 5xx are retried with backoff and jitter (--max-attempts). When requests fail across \
             workers, the server is down for everyone: every worker waits, one probe at a time tests it (backoff with \
             jitter), and those attempts are charged to no item; stderr says how long the run has waited. After \
-            --outage-timeout of waiting in all, the items not finished are reported skipped and the run exits 7 \
+            --outage-timeout of waiting in all (outage and throttling together), the items not finished are reported \
+            skipped and the run exits 7 \
             (--journal FILE --resume finishes them). The caller's own session, when listed, is revoked last, and then the \
             local session is cleared (S16).\n\nSIGINT, SIGTERM and SIGHUP stop the run: no item is taken after the \
             signal, the requests in flight get their answers (up to 1.5 s; one still out then is reported skipped, as it \

@@ -74,21 +74,18 @@ final class RevokeRun {
         _ header: JSON, path: String, api: String, caller: String?, shard: BulkShard?,
         reason: String?
     ) throws -> String? {
-        func refuse(_ what: String, _ theirs: String?, _ ours: String?) -> StarlineError {
-            StarlineError(
+        let theirs = BulkJournalHeader(header)
+        let ours = BulkJournalHeader(api: api, caller: caller, shard: shard?.description, reason: reason)
+        if let difference = theirs.difference(from: ours, sameShard: true, reasonGiven: reason != nil) {
+            let what =
+                ["api": "against", "caller": "by user", "shard": "of shard", "reason": "for the reason"][difference.field]
+                ?? difference.field
+            throw StarlineError(
                 .journalMismatch,
-                "the journal \(path) records a run \(what) \(theirs.map { "'\($0)'" } ?? "(none)"), not \(ours.map { "'\($0)'" } ?? "(none)"): --resume continues that run only; name a new journal for this one",
-                details: .object([("path", .string(path)), ("journal", .optional(theirs)), ("this", .optional(ours))]))
+                "the journal \(path) records a run \(what) \(difference.this.map { "'\($0)'" } ?? "(none)"), not \(difference.other.map { "'\($0)'" } ?? "(none)"): --resume continues that run only; name a new journal for this one",
+                details: .object([("path", .string(path)), ("journal", .optional(difference.this)), ("this", .optional(difference.other))]))
         }
-        let theirAPI = header["api"]?.stringValue
-        if theirAPI != api { throw refuse("against", theirAPI, api) }
-        let theirCaller = header["caller"]?["user"]?.stringValue
-        if theirCaller != caller { throw refuse("by user", theirCaller, caller) }
-        let theirShard = header["shard"]?.stringValue
-        if theirShard != shard?.description { throw refuse("of shard", theirShard, shard?.description) }
-        let theirReason = header["reason"]?.stringValue
-        if let reason, reason != theirReason { throw refuse("for the reason", theirReason, reason) }
-        return theirReason
+        return theirs.reason
     }
 
     func execute() throws -> ExitStatus {

@@ -107,32 +107,28 @@ public enum AtomicFile {
     }
 
     /// The whole content of `path`, or nil when it does not exist. Other failures (a directory, no
-    /// permission, I/O errors) throw `STORAGE_ERROR` "cannot read <path>: <reason>".
+    /// permission, I/O errors) throw `STORAGE_ERROR` "cannot read <path>: <reason>"; a file that breaks the
+    /// rule of its kind (`trust`, checked on the descriptor read) `INSECURE_PERMISSIONS`; one of more than
+    /// `maxBytes` `STORAGE_ERROR` before it is read.
     ///
     /// `followLinks: false` is for the suite's own files in its private directories (a marker, a host id):
     /// a symbolic link there is refused (`PrivateFiles.symbolicLinkError` naming `what`), not read through.
-    public static func read(_ path: String, followLinks: Bool = true, what: String = "file") throws(StarlineError) -> [UInt8]? {
-        let fd: Int32
-        // O_NONBLOCK: a FIFO at the path is refused below instead of hanging the open until someone writes it.
-        if followLinks {
-            fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-            if fd < 0 {
-                if errno == ENOENT { return nil }
-                throw storageError("cannot read", path, errno)
-            }
-        } else {
-            fd = try PrivateFiles.openNoFollow(path, O_RDONLY | O_NONBLOCK, what: what, action: "cannot read", missingIsNil: true)
-            if fd < 0 { return nil }
-        }
+    public static func read(
+        _ path: String, followLinks: Bool = true, what: String = "file", trust: FileTrust = .ownState, maxBytes: Int = .max
+    ) throws(StarlineError) -> [UInt8]? {
+        guard let fd = try openChecked(path, followLinks: followLinks, what: what, trust: trust) else { return nil }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw storageError("cannot read", path, errno) }
-        try checkStateFile(info, path, what: what)
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        if Int64(info.st_size) > Int64(maxBytes) {
+            throw StarlineError(
+                .storage, "cannot read \(path): the \(what) is larger than \(maxBytes) bytes",
+                details: .object([("path", .string(path)), ("maxBytes", .int(Int64(maxBytes)))]))
+        }
         var capacity = 4096
         if info.st_size > 0 { capacity = Int(info.st_size) + 1 }
         var result: [UInt8] = []
-        result.reserveCapacity(capacity)
+        result.reserveCapacity(min(capacity, maxBytes))
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
@@ -141,32 +137,46 @@ public enum AtomicFile {
                 throw storageError("cannot read", path, errno)  // EISDIR for a directory
             }
             if n == 0 { return result }
+            // A file that grew after the fstat is still bounded.
+            guard result.count + n <= maxBytes else {
+                throw StarlineError(
+                    .storage, "cannot read \(path): the \(what) is larger than \(maxBytes) bytes",
+                    details: .object([("path", .string(path)), ("maxBytes", .int(Int64(maxBytes)))]))
+            }
             result.append(contentsOf: chunk[0..<n])
         }
     }
 
-    /// What `read` trusts, checked on the descriptor it reads (never on the path, which may be swapped between
-    /// a check and the open): the suite's state files are regular files of this user that nobody else may
-    /// write — a file another user owns or may write could hold whatever they want the tool to believe.
-    static func checkStateFile(_ info: stat, _ path: String, what: String) throws(StarlineError) {
-        let type = info.st_mode & S_IFMT
-        if type == S_IFDIR { throw storageError("cannot read", path, EISDIR) }
-        let details = JSON.object([
-            ("path", .string(path)), ("mode", .string(PrivateFiles.octal(info.st_mode))), ("owner", .int(Int64(info.st_uid)))
-        ])
-        guard type == S_IFREG else {
-            throw StarlineError(.storage, "cannot read \(path): it is not a regular file (a device, FIFO or socket)", details: details)
+    /// `path` opened for reading (blocking, close-on-exec) once it met the rule of its kind `trust` on that
+    /// descriptor; nil when it does not exist. The caller reads it, or hands the descriptor on (dlopen of
+    /// `/proc/self/fd/N`), and closes it: the file checked is the file used.
+    public static func openChecked(
+        _ path: String, followLinks: Bool = true, what: String = "file", trust: FileTrust
+    ) throws(StarlineError) -> Int32? {
+        let fd: Int32
+        // O_NONBLOCK: a FIFO at the path is refused below instead of hanging the open until someone writes it.
+        if followLinks {
+            fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+            if fd < 0 {
+                if errno == ENOENT { return nil }
+                throw storageError("cannot read", path, errno)
+            }
+        } else {
+            fd = try PrivateFiles.openNoFollow(path, O_RDONLY | O_NONBLOCK, what: what, action: "cannot read", missingIsNil: true)
+            if fd < 0 { return nil }
         }
-        guard info.st_uid == geteuid() else {
-            throw StarlineError(
-                .insecurePermissions, "the \(what) \(path) belongs to uid \(info.st_uid), not to you (uid \(geteuid())); it was not read",
-                details: details)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw storageError("cannot read", path, code)
         }
-        guard info.st_mode & 0o022 == 0 else {
-            throw StarlineError(
-                .insecurePermissions, "the \(what) \(path) is writable by others (mode \(PrivateFiles.octal(info.st_mode))); chmod go-w it",
-                details: details)
+        do { try trust.check(info, path, what: what) } catch {
+            close(fd)
+            throw error
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return fd
     }
 
     /// Throws unless `path` is absent, a regular file or a symbolic link (which is replaced, not followed).

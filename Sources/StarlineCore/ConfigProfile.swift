@@ -3,8 +3,26 @@
 public struct ConfigProfile: Sendable {
     public var name: String
     public var settings: [String: String]
+    /// The directory of the file the profile came from: a relative path in a profile (`caBundle`) means a
+    /// file beside it, never one in whatever directory the tool happens to run in.
+    public var directory: String?
+
+    public init(name: String, settings: [String: String], directory: String? = nil) {
+        self.name = name
+        self.settings = settings
+        self.directory = directory
+    }
 
     public func value(_ key: String) -> String? { settings[key] }
+
+    /// The value of a key that names a file: an absolute path as it is, a relative one resolved against the
+    /// profile's directory (nil when the profile has none to resolve it against).
+    public func path(_ key: String) -> String? {
+        guard let value = settings[key], !value.isEmpty else { return nil }
+        if value.hasPrefix("/") { return value }
+        guard let directory else { return nil }
+        return directory + "/" + value
+    }
 
     /// Loads `--profile NAME` (or `defaultProfile`, or `default`) from the config file. A missing file
     /// is no configuration; a malformed file, or a profile asked for by name that does not exist, is a
@@ -12,9 +30,10 @@ public struct ConfigProfile: Sendable {
     public static func load(path: String, requested: String?) throws -> ConfigProfile? {
         let bytes: [UInt8]
         do {
-            // As a state file: the profile names the API a token is sent to, so a file someone else owns or
-            // may write is refused (INSECURE_PERMISSIONS), checked on the descriptor read.
-            guard let b = try AtomicFile.read(path, what: "configuration file") else {
+            // It decides whom the tool trusts (the API a token is sent to, the CA bundle): owned by root or by
+            // us and writable by nobody else, checked on the descriptor read (INSECURE_PERMISSIONS). A profile
+            // is a few kilobytes; 1 MiB bounds a hostile one.
+            guard let b = try AtomicFile.read(path, what: "configuration file", trust: .trustDeciding, maxBytes: 1 << 20) else {
                 if let requested { throw StarlineError(.config, "profile '\(requested)' not found: \(path) does not exist") }
                 return nil
             }
@@ -49,6 +68,8 @@ public struct ConfigProfile: Sendable {
                 throw StarlineError(.config, "malformed configuration \(path): profiles.\(name).\(key) must be a string, number or boolean")
             }
         }
-        return ConfigProfile(name: name, settings: settings)
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        return ConfigProfile(name: name, settings: settings, directory: directory)
     }
 }

@@ -80,10 +80,14 @@ extension JSON {
                 case 0x08: escape = [0x5C, 0x62]
                 case 0x0C: escape = [0x5C, 0x66]
                 case 0x00..<0x20, 0x7F: escape = JSON.unicodeEscape(UInt32(b))
-                case 0xE2 where i + 2 < n && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
-                    // U+2028 / U+2029: valid JSON, but line terminators in JavaScript.
-                    escape = JSON.unicodeEscape(bytes[i + 2] == 0xA8 ? 0x2028 : 0x2029)
-                    width = 3
+                case 0xC2, 0xD8, 0xE2, 0xEF:
+                    // U+2028 / U+2029 (valid JSON, but line terminators in JavaScript), and the characters that are
+                    // hidden or act on a terminal (TerminalText: C1 controls, bidi controls, zero-width): the same
+                    // value for a parser, a visible escape on a terminal.
+                    if let (scalar, length) = JSON.decodeScalar(bytes, i), TerminalText.isHidden(scalar) {
+                        escape = JSON.unicodeEscape(scalar)
+                        width = length
+                    }
                 default: break
                 }
                 if let escape {
@@ -98,6 +102,17 @@ extension JSON {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<n]))
         }
         out.append(0x22)
+    }
+
+    /// The scalar of the two- or three-byte UTF-8 sequence at `i` (the string is valid UTF-8), and its length.
+    private static func decodeScalar(_ bytes: UnsafeBufferPointer<UInt8>, _ i: Int) -> (UInt32, Int)? {
+        let b = bytes[i]
+        if b < 0xE0 {
+            guard i + 1 < bytes.count else { return nil }
+            return (UInt32(b & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F), 2)
+        }
+        guard b < 0xF0, i + 2 < bytes.count else { return nil }
+        return (UInt32(b & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F), 3)
     }
 
     private static func unicodeEscape(_ v: UInt32) -> [UInt8] {

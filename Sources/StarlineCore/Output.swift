@@ -75,9 +75,11 @@ public final class Output: @unchecked Sendable {
         notice(message)
     }
 
-    /// What a person must act on: stderr, always.
+    /// What a person must act on: stderr, always. A notice may quote what a server, a file or an image said
+    /// (a file name, a payload, a URL): what is hidden in it or would act on the terminal is made visible
+    /// (`TerminalText`).
     public func notice(_ message: String) {
-        try? io.stderr.write(message + "\n")
+        try? io.stderr.write(TerminalText.visibleLines(message) + "\n")
     }
 
     /// The error object as one compact line on stderr, for commands that also print a result on stdout.

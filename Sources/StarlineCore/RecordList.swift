@@ -69,7 +69,9 @@ public final class RecordList: @unchecked Sendable {
             if let block = table!.add(cells) { output.write(block); output.flush() }
         case .delimited(let dialect):
             if count == 0 { output.write(DelimitedText.row(columns, dialect: dialect, header: true)) }
-            output.write(DelimitedText.row(columns.map { CellText.delimited(Self.value(record, at: $0)) }, dialect: dialect))
+            let terminal = output.stdoutIsTerminal
+            output.write(
+                DelimitedText.row(columns.map { CellText.delimited(Self.value(record, at: $0), terminal: terminal) }, dialect: dialect))
             output.flush()
         }
     }

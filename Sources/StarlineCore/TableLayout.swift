@@ -115,28 +115,33 @@ enum TextWidth {
 
 /// A JSON value as the text of a cell.
 enum CellText {
-    /// For a table on a terminal: one line, no control characters (a hostile value cannot move the cursor,
-    /// clear the screen or forge rows), arrays of scalars joined by ", ", objects as compact JSON.
+    /// For a table on a terminal: one line, nothing hidden or acting on the terminal (a hostile value cannot
+    /// move the cursor, clear the screen, forge rows or reorder what is read: `TerminalText`), arrays of
+    /// scalars joined by ", ", objects as compact JSON.
     static func table(_ value: JSON?) -> String {
         var text = ""
         for scalar in plain(value).unicodeScalars {
             switch scalar.value {
             case 0x0A, 0x0D, 0x09: text.unicodeScalars.append(" ")
-            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: text.unicodeScalars.append("\u{FFFD}")
+            case let v where TerminalText.isHidden(v): text += TerminalText.escape(v)
             default: text.unicodeScalars.append(scalar)
             }
         }
         return text
     }
 
-    /// For CSV and TSV: the value's text, with a formula neutralised (a string that a spreadsheet would run —
-    /// starting with =, +, -, @, a tab or a carriage return — gets a leading apostrophe, OWASP's advice).
-    /// Numbers are numbers, never neutralised.
-    static func delimited(_ value: JSON?) -> String {
-        let text = plain(value)
-        if case .string? = value, let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) {
-            return "'" + text
+    /// For CSV and TSV: the value's text, with a formula neutralised (a cell that a spreadsheet would run —
+    /// starting with =, +, -, @, a tab or a carriage return — gets a leading apostrophe, OWASP's advice),
+    /// whatever made the text: a string, an array joined (`["=cmd|calc!A0"]`), an object. Numbers are
+    /// numbers, never neutralised. `terminal`: the hidden characters made visible too (`TerminalText`).
+    static func delimited(_ value: JSON?, terminal: Bool = false) -> String {
+        var text = plain(value)
+        if terminal { text = TerminalText.visible(text) }
+        switch value {
+        case .int?, .double?, .number?: return text
+        default: break
         }
+        if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { return "'" + text }
         return text
     }
 

@@ -18,7 +18,12 @@ public struct SharedLibrary {
         public let reason: String
     }
 
-    /// Opens the first soname that loads (`RTLD_LAZY | RTLD_LOCAL`).
+    /// Opens the first soname found in the system's library directories (`systemDirectories`), as a file that
+    /// decides what code runs (`open(path:)`).
+    ///
+    /// Only those directories: a soname given to dlopen as it is would also be looked up in the executable's
+    /// RUNPATH, and a binary built with `$ORIGIN` there (a plain `swift build`) would load a library someone
+    /// dropped beside it and run its constructor with the tool's privileges.
     ///
     /// Lazy, as the dynamic loader binds a program's own libraries: dlopen(3) says RTLD_NOW means "all
     /// undefined symbols in the shared object are resolved before dlopen() returns" — for libcurl that is
@@ -26,10 +31,52 @@ public struct SharedLibrary {
     /// `sl-sessions list`'s instructions) that curl(1) itself never does for the parts a request does not
     /// touch. What we call is resolved and checked one by one with `dlsym` (`function(_:as:)`, `missing`).
     public static func open(_ sonames: [String]) -> Result<SharedLibrary, LoadError> {
+        var tried: [String] = []
         for soname in sonames {
-            if let handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL) { return .success(SharedLibrary(name: soname, handle: handle)) }
+            for directory in systemDirectories {
+                let path = directory + "/" + soname
+                guard access(path, F_OK) == 0 else { continue }
+                return open(path: path, name: soname)
+            }
+            tried.append(soname)
         }
-        return .failure(LoadError(reason: dlerror().map { String(cString: $0) } ?? "unknown error"))
+        return .failure(LoadError(reason: "\(tried.joined(separator: ", ")): not found in \(systemDirectories.joined(separator: ", "))"))
+    }
+
+    /// The directories system libraries are installed in (Debian's multiarch directory first).
+    public static let systemDirectories: [String] = {
+        #if arch(x86_64)
+        let triplet = "x86_64-linux-gnu"
+        #elseif arch(arm64)
+        let triplet = "aarch64-linux-gnu"
+        #else
+        let triplet = "unknown-linux-gnu"
+        #endif
+        return ["/usr/lib/\(triplet)", "/lib/\(triplet)", "/usr/lib", "/lib"]
+    }()
+
+    /// Opens the library at the absolute `path` under the rule of a file that decides what code runs
+    /// (`FileTrust.trustDeciding`: regular, owned by root or by us, writable by nobody else), checked on a
+    /// descriptor that dlopen then loads (`/proc/self/fd/N`): the file checked is the file loaded, whatever
+    /// replaces the path meanwhile. `name` is what messages call it.
+    public static func open(path: String, name: String? = nil) -> Result<SharedLibrary, LoadError> {
+        let fd: Int32
+        do {
+            guard let opened = try AtomicFile.openChecked(path, what: "library", trust: .trustDeciding) else {
+                return .failure(LoadError(reason: "\(path): \(String(cString: strerror(ENOENT)))"))
+            }
+            fd = opened
+        } catch {
+            return .failure(LoadError(reason: error.message))
+        }
+        // The descriptor stays open (close-on-exec) for the life of the process: the loader knows the library by
+        // the name /proc/self/fd/N, and glibc matches a library it has loaded by name before anything else, so
+        // the same number reused for another library would be answered with this one.
+        guard let handle = dlopen("/proc/self/fd/\(fd)", RTLD_LAZY | RTLD_LOCAL) else {
+            close(fd)
+            return .failure(LoadError(reason: dlerror().map { String(cString: $0) } ?? "unknown error"))
+        }
+        return .success(SharedLibrary(name: name ?? path, handle: handle))
     }
 
     /// The function `name` as the C function pointer type `T`; never call it while `missing` is not empty.

@@ -133,24 +133,35 @@ public final class BulkItemIndex: @unchecked Sendable {
 
     // MARK: Audits (`journal verify`)
 
-    /// Counts one journal record of (user, id): `finals` final records, `failed` failed ones.
-    public func tally(id: String, user: String?, finals: Int, failed: Int) throws {
+    /// Counts one journal record of (user, id): a final record (`status`, kept as the item's last final status)
+    /// or a failed one.
+    public func tally(id: String, user: String?, status: BulkItemStatus) throws {
         let key = Key(user: user ?? "", id: id)
         var entry = pending[key] ?? Pending()
-        entry.finals += finals
-        entry.failed += failed
+        if status.isFinal {
+            entry.finals += 1
+            entry.done = status
+        } else if status == .failed {
+            entry.failed += 1
+        } else {
+            return
+        }
         try add(key, entry)
     }
 
-    /// Every item with its first planned line (nil: not planned) and its tallies, in (user, id) order.
-    public func forEachItem(_ body: (_ id: String, _ user: String?, _ line: Int?, _ finals: Int, _ failed: Int) throws -> Void) throws {
+    /// Every item with its first planned line (nil: not planned), its tallies and its last final status, in
+    /// (user, id) order.
+    public func forEachItem(
+        _ body: (_ id: String, _ user: String?, _ line: Int?, _ finals: Int, _ failed: Int, _ last: BulkItemStatus?) throws -> Void
+    ) throws {
         try flush()
-        let all = try storage { try database.prepare("SELECT user, id, line, finals, failed FROM item ORDER BY user, id") }
+        let all = try storage { try database.prepare("SELECT user, id, line, finals, failed, done FROM item ORDER BY user, id") }
         while try storage({ try all.step() }) {
             let user = all.column(0).stringValue ?? ""
             try body(
                 all.column(1).stringValue ?? "", user.isEmpty ? nil : user, all.column(2).int64Value.map(Int.init),
-                Int(all.column(3).int64Value ?? 0), Int(all.column(4).int64Value ?? 0))
+                Int(all.column(3).int64Value ?? 0), Int(all.column(4).int64Value ?? 0),
+                all.column(5).stringValue.flatMap(BulkItemStatus.init))
         }
     }
 

@@ -7,12 +7,16 @@ import StarlineCore
 /// `merge`): every journal is read as a stream, the plan and the tallies go to an on-disk `BulkItemIndex`, so
 /// a million items or a hundred journals take bounded memory.
 ///
-/// Verification compares items themselves (user and id), not hashes: an item is *done* when exactly one final
-/// record (revoked, alreadyRevoked, notFound) names it across all journals; *missing* with none; *failed* with
-/// none but a failed record; *doubled* with more than one (two shards, or two runs that were not one resumed
-/// run, did it); *unplanned* when a journal finished an item the plan does not name.
+/// Verification compares items themselves (user and id), not hashes, with the run's own definition of success
+/// (`BulkItemStatus.isSuccess`): an item is *done* when exactly one final record names it across all journals and
+/// that record is a success (revoked, alreadyRevoked); *notFound* when that one record is notFound (the session
+/// the plan named was never seen revoked: revoke exits 8 for it too); *missing* with no record; *failed* with
+/// none but a failed record; *doubled* with more than one final record (two shards, or two runs that were not
+/// one resumed run, did it); *unplanned* when a journal finished an item the plan does not name. Journals whose
+/// headers are not of one run (`BulkJournalHeader`: another API, caller, reason or shard count) are *mismatched*.
+/// Anything not provably done exactly once makes the verdict inexact.
 public enum BulkJournalAudit {
-    public enum Problem: String, Sendable, CaseIterable { case missing, failed, doubled, unplanned }
+    public enum Problem: String, Sendable, CaseIterable { case missing, failed, notFound, doubled, unplanned }
 
     public struct Finding: Sendable {
         public var problem: Problem
@@ -22,6 +26,12 @@ public enum BulkJournalAudit {
         public var line: Int?
         public var finals: Int
         public var failed: Int
+    }
+
+    /// A journal whose run is not the run of the first journal's header.
+    public struct MismatchedRun: Sendable {
+        public var journal: String
+        public var difference: BulkJournalHeader.Difference
     }
 
     public struct Verification: Sendable {
@@ -34,13 +44,23 @@ public enum BulkJournalAudit {
         /// `K/N` of the shards the journals' headers name, and the shards of N none of them names.
         public var shards: Set<String> = []
         public var missingShards: [String] = []
-        public var exact: Bool { Problem.allCases.allSatisfy { (counts[$0] ?? 0) == 0 } && planned == done }
+        /// Journals of another run than the first one's (at most one entry per journal).
+        public var mismatchedRuns: [MismatchedRun] = []
+        /// Plan lines that could not be read as an item: every one may name a session that is still active.
+        public var unreadablePlanLines = 0
+        /// Exactly once, provably: every planned item done once, nothing else done, no plan line unread, every
+        /// shard's journal there, all of one run.
+        public var exact: Bool {
+            Problem.allCases.allSatisfy { (counts[$0] ?? 0) == 0 } && planned == done && missingShards.isEmpty && mismatchedRuns.isEmpty
+                && unreadablePlanLines == 0
+        }
     }
 
-    /// Reads the plan (`plan` yields its targets with their lines, nil at the end) and then every journal;
-    /// `finding` gets each item that is not done exactly once, in (user, id) order.
+    /// Reads the plan (`plan` yields its targets with their lines, nil at the end; it counts the lines it cannot
+    /// read in `unreadable`) and then every journal; `finding` gets each item that is not done exactly once, in
+    /// (user, id) order.
     public static func verify(
-        plan: () throws -> (line: Int, target: RevocationTarget)?, journals: [String],
+        plan: () throws -> (line: Int, target: RevocationTarget)?, unreadable: () -> Int, journals: [String],
         finding: (Finding) throws -> Void
     ) throws -> Verification {
         let index = try BulkItemIndex()
@@ -48,39 +68,40 @@ public enum BulkJournalAudit {
         while let (line, target) = try plan() {
             if case .first = try index.see(id: target.id, user: target.user, line: line) { result.planned += 1 }
         }
-        var shardCount: Int?
+        result.unreadablePlanLines = unreadable()
+        var reference: BulkJournalHeader?
         for path in journals {
             result.journals += 1
+            var mismatched = false
             try read(path) { record in
                 if let run = record["run"] {
                     result.runs += 1
-                    if let shard = run["shard"]?.stringValue {
-                        result.shards.insert(shard)
-                        shardCount = shardCount ?? shard.splitAtScalar("/").last.flatMap { Int($0) }
+                    let header = BulkJournalHeader(run)
+                    if let shard = header.shard { result.shards.insert(shard) }
+                    if let reference, !mismatched, let difference = reference.difference(from: header, sameShard: false) {
+                        mismatched = true
+                        result.mismatchedRuns.append(MismatchedRun(journal: path, difference: difference))
                     }
+                    reference = reference ?? header
                     return
                 }
                 guard let item = BulkJournal.item(record) else { return }
                 result.records += 1
-                if item.status.isFinal {
-                    try index.tally(id: item.id, user: item.user, finals: 1, failed: 0)
-                } else if item.status == .failed {
-                    try index.tally(id: item.id, user: item.user, finals: 0, failed: 1)
-                }
+                try index.tally(id: item.id, user: item.user, status: item.status)
             }
         }
-        if let count = shardCount, count <= BulkShard.maxCount {
+        if let count = reference?.shardCount.flatMap({ Int($0) }), count <= BulkShard.maxCount {
             result.missingShards = (0..<count).map { "\($0)/\(count)" }.filter { !result.shards.contains($0) }
         }
-        try index.forEachItem { id, user, line, finals, failed in
+        try index.forEachItem { id, user, line, finals, failed, last in
             let problem: Problem?
             if line == nil {
                 problem = finals > 0 ? .unplanned : nil
-            } else if finals == 1 {
+            } else if finals == 1, last?.isSuccess == true {
                 result.done += 1
                 problem = nil
             } else {
-                problem = finals > 1 ? .doubled : failed > 0 ? .failed : .missing
+                problem = finals > 1 ? .doubled : finals == 1 ? .notFound : failed > 0 ? .failed : .missing
             }
             guard let problem else { return }
             result.counts[problem, default: 0] += 1

@@ -158,9 +158,11 @@ public final class BulkRevocation: @unchecked Sendable {
                     error: StarlineError(
                         .interrupted, "interrupted with the request in flight: it may have been revoked; --resume asks again")))
         }
+        let soFar = run.summarySoFar
         return state.withLock { s in
             var outcome = s.outcome
             outcome.interrupted = signal
+            outcome.summary = soFar
             outcome.summary.stopError = StarlineError(.interrupted, "interrupted by signal \(signal)")
             return outcome
         }

@@ -81,10 +81,16 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
             }
         }
         // An outage past its budget has already stopped the run: the worker whose `admit` gave up called `stop`.
-        let final = state.withLock { $0 }
+        return summarySoFar
+    }
+
+    /// What the run has done until now: its summary when it has ended, and what a signal's clean-up reports
+    /// while `run` is still waiting for its workers (the requests already made are counted, not 0).
+    public var summarySoFar: BulkEngine.Summary {
+        let now = state.withLock { $0 }
         return BulkEngine.Summary(
-            stopError: final.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: final.requests,
-            outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: final.outageRequests)
+            stopError: now.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: now.requests,
+            outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: now.outageRequests)
     }
 
     /// The next item, unless the run was abandoned; registered as in flight under the same lock as its report.
@@ -155,6 +161,23 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
                 throttled += 1
                 outage?.answered(probe: probing)
                 gate.release(.throttled(retryAfter: retryAfter, fallback: BulkEngine.backoff(throttled - 1, configuration)))
+                // One budget for every wait of the run (`outageTimeout`): the throttled pauses (each Retry-After,
+                // counted when it is set) with the outage's waiting. A server that answers 429 forever would
+                // otherwise hold the run for items × attempts × Retry-After.
+                if let budget = configuration.outageTimeout {
+                    let waited = Double(gate.throttledMilliseconds) / 1000 + (outage?.waitedSeconds ?? 0)
+                    if waited > budget {
+                        if stopError == nil {
+                            stop(
+                                StarlineError(
+                                    .rateLimited,
+                                    "the server kept throttling the run (429): \(Int(waited.rounded())) s of waiting is past the run's budget of \(Int(budget)) s (--outage-timeout); the rest is skipped, --resume continues it",
+                                    details: .object([("waitedSeconds", .int(Int(waited.rounded()))), ("budgetSeconds", .int(Int(budget)))])
+                                ))
+                        }
+                        return skipped(stoppedError())
+                    }
+                }
                 if throttled >= configuration.maxThrottledAttempts {
                     return end(nil, .failed, StarlineError(.rateLimited, "still throttled (429) after \(throttled) attempts"))
                 }

@@ -18,15 +18,18 @@ struct CurlTransfer {
     /// `USAGE` for a method or header that cannot be sent (before anything is sent).
     /// The host is a loopback address: no proxy (see `configure`). Decided by the transport, once per origin.
     let loopback: Bool
-    /// The CA bundle to verify the server with (CURLOPT_CAINFO), or the system store; checked by the transport.
+    /// Where the CA bundle came from (for error details).
     let trust: TLSTrust
+    /// The CA bundle's bytes as the transport read and checked them (`TLSTrust.loadBundle`); nil: the system store.
+    let caBundleBytes: [UInt8]?
 
     init(
         _ request: HTTPRequestSpec, timeout: Double, userAgent: String, maxResponseBytes: Int, cancel: CancelFlag?, loopback: Bool,
-        trust: TLSTrust = .system
+        trust: TLSTrust = .system, caBundleBytes: [UInt8]? = nil
     ) throws {
         self.loopback = loopback
         self.trust = trust
+        self.caBundleBytes = caBundleBytes
         let method = request.method.uppercased()
         guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5A).contains($0) || $0 == 0x2D || $0 == 0x5F }) else {
             throw StarlineError(.usage, "invalid HTTP method '\(request.method)'")
@@ -123,11 +126,21 @@ struct CurlTransfer {
         if loopback {
             set(CURLOPT_PROXY, curl.setopt(easy, CURLOPT_PROXY, string: ""))
         }
-        // A private CA: "Pass a char pointer to a null-terminated string naming a file holding one or more
-        // certificates to verify the peer with" (CURLOPT_CAINFO), in place of the built-in bundle. Peer and host
-        // verification (CURLOPT_SSL_VERIFYPEER, CURLOPT_SSL_VERIFYHOST) keep their defaults: on, always.
-        if let bundle = trust.caBundle {
-            set(CURLOPT_CAINFO, curl.setopt(easy, CURLOPT_CAINFO, string: bundle))
+        // A private CA, from the bytes read and checked once (FileTrust.trustDeciding), never the path opened
+        // again: "Pass a pointer to a curl_blob structure, which contains information (pointer and size) about
+        // a memory block with binary data of PEM encoded content holding one or more certificates to verify the
+        // HTTPS server with" (CURLOPT_CAINFO_BLOB, 7.77.0; CURL_BLOB_COPY: libcurl keeps its own copy). The
+        // compiled-in CAINFO and CAPATH are cleared, so the bundle replaces the system store instead of adding to
+        // it. Peer and host verification (CURLOPT_SSL_VERIFYPEER, CURLOPT_SSL_VERIFYHOST) stay on, always.
+        if let bundle = caBundleBytes {
+            set(CURLOPT_CAINFO, curl.setopt(easy, CURLOPT_CAINFO, pointer: nil))
+            set(CURLOPT_CAPATH, curl.setopt(easy, CURLOPT_CAPATH, pointer: nil))
+            let code = bundle.withUnsafeBytes { bytes in
+                var blob = curl_blob(
+                    data: UnsafeMutableRawPointer(mutating: bytes.baseAddress), len: bytes.count, flags: UInt32(CURL_BLOB_COPY))
+                return withUnsafePointer(to: &blob) { curl.setopt(easy, CURLOPT_CAINFO_BLOB, pointer: UnsafeRawPointer($0)) }
+            }
+            set(CURLOPT_CAINFO_BLOB, code)
         }
         // Protocols: http and https only, whatever the URL says; redirects are never followed.
         let protocols = curl.setopt(easy, CURLOPT_PROTOCOLS_STR, string: "http,https")

@@ -142,10 +142,14 @@ public struct MachineIdentity: Sendable, Equatable {
     /// The trimmed content of `path`; nil when it does not exist. systemd's first-boot placeholder
     /// "uninitialized" counts as empty. `followLinks: false` for the generated host id, which lives in the
     /// private state directory (the system files may well be links: /etc/machine-id to dbus's, or back).
+    /// The system files (and the override naming one) are `FileTrust.system`: root owns them; the generated
+    /// host id is our own state. A machine id is at most a few dozen bytes: anything past 4 KiB is not one.
     static func readId(_ path: String, followLinks: Bool = true) throws(StarlineError) -> [UInt8]? {
         let content: [UInt8]?
         do {
-            content = try AtomicFile.read(path, followLinks: followLinks, what: "host id")
+            content = try AtomicFile.read(
+                path, followLinks: followLinks, what: followLinks ? "machine id file" : "host id",
+                trust: followLinks ? .system : .ownState, maxBytes: 4096)
         } catch {
             // "cannot open the session store: cannot read /etc/machine-id: Permission denied"
             throw SessionStore.unreadableStoreError(error)

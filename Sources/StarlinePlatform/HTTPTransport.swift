@@ -22,7 +22,8 @@ public final class HTTPTransport: HTTPExchange {
     /// The certificate authorities trusted for `https://` (the run's, `TLSTrust.configured`, unless given).
     public let trust: TLSTrust
     /// The CA bundle checked once, at the first request (nil until then).
-    private let trustChecked = Locked<Result<Void, StarlineError>?>(nil)
+    /// The CA bundle's bytes, read at the first https request (nil: the system store).
+    private let trustLoaded = Locked<Result<[UInt8]?, StarlineError>?>(nil)
     let pool: CurlHandlePool
     /// Loopback or not, per origin (`scheme://authority`): a bulk run sends thousands of requests to one
     /// origin, and parsing each URL again cost more than the rest of building the request.
@@ -71,10 +72,10 @@ public final class HTTPTransport: HTTPExchange {
     /// One blocking transfer on the calling thread.
     package func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         let curl = try CurlLibrary.shared.get()
-        if Self.isHTTPS(request.url) { try checkTrust() }
+        let bundle = Self.isHTTPS(request.url) ? try loadedTrust() : nil
         let transfer = try CurlTransfer(
             request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
-            loopback: isLoopback(request.url), trust: trust)
+            loopback: isLoopback(request.url), trust: trust, caBundleBytes: bundle)
         return try transfer.run(curl, pool: pool)
     }
 
@@ -87,18 +88,18 @@ public final class HTTPTransport: HTTPExchange {
         return true
     }
 
-    /// A CA bundle that is missing or not a regular file is a configuration error before anything is sent over
-    /// https (never retried); checked at the first such request, not at start, so local commands and plain
-    /// http to a loopback sl-devserver run whatever it names.
-    private func checkTrust() throws {
-        let result = trustChecked.withLock { checked in
-            if let checked { return checked }
-            let result: Result<Void, StarlineError>
-            do throws(StarlineError) { try trust.checkBundle(); result = .success(()) } catch { result = .failure(error) }
-            checked = result
+    /// The CA bundle, read once (`TLSTrust.loadBundle`) at the first https request, not at start, so local
+    /// commands and plain http to a loopback sl-devserver run whatever it names. A bundle that cannot be read
+    /// or trusted is an error before anything is sent over https (never retried).
+    private func loadedTrust() throws -> [UInt8]? {
+        let result = trustLoaded.withLock { loaded in
+            if let loaded { return loaded }
+            let result: Result<[UInt8]?, StarlineError>
+            do throws(StarlineError) { result = .success(try trust.loadBundle()) } catch { result = .failure(error) }
+            loaded = result
             return result
         }
-        try result.get()
+        return try result.get()
     }
 
     func isLoopback(_ url: String) -> Bool {

@@ -59,12 +59,42 @@ public struct PlatformAPI: Sendable {
         let route = "POST /oauth/device_authorization"
         let json = try expectSuccess(try await send(route, "/oauth/device_authorization", form: [("client_id", appId)]), route)
         let d = AnswerReader(json: json, route: route)
+        let complete = try json["verification_uri_complete"]?.stringValue.map { try Self.shownURI($0, "verification_uri_complete", route) }
         return DeviceAuthorization(
-            deviceCode: try d.string("device_code"), userCode: try d.string("user_code"),
-            verificationURI: try d.string("verification_uri"),
-            verificationURIComplete: json["verification_uri_complete"]?.stringValue,
+            deviceCode: try d.string("device_code"), userCode: try Self.shownUserCode(try d.string("user_code"), route),
+            verificationURI: try Self.shownURI(try d.string("verification_uri"), "verification_uri", route),
+            verificationURIComplete: complete,
             expiresIn: try d.lifetime("expires_in", max: ReplyLimits.maxDeviceCodeLifetime),
             interval: ReplyLimits.pollInterval(json["interval"]))
+    }
+
+    /// A URI the user is shown and may open (RFC 8628 §3.2): https, or http on a loopback host (as every base
+    /// URL, W4), with nothing hidden or acting on a terminal in it (`TerminalText`: an OSC 52 clipboard write,
+    /// a screen clear, a bidi override) — otherwise the reply is `DATA_ERROR` and nothing is printed or opened.
+    static func shownURI(_ text: String, _ field: String, _ route: String) throws -> String {
+        let fail = { (why: String) in
+            StarlineError(
+                .data, "the server's \(field) cannot be shown or opened: \(why)",
+                details: .object([("route", .string(route)), ("field", .string(field))]))
+        }
+        guard text.utf8.count <= 2048, !text.unicodeScalars.contains(where: { TerminalText.isHidden($0.value) }) else {
+            throw fail("it has control, bidi or zero-width characters, or is longer than 2048 bytes")
+        }
+        guard let url = WebURL(text), url.hasAuthority, !url.host.isEmpty, url.userInfo == nil,
+            url.scheme == "https" || (url.scheme == "http" && url.hostIsLoopback)
+        else { throw fail("it is not an https URL (or http on a loopback host)") }
+        return text
+    }
+
+    /// The code the user types (RFC 8628 §6.1: short, from a small character set): printable ASCII, at most 64
+    /// characters, or `DATA_ERROR` — it is printed as the server sent it.
+    static func shownUserCode(_ code: String, _ route: String) throws -> String {
+        guard !code.isEmpty, code.utf8.count <= 64, code.utf8.allSatisfy({ (0x21...0x7E).contains($0) || $0 == 0x20 }) else {
+            throw StarlineError(
+                .data, "the server's user_code is not a short code of printable ASCII characters",
+                details: .object([("route", .string(route)), ("field", .string("user_code"))]))
+        }
+        return code
     }
 
     /// One poll of the device-code grant. `access_denied` and `expired_token` throw `NO_RESULT`.

@@ -48,7 +48,8 @@ public struct TLSTrust: Sendable, Equatable {
     /// request (`checkBundle`), so local commands (`sl-login status`) work whatever it names.
     public static func resolve(environment: Environment, profile: ConfigProfile?) -> TLSTrust {
         if let path = environment["STARLINE_CA_BUNDLE"], !path.isEmpty { return TLSTrust(caBundle: path, source: .environment) }
-        if let path = profile?.value(profileKey), !path.isEmpty { return TLSTrust(caBundle: path, source: .profile) }
+        // A relative path in a profile is beside the profile, never in the working directory.
+        if let path = profile?.path(profileKey) { return TLSTrust(caBundle: path, source: .profile) }
         if let path = environment["SSL_CERT_FILE"], !path.isEmpty { return TLSTrust(caBundle: path, source: .sslCertFile) }
         return .system
     }
@@ -59,21 +60,35 @@ public struct TLSTrust: Sendable, Equatable {
         (config.json); verification is never turned off
         """
 
-    /// Checks that the bundle is a regular file this process can read: a missing file or a directory would
-    /// otherwise surface as a vague libcurl error at the handshake. `CONFIG_ERROR` (exit 2) naming the source.
-    func checkBundle() throws(StarlineError) {
-        guard let path = caBundle, let source else { return }
+    /// The largest CA bundle read (Debian's whole system bundle is about 200 KiB).
+    public static let maxBundleBytes = 16 << 20
+
+    /// The bundle's bytes, read once from one descriptor after the trust rule of a file that decides whom we
+    /// trust (`FileTrust.trustDeciding`: regular, owned by root or by us, writable by nobody else); nil for the
+    /// system store. The transport hands these bytes to libcurl (CURLOPT_CAINFO_BLOB): the file checked is the
+    /// file trusted, never opened again by path. A missing, unreadable or special file is `CONFIG_ERROR`
+    /// (exit 2) naming the source, one anyone else may write `INSECURE_PERMISSIONS` (exit 10).
+    func loadBundle() throws(StarlineError) -> [UInt8]? {
+        guard let path = caBundle, let source else { return nil }
         let failure = "cannot read the CA bundle \(path) (from \(source.rawValue))"
-        let opened: (fd: Int32, info: stat)
+        let bytes: [UInt8]?
         do {
-            opened = try InputFile.openExamined(path, failure: failure)
+            bytes = try AtomicFile.read(path, what: "CA bundle", trust: .trustDeciding, maxBytes: Self.maxBundleBytes)
+        } catch  where error.code == .insecurePermissions {
+            throw StarlineError(
+                .insecurePermissions, "\(error.message) (from \(source.rawValue)): it decides which servers are trusted",
+                details: details(path, source, error.details))
         } catch {
-            throw StarlineError(.config, error.message, details: details(path, source, error.details))
+            let code = error.details?["errno"]?.intValue.map { Int32($0) }
+            let reason = code.flatMap { $0 == EISDIR ? nil : String(cString: strerror($0)) } ?? "it is not a regular file"
+            throw StarlineError(.config, "\(failure): \(reason)", details: details(path, source, error.details))
         }
-        close(opened.fd)
-        guard opened.info.st_mode & S_IFMT == S_IFREG else {
-            throw StarlineError(.config, "\(failure): it is not a regular file", details: details(path, source, nil))
+        guard let bytes else {
+            throw StarlineError(
+                .config, "\(failure): \(String(cString: strerror(ENOENT)))",
+                details: details(path, source, .object([("errno", .int(Int64(ENOENT)))])))
         }
+        return bytes
     }
 
     private func details(_ path: String, _ source: Source, _ more: JSON?) -> JSON {

@@ -72,18 +72,10 @@ package struct ZXingLibrary: @unchecked Sendable {
         guard let path = paths.first(where: { access($0, F_OK) == 0 }) else {
             return .failure(StarlineError(.internalError, "\(fileName) is not installed (looked in \(paths.joined(separator: ", ")))"))
         }
-        // The trust rule of every file that decides what the tool does (AtomicFile.read): a regular file,
-        // owned by root or by us, writable by nobody else.
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-            info.st_uid == 0 || info.st_uid == geteuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0
-        else {
-            return .failure(
-                StarlineError(
-                    .internalError, "\(path) is not a regular file owned by root or by us and writable only by its owner; not loaded"))
-        }
+        // A library decides what code runs: SharedLibrary.open(path:) loads it from the descriptor it checked
+        // (FileTrust.trustDeciding: regular, owned by root or by us, writable by nobody else).
         var library: SharedLibrary
-        switch SharedLibrary.open([path]) {
+        switch SharedLibrary.open(path: path) {
         case .success(let opened): library = opened
         case .failure(let error):
             return .failure(StarlineError(.internalError, "cannot load \(path) (install the libzxing2 package): \(error.reason)"))

@@ -8,7 +8,9 @@ import Testing
     static let chromiumSignIn = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Browser/chromium_signin.py").path
 
-    static var python: String { (try? Tools.shell("command -v python3"))?.stdoutText.trimmingWhitespace() ?? "python3" }
+    /// Debian's python3 (the script needs only its standard library): the browser is started by sl-login as the
+    /// user it runs as, who cannot reach an interpreter installed under root's home (pyenv).
+    static let python = "/usr/bin/python3"
 
     /// Waits up to `seconds` for a file to exist; its content.
     static func waitForFile(_ path: String, seconds: Double = 20) -> String? {

@@ -99,6 +99,8 @@ import Testing
         let journaled = Set(try journalRecords(journal).compactMap { $0["id"]?.stringValue })
         #expect(revokedOnServer.isSubset(of: printed), "missing on stdout: \(revokedOnServer.subtracting(printed).count)")
         #expect(revokedOnServer.isSubset(of: journaled), "missing in the journal: \(revokedOnServer.subtracting(journaled).count)")
+        // The summary counts the requests the interrupted run made (each revoked session took at least one).
+        #expect((total?["requests"]?.intValue ?? 0) >= Int64(revokedOnServer.count), "\(total?.serialized() ?? "")")
 
         let resumed = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume"])
         #expect(resumed.status == 0, "\(resumed.stderrText)")
@@ -129,7 +131,8 @@ import Testing
         if getuid() == 0 {
             let foreign = h.home.file("foreign.journal")
             try planted.write(toFile: foreign, atomically: false, encoding: .utf8)
-            chmod(foreign, 0o600)
+            // Open to everyone, so that the tool (an ordinary user) opens it and then refuses it for its owner.
+            chmod(foreign, 0o666)
             chown(foreign, 65534, 65534)
             cases.append(("another user's", foreign))
         }
@@ -286,6 +289,75 @@ import Testing
         #expect(trail.filter { $0["run"] != nil }.count == 2 && items.count == 40)
         #expect(items.allSatisfy { $0["caller"]?.stringValue == "alice" && $0["reason"]?.stringValue == "offboarding" && $0["at"] != nil })
         #expect(trail.last?["summary"]?["items"]?.intValue == 40)
+    }
+
+    /// The run and its audit share one definition of success (`BulkItemStatus.isSuccess`, `BulkJournalHeader`):
+    /// `journal verify` is exact only when every planned session is provably revoked exactly once by one run.
+    @Test(
+        """
+        S16 journal verify is not exact (exit 8) for plan lines it cannot read, notFound items, or journals of another run, \
+        and lists each
+        """)
+    func s16VerifyIsExactOnlyWhenEveryPlannedSessionIsProvablyRevoked() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 6)
+        let csv = "id,user\n" + ids.map { "\($0),carol" }.joined(separator: "\n") + "\n"
+        let journal = h.home.file("run.journal")
+        let revoke = try h.run("sl-sessions", ["revoke", "--journal", journal, "--reason", "offboarding", "-"], stdin: Array(csv.utf8))
+        #expect(revoke.status == 0, "\(revoke.stderrText)")
+        let plan = h.home.file("plan.csv")
+        try csv.write(toFile: plan, atomically: true, encoding: .utf8)
+        let clean = try h.run("sl-sessions", ["journal", "verify", "--plan", plan, journal])
+        let cleanSummary = try clean.jsonLines().last?["summary"]
+        #expect(clean.status == 0 && cleanSummary?["exact"] == .bool(true), "\(clean.stdoutText)")
+
+        // (a) The plan has lines no item was read from: a line over 64 KiB (a device name can be that long), invalid
+        // UTF-8, a row with too many fields. Each may name a session that is still active.
+        var tainted = Array(csv.utf8)
+        tainted += Array((String(repeating: "x", count: 70_000) + ",carol\n").utf8)
+        tainted += [0x73, 0xFF, 0xFE, 0x2C] + Array("carol\n".utf8)
+        tainted += Array("a,b,c,d\n".utf8)
+        try Data(tainted).write(to: URL(fileURLWithPath: plan))
+        let unread = try h.run("sl-sessions", ["journal", "verify", "--plan", plan, journal])
+        #expect(unread.status == 8, "\(unread.stdoutText)")
+        let unreadSummary = try unread.jsonLines().last?["summary"]
+        let listed = try unread.jsonLines().filter { $0["problem"]?.stringValue == "unreadablePlanLine" }
+        #expect(unreadSummary?["exact"] == .bool(false) && (unreadSummary?["unreadablePlanLines"]?.intValue ?? 0) >= 2)
+        #expect(Int64(listed.count) == unreadSummary?["unreadablePlanLines"]?.intValue, "each unreadable line is listed")
+
+        // (b) A plan of bare ids without a user column: revoke finds none of them among the caller's own sessions
+        // (notFound, exit 8) and every session remains; the audit must not call that done.
+        let others = try createSessions(h.server, count: 3)
+        let bare = others.joined(separator: "\n") + "\n"
+        let bareJournal = h.home.file("bare.journal")
+        let bareRun = try h.run("sl-sessions", ["revoke", "--journal", bareJournal, "-"], stdin: Array(bare.utf8))
+        #expect(bareRun.status == 8)
+        #expect(try remaining(h.server).isSuperset(of: others))
+        let barePlan = h.home.file("bare.txt")
+        try bare.write(toFile: barePlan, atomically: true, encoding: .utf8)
+        let notFound = try h.run("sl-sessions", ["journal", "verify", "--plan", barePlan, bareJournal])
+        #expect(notFound.status == 8, "\(notFound.stdoutText)")
+        let notFoundSummary = try notFound.jsonLines().last?["summary"]
+        #expect(notFoundSummary?["notFound"]?.intValue == 3 && notFoundSummary?["done"]?.intValue == 0, "\(notFound.stdoutText)")
+        #expect(try notFound.jsonLines().filter { $0["problem"]?.stringValue == "notFound" }.count == 3)
+
+        // (c) Two shards whose runs disagree (another reason): not one run, not one verdict.
+        let more = try createSessions(h.server, count: 20)
+        let shardInput = Array(("id,user\n" + more.map { "\($0),carol" }.joined(separator: "\n") + "\n").utf8)
+        let shardPlan = h.home.file("shards.csv")
+        try Data(shardInput).write(to: URL(fileURLWithPath: shardPlan))
+        let shardJournals = (0..<2).map { h.home.file("shard\($0).journal") }
+        for (k, reason) in ["offboarding", "something else"].enumerated() {
+            let run = try h.run(
+                "sl-sessions", ["revoke", "--shard", "\(k)/2", "--journal", shardJournals[k], "--reason", reason, "-"], stdin: shardInput)
+            #expect(run.status == 0, "\(run.stderrText)")
+        }
+        #expect(try remaining(h.server).isDisjoint(with: more), "every session of the plan was revoked")
+        let mixed = try h.run("sl-sessions", ["journal", "verify", "--plan", shardPlan] + shardJournals)
+        #expect(mixed.status == 8, "\(mixed.stdoutText)")
+        let mismatch = try mixed.jsonLines().first { $0["problem"]?.stringValue == "mismatchedRun" }
+        #expect(mismatch?["journal"]?.stringValue == shardJournals[1] && mismatch?["field"]?.stringValue == "reason", "\(mixed.stdoutText)")
+        #expect(try mixed.jsonLines().last?["summary"]?["mismatchedRuns"]?.intValue == 1)
     }
 
     /// What a GAM user trips on: a plain id of another user's session without --user is "not found" with a hint,

@@ -42,7 +42,9 @@ import Testing
         #expect(notes.killedBy == nil && notes.status == 12 && notes.errorCode == "DATA_ERROR", "\(notes.stderrText)")
     }
 
-    @Test("workspace.json and config.json owned by another user, writable by others, or a FIFO are refused, never read")
+    @Test(
+        "workspace.json and config.json owned by another user, writable by others, or a FIFO are refused, never read",
+        .requiresRoot("gives the files to another uid (chown 65534)"))
     func stateFilesMustBeTheUsers() throws {
         let data = home.path + "/starline/data"
         try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -51,7 +53,8 @@ import Testing
         #expect(chmod(workspace, 0o600) == 0)
         #expect(try run("sl-tasks", ["list"]).status == 0)
 
-        #expect(chown(workspace, 65534, 65534) == 0)
+        // Readable, so that the tool (an ordinary user) can open it and then refuses it for its owner.
+        #expect(chown(workspace, 65534, 65534) == 0 && chmod(workspace, 0o644) == 0)
         let foreign = try run("sl-tasks", ["list"])
         #expect(foreign.status == 10 && foreign.errorCode == "INSECURE_PERMISSIONS", "\(foreign.stderrText)")
         #expect(chown(workspace, 0, 0) == 0 && chmod(workspace, 0o622) == 0)

@@ -258,4 +258,48 @@ import Testing
             "sl-restore", [], environment: ["STARLINE_TOKEN": s.token, "STARLINE_CA_BUNDLE": "/nonexistent/ca.pem"])
         #expect(plain.status == 0, "\(plain.stderrText)")
     }
+
+    @Test("S4 W4: a CA bundle group or others may write is refused before anything is sent (INSECURE_PERMISSIONS)")
+    func s4W4AWritableCABundleIsNotTrusted() throws {
+        let s = try setup()
+        let shared = s.harness.home.file("shared-ca.pem")
+        try Data(contentsOf: URL(fileURLWithPath: s.certificates.ca)).write(to: URL(fileURLWithPath: shared))
+        for mode: mode_t in [0o666, 0o664] {
+            #expect(chmod(shared, mode) == 0)
+            let before = s.proxy.logLines.count
+            for variable in ["STARLINE_CA_BUNDLE", "SSL_CERT_FILE"] {
+                let run = try s.signIn([variable: shared])
+                #expect(run.status == 10 && run.errorCode == "INSECURE_PERMISSIONS", "\(variable) \(mode): \(run.stderrText)")
+                #expect(run.stderrText.contains(shared) && run.stderrText.contains(variable), "\(run.stderrText)")
+            }
+            #expect(s.proxy.logLines.count == before, "nothing was sent: \(s.proxy.logLines.dropFirst(before))")
+        }
+        #expect(chmod(shared, 0o644) == 0)
+        let trusted = try s.signIn(["STARLINE_CA_BUNDLE": shared])
+        #expect(trusted.status == 0, "the same bundle, writable only by its owner: \(trusted.stderrText)")
+    }
+
+    @Test("S4 W4: a relative caBundle in a profile is the file beside config.json, never one in the working directory")
+    func s4W4RelativeProfileBundleIsBesideTheProfile() throws {
+        let s = try setup()
+        try s.writeProfile(#""caBundle":"ca.pem""#)
+        let configDirectory = s.harness.home.file("starline/config")
+        let elsewhere = TemporaryDirectory("working-directory")
+        // The working directory holds a bundle of another CA under the same name.
+        try Data(contentsOf: URL(fileURLWithPath: s.certificates.otherCA)).write(to: URL(fileURLWithPath: elsewhere.file("ca.pem")))
+        func signIn() throws -> ToolRun {
+            var environment = s.harness.environment
+            for (k, v) in s.environment() { environment[k] = v }
+            return try Tools.run(
+                "sl-login", ["--with-token"], stdin: Array(s.token.utf8), home: s.harness.home.path, environment: environment,
+                workingDirectory: elsewhere.path)
+        }
+        let missing = try signIn()
+        #expect(
+            missing.status == 2 && missing.errorCode == "CONFIG_ERROR" && missing.stderrText.contains(configDirectory + "/ca.pem"),
+            "no ca.pem beside the profile: \(missing.stderrText)")
+        try Data(contentsOf: URL(fileURLWithPath: s.certificates.ca)).write(to: URL(fileURLWithPath: configDirectory + "/ca.pem"))
+        let beside = try signIn()
+        #expect(beside.status == 0, "the bundle beside the profile, whatever the working directory holds: \(beside.stderrText)")
+    }
 }

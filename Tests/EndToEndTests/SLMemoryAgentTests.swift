@@ -64,7 +64,7 @@ import Testing
         let directory = URL(fileURLWithPath: socket).deletingLastPathComponent().path
         var info = stat()
         #expect(stat(directory, &info) == 0)
-        #expect(info.st_mode & 0o077 == 0 && info.st_uid == geteuid())
+        #expect(info.st_mode & 0o077 == 0 && info.st_uid == ToolUser.uid, "the directory of the user the tool ran as")
         // No file anywhere under the home or runtime directory holds the agent's key: a rekey-free vault's key
         // opens it, so look for any 32-byte file (the pin and markers are text).
         let files = try Tools.shell("find '\(h.home.path)' '\(h.runtime.path)' -type f -size 32c")

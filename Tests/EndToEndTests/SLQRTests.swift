@@ -156,6 +156,32 @@ import Testing
         #expect(Array(piped.stdout.prefix(4)) == [0x89, 0x50, 0x4E, 0x47], "not a terminal: PNG by default")
     }
 
+    @Test(
+        """
+        W6 decode --raw: a payload's escape sequences reach a terminal made visible and a pipe byte for byte; a file \
+        name in a notice is made visible too
+        """)
+    func w6RawPayloadsAndNoticesShowEscapesOnATerminal() throws {
+        try #require(Tools.available("script"), "script(1) (bsdutils) gives the tool a terminal; run scripts/bootstrap")
+        let payload = Array("clip\u{1B}]52;c;ZXZpbA==\u{7}\u{202E}txt.exe".utf8)
+        let png = home.file("hostile.png")
+        #expect(try qr(["encode", "-", "-o", png], stdin: payload).status == 0)
+        let piped = try qr(["decode", "--raw", png])
+        #expect(piped.status == 0 && piped.stdout == payload + [0x0A], "a pipe keeps the bytes")
+        let bin = Tools.path("sl-qr")
+        let shown = try Tools.shell("script -qec \"'\(bin)' decode --raw '\(png)'\" /dev/null")
+        #expect(shown.status == 0, "\(shown.stdoutText)")
+        #expect(
+            !shown.stdout.contains(0x1B) && !shown.stdoutText.unicodeScalars.contains("\u{202E}"), "\(shown.stdoutText.debugDescription)")
+        #expect(shown.stdoutText.contains("clip\\x1b]52;c;ZXZpbA==\\x07\\u202etxt.exe"), "\(shown.stdoutText.debugDescription)")
+
+        let blank = home.file("no code \u{1B}[2J.pgm")
+        try Data(Canvas(width: 64, height: 64).pgm).write(to: URL(fileURLWithPath: blank))
+        let notice = try qr(["decode", "--raw", blank])
+        #expect(
+            !notice.stderr.contains(0x1B) && notice.stderrText.contains("no code \\x1b[2J.pgm"), "\(notice.stderrText.debugDescription)")
+    }
+
     @Test func pngIsByteIdenticalForIdenticalInput() throws {
         let a = try qr(["encode", "same input", "-f", "png"]).stdout
         let b = try qr(["encode", "same input", "-f", "png"]).stdout

@@ -197,6 +197,31 @@ import Testing
         #expect((total?["throttledMs"]?.intValue ?? 0) > 0)
     }
 
+    /// A server that answers 429 forever: the run's one wait budget (--outage-timeout, outage and throttling
+    /// together) ends it — the rest skipped, exit 7, resumable — instead of items × attempts × Retry-After.
+    @Test func s16ThrottlingWithoutEndStopsAtTheRunsWaitBudget() throws {
+        let h = try harness()
+        _ = try createSessions(h, user: "carol", count: 40)
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([
+                ("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
+                ("headers", .object([("Retry-After", .string("1"))]))
+            ]))
+        let journal = h.home.file("throttled.journal")
+        let run = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all", "--outage-timeout", "3", "--journal", journal])
+            .waitOrKill(seconds: 120)
+        #expect(run.status == 7, "\(run.stderrText)")
+        let total = try summary(run)
+        #expect(total?["stoppedBy"]?.stringValue == "RATE_LIMITED" && total?["revoked"]?.intValue == 0, "\(run.stdoutText)")
+        #expect(total?["skipped"]?.intValue == 40, "every item is left for --resume: \(run.stdoutText)")
+        #expect(run.stderrText.contains("--outage-timeout"), "\(run.stderrText)")
+        _ = try h.server.dev("DELETE", "/__dev/faults")
+        let resumed = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all", "--journal", journal, "--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderrText)")
+        #expect(try summary(resumed)?["revoked"]?.intValue == 40)
+    }
+
     /// S15: the caller's own session ends mid-run: exit 4, the local session cleared, the run stopped.
     @Test func s15TheCallersSessionEndingMidRunStopsIt() throws {
         let h = try harness()

@@ -39,7 +39,7 @@ import Testing
     /// sl-login and sl-restore alike; sl-restore still prints its state record. Fixing the mode or owner fixes it.
     @Test(
         "an insecure state or locks directory is INSECURE_PERMISSIONS naming it; sl-restore still prints its state",
-        arguments: ["state", "state/locks"])
+        .requiresRoot("gives the directory to another uid (chown)"), arguments: ["state", "state/locks"])
     func insecureStateDirectory(_ relative: String) throws {
         let h = try harness()
         try h.storeLogin("bob")
@@ -59,8 +59,8 @@ import Testing
         #expect(chown(directory, Self.otherUID, Self.otherUID) == 0)
         let foreign = try h.restore()
         #expect(foreign.status == 10 && foreign.state == "keptUnverified")
-        #expect(error(foreign.run).message == "\(directory) is owned by another user (uid \(Self.otherUID), not \(geteuid()))")
-        #expect(chown(directory, geteuid(), getegid()) == 0)
+        #expect(error(foreign.run).message == "\(directory) is owned by another user (uid \(Self.otherUID), not \(ToolUser.uid))")
+        #expect(chown(directory, ToolUser.uid, ToolUser.gid) == 0)
         #expect(try h.restore().state == "valid")
     }
 
@@ -130,7 +130,9 @@ import Testing
     /// The default data directory and a directory named with --workspace are checked the
     /// same way, for reads and writes; a sticky world-writable directory (what /tmp is) is refused too, with
     /// advice that fits it.
-    @Test("sl-tasks refuses a workspace directory that is group/world-writable, sticky-shared or another user's")
+    @Test(
+        "sl-tasks refuses a workspace directory that is group/world-writable, sticky-shared or another user's",
+        .requiresRoot("gives a directory to another uid (chown)"))
     func insecureWorkspaceDirectory() throws {
         let home = TemporaryDirectory("trust-tasks")
         #expect(try tasks(home, ["add", "first"]).status == 0)

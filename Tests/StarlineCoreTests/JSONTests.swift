@@ -16,6 +16,14 @@ import Testing
         #expect(try JSON.parse(text) == value)
     }
 
+    @Test("C1 controls, bidi controls and zero-width characters are escaped: the same value, visible on a terminal")
+    func escapesCharactersHiddenOnATerminal() throws {
+        let value = JSON.string("a\u{9B}2J\u{202E}b\u{200B}c\u{2066}d\u{FEFF}e\u{061C}f\u{A0}星é")
+        let text = value.serialized()
+        #expect(text == #""a\u009b2J\u202eb\u200bc\u2066d\ufeffe\u061cf\#u{A0}星é""#)
+        #expect(try JSON.parse(text) == value)
+    }
+
     @Test func escapesJavaScriptLineTerminatorsAndRoundTripsLargeDocuments() throws {
         #expect(JSON.string("a\u{2028}b\u{2029}c").serialized() == #""a\u2028b\u2029c""#)
         let big = JSON.array((0..<5000).map { .object([("i", .int($0)), ("s", .string("星 \($0) \"q\""))]) })

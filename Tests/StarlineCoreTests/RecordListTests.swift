@@ -90,6 +90,40 @@ import Testing
         #expect(text.split(separator: "\n").count == 2)
     }
 
+    @Test("bidi controls, C1 controls and zero-width characters in a cell are made visible, not passed to the terminal")
+    func tableCellsShowHiddenCharacters() {
+        let hostile: [JSON] = [
+            .object([
+                ("id", .string("invoice\u{202E}fdp.exe")), ("title", .string("t\u{200B}1")), ("due", .string("\u{9D}52;c;x\u{9C}")),
+                ("tags", .array([.string("a\u{2066}b")]))
+            ])
+        ]
+        let text = run(hostile, format: .table, columns: 200)
+        #expect(!text.unicodeScalars.contains { TerminalText.isHidden($0.value) && $0 != "\n" }, "\(text.debugDescription)")
+        #expect(text.contains("invoice\\u202efdp.exe") && text.contains("t\\u200b1") && text.contains("\\x9d52;c;x\\x9c"), "\(text)")
+    }
+
+    @Test(
+        """
+        CSV and TSV: a formula reached through an array or an object is neutralised too; on a terminal, escapes are \
+        shown
+        """)
+    func delimitedFormulaInArraysAndEscapesOnATerminal() {
+        let records: [JSON] = [
+            .object([("v", .array([.string("=cmd|' /C calc'!A0"), .string("x")]))]),
+            .object([("v", .array([.int(-1), .int(2)]))]),
+            .object([("v", .string("\u{1B}]52;c;ZXZpbA==\u{7}"))])
+        ]
+        for format in [ListFormat.csv, .tsv] {
+            let piped = run(records, format: format, fields: ["v"])
+            #expect(piped.contains("'=cmd|"), "\(format): \(piped)")
+            #expect(piped.contains("'-1, 2"), "an array is text, whatever its first element: \(piped)")
+            let shown = run(records, format: format, fields: ["v"], terminal: true)
+            #expect(!shown.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" }, "\(format): \(shown.debugDescription)")
+            #expect(shown.contains("x1b]52;c;ZXZpbA=="), "\(format): \(shown)")
+        }
+    }
+
     @Test("CSV: RFC 4180 quoting, CRLF, a header row; a formula cell is neutralised, a negative number is not")
     func csv() {
         let text = run(Self.records, format: .csv, fields: ["id", "title", "n", "tags", "done", "due"])

@@ -207,7 +207,7 @@ import Testing
         """
         a bus socket served by another uid (setpriv → nobody) is refused before anything is sent, not even the SASL \
         AUTH line
-        """)
+        """, .requiresRoot("serves the bus as nobody (setpriv)"))
     func foreignBusGetsNothing() throws {
         let setpriv = "/usr/bin/setpriv", perl = "/usr/bin/perl"
         #expect(FileManager.default.isExecutableFile(atPath: setpriv), "util-linux setpriv is needed for this test")

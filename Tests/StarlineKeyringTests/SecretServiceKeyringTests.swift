@@ -12,7 +12,7 @@ import Testing
 enum SharedKeyring {
     static let started: Result<TestKeyring, any Error> = {
         do {
-            let keyring = try TestKeyring()
+            let keyring = try TestKeyring(runAs: .testProcess)
             setenv("DBUS_SESSION_BUS_ADDRESS", keyring.address, 1)
             return .success(keyring)
         } catch {
@@ -182,7 +182,7 @@ struct SecretServiceKeyringTests {
         let attributes = uniqueAttributes("machine")
         try keyring.store(secret: SecretBytes(copying: Array("mine".utf8)), label: "machine", attributes: attributes)
         // This process's GLib is bound to the first bus, so the other machine is asked by another process.
-        let other = try TestKeyring(password: "another-machine")
+        let other = try TestKeyring(password: "another-machine", runAs: .testProcess)
         let query = ["lookup", "starline-test", "machine", "run", attributes["run"]!]
         let there = try other.run("/usr/bin/secret-tool", query)
         #expect(there.status == 1)

@@ -38,7 +38,7 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
         #expect(try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment) == key)
     }
 
-    @Test("a socket directory owned by another user (nobody) is refused, even at 0700")
+    @Test("a socket directory owned by another user (nobody) is refused, even at 0700", .requiresRoot("chowns the directory to nobody"))
     func foreignDirectoryRefused() throws {
         #expect(mkdir(fixture.socketDirectory, 0o700) == 0)
         #expect(chown(fixture.socketDirectory, 65534, 65534) == 0)
@@ -59,7 +59,9 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
     }
 
-    @Test("SO_PEERCRED: a client of another uid (setpriv → nobody) that reaches the socket gets no reply at all")
+    @Test(
+        "SO_PEERCRED: a client of another uid (setpriv → nobody) that reaches the socket gets no reply at all",
+        .requiresRoot("runs the client as nobody (setpriv)"))
     func otherUIDClientRefused() throws {
         #expect(FileManager.default.isExecutableFile(atPath: setpriv), "util-linux setpriv is needed for this test")
         #expect(FileManager.default.isExecutableFile(atPath: perl), "perl is needed for this test")
@@ -86,7 +88,9 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
         #expect(try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment) == key)
     }
 
-    @Test("SO_PEERCRED on the client: a fake agent run by another uid is refused, and nothing is sent to it")
+    @Test(
+        "SO_PEERCRED on the client: a fake agent run by another uid is refused, and nothing is sent to it",
+        .requiresRoot("runs the fake agent as nobody and chowns its socket"))
     func fakeAgentRefused() throws {
         #expect(FileManager.default.isExecutableFile(atPath: setpriv), "util-linux setpriv is needed for this test")
         let planted = fixture.dir + "/nobody"
@@ -145,7 +149,9 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
         #expect(after.rlim_cur == 0 && after.rlim_max == 0)
     }
 
-    @Test("socket directory rule: XDG_RUNTIME_DIR, STARLINE_HOME, then /run/user/<uid> if private, then the state dir")
+    @Test(
+        "socket directory rule: XDG_RUNTIME_DIR, STARLINE_HOME, then /run/user/<uid> if private, then the state dir",
+        .requiresRoot("gives a /run/user directory to another uid (chown 65534)"))
     func socketDirectoryRule() throws {
         let uid = geteuid()
         let base = fixture.dir + "/run-user"

@@ -74,6 +74,34 @@ import Testing
         }
     }
 
+    @Test(
+        "a device reply whose verification URI or user code would act on the terminal, or is not https, is DATA_ERROR",
+        arguments: [
+            (#""user_code":"ABCD-EFGH","verification_uri":"https://api.test/oauth/device\u001b]52;c;ZXZpbA==\u0007""#, "verification_uri"),
+            (#""user_code":"ABCD-EFGH","verification_uri":"https://api.test/\u202eexe.txt""#, "verification_uri"),
+            (#""user_code":"ABCD-EFGH","verification_uri":"http://evil.example/device""#, "verification_uri"),
+            (#""user_code":"ABCD-EFGH","verification_uri":"javascript:alert(1)""#, "verification_uri"),
+            (
+                #""user_code":"ABCD-EFGH","verification_uri":"https://api.test/d","verification_uri_complete":"https://api.test/d\u009b2J""#,
+                "verification_uri_complete"
+            ),
+            (#""user_code":"\u001b[2JABCD","verification_uri":"https://api.test/oauth/device""#, "user_code"),
+            (#""user_code":"ABCD\u200bEFGH","verification_uri":"https://api.test/oauth/device""#, "user_code")
+        ])
+    func hostileDeviceReplyIsRefused(_ members: String, _ field: String) async throws {
+        let body = #"{"device_code":"DC",\#(members),"expires_in":600,"interval":5}"#
+        let result = await attempt { try await self.api([("/oauth/device_authorization", Self.json(body))]).deviceAuthorization() }
+        let error = try #require(result.failure, "\(members)")
+        #expect(error.code == .data && error.details?["field"]?.stringValue == field, "\(error)")
+    }
+
+    @Test("a device reply with http on loopback and an ordinary code is shown as sent")
+    func loopbackDeviceReplyIsAccepted() async throws {
+        let body = #"{"device_code":"DC","user_code":"ABCD-EFGH","verification_uri":"http://127.0.0.1:8080/oauth/device","expires_in":600}"#
+        let device = try await api([("/oauth/device_authorization", Self.json(body))]).deviceAuthorization()
+        #expect(device.verificationURI == "http://127.0.0.1:8080/oauth/device" && device.userCode == "ABCD-EFGH")
+    }
+
     @Test("slow_down adds 5 s and never passes 300 s; instants stay within years 0001–9999")
     func arithmeticHelpers() {
         #expect(ReplyLimits.slowedDown(0) == 5 && ReplyLimits.slowedDown(298) == 300 && ReplyLimits.slowedDown(.max) == 300)

@@ -34,12 +34,19 @@ import Testing
         let index = try BulkItemIndex()
         let n = BulkItemIndex.batchLimit + 100
         for i in 0..<n { _ = try index.see(id: "s\(i)", user: nil, line: i + 1) }
-        for _ in 0..<2 { for i in 0..<n where i % 3 == 0 { try index.tally(id: "s\(i)", user: nil, finals: 1, failed: 0) } }
-        try index.tally(id: "extra", user: nil, finals: 1, failed: 0)
+        for _ in 0..<2 { for i in 0..<n where i % 3 == 0 { try index.tally(id: "s\(i)", user: nil, status: .revoked) } }
+        try index.tally(id: "extra", user: nil, status: .revoked)
+        try index.tally(id: "s1", user: nil, status: .failed)
+        try index.tally(id: "s1", user: nil, status: .notFound)
+        try index.tally(id: "s2", user: nil, status: .skipped)
         var doubled = 0, missing = 0, unplanned = 0
-        try index.forEachItem { _, _, line, finals, _ in
+        var last: [String: BulkItemStatus] = [:]
+        try index.forEachItem { id, _, line, finals, failed, status in
             if line == nil { unplanned += 1 } else if finals == 2 { doubled += 1 } else if finals == 0 { missing += 1 }
+            if id == "s1" { #expect(finals == 1 && failed == 1) }
+            if let status { last[id] = status }
         }
-        #expect(doubled == (n + 2) / 3 && missing == n - (n + 2) / 3 && unplanned == 1)
+        #expect(doubled == (n + 2) / 3 && missing == n - (n + 2) / 3 - 1 && unplanned == 1)
+        #expect(last["s1"] == .notFound && last["s0"] == .revoked && last["s2"] == nil, "the last final status of each item")
     }
 }

@@ -11,8 +11,13 @@ import StarlineCore
 ///
 /// GLib caches the session bus per process: a test process that talks to it through libsecret must set
 /// DBUS_SESSION_BUS_ADDRESS to `address` before its first libsecret call and then use only this keyring.
+///
+/// The daemons run as the account of their clients (`runAs`): a session bus admits only its own uid, and
+/// gnome-keyring's control socket answers only its own. `.toolUser` (the default) for the built tools, which
+/// run as `ToolUser`; `.testProcess` for tests that call the keyring in-process.
 public final class TestKeyring: @unchecked Sendable {
     public let password: String
+    public let runAs: RunAs
     public let address: String
     private let scratch = TemporaryDirectory("keyring")
     private var bus: RunningTool?
@@ -26,8 +31,9 @@ public final class TestKeyring: @unchecked Sendable {
 
     /// Starts both daemons and waits until `org.freedesktop.secrets` has an owner. Throws (it never skips)
     /// when dbus-daemon or gnome-keyring is not installed: scripts/bootstrap installs them.
-    public init(password: String = "test-keyring-password") throws {
+    public init(password: String = "test-keyring-password", runAs: RunAs = .toolUser) throws {
         self.password = password
+        self.runAs = runAs
         for program in ["/usr/bin/dbus-daemon", "/usr/bin/dbus-send", Self.daemonPath]
         where !FileManager.default.isExecutableFile(atPath: program) {
             throw StarlineError(
@@ -63,7 +69,7 @@ public final class TestKeyring: @unchecked Sendable {
 
         let bus = try Tools.spawn(
             "/usr/bin/dbus-daemon", ["--config-file=" + scratch.file("bus.conf"), "--nofork", "--print-address=1"],
-            home: scratch.file("home"))
+            home: scratch.file("home"), runAs: runAs)
         self.bus = bus
         // --print-address=1: the address, then a newline, once the bus listens.
         _ = bus.waitForStdout(seconds: 10) { $0.hasSuffix("\n") }
@@ -74,11 +80,11 @@ public final class TestKeyring: @unchecked Sendable {
         // login keyring does not exist"; --foreground keeps it our child, so stop() ends it.
         daemon = try Tools.spawn(
             Self.daemonPath, ["--unlock", "--components=secrets", "--foreground"],
-            stdin: Array(password.utf8), home: scratch.file("home"), environment: environment)
+            stdin: Array(password.utf8), home: scratch.file("home"), environment: environment, runAs: runAs)
         let pids = [bus.pid, daemon!.pid].map(String.init).joined(separator: " ")
         reaper = try Tools.spawn(
             "/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -CONT \(pids); kill \(pids)"],
-            home: scratch.file("home"))
+            home: scratch.file("home"), runAs: .testProcess)  // kill -0 of the test process needs its uid
         guard waitForService(seconds: 10) else {
             throw StarlineError(.internalError, "gnome-keyring-daemon did not take org.freedesktop.secrets: \(daemon?.stderrSoFar ?? "")")
         }
@@ -119,6 +125,7 @@ public final class TestKeyring: @unchecked Sendable {
     /// of big-endian uint32s — total length, op 1, the string's length — and the password; the answer is
     /// [length 8][result], GKD_CONTROL_RESULT_OK being 0 and DENIED 1.
     public func unlock(password: String? = nil) throws {
+        if runAs == .toolUser, ToolUser.dropped != nil { return try unlockAsToolUser(password: password ?? self.password) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw StarlineError(.internalError, "socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -163,6 +170,29 @@ public final class TestKeyring: @unchecked Sendable {
         guard result == 0 else { throw StarlineError(.internalError, "gnome-keyring refused the unlock (result \(result))") }
     }
 
+    /// `unlock`, from a process of the daemon's own uid (python3 speaking the same protocol).
+    private func unlockAsToolUser(password: String) throws {
+        let script = """
+            import socket, struct, sys
+            secret = sys.stdin.buffer.read()
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(30)
+            s.connect(sys.argv[1])
+            s.sendall(b"\\0" + struct.pack(">III", 12 + len(secret), 1, len(secret)) + secret)
+            answer = b""
+            while len(answer) < 8:
+                chunk = s.recv(8 - len(answer))
+                if not chunk: sys.exit("the keyring control socket closed early")
+                answer += chunk
+            sys.exit(struct.unpack(">II", answer)[1])
+            """
+        let run = try Tools.runInstalled(
+            "/usr/bin/python3", ["-c", script, scratch.file("runtime/keyring/control")], stdin: Array(password.utf8), runAs: .toolUser)
+        guard run.status == 0 else {
+            throw StarlineError(.internalError, "gnome-keyring refused the unlock (\(run.status)): \(run.stderrText)")
+        }
+    }
+
     /// Whether the login collection is locked, asked over D-Bus (the Locked property).
     public func isLocked() throws -> Bool {
         let run = try dbusSend([
@@ -175,7 +205,7 @@ public final class TestKeyring: @unchecked Sendable {
 
     /// Runs a program against this keyring (e.g. secret-tool), with its environment.
     public func run(_ program: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> ToolRun {
-        try Tools.run(program, arguments, stdin: stdin, home: scratch.file("home"), environment: environment)
+        try Tools.run(program, arguments, stdin: stdin, home: scratch.file("home"), environment: environment, runAs: runAs)
     }
 
     /// Ends both daemons (SIGTERM, then SIGKILL after 5 s), the keyring first.

@@ -11,11 +11,30 @@ public final class TemporaryDirectory: @unchecked Sendable {
         let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(result != nil, "mkdtemp failed")
         path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+        Self.registry.withLock { _ = $0.insert(path) }
     }
 
     public func file(_ name: String) -> String { path + "/" + name }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        Self.registry.withLock { _ = $0.remove(path) }
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// The paths of the temporary directories that exist now (`ToolUser.handOver` gives those a run names to
+    /// the tools' account).
+    static func live() -> [String] { registry.withLock { Array($0) } }
+
+    private static let registry = Locked(Set<String>())
+}
+
+/// Whom a child of the tests runs as (`ToolUser`).
+public enum RunAs: Sendable {
+    /// The tools' ordinary account (`ToolUser.dropped`) when the test process is root.
+    case toolUser
+    /// The test process's own uid: installed programs that run none of our tools, daemons an in-process test
+    /// talks to, and the few tests that say why they need root.
+    case testProcess
 }
 
 /// What a finished tool run produced.
@@ -69,17 +88,22 @@ public enum Tools {
     /// child inheriting that mask never sees SIGCHLD or SIGTERM — a shell's `wait` then hangs forever.
     public static func run(
         _ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, home: String,
-        environment: [String: String] = [:], workingDirectory: String? = nil
+        environment: [String: String] = [:], workingDirectory: String? = nil, runAs: RunAs? = nil
     ) throws -> ToolRun {
-        try spawn(tool, arguments, stdin: stdin, home: home, environment: environment, workingDirectory: workingDirectory).wait()
+        try spawn(tool, arguments, stdin: stdin, home: home, environment: environment, workingDirectory: workingDirectory, runAs: runAs)
+            .wait()
     }
 
     /// `run`, without waiting: the test can signal the process, then `wait()` for its result.
     /// `stdinPath` names a file (a FIFO the test holds open, say) to open as stdin instead of `stdin`'s bytes.
+    ///
+    /// `runAs` nil decides by what runs (`runsATool`): one of the built tools, or a program whose arguments
+    /// name one (a shell script that starts them), runs as `ToolUser`; anything else as the test process.
     public static func spawn(
         _ tool: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinPath: String? = nil, home: String,
-        environment: [String: String] = [:], workingDirectory: String? = nil
+        environment: [String: String] = [:], workingDirectory: String? = nil, runAs: RunAs? = nil
     ) throws -> RunningTool {
+        var home = home
         var env = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "STARLINE_HOME": home + "/starline", "LANG": "C.UTF-8"]
         for (k, v) in environment { env[k] = v }
         let scratch = TemporaryDirectory("starline-run")
@@ -91,6 +115,23 @@ public enum Tools {
             // posix_spawn_file_actions_addchdir_np is not visible from Swift here; coreutils env -C changes directory.
             arguments = ["-C", workingDirectory, executable] + arguments
             executable = "/usr/bin/env"
+        }
+        if (runAs ?? (runsATool(executable, arguments, path: env["PATH"]) ? .toolUser : .testProcess)) == .toolUser,
+            let account = ToolUser.dropped
+        {
+            // A program started with the test process's own HOME (root's, which the account cannot read) gets a
+            // home of its own in the run's scratch directory, as a user has.
+            if home == ProcessInfo.processInfo.environment["HOME"] {
+                let ownHome = scratch.file("home")
+                mkdir(ownHome, 0o700)
+                for (key, value) in env where value == home || value.hasPrefix(home + "/") {
+                    env[key] = ownHome + value.dropFirst(home.count)
+                }
+                home = ownHome
+            }
+            ToolUser.handOver(mentionedIn: [executable, home, stdinPath ?? ""] + arguments + Array(env.values), to: account)
+            arguments = ToolUser.arguments(account) + [executable] + arguments
+            executable = ToolUser.setpriv
         }
 
         var actions = posix_spawn_file_actions_t()
@@ -125,8 +166,23 @@ public enum Tools {
     }
 
     /// Runs a shell command line (for tools like zbarimg, bash, groff); returns status, stdout and stderr.
-    public static func shell(_ command: String, stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> ToolRun {
-        try runInstalled("/bin/sh", ["-c", command], stdin: stdin, environment: environment)
+    public static func shell(
+        _ command: String, stdin: [UInt8]? = nil, environment: [String: String] = [:], runAs: RunAs? = nil
+    ) throws -> ToolRun {
+        try runInstalled("/bin/sh", ["-c", command], stdin: stdin, environment: environment, runAs: runAs)
+    }
+
+    /// The names of the built tools (Package.swift's `tools`).
+    public static let toolNames = ["sl-chat", "sl-devserver", "sl-login", "sl-memory", "sl-qr", "sl-restore", "sl-sessions", "sl-tasks"]
+
+    /// Whether running `executable` with `arguments` runs one of the built tools: it is one, a word of its
+    /// command line names one by path (`'/…/sl-login' --with-token` in a script, a copy in a directory of
+    /// its own, `PATH=…` given to env), or its PATH has the build directory (a cron line that says `sl-restore`).
+    static func runsATool(_ executable: String, _ arguments: [String], path: String?) -> Bool {
+        if let path, path.split(separator: ":").contains(where: { $0 == binDirectory }) { return true }
+        return ([executable] + arguments).contains { word in
+            word.contains(binDirectory) || toolNames.contains { word.hasSuffix("/" + $0) || word.contains("/" + $0 + "'") }
+        }
     }
 
     /// Runs an installed program (qrencode, zbarimg, flock, python3, …) with the test process's environment
@@ -139,18 +195,18 @@ public enum Tools {
     /// child as well: with a server kept by a test that is itself waiting for a thread of the pool, the test
     /// run hung for good.
     public static func runInstalled(
-        _ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]
+        _ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:], runAs: RunAs? = nil
     ) throws -> ToolRun {
-        try runningInstalled(program, arguments, stdin: stdin, environment: environment).wait()
+        try runningInstalled(program, arguments, stdin: stdin, environment: environment, runAs: runAs).wait()
     }
 
     /// `runInstalled`, without waiting.
     public static func runningInstalled(
-        _ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]
+        _ program: String, _ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:], runAs: RunAs? = nil
     ) throws -> RunningTool {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        return try spawn(program, arguments, stdin: stdin, home: env["HOME"] ?? NSTemporaryDirectory(), environment: env)
+        return try spawn(program, arguments, stdin: stdin, home: env["HOME"] ?? NSTemporaryDirectory(), environment: env, runAs: runAs)
     }
 
     /// True when `program` is on PATH.

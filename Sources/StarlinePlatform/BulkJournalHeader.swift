@@ -1,0 +1,61 @@
+import StarlineCore
+
+/// A run's header in its journal (`{"run":{…}}`), typed: the one description of "the same run" that `revoke
+/// --resume` (which continues a run only with its journal) and `journal verify` (which proves journals of one
+/// run only) both use, so the run and its audit cannot disagree about what belongs together.
+public struct BulkJournalHeader: Sendable, Equatable {
+    /// The API base the run revoked against.
+    public var api: String?
+    /// Who ran it (the caller's user id).
+    public var caller: String?
+    /// `K/N` for a sharded run.
+    public var shard: String?
+    /// The `--reason` it gave.
+    public var reason: String?
+
+    public init(api: String?, caller: String?, shard: String?, reason: String?) {
+        self.api = api
+        self.caller = caller
+        self.shard = shard
+        self.reason = reason
+    }
+
+    /// The header of a `{"run":{…}}` record's object.
+    public init(_ run: JSON) {
+        self.init(
+            api: run["api"]?.stringValue, caller: run["caller"]?["user"]?.stringValue, shard: run["shard"]?.stringValue,
+            reason: run["reason"]?.stringValue)
+    }
+
+    /// N of `K/N`: the shards of one run share it.
+    public var shardCount: String? {
+        guard let shard, let slash = shard.firstIndex(of: "/") else { return nil }
+        return String(shard[shard.index(after: slash)...])
+    }
+
+    /// One way two headers differ: which field, this header's value and the other's.
+    public struct Difference: Sendable, Equatable {
+        public var field: String
+        public var this: String?
+        public var other: String?
+    }
+
+    /// How `other` is not a part of the same run as this one; nil when it is. `sameShard`: the same shard too
+    /// (a resumed run continues its own shard; the journals of a sharded run share the shard count).
+    /// `reasonGiven`: false when the reason was not stated (a resume without `--reason` keeps the journal's).
+    public func difference(from other: BulkJournalHeader, sameShard: Bool, reasonGiven: Bool = true) -> Difference? {
+        if api != other.api { return Difference(field: "api", this: api, other: other.api) }
+        if caller != other.caller { return Difference(field: "caller", this: caller, other: other.caller) }
+        if sameShard, shard != other.shard { return Difference(field: "shard", this: shard, other: other.shard) }
+        if !sameShard, shardCount != other.shardCount { return Difference(field: "shards", this: shardCount, other: other.shardCount) }
+        if reasonGiven, reason != other.reason { return Difference(field: "reason", this: reason, other: other.reason) }
+        return nil
+    }
+}
+
+extension BulkItemStatus {
+    /// The one definition of success, for the run's exit status and its audit alike: the session is revoked
+    /// (by this run, or before it). notFound is final — nothing more can be asked — but not a success: the
+    /// session the plan named was never seen revoked.
+    public var isSuccess: Bool { self == .revoked || self == .alreadyRevoked }
+}
