@@ -32,7 +32,10 @@ enum DevControlRoutes {
         let delay = body["delayMs"]?.intValue.map { Int($0) } ?? 0
         let hold = body["hold"]?.boolValue ?? false
         let count = body["count"]?.intValue.map { Int($0) }
-        if let status, !(100...599).contains(status) { throw APIError.invalidRequest("'status' must be an HTTP status 100-599") }
+        // A final status only: after a 1xx the client waits for the final answer, which would never come.
+        if let status, !(200...599).contains(status) {
+            throw APIError.invalidRequest("'status' must be a final HTTP status, 200-599 (a 1xx would leave the client waiting)")
+        }
         guard [status != nil, reset, delay > 0, hold].filter({ $0 }).count == 1 else {
             throw APIError.invalidRequest("give exactly one of 'status', 'reset':true, 'delayMs' or 'hold':true")
         }

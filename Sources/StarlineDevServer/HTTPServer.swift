@@ -113,17 +113,23 @@ public final class HTTPServer: @unchecked Sendable {
     static let drainNanoseconds: UInt64 = 1_000_000_000
     public private(set) var port: UInt16 = 0
 
-    /// What one client can hold: connections (each a thread) and idle seconds.
+    /// What one client can hold: connections (each a thread), idle seconds, and seconds to send a whole
+    /// request (`ConnectionWatch`: half the per-address connections at most may be slow to send theirs).
     public struct ConnectionLimits: Sendable {
         public var connections = 512
         public var connectionsPerIP = 128
         public var idleTimeoutSeconds = 30
+        public var requestDeadlineSeconds = 10
         public init() {}
     }
+
+    /// Each request's deadline to arrive whole, and the room kept for clients that send theirs promptly.
+    let watch: ConnectionWatch
 
     /// Starts listening on 127.0.0.1:`port` (0 picks a free port; read `port` afterwards).
     public init(port: UInt16, limits: ConnectionLimits = ConnectionLimits(), handler: @escaping Handler) throws {
         self.handler = handler
+        watch = ConnectionWatch(deadlineSeconds: limits.requestDeadlineSeconds, maxSlow: max(1, limits.connectionsPerIP / 2))
         var address = LoopbackAddress.ipv4(port: port)
         // MHD_USE_ITC: "required for use of MHD_quiesce_daemon" (microhttpd.h).
         let flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_ITC.rawValue)
@@ -131,13 +137,14 @@ public final class HTTPServer: @unchecked Sendable {
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
                 starline_mhd_start(
-                    flags, mhdAccessHandler, me, mhdRequestCompleted, me, sa,
+                    flags, mhdAccessHandler, me, mhdRequestCompleted, me, mhdConnectionNotice, me, sa,
                     UInt32(limits.connections), UInt32(limits.connectionsPerIP), 256 * 1024,
                     UInt32(limits.idleTimeoutSeconds))
             }
         }
         guard let started else {
             let failure = errno
+            watch.stop()
             throw Self.listenError(port: port, errno: failure)
         }
         daemon.withLock { $0 = started }
@@ -183,6 +190,7 @@ public final class HTTPServer: @unchecked Sendable {
             _ = requests.await(deadline: MonotonicClock.nanoseconds() + Self.drainNanoseconds) { $0.active == 0 ? true : nil }
             MHD_stop_daemon(running)
             if listening >= 0 { close(listening) }
+            watch.stop()
             daemon = nil
         }
     }
@@ -241,10 +249,12 @@ func mhdAccessHandler(
         return .YES
     }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    server.watch.answering(connection)
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET",
         path: url.map { String(cString: $0) } ?? "/",
-        query: collect(connection, .GET_ARGUMENT_KIND),
+        // MHD leaves the escapes in place (starline_mhd_keep_escaped): the query is decoded here, the path after routing.
+        query: collect(connection, .GET_ARGUMENT_KIND).map { (PercentEncoding.decodeForm($0.0), PercentEncoding.decodeForm($0.1)) },
         headers: Dictionary(collect(connection, .HEADER_KIND).map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { first, _ in first }),
         body: context.body,
         clientAddress: clientAddress(connection),
@@ -268,6 +278,7 @@ func mhdRequestCompleted(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ contextSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode
 ) {
+    if let cls, let connection { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().watch.answered(connection) }
     guard let contextSlot, let raw = contextSlot.pointee else { return }
     Unmanaged<RequestContext>.fromOpaque(raw).release()
     if let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted() }

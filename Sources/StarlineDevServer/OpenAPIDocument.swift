@@ -2479,9 +2479,9 @@ enum OpenAPIDocument {
                   examples: ['GET /api/me', 'PUT /chat/v1/conversations/*/messages/*']
                 status:
                   type: integer
-                  minimum: 100
+                  minimum: 200
                   maximum: 599
-                  description: Answer with this status without running the handler.
+                  description: Answer with this status without running the handler (a final status; a 1xx is refused, as the client would wait for the final answer that never comes).
                 reset:
                   type: boolean
                   description: Drop the connection without answering.

@@ -155,4 +155,36 @@ import Testing
             "GET", "/.well-known/oauth-authorization-server", headers: [("Host", host.replacingOccurrences(of: "PORT", with: port))])
         #expect(r.status == 200)
     }
+
+    /// Routing sees the path as sent: an escaped "/" is not a separator and an escaped NUL does not cut the
+    /// path; each parameter is decoded once matched (found by an API test run against docs/openapi.yaml).
+    @Test(
+        """
+        the dev server routes on the raw path: %2F is no separator, %00 cuts nothing; a parameter is decoded after \
+        routing
+        """)
+    func routesOnTheRawPath() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice")
+        #expect(try server.request("GET", "/api/me", token: alice.token).status == 200)
+        #expect(try server.request("GET", "/api%2Fme", token: alice.token).status == 404)
+        #expect(try server.request("GET", "/api/admin/users/carol%00x/sessions", token: alice.token).status == 404)
+        #expect(try server.request("GET", "/api/admin/users/carol%2F..%2Fbob/sessions", token: alice.token).status == 404)
+        let decoded = try server.request("GET", "/api/admin/users/ca%72ol/sessions", token: alice.token)
+        #expect(decoded.status == 200 && decoded.text.contains("sessions"), "\(decoded.text)")
+        let query = try server.request("GET", "/api/admin/users?limit=%31", token: alice.token)
+        let users = try query.json()["users"]?.arrayValue?.count
+        #expect(query.status == 200 && users == 1, "a query value is decoded: \(query.text)")
+    }
+
+    @Test("a fault with a 1xx status is refused: the client would wait for a final answer that never comes")
+    func informationalFaultsAreRefused() throws {
+        let server = try DevServerProcess()
+        for status in [100, 101, 103, 199] {
+            let refused = try server.dev(
+                "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(Int64(status)))]))
+            #expect(refused.status == 400, "\(status): \(refused.text)")
+        }
+        #expect(try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(204))])).status == 201)
+    }
 }

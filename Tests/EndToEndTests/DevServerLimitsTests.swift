@@ -114,6 +114,47 @@ import Testing
         #expect(afterwards == "200")  // served once the idle ones were timed out
     }
 
+    /// Slowloris from the same machine: every local client has the address 127.0.0.1, so trickling a header
+    /// byte every half second on 128 connections used to fill the per-address limit for good (never idle, so
+    /// never timed out). The slow ones past half the limit are shut after a second, the rest at the whole
+    /// request's deadline (10 s); a prompt client is served meanwhile.
+    @Test("a local client trickling requests on every connection it may hold leaves room for others, and its requests end")
+    func tricklingClientsLeaveRoomAndAreShutAtTheDeadline() throws {
+        let server = try DevServerProcess()
+        let scratch = TemporaryDirectory("slowloris")
+        let script = scratch.file("slowloris.py")
+        try """
+        import json, socket, sys, time
+        port, count, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+        head = b"GET /.well-known/oauth-authorization-server HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nX-Slow: " % port
+        conns = []
+        for _ in range(count):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(head)
+            conns.append(s)
+        print("open", flush=True)
+        alive, closed, start = set(range(count)), [], time.time()
+        while alive and time.time() - start < seconds:
+            for i in list(alive):
+                try:
+                    conns[i].send(b"a")
+                except OSError:
+                    alive.discard(i)
+                    closed.append(time.time() - start)
+            time.sleep(0.5)
+        print(json.dumps({"alive": len(alive), "closed": len(closed), "last": max(closed, default=0)}), flush=True)
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        let slow = try Tools.runningInstalled("/usr/bin/python3", [script, String(server.port), "128", "16"])
+        #expect(slow.waitForStdout(seconds: 30) { $0.contains("open") }, "\(slow.stderrSoFar)")
+        usleep(2_500_000)
+        let prompt = try server.request("GET", "/.well-known/oauth-authorization-server", maxTime: 5)
+        #expect(prompt.status == 200, "a prompt client is served while the trickling ones hold their half (curl \(prompt.curlExit))")
+        let run = slow.waitOrKill(seconds: 60)
+        let result = try JSON.parse(run.stdoutText.split(separator: "\n").last.map(String.init) ?? "")
+        #expect(result["alive"]?.intValue == 0, "every trickling request was ended by its deadline: \(run.stdoutText) \(run.stderrText)")
+        #expect((result["last"]?.doubleValue ?? 99) < 14, "\(run.stdoutText)")
+    }
+
     @Test func aDelayFaultLongerThanTheIdleTimeoutIsStillAnswered() throws {
         // The idle timeout is for silent clients, not for a handler that is still working.
         let server = try DevServerProcess(["--connection-timeout", "1"])
