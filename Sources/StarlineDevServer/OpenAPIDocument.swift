@@ -75,7 +75,14 @@ enum OpenAPIDocument {
             **Connections.** Each connection holds a server thread: at most 512 at once
             (`--max-connections`), 128 per client address (`--max-connections-per-ip`);
             more are closed unanswered. A connection idle for 30 seconds
-            (`--connection-timeout`), e.g. a half-sent request, is closed.
+            (`--connection-timeout`), e.g. a half-sent request, is closed. A request
+            must arrive whole (headers and body) within 10 seconds of its first byte,
+            and at most half of the connections of one address may be in the middle
+            of sending a request for more than a second: past either, the slowest
+            connections are closed, so a client that trickles bytes cannot hold the
+            room other clients on the same machine need. The path is routed as sent:
+            `%2F` is not a separator and `%00` does not end it; path parameters and
+            query values are decoded after routing.
 
             **Friend links.** A friend-link URL is `{chat base}/f/{code}` — the configured
             chat base exactly (scheme, host, port, path prefix), e.g.
