@@ -39,7 +39,9 @@ import Testing
         String(decoding: FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data(), as: UTF8.self)
     }
 
-    @Test("the unlock agent's environment holds no STARLINE_MEMORY_*, token or share code for its whole TTL")
+    @Test(
+        "the unlock agent's environment holds no STARLINE_MEMORY_*, token or share code for its whole TTL",
+        .requiresRoot("reads /proc/PID/environ of the agent, which makes itself undumpable: only root may"))
     func unlockAgentEnvironmentIsScrubbed() throws {
         let home = TemporaryDirectory("child-env-agent")
         let initRun = try Tools.run("sl-memory", ["init"], home: home.path, environment: Self.secrets)

@@ -146,7 +146,9 @@ struct MemoryImportTests {
         return running.waitOrKill(seconds: 60)
     }
 
-    @Test("W3 import: the file is opened once: another package renamed over the path between the passes is never read")
+    @Test(
+        "W3 import: the file is opened once: another package renamed over the path between the passes is never read",
+        .requiresRoot("watches sl-memory block in read(2) through /proc/PID/syscall; it makes itself undumpable, so only root may"))
     func swappedBetweenPasses() throws {
         let h = try Home()
         let file = h.home.file("export.age"), planted = h.home.file("planted.age")
@@ -169,6 +171,7 @@ struct MemoryImportTests {
         W3 import: the file changed in place between the passes — its last chunk damaged, or another valid package — \
         adds nothing (exit 12)
         """,
+        .requiresRoot("watches sl-memory block in read(2) through /proc/PID/syscall; it makes itself undumpable, so only root may"),
         arguments: ["damaged last chunk", "another package"])
     func changedInPlaceBetweenPasses(_ change: String) throws {
         let h = try Home()
