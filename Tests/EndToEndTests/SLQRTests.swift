@@ -182,6 +182,30 @@ import Testing
             !notice.stderr.contains(0x1B) && notice.stderrText.contains("no code \\x1b[2J.pgm"), "\(notice.stderrText.debugDescription)")
     }
 
+    /// A build with RUNPATH $ORIGIN (a plain `swift build`, as this debug build is) would have dlopen look beside
+    /// the executable first: a library dropped there by anyone who can write the directory would run its
+    /// constructor inside the tool. Libraries are looked up in the system's library directories only, and read
+    /// from a descriptor that passed the trust rule (SharedLibrary).
+    @Test("a libzbar dropped beside a tool is never loaded: system libraries come from the system's directories")
+    func aLibraryBesideTheToolIsNotLoaded() throws {
+        let beside = TemporaryDirectory("beside-the-tool")
+        let tool = beside.file("sl-qr")
+        try FileManager.default.copyItem(atPath: Tools.path("sl-qr"), toPath: tool)
+        let marker = beside.file("constructor-ran")
+        let source = beside.file("fake.c")
+        try "#include <fcntl.h>\n__attribute__((constructor)) static void ran(void) { creat(\"\(marker)\", 0644); }\n".write(
+            toFile: source, atomically: true, encoding: .utf8)
+        for name in ["libzbar.so.0", "libzbar.so", "libcurl.so.4", "libcrypto.so.3"] {
+            let built = try Tools.runInstalled("/usr/bin/gcc", ["-shared", "-fPIC", "-o", beside.file(name), source])
+            try #require(built.status == 0, "gcc: \(built.stderrText)")
+        }
+        let png = beside.file("code.png")
+        #expect(try qr(["encode", "-o", png, "beside"]).status == 0)
+        let decoded = try Tools.run(tool, ["decode", "--raw", png], home: home.path)
+        #expect(decoded.status == 0 && decoded.stdoutText == "beside\n", "\(decoded.stderrText)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "the library beside the tool was loaded")
+    }
+
     @Test func pngIsByteIdenticalForIdenticalInput() throws {
         let a = try qr(["encode", "same input", "-f", "png"]).stdout
         let b = try qr(["encode", "same input", "-f", "png"]).stdout

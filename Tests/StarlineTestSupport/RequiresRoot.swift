@@ -1,3 +1,6 @@
+// Only the test bundles can import Testing: a plain `swift build` (the release build of `make build` and the
+// package check) compiles this support target without it.
+#if canImport(Testing)
 import Glibc
 import Testing
 
@@ -9,3 +12,4 @@ extension Trait where Self == ConditionTrait {
         .enabled(if: geteuid() == 0, why, sourceLocation: sourceLocation)
     }
 }
+#endif
