@@ -116,10 +116,8 @@ public enum AtomicFile {
     public static func read(
         _ path: String, followLinks: Bool = true, what: String = "file", trust: FileTrust = .ownState, maxBytes: Int = .max
     ) throws(StarlineError) -> [UInt8]? {
-        guard let fd = try openChecked(path, followLinks: followLinks, what: what, trust: trust) else { return nil }
+        guard let (fd, info) = try openChecked(path, followLinks: followLinks, what: what, trust: trust) else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw storageError("cannot read", path, errno) }
         if Int64(info.st_size) > Int64(maxBytes) {
             throw StarlineError(
                 .storage, "cannot read \(path): the \(what) is larger than \(maxBytes) bytes",
@@ -148,11 +146,11 @@ public enum AtomicFile {
     }
 
     /// `path` opened for reading (blocking, close-on-exec) once it met the rule of its kind `trust` on that
-    /// descriptor; nil when it does not exist. The caller reads it, or hands the descriptor on (dlopen of
-    /// `/proc/self/fd/N`), and closes it: the file checked is the file used.
+    /// descriptor, with what fstat said of it; nil when it does not exist. The caller reads it, or hands the
+    /// descriptor on (dlopen of `/proc/self/fd/N`), and closes it: the file checked is the file used.
     public static func openChecked(
         _ path: String, followLinks: Bool = true, what: String = "file", trust: FileTrust
-    ) throws(StarlineError) -> Int32? {
+    ) throws(StarlineError) -> (fd: Int32, info: stat)? {
         let fd: Int32
         // O_NONBLOCK: a FIFO at the path is refused below instead of hanging the open until someone writes it.
         if followLinks {
@@ -176,7 +174,7 @@ public enum AtomicFile {
             throw error
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        return fd
+        return (fd, info)
     }
 
     /// Throws unless `path` is absent, a regular file or a symbolic link (which is replaced, not followed).

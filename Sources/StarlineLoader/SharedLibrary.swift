@@ -31,16 +31,18 @@ public struct SharedLibrary {
     /// `sl-sessions list`'s instructions) that curl(1) itself never does for the parts a request does not
     /// touch. What we call is resolved and checked one by one with `dlsym` (`function(_:as:)`, `missing`).
     public static func open(_ sonames: [String]) -> Result<SharedLibrary, LoadError> {
-        var tried: [String] = []
+        var failures: [String] = []
         for soname in sonames {
-            for directory in systemDirectories {
-                let path = directory + "/" + soname
-                guard access(path, F_OK) == 0 else { continue }
-                return open(path: path, name: soname)
+            guard let path = systemDirectories.lazy.map({ $0 + "/" + soname }).first(where: { access($0, F_OK) == 0 }) else {
+                failures.append("\(soname): not found in \(systemDirectories.joined(separator: ", "))")
+                continue
             }
-            tried.append(soname)
+            switch open(path: path, name: soname) {
+            case .success(let library): return .success(library)
+            case .failure(let error): failures.append(error.reason)
+            }
         }
-        return .failure(LoadError(reason: "\(tried.joined(separator: ", ")): not found in \(systemDirectories.joined(separator: ", "))"))
+        return .failure(LoadError(reason: failures.joined(separator: "; ")))
     }
 
     /// The directories system libraries are installed in (Debian's multiarch directory first).
@@ -65,7 +67,7 @@ public struct SharedLibrary {
             guard let opened = try AtomicFile.openChecked(path, what: "library", trust: .trustDeciding) else {
                 return .failure(LoadError(reason: "\(path): \(String(cString: strerror(ENOENT)))"))
             }
-            fd = opened
+            fd = opened.fd
         } catch {
             return .failure(LoadError(reason: error.message))
         }

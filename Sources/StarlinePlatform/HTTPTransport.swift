@@ -21,8 +21,8 @@ public final class HTTPTransport: HTTPExchange {
     public let maxResponseBytes: Int
     /// The certificate authorities trusted for `https://` (the run's, `TLSTrust.configured`, unless given).
     public let trust: TLSTrust
-    /// The CA bundle checked once, at the first request (nil until then).
-    /// The CA bundle's bytes, read at the first https request (nil: the system store).
+    /// The CA bundle's bytes, read once at the first https request (nil until then; `.success(nil)`: the
+    /// system store).
     private let trustLoaded = Locked<Result<[UInt8]?, StarlineError>?>(nil)
     let pool: CurlHandlePool
     /// Loopback or not, per origin (`scheme://authority`): a bulk run sends thousands of requests to one

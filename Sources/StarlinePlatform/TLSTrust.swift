@@ -45,7 +45,7 @@ public struct TLSTrust: Sendable, Equatable {
     public static let profileKey = "caBundle"
 
     /// The trust a run's environment and profile ask for. Reads no file: a bad path is reported by the first
-    /// request (`checkBundle`), so local commands (`sl-login status`) work whatever it names.
+    /// request (`loadBundle`), so local commands (`sl-login status`) work whatever it names.
     public static func resolve(environment: Environment, profile: ConfigProfile?) -> TLSTrust {
         if let path = environment["STARLINE_CA_BUNDLE"], !path.isEmpty { return TLSTrust(caBundle: path, source: .environment) }
         // A relative path in a profile is beside the profile, never in the working directory.
@@ -80,7 +80,10 @@ public struct TLSTrust: Sendable, Equatable {
                 details: details(path, source, error.details))
         } catch {
             let code = error.details?["errno"]?.intValue.map { Int32($0) }
-            let reason = code.flatMap { $0 == EISDIR ? nil : String(cString: strerror($0)) } ?? "it is not a regular file"
+            let reason =
+                error.details?["maxBytes"] != nil
+                ? "it is larger than \(Self.maxBundleBytes >> 20) MiB"
+                : code.flatMap { $0 == EISDIR ? nil : String(cString: strerror($0)) } ?? "it is not a regular file"
             throw StarlineError(.config, "\(failure): \(reason)", details: details(path, source, error.details))
         }
         guard let bytes else {
