@@ -117,17 +117,18 @@ public enum BulkJournalAudit {
     }
 
     /// One audit trail from many journals: each run's header (`{"run":{…,"journal":PATH}}`), then each item
-    /// record with who ran it, against which API, when and why beside it.
+    /// record with who ran it, against which API, when and why beside it (the run's `BulkJournalHeader`, as
+    /// verify and `--resume` read it).
     public static func merge(journals: [String], write: (JSON) throws -> Void) throws -> Merge {
         var merged = Merge()
         for path in journals {
             merged.journals += 1
-            var header: JSON?
+            var header: BulkJournalHeader?
             try read(path) { record in
                 if var run = record["run"] {
                     merged.runs += 1
+                    header = BulkJournalHeader(run)
                     run.set("journal", .string(path))
-                    header = run
                     try write(.object([("run", run)]))
                     return
                 }
@@ -135,11 +136,11 @@ public enum BulkJournalAudit {
                 merged.items += 1
                 var line = record
                 line.set("journal", .string(path))
-                line.set("caller", header?["caller"]?["user"] ?? .null)
-                line.set("api", header?["api"] ?? .null)
-                line.set("reason", header?["reason"] ?? .null)
-                line.set("runStartedAt", header?["startedAt"] ?? .null)
-                line.set("shard", header?["shard"] ?? .null)
+                line.set("caller", .optional(header?.caller))
+                line.set("api", .optional(header?.api))
+                line.set("reason", .optional(header?.reason))
+                line.set("runStartedAt", .optional(header?.startedAt))
+                line.set("shard", .optional(header?.shard))
                 try write(line)
             }
         }

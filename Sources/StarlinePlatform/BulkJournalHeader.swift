@@ -12,19 +12,22 @@ public struct BulkJournalHeader: Sendable, Equatable {
     public var shard: String?
     /// The `--reason` it gave.
     public var reason: String?
+    /// When it started (RFC 3339): for the audit trail, not part of what makes two headers one run.
+    public var startedAt: String?
 
-    public init(api: String?, caller: String?, shard: String?, reason: String?) {
+    public init(api: String?, caller: String?, shard: String?, reason: String?, startedAt: String? = nil) {
         self.api = api
         self.caller = caller
         self.shard = shard
         self.reason = reason
+        self.startedAt = startedAt
     }
 
     /// The header of a `{"run":{…}}` record's object.
     public init(_ run: JSON) {
         self.init(
             api: run["api"]?.stringValue, caller: run["caller"]?["user"]?.stringValue, shard: run["shard"]?.stringValue,
-            reason: run["reason"]?.stringValue)
+            reason: run["reason"]?.stringValue, startedAt: run["startedAt"]?.stringValue)
     }
 
     /// N of `K/N`: the shards of one run share it.
