@@ -13,9 +13,11 @@ public struct SharedLibrary {
     let handle: UnsafeMutableRawPointer
     public private(set) var missing: [String] = []
 
-    /// Why no soname loaded: `dlerror()`'s text.
+    /// Why no soname loaded: `dlerror()`'s text, or the trust rule the file broke (`refused`).
     public struct LoadError: Error {
         public let reason: String
+        /// The file was there but not loaded: it broke the rule of a file that decides what code runs.
+        public var refused = false
     }
 
     /// Opens the first soname found in the system's library directories (`systemDirectories`), as a file that
@@ -69,7 +71,7 @@ public struct SharedLibrary {
             }
             fd = opened.fd
         } catch {
-            return .failure(LoadError(reason: error.message))
+            return .failure(LoadError(reason: error.message, refused: error.code == .insecurePermissions))
         }
         // The descriptor stays open (close-on-exec) for the life of the process: the loader knows the library by
         // the name /proc/self/fd/N, and glibc matches a library it has loaded by name before anything else, so

@@ -77,6 +77,8 @@ package struct ZXingLibrary: @unchecked Sendable {
         var library: SharedLibrary
         switch SharedLibrary.open(path: path) {
         case .success(let opened): library = opened
+        case .failure(let error) where error.refused:
+            return .failure(StarlineError(.internalError, "not loaded: \(error.reason)"))
         case .failure(let error):
             return .failure(StarlineError(.internalError, "cannot load \(path) (install the libzxing2 package): \(error.reason)"))
         }

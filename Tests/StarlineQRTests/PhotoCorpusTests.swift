@@ -99,7 +99,8 @@ import Testing
         let refused = try version()
         #expect(
             refused.contains("libzbar alone (ZXing-C++ is not available: ")
-                && refused.contains("/\(ZXingLibrary.fileName) is writable by others (mode 0664)"),
+                && refused.contains("not loaded: the library ")
+                && refused.contains("/\(ZXingLibrary.fileName) is writable by others (mode 0664)") && !refused.contains("install the"),
             "\(refused)")
         // Installed properly beside the tool, the same copy is the second engine.
         #expect(chmod(shim, 0o644) == 0)
