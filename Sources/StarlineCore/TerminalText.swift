@@ -21,26 +21,19 @@ public enum TerminalText {
 
     /// `text` with every hidden character replaced by its escape (`\x1b`, `\x9b`, `\u202e`); unchanged (and
     /// not copied) when it has none.
-    public static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { isHidden($0.value) }) else { return text }
-        var out = ""
-        out.reserveCapacity(text.utf8.count + 16)
-        for scalar in text.unicodeScalars {
-            if isHidden(scalar.value) { out += escape(scalar.value) } else { out.unicodeScalars.append(scalar) }
-        }
-        return out
-    }
+    public static func visible(_ text: String) -> String { escaped(text) { isHidden($0.value) } }
 
     /// `visible`, keeping line feeds (a multi-line notice or payload stays multi-line; a tab too).
     public static func visibleLines(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 != "\n" && $0 != "\t" && isHidden($0.value) }) else { return text }
+        escaped(text) { $0 != "\n" && $0 != "\t" && isHidden($0.value) }
+    }
+
+    private static func escaped(_ text: String, _ hides: (Unicode.Scalar) -> Bool) -> String {
+        guard text.unicodeScalars.contains(where: hides) else { return text }
         var out = ""
+        out.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
-            if scalar != "\n", scalar != "\t", isHidden(scalar.value) {
-                out += escape(scalar.value)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
+            if hides(scalar) { out += escape(scalar.value) } else { out.unicodeScalars.append(scalar) }
         }
         return out
     }

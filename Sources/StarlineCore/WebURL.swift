@@ -128,11 +128,16 @@ enum IPv4 {
 
 public enum PercentEncoding {
     /// Decodes %XX escapes and '+' as space; invalid escapes are kept literally.
-    public static func decodeForm<S: StringProtocol>(_ s: S) -> String {
+    public static func decodeForm<S: StringProtocol>(_ s: S) -> String { decode(s, plusIsSpace: true) }
+
+    /// Decodes %XX escapes ('+' stays '+', as in a URL path); invalid escapes are kept literally.
+    public static func decode<S: StringProtocol>(_ s: S) -> String { decode(s, plusIsSpace: false) }
+
+    private static func decode<S: StringProtocol>(_ s: S, plusIsSpace: Bool) -> String {
         var bytes: [UInt8] = []
         var it = Array(s.utf8)[...]
         while let b = it.popFirst() {
-            if b == UInt8(ascii: "+") {
+            if plusIsSpace, b == UInt8(ascii: "+") {
                 bytes.append(0x20)
             } else if b == UInt8(ascii: "%"), it.count >= 2, let h = hex(it[it.startIndex]), let l = hex(it[it.startIndex + 1]) {
                 bytes.append(h << 4 | l)

@@ -109,46 +109,22 @@ struct Route {
     var key: String { "\(method) \(template)" }
 
     /// The route's parameters when the raw path (escapes kept: a %2F is not a "/") has its segments; each
-    /// parameter decoded once matched (`decodedSegment`).
+    /// parameter decoded once matched (an invalid escape kept as it is, as MHD's own decoding keeps it). A
+    /// decoded "/" or NUL stays inside the value — it neither splits the path nor ends it — and the handler
+    /// judges the value as it judges any other (an unknown id, an invalid client id).
     func match(_ pathSegments: [Substring]) -> [String: String]? {
         guard pathSegments.count == segments.count else { return nil }
         var parameters: [String: String] = [:]
         for (t, p) in zip(segments, pathSegments) {
             if t.hasPrefix("{") && t.hasSuffix("}") {
                 guard !p.isEmpty else { return nil }
-                parameters[String(t.dropFirst().dropLast())] = decodedSegment(p)
+                parameters[String(t.dropFirst().dropLast())] = PercentEncoding.decode(p)
             } else if t != p {
                 return nil
             }
         }
         return parameters
     }
-}
-
-/// One raw path segment percent-decoded (an invalid escape kept as it is, as MHD's own decoding keeps it). A
-/// decoded "/" or NUL stays inside the value — it neither splits the path nor ends it — and the handler judges
-/// the value as it judges any other (an unknown id, an invalid client id).
-func decodedSegment(_ segment: Substring) -> String {
-    guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
-    func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x37
-        case 0x61...0x66: c - 0x57
-        default: nil
-        }
-    }
-    var bytes: [UInt8] = []
-    var rest = Array(segment.utf8)[...]
-    while let b = rest.popFirst() {
-        if b == UInt8(ascii: "%"), rest.count >= 2, let high = hex(rest[rest.startIndex]), let low = hex(rest[rest.startIndex + 1]) {
-            bytes.append(high << 4 | low)
-            rest = rest.dropFirst(2)
-        } else {
-            bytes.append(b)
-        }
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// The segments of a URL path, split at every "/" scalar (a path like `/🏻`, found by schemathesis, must
