@@ -36,7 +36,11 @@ public final class FileLock {
     }
 
     deinit {
-        // Closing the descriptor releases the lock.
+        // Unlock before closing. Closing releases the lock only when the last reference to the open file
+        // description goes, and a child another thread is spawning holds a copy of our descriptor table
+        // between its clone and its exec (O_CLOEXEC acts only at exec): a close alone can leave the lock held
+        // for that window, a LOCK_UN on the description releases it at once for every copy.
+        _ = flock(fd, LOCK_UN)
         close(fd)
     }
 

@@ -143,6 +143,46 @@ final class FileLockTests: Sendable {
         #expect(after >= .milliseconds(140))
     }
 
+    @Test("releasing the FileLock object releases the lock even while a child holds a copy of its descriptor")
+    func releaseWhileChildHoldsDescriptor() throws {
+        // A child being spawned by another thread holds a copy of the descriptor table until its exec; here
+        // the child keeps that copy (dup2 onto its fd 3) for as long as it runs, which makes the window last.
+        let path = dir + "/x.lock"
+        var holder: FileLock? = try FileLock(path: path)
+        try holder?.lock()
+        let fd = try #require(descriptor(openOn: path))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fd, 3)
+        var child = pid_t()
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("30"), nil]
+        defer { argv.forEach { free($0) } }
+        #expect(posix_spawn(&child, "/bin/sleep", &actions, nil, argv, environ) == 0)
+        defer {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        #expect(try FileLock(path: path).tryLock() == false)
+        withExtendedLifetime(holder) {}
+        holder = nil
+        #expect(try FileLock(path: path).tryLock() == true, "the lock is free once its FileLock is gone")
+    }
+
+    /// The descriptor of this process that has `path` open (the FileLock's own, which is private).
+    private func descriptor(openOn path: String) -> Int32? {
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        for name in names {
+            guard let fd = Int32(name),
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")
+            else { continue }
+            if target == resolved || target == path { return fd }
+        }
+        return nil
+    }
+
     @Test("releasing the FileLock object releases the lock; withLock releases when the body throws")
     func releaseOnDeinitAndThrow() throws {
         let path = dir + "/x.lock"
