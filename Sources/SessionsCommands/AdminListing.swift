@@ -38,7 +38,8 @@ struct AdminListing {
             counts.withLock { $0.users += 1 }
             guard let sessions = result.value else {
                 // What stopped the whole run (not an admin, the session ended) is reported once, as the run's error.
-                if let error = result.error, result.failure == .skipped || Self.endsTheRun(error) { return nil }
+                // (A 403 on one user while the caller is still an admin is that user's failure: the run goes on.)
+                if result.failure == .skipped || result.stoppedTheRun { return nil }
                 counts.withLock { $0.failed += 1 }
                 let error = result.error ?? StarlineError(.internalError, "no sessions")
                 output.notice(
@@ -64,10 +65,6 @@ struct AdminListing {
                 details: .object([("users", .int(users)), ("failed", .int(failures))]))
         }
         return .ok
-    }
-
-    nonisolated static func endsTheRun(_ error: StarlineError) -> Bool {
-        error.exitStatus == .forbidden || error.exitStatus == .sessionEnded || error.code == .sessionChanged
     }
 
     /// `--user` values, or user ids on stdin (one a line; blank lines and # comments skipped).

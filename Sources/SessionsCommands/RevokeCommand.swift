@@ -56,9 +56,11 @@ enum RevokeCommand: AsyncCommand {
             then one {\"summary\":{…}} line. A malformed input line is reported on its own line and the run goes on; a \
             repeated item is reported skipped, pointing at its first line.\n\nRequests run in parallel through one rate \
             limiter: a 429's Retry-After pauses every worker and the concurrency backs off while throttled. An item's own \
-            network errors and 5xx are retried with backoff and jitter (--max-attempts). When requests fail across \
-            workers, the server is down for everyone: every worker waits, one probe at a time tests it (backoff with \
-            jitter), and those attempts are charged to no item; stderr says how long the run has waited. After \
+            network errors and 5xx are retried with backoff and jitter (--max-attempts). When requests of three distinct \
+            items fail with no answer between, the server may be down for everyone: every worker waits, one probe at a \
+            time tests it (backoff with jitter; the probe is an item that has never failed), and those attempts are \
+            charged to no item; stderr says how long the run has waited. An item that failed while the server answered \
+            others fails on its own: its attempts are always charged and it never holds the run. After \
             --outage-timeout of waiting in all (outage and throttling together), the items not finished are reported \
             skipped and the run exits 7 \
             (--journal FILE --resume finishes them). The caller's own session, when listed, is revoked last, and then the \
@@ -75,7 +77,8 @@ enum RevokeCommand: AsyncCommand {
             verify. --rate is per process: to keep a tenant's quota of Q requests a second over N shards, give each \
             --rate Q/N. Malformed input lines are reported by shard 0 only.\n\nExit 0 only when every item was revoked or \
             already revoked; 8 when some were not (an id without a user that is not one of your sessions is notFound with \
-            a hint to pass --user); 5 when the caller is not allowed (not an admin: the run stops, the login is kept); 4 \
+            a hint to pass --user, or a 403 on one target while the caller is still an admin); 5 when the caller is not \
+            allowed (not an admin, or no longer: GET /api/me decides on a 403; the run stops, the login is kept); 4 \
             when the caller's own session ends mid-run (the run stops, the local session is cleared, S15); 11 when the \
             stored account changed mid-run; 7 when the server stayed down past --outage-timeout.
             """,

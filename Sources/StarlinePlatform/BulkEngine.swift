@@ -32,6 +32,8 @@ public struct BulkItemResult<Item: Sendable, Value: Sendable>: Sendable {
     public var failure: BulkItemStatus?
     public var attempts: Int
     public var error: StarlineError?
+    /// This item's answer stopped the whole run (`BulkAttempt.stopRun`): its error is the run's, not the item's.
+    public var stoppedTheRun = false
 }
 
 extension BulkItemResult where Value == BulkItemStatus {

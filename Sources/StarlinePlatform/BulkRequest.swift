@@ -3,8 +3,9 @@ import StarlineCore
 /// One blocking request of a bulk worker, and the rules by which the engine takes its answer — shared by
 /// every multi-item command (`SessionRevoker`, `SessionLister`): a transport error is transient when it is
 /// a network error or timeout, and stops the run when every request would meet it (an untrusted
-/// certificate, `RetryPolicy.failsEveryRequest`); a 429 waits for its `Retry-After`; a 401, a 403 ending the session or a 403
-/// FORBIDDEN stops the run (no item can succeed); other retryable statuses are transient, the rest fail.
+/// certificate, `RetryPolicy.failsEveryRequest`); a 429 waits for its `Retry-After`; a 401 or a 403 ending the session
+/// stops the run (no item can succeed); a 403 FORBIDDEN stops it only when `BulkCallerCheck` finds the caller
+/// refused (else it is the item's failure); other retryable statuses are transient, the rest fail.
 enum BulkRequest {
     /// The request on the calling thread (a reused keep-alive handle); errors carry the route.
     static func send(_ transport: any HTTPExchange, _ request: HTTPRequestSpec, route: String) -> Result<HTTPReply, StarlineError> {
@@ -21,7 +22,7 @@ enum BulkRequest {
     /// `known` takes the answers the command gives a meaning of its own (its 2xx, a 404 that means "gone");
     /// nil leaves an answer to the common rules. `now` (Unix seconds, the client's clock) reads a `Retry-After` date.
     static func attempt<Value>(
-        _ outcome: Result<HTTPReply, StarlineError>, route: String, now: @autoclosure () -> Int64,
+        _ outcome: Result<HTTPReply, StarlineError>, route: String, now: @autoclosure () -> Int64, callerCheck: BulkCallerCheck?,
         known: (HTTPReply) -> BulkAttempt<Value>?
     ) -> BulkAttempt<Value> {
         let reply: HTTPReply
@@ -36,7 +37,18 @@ enum BulkRequest {
             return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0, now: now()) })
         }
         let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: now())
-        if error.exitStatus == .sessionEnded || error.exitStatus == .forbidden { return .stopRun(error) }
+        if error.exitStatus == .sessionEnded { return .stopRun(error) }
+        if error.exitStatus == .forbidden {
+            guard let callerCheck else { return .stopRun(error) }
+            switch callerCheck.verdict(on: error, adminRoute: route.contains(" /api/admin/")) {
+            case .itemOnly:
+                var own = error
+                own.message += " (this item only: the run's account is still signed in with its roles, so the run goes on)"
+                return .failed(own)
+            case .caller(let stop): return .stopRun(stop)
+            case .unknown(let cause): return .transient(cause)
+            }
+        }
         return RetryPolicy.isRetryable(status: reply.status) ? .transient(error) : .failed(error)
     }
 

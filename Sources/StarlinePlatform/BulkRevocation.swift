@@ -78,7 +78,7 @@ public final class BulkRevocation: @unchecked Sendable {
         self.shard = shard
         self.sameAccount = sameAccount
         self.report = report
-        run = BulkRun(configuration, onOutage: onOutage)
+        run = BulkRun(configuration, onOutage: onOutage, serverAnswers: { [revoker] in revoker.callerCheck.serverAnswers() })
     }
 
     var ownUser: String? { credentials.user["id"]?.stringValue }

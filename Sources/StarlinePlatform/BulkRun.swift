@@ -31,10 +31,21 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
     /// Held while a worker asks the source for the next item (which may block on a pipe).
     private let sourceLock = Locked(())
 
-    public init(_ configuration: BulkConfiguration, onOutage: @escaping @Sendable (OutageWatch.Event) -> Void = { _ in }) {
+    /// The outage probe when no fresh item is left: nil when the server answered, else why not (`BulkCallerCheck.serverAnswers`).
+    let serverAnswers: (@Sendable () -> StarlineError?)?
+
+    public init(
+        _ configuration: BulkConfiguration, onOutage: @escaping @Sendable (OutageWatch.Event) -> Void = { _ in },
+        serverAnswers: (@Sendable () -> StarlineError?)? = nil
+    ) {
         self.configuration = configuration
+        self.serverAnswers = serverAnswers
         gate = RateGate(maxConcurrency: configuration.parallel, requestsPerSecond: configuration.requestsPerSecond)
-        outage = configuration.outageTimeout.map { OutageWatch(timeout: $0, clock: configuration.clock, onEvent: onOutage) }
+        // Three distinct items failing with no answer between make an outage suspect — two when only two are in flight.
+        let distinct = min(3, max(2, configuration.parallel))
+        outage = configuration.outageTimeout.map {
+            OutageWatch(threshold: distinct, timeout: $0, clock: configuration.clock, onEvent: onOutage)
+        }
     }
 
     /// Stops the run: no new request is sent; the items waiting and the rest of the source are reported `skipped`.
@@ -69,15 +80,10 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
         attempt: @escaping @Sendable (Item) -> BulkAttempt<Value>,
         finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?
     ) -> BulkEngine.Summary {
+        let worker = Worker(source: source, attempt: attempt, finished: finished)
         WorkerThreads.run(count: max(1, workers ?? configuration.parallel)) { _ in
             while let (index, item) = take(source) {
-                let result = work(index, item, attempt)
-                // `finished` failing (the journal cannot be written) stops the run: nothing may be done unrecorded.
-                let failure: StarlineError? = state.withLockNotifying { s in
-                    s.inFlight[index] = nil
-                    return s.reportsClosed ? nil : finished(result)
-                }
-                if let failure { stop(failure) }
+                report(work(index, item, worker), worker)
             }
         }
         // An outage past its budget has already stopped the run: the worker whose `admit` gave up called `stop`.
@@ -93,6 +99,24 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
             outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: now.outageRequests)
     }
 
+    /// What a worker does with items: where it takes them, how it attempts one, where it reports the end.
+    private struct Worker {
+        var source: @Sendable () -> Item?
+        var attempt: @Sendable (Item) -> BulkAttempt<Value>
+        var finished: @Sendable (BulkItemResult<Item, Value>) -> StarlineError?
+    }
+
+    /// Reports an item's end, once.
+    private func report(_ result: BulkItemResult<Item, Value>, _ worker: Worker) {
+        outage?.ended(item: result.index)
+        // `finished` failing (the journal cannot be written) stops the run: nothing may be done unrecorded.
+        let failure: StarlineError? = state.withLockNotifying { s in
+            s.inFlight[result.index] = nil
+            return s.reportsClosed ? nil : worker.finished(result)
+        }
+        if let failure { stop(failure) }
+    }
+
     /// The next item, unless the run was abandoned; registered as in flight under the same lock as its report.
     private func take(_ source: @Sendable () -> Item?) -> (Int, Item)? {
         sourceLock.withLock { _ in
@@ -105,8 +129,10 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
         }
     }
 
-    /// One item's attempts until it is done, failed, or the run stops.
-    private func work(_ index: Int, _ item: Item, _ attempt: @Sendable (Item) -> BulkAttempt<Value>) -> BulkItemResult<Item, Value> {
+    /// One item's attempts until it is done, failed, or the run stops. `probe`: the first attempt is the outage
+    /// probe the watch granted (to an item taken fresh for it, which probes no further fresh item itself).
+    private func work(_ index: Int, _ item: Item, _ worker: Worker, probe: Bool = false) -> BulkItemResult<Item, Value> {
+        let attempt = worker.attempt
         var requests = 0, free = 0, throttled = 0
         /// Streaks of the transient failures charged to this item (`OutageWatch.Charge`); -1 without a watch.
         var charges: [Int] = []
@@ -124,12 +150,33 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
             BulkItemResult(index: index, item: item, value: value, failure: failure, attempts: requests - free - refunded(), error: error)
         }
 
+        var granted = probe
         while true {
             var probing = false
-            if let outage {
-                switch outage.admit() {
+            if granted {
+                granted = false
+                probing = true
+            } else if let outage {
+                switch outage.admit(item: index, mayTakeFresh: !probe) {
                 case .go: break
                 case .probe: probing = true
+                case .probeWithFreshItem:
+                    // This item has failed already: a fresh one tells an outage from items that fail on their own.
+                    guard let (freshIndex, fresh) = take(worker.source) else {
+                        // None left (the run's tail): ask the server something else; an answer means it is up
+                        // and the items waiting fail on their own.
+                        guard let serverAnswers else {
+                            probing = true
+                            break
+                        }
+                        switch serverAnswers() {
+                        case nil: outage.answered(probe: true)
+                        case let error?: outage.probeFailed(error: error)
+                        }
+                        continue
+                    }
+                    report(work(freshIndex, fresh, worker, probe: true), worker)
+                    continue
                 case .stop(let cause):
                     // The outage budget ran out: the whole run stops, every waiting item is skipped.
                     if let cause, stopError == nil { stop(cause) }
@@ -156,7 +203,9 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
                 gate.release(.answered)
                 outage?.answered(probe: probing)
                 stop(error)
-                return end(nil, .failed, error)
+                var result = end(nil, .failed, error)
+                result.stoppedTheRun = true
+                return result
             case .throttled(let retryAfter):
                 throttled += 1
                 outage?.answered(probe: probing)

@@ -1,16 +1,23 @@
 import StarlineCore
 
 /// Whether the server is down for everyone, as a bulk run sees it: an outage is the run's
-/// problem, not the item's.
+/// problem, not the item's; a few bad items are their own problem and never hold the others.
 ///
-/// Transient failures (no answer, a 5xx) of at least `threshold` requests in a row, across at least two
-/// items, with no answer in between, make the server *suspect*: every worker holds its next request and one
-/// probe goes out — the request of an item that is waiting anyway, so the probe tests exactly the route the
-/// run needs (an outage of one route is an outage for this run). A probe that gets any answer ends the
-/// suspicion and nothing is refunded (the failures were the items' own: one bad item among good ones). A probe
-/// that fails confirms the outage: the run is *down*, the failures of the streak that led to it are refunded to
-/// their items (`isOutage(streak:)`), and probes go on alone with backoff (jitter, capped at `maxProbeInterval`)
-/// until one is answered. Requests that fail while the server is suspect or down are never charged.
+/// Transient failures (no answer, a 5xx) of at least `threshold` *distinct* items in a row, with no answer in
+/// between, make the server *suspect*: every worker holds its next request and one probe goes out — the
+/// request of an item that is waiting anyway, so the probe tests exactly the route the run needs (an outage of
+/// one route is an outage for this run). A probe that gets any answer ends the suspicion and nothing is
+/// refunded. A probe that fails confirms the outage: the run is *down*, the failures of the streak that led to
+/// it are refunded to their items (`isOutage(streak:)`), and probes go on alone with backoff (jitter, capped
+/// at `maxProbeInterval`) until one is answered.
+///
+/// Which item probes decides whether a few bad items can pass for an outage, so the watch ranks the waiting
+/// items and the probe goes to the best one: an item that has never failed, then one whose failures were all
+/// part of streaks with no answer around them, last a *known-bad* item — one that failed while the server
+/// answered other items (a persistent 500 on one user's sessions, a request that hangs). A known-bad item's
+/// failures are its own: they are always charged, never extend a streak, and its failing probe confirms
+/// nothing (the next waiter probes). A request that times out is therefore one item's problem until other
+/// items time out too, and one bad item among good ones never makes the workers wait for it.
 ///
 /// Past `timeout` seconds of waiting in all (every outage of the run together) the watch stops: the engine
 /// reports the items it did not finish `skipped`, with the last failure as the cause (exit 7, resumable).
@@ -20,8 +27,12 @@ public final class OutageWatch: Sendable {
     /// What the engine should do before an item's next request.
     public enum Admission: Sendable {
         case go
-        /// This worker sends the probe: its answer is reported with `probeAnswered` / `transientFailure(probe: true)`.
+        /// This worker sends the probe: its answer is reported with `answered(probe:)` / `transientFailure(probe: true)`.
         case probe
+        /// This worker sends the probe, with an item it takes now instead of its own, which has failed already
+        /// (`mayTakeFresh`): every worker may hold an item that fails on its own, and only an item that has
+        /// not failed tells an outage from them.
+        case probeWithFreshItem
         /// The run is stopped, or waited out its outage budget (the error says which).
         case stop(StarlineError?)
     }
@@ -53,11 +64,16 @@ public final class OutageWatch: Sendable {
 
     private struct State {
         var phase = Phase.up
-        var streak = 0
         var streakId = 0
-        var streakFirstItem: Int?
-        var streakItems = 0
+        /// The distinct items (not known-bad) that failed since the last answer.
+        var streakItems: Set<Int> = []
         var outageStreaks: Set<Int> = []
+        /// Items with a transient failure so far; `knownBad` those that failed while the server answered others.
+        /// Both forget an item when it ends (`ended`), so they hold at most the items in flight and waiting.
+        var failed: Set<Int> = []
+        var knownBad: Set<Int> = []
+        /// The items waiting in `admit` while the server is suspect or down, with their rank (`rank`).
+        var waiting: [Int: Int] = [:]
         var probing = false
         var probes = 0
         var nextProbeAt: UInt64 = 0
@@ -89,24 +105,32 @@ public final class OutageWatch: Sendable {
         state.withLock { s in Double(s.waitedBefore + (s.phase == .up ? 0 : Self.elapsed(clock.now(), since: s.since))) / 1e9 }
     }
 
-    /// Waits while the server is suspect or down; returns when this worker may send, must probe, or must stop.
-    public func admit() -> Admission {
+    /// Waits while the server is suspect or down; returns when the worker holding `item` may send, must probe,
+    /// or must stop. Of the items waiting, the best ranked probes (`rank`); when that item has failed before
+    /// and the worker `mayTakeFresh`, it probes with a fresh item instead.
+    public func admit(item: Int, mayTakeFresh: Bool = false) -> Admission {
         while true {
             enum Step { case done(Admission), wait(UInt64, UInt64), event(Event, UInt64, UInt64) }
             let step: Step = state.withLock { s in
                 // Read under the lock: a time read before it could be older than a `since` set meanwhile.
                 let now = clock.now()
-                if let stopped = s.stopped { return .done(.stop(stopped)) }
-                if s.phase == .up { return .done(.go) }
+                func leave(_ admission: Admission) -> Step {
+                    s.waiting[item] = nil
+                    return .done(admission)
+                }
+                if let stopped = s.stopped { return leave(.stop(stopped)) }
+                if s.phase == .up { return leave(.go) }
                 let waited = s.waitedBefore + Self.elapsed(now, since: s.since)
                 if Double(waited) / 1e9 > timeout {
                     let error = Self.gaveUp(after: Double(waited) / 1e9, last: s.lastError)
                     s.stopped = .some(error)
-                    return .done(.stop(error))
+                    return leave(.stop(error))
                 }
-                if !s.probing, now >= s.nextProbeAt {
+                let rank = Self.rank(item, s)
+                s.waiting[item] = rank
+                if !s.probing, now >= s.nextProbeAt, rank <= s.waiting.values.min() ?? rank {
                     s.probing = true
-                    return .done(.probe)
+                    return leave(rank > 0 && mayTakeFresh ? .probeWithFreshItem : .probe)
                 }
                 let slice: UInt64 = 20_000_000
                 let wake = s.probing ? now + slice : min(s.nextProbeAt, now + slice)
@@ -134,10 +158,10 @@ public final class OutageWatch: Sendable {
         let event: Event? = state.withLock { s in
             let now = clock.now()
             if probe { s.probing = false }
-            s.streak = 0
+            // The server answered while these items failed: unless an outage explained it, they fail on their own.
+            if !s.outageStreaks.contains(s.streakId) { s.knownBad.formUnion(s.streakItems) }
             s.streakId += 1
-            s.streakFirstItem = nil
-            s.streakItems = 0
+            s.streakItems = []
             guard s.phase != .up else { return nil }
             let wasDown = s.phase == .down
             let lasted = Self.elapsed(now, since: s.since)
@@ -155,29 +179,22 @@ public final class OutageWatch: Sendable {
         let charge: Charge = state.withLock { s in
             let now = clock.now()
             s.lastError = error
-            if probe {
-                s.probing = false
-                if s.phase == .suspect {
-                    // Confirmed: the streak that raised the suspicion was the outage, not its items.
-                    s.phase = .down
-                    s.outageStreaks.insert(s.streakId)
-                    s.lastNotice = now
-                    event = Event(kind: .down, waited: Double(Self.elapsed(now, since: s.since)) / 1e9, budget: timeout, lastError: error)
-                }
-                s.probes += 1
-                s.nextProbeAt = now + ReplyLimits.nanoseconds(probeInterval(s.probes))
+            s.failed.insert(item)
+            if probe { s.probing = false }
+            if s.knownBad.contains(item) {
+                // Its own failure, whatever the phase: charged, and no evidence about the server. The next waiter
+                // probes at once.
+                if probe { s.nextProbeAt = now }
+                return .charged(streak: -1)
+            }
+            if probe, s.phase != .up {
+                event = probeFailed(&s, now: now, error: error)
                 return .free
             }
             guard s.phase == .up else { return .free }
-            s.streak += 1
-            if s.streakFirstItem == nil {
-                s.streakFirstItem = item
-                s.streakItems = 1
-            } else if s.streakItems == 1, s.streakFirstItem != item {
-                s.streakItems = 2
-            }
+            s.streakItems.insert(item)
             let streak = s.streakId
-            if s.streak >= threshold, s.streakItems >= 2 {
+            if s.streakItems.count >= threshold {
                 s.phase = .suspect
                 s.since = now
                 s.probes = 0
@@ -188,6 +205,48 @@ public final class OutageWatch: Sendable {
         }
         if let event { onEvent(event) }
         return charge
+    }
+
+    /// A probe that was not an item's request (`BulkRun`'s `serverAnswers`, when no fresh item is left) got no answer.
+    public func probeFailed(error: StarlineError) {
+        let event: Event? = state.withLock { s in
+            s.probing = false
+            s.lastError = error
+            return s.phase == .up ? nil : probeFailed(&s, now: clock.now(), error: error)
+        }
+        if let event { onEvent(event) }
+    }
+
+    /// A failed probe: a suspicion is confirmed (the streak that raised it was the outage, not its items, and is
+    /// refunded), and the next probe waits its backoff.
+    private func probeFailed(_ s: inout State, now: UInt64, error: StarlineError) -> Event? {
+        var event: Event?
+        if s.phase == .suspect {
+            s.phase = .down
+            s.outageStreaks.insert(s.streakId)
+            s.lastNotice = now
+            event = Event(kind: .down, waited: Double(Self.elapsed(now, since: s.since)) / 1e9, budget: timeout, lastError: error)
+        }
+        s.probes += 1
+        s.nextProbeAt = now + ReplyLimits.nanoseconds(probeInterval(s.probes))
+        return event
+    }
+
+    /// The item is done with (its result was reported): the watch forgets what it knew of it.
+    public func ended(item: Int) {
+        state.withLock { s in
+            s.failed.remove(item)
+            s.knownBad.remove(item)
+            s.waiting[item] = nil
+        }
+    }
+
+    /// The items waiting in `admit` and their rank (tests).
+    var waitingItems: [Int: Int] { state.withLock { $0.waiting } }
+
+    /// The order in which waiting items probe: 0 never failed, 1 failed only where no answer came, 2 known-bad.
+    private static func rank(_ item: Int, _ s: State) -> Int {
+        s.knownBad.contains(item) ? 2 : s.failed.contains(item) ? 1 : 0
     }
 
     /// True once the streak a failure was charged in turned out to be an outage: the charge is refunded.

@@ -7,11 +7,14 @@ public struct SessionLister: Sendable {
     /// The run's transport (keep-alive handles for the workers); `api` gives the routes and the clock.
     let transport: any HTTPExchange
     let token: String
+    /// Whose a 403 is: one user's listing refused is that user's failure while the caller is still an admin.
+    public let callerCheck: BulkCallerCheck
 
     public init(api: PlatformAPI, transport: any HTTPExchange, token: String) {
         self.api = api
         self.transport = transport
         self.token = token
+        callerCheck = BulkCallerCheck(api: api, transport: transport, token: token)
     }
 
     /// `GET /api/admin/users/{uid}/sessions`: the user's sessions.
@@ -39,7 +42,9 @@ public struct SessionLister: Sendable {
     private func get<Value>(_ route: String, _ path: String, _ read: (AnswerReader) throws -> Value) -> BulkAttempt<Value> {
         let request = HTTPRequestSpec(
             method: "GET", url: api.url(path), headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
-        return BulkRequest.attempt(BulkRequest.send(transport, request, route: route), route: route, now: api.clock.now()) { reply in
+        return BulkRequest.attempt(
+            BulkRequest.send(transport, request, route: route), route: route, now: api.clock.now(), callerCheck: callerCheck
+        ) { reply in
             BulkRequest.success(api, reply, route: route, read)
         }
     }

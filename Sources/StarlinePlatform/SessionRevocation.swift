@@ -20,6 +20,8 @@ public struct SessionRevoker: Sendable {
     /// The caller's user id: a target of that user goes through the caller's own route, so that `list --jsonl`
     /// (which names the user) piped into revoke works without the admin role.
     let ownUser: String?
+    /// Whose a 403 is: one target refused is that item's failure while the caller is still an admin.
+    public let callerCheck: BulkCallerCheck
 
     /// `transport` carries the run's keep-alive connections (one handle per worker, reused).
     public init(api: PlatformAPI, transport: any HTTPExchange, token: String, ownUser: String?) {
@@ -27,6 +29,7 @@ public struct SessionRevoker: Sendable {
         self.transport = transport
         self.token = token
         self.ownUser = ownUser
+        callerCheck = BulkCallerCheck(api: api, transport: transport, token: token)
     }
 
     public struct Answer: Sendable {
@@ -54,7 +57,9 @@ public struct SessionRevoker: Sendable {
     /// by `BulkRequest`'s common rules.
     func classify(_ outcome: Result<HTTPReply, StarlineError>, route: String) -> Answer {
         var wasCurrent = false
-        let attempt: BulkAttempt<BulkItemStatus> = BulkRequest.attempt(outcome, route: route, now: api.clock.now()) { reply in
+        let attempt: BulkAttempt<BulkItemStatus> = BulkRequest.attempt(
+            outcome, route: route, now: api.clock.now(), callerCheck: callerCheck
+        ) { reply in
             if reply.status == 404 { return .done(.notFound) }
             return BulkRequest.success(api, reply, route: route) { answer in
                 wasCurrent = answer.json["current"]?.boolValue ?? false

@@ -185,11 +185,6 @@ import Testing
         else {
             Issue.record("401"); return
         }
-        guard case .stopRun(let forbidden) = classify(403, #"{"error":{"code":"FORBIDDEN","message":"admin only"}}"#),
-            forbidden.exitStatus == .forbidden
-        else {
-            Issue.record("403"); return
-        }
         guard case .failed = classify(400, #"{"error":{"code":"INVALID_REQUEST","message":"x"}}"#) else { Issue.record("400"); return }
         guard case .failed = classify(200, "not json") else { Issue.record("malformed 200"); return }
         let current = revoker.classify(.success(HTTPReply(status: 200, body: Array(#"{"revoked":true,"current":true}"#.utf8))), route: "x")
@@ -197,5 +192,60 @@ import Testing
         guard case .transient = revoker.classify(.failure(StarlineError(.network, "reset", retryable: true)), route: "x").attempt else {
             Issue.record("network"); return
         }
+    }
+
+    /// Answers `GET /api/me` as `me` says (nil: no answer at all); counts the questions.
+    final class MeExchange: HTTPExchange {
+        let me: HTTPReply?
+        let asked = Locked(0)
+        init(_ me: HTTPReply?) { self.me = me }
+        func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
+            asked.withLock { $0 += 1 }
+            guard request.url.hasSuffix("/api/me"), let me else { throw StarlineError(.network, "connection refused", retryable: true) }
+            return me
+        }
+    }
+
+    static func me(roles: String, status: Int = 200) -> HTTPReply {
+        let body =
+            status == 200
+            ? #"{"user":{"id":"root"},"roles":\#(roles),"session":{"id":"s","appId":"a","expiresAt":"2030-01-01T00:00:00Z"}}"#
+            : #"{"error":{"code":"SESSION_REVOKED","message":"revoked"}}"#
+        return HTTPReply(status: status, headers: ["content-type": "application/json"], body: Array(body.utf8))
+    }
+
+    /// S16: a 403 on one target is that item's failure while the caller is still signed in as an admin (the
+    /// server says so on `GET /api/me`); the run stops only when the caller is refused — the admin role gone,
+    /// the session ended. No answer to the question leaves the item to be tried again.
+    @Test func testS16AForbiddenItemFailsAloneWhileTheCallerIsStillAnAdmin() throws {
+        let forbidden = HTTPReply(status: 403, body: Array(#"{"error":{"code":"FORBIDDEN","message":"protected user"}}"#.utf8))
+        func classify(me: HTTPReply?, route: String = "DELETE /api/admin/users/{uid}/sessions/{id}") throws -> (
+            BulkAttempt<BulkItemStatus>, Int
+        ) {
+            let exchange = MeExchange(me)
+            let revoker = SessionRevoker(
+                api: PlatformAPI(base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: exchange, retries: 0),
+                transport: exchange, token: "t", ownUser: nil)
+            let first = revoker.classify(.success(forbidden), route: route).attempt
+            _ = revoker.classify(.success(forbidden), route: route).attempt
+            return (first, exchange.asked.withLock { $0 })
+        }
+        let (admin, asked) = try classify(me: Self.me(roles: #"["admin"]"#))
+        guard case .failed(let own) = admin, own.exitStatus == .forbidden, own.message.contains("this item only") else {
+            Issue.record("a 403 while still an admin: \(admin)"); return
+        }
+        #expect(asked == 1, "two 403s within a second share one question")
+        guard case .stopRun(let gone) = try classify(me: Self.me(roles: "[]")).0, gone.exitStatus == .forbidden,
+            gone.message.contains("no longer has the admin role")
+        else {
+            Issue.record("a 403 after the admin role was taken away stops the run"); return
+        }
+        guard case .failed = try classify(me: Self.me(roles: "[]"), route: "DELETE /api/sessions/{id}").0 else {
+            Issue.record("the caller's own route needs no role: the 403 is the item's"); return
+        }
+        guard case .stopRun(let ended) = try classify(me: Self.me(roles: "[]", status: 401)).0, ended.exitStatus == .sessionEnded else {
+            Issue.record("a 403 while the caller's session has ended stops the run"); return
+        }
+        guard case .transient = try classify(me: nil).0 else { Issue.record("no answer to the question: tried again"); return }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StarlineCore
+import StarlineTestSupport
 @testable import StarlinePlatform
 import Testing
 
@@ -16,13 +17,14 @@ import Testing
     /// `answer(item, request number of the whole run)` plays the server.
     func run(
         _ count: Int, parallel: Int = 8, maxAttempts: Int = 5, outageTimeout: Double? = 300,
-        answer: @escaping @Sendable (Int, Int) -> BulkAttempt<BulkItemStatus>
+        serverAnswers: (@Sendable () -> StarlineError?)? = nil, answer: @escaping @Sendable (Int, Int) -> BulkAttempt<BulkItemStatus>
     ) -> Run {
         let requests = Locked(0)
         let results = Locked([BulkItemResult<Int, BulkItemStatus>]())
         let events = Locked([OutageWatch.Event.Kind]())
         let configuration = BulkConfiguration(parallel: parallel, maxAttempts: maxAttempts, outageTimeout: outageTimeout, clock: .virtual())
-        let engine = BulkRun<Int, BulkItemStatus>(configuration, onOutage: { event in events.withLock { $0.append(event.kind) } })
+        let engine = BulkRun<Int, BulkItemStatus>(
+            configuration, onOutage: { event in events.withLock { $0.append(event.kind) } }, serverAnswers: serverAnswers)
         let next = Locked(0)
         let summary = engine.run(
             source: {
@@ -87,6 +89,83 @@ import Testing
         #expect(seven?.status == .failed && seven?.attempts == 5)
         #expect(r.results.filter { $0.status == .revoked }.count == 39)
         #expect(!r.events.contains(.down))
+    }
+
+    /// S16: a few bad items among many good ones — five that always answer 500 (one user's sessions, side by
+    /// side in the plan) and three whose requests hang until they time out — neither stall nor stop the run:
+    /// each spends its own attempts and fails with its cause, every other item is revoked, and the run is not
+    /// ended by the outage budget.
+    @Test func testS16AFewBadItemsNeverStallOrStopTheRun() {
+        let persistent = Set(100...104), hanging = Set(300...302)
+        // The server answers other routes (GET /api/me): what the run's tail asks when no fresh item is left.
+        let r = run(1000, parallel: 8, outageTimeout: 300, serverAnswers: { nil }) { item, _ in
+            if persistent.contains(item) { return .transient(StarlineError(.server, "500 Internal Server Error")) }
+            if hanging.contains(item) {
+                usleep(20_000)  // a request held by the server until the client's timeout
+                return .transient(StarlineError(.timeout, "no answer within the timeout", retryable: true))
+            }
+            return .done(.revoked)
+        }
+        #expect(r.summary.stopError == nil, "the run ended early: \(r.summary.stopError?.message ?? "")")
+        #expect(r.results.count == 1000)
+        #expect(r.results.filter { $0.status == .revoked }.count == 992)
+        let bad = r.results.filter { persistent.contains($0.item) || hanging.contains($0.item) }
+        #expect(bad.count == 8 && bad.allSatisfy { $0.status == .failed && $0.attempts == 5 && $0.error != nil })
+        #expect(
+            r.summary.outageRequests <= 8,
+            "requests charged to no item while the run believed the server down: \(r.summary.outageRequests)")
+    }
+
+    /// S16: an item that failed while the server answered others is known to fail on its own: its failures
+    /// never make the server suspect, however many of them come in a row.
+    @Test func testS16AKnownBadItemsFailuresRaiseNoSuspicion() {
+        let events = Locked([OutageWatch.Event.Kind]())
+        let watch = OutageWatch(threshold: 3, timeout: 300, clock: .virtual(), onEvent: { e in events.withLock { $0.append(e.kind) } })
+        for item in 1...3 { _ = watch.transientFailure(item: item, probe: false, error: StarlineError(.server, "500")) }
+        #expect(watch.phase == .suspect, "three distinct items failing with no answer between: suspect")
+        watch.answered()
+        #expect(watch.phase == .up)
+        for _ in 0..<20 {
+            for item in 1...3 {
+                let charge = watch.transientFailure(item: item, probe: false, error: StarlineError(.server, "500"))
+                #expect(charge == .charged(streak: -1), "a known-bad item's failure is its own, never refunded")
+            }
+        }
+        #expect(watch.phase == .up && events.withLock { $0 } == [.suspect])
+        // Three other items failing together are still evidence.
+        for item in 4...6 { _ = watch.transientFailure(item: item, probe: false, error: StarlineError(.server, "503")) }
+        #expect(watch.phase == .suspect)
+        // Forgotten once ended: the index is not remembered past its item.
+        watch.ended(item: 1)
+    }
+
+    /// S16: when the next probe goes out, it goes to an item that has never failed, not to one of the items
+    /// whose failures raised the suspicion (a hanging item would hold every worker for its timeout).
+    @Test func testS16TheProbeGoesToAnItemThatNeverFailed() {
+        let watch = OutageWatch(threshold: 3, timeout: 300, clock: .virtual())
+        for item in 1...3 { _ = watch.transientFailure(item: item, probe: false, error: StarlineError(.timeout, "timeout")) }
+        #expect(watch.phase == .suspect)
+        guard case .probe = watch.admit(item: 5) else { Issue.record("the first waiter probes"); return }
+        // While item 5's probe is out, item 2 (failed in the streak) and item 9 (never failed) wait.
+        let admissions = Locked([Int: String]())
+        let threads = [2, 9].map { item in
+            startThread {
+                let admission: String
+                switch watch.admit(item: item) {
+                case .go: admission = "go"
+                case .probe, .probeWithFreshItem: admission = "probe"
+                case .stop: admission = "stop"
+                }
+                admissions.withLock { $0[item] = admission }
+                if admission == "probe" { watch.answered(probe: true) }
+            }
+        }
+        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+        while watch.waitingItems.count < 2, MonotonicClock.nanoseconds() < deadline { usleep(100) }
+        _ = watch.transientFailure(item: 5, probe: true, error: StarlineError(.timeout, "timeout"))
+        #expect(watch.phase == .down || watch.phase == .up)
+        threads.forEach { $0.wait() }
+        #expect(admissions.withLock { $0 } == [9: "probe", 2: "go"])
     }
 
     /// A short burst that a probe finds over at once is no outage either: nothing is refunded, nothing waits.
