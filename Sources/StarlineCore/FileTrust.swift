@@ -53,6 +53,40 @@ public enum FileTrust: Sendable, Equatable {
         }
     }
 
+    /// Group write on a file of our own state is allowed in one case: a directory shared through a group we
+    /// belong to, as a Kubernetes volume with `fsGroup` is ("1. The owning GID will be the FSGroup 2. The setgid
+    /// bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd
+    /// with rw-rw----", PodSecurityContext) and as admins share an audit directory. The file's group is one of
+    /// this process's groups, and the directory holding it is setgid, of that group and not writable by
+    /// others: whoever can write the file is someone we chose to share the run with. (S16: a retried pod of an
+    /// Indexed Job resumes the journal the failed pod left on such a volume.)
+    public static func groupShared(_ info: stat, directory: String) -> Bool {
+        guard info.st_mode & 0o002 == 0, isOwnGroup(info.st_gid) else { return false }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var dir = stat()
+        guard fstat(fd, &dir) == 0 else { return false }
+        return dir.st_mode & S_ISGID != 0 && dir.st_mode & 0o002 == 0 && dir.st_gid == info.st_gid
+    }
+
+    /// True when `gid` is this process's effective group or one of its supplementary groups.
+    public static func isOwnGroup(_ gid: gid_t) -> Bool {
+        if gid == getegid() { return true }
+        let count = getgroups(0, nil)
+        guard count > 0 else { return false }
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        let n = getgroups(count, &groups)
+        return n > 0 && groups.prefix(Int(n)).contains(gid)
+    }
+
+    /// The directory part of `path` ("." for a bare name).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        let dir = String(path[..<slash])
+        return dir.isEmpty ? "/" : dir
+    }
+
     /// The kind's name in error details.
     public var name: String {
         switch self {

@@ -88,9 +88,13 @@ public final class BulkJournal: @unchecked Sendable {
             problem = untrusted(path, "is not a regular file")
         } else if info.st_uid != geteuid() {
             problem = untrusted(path, "belongs to uid \(info.st_uid), not to you (uid \(geteuid()))")
-        } else if info.st_mode & 0o022 != 0 {
+        } else if info.st_mode & 0o022 != 0, !FileTrust.groupShared(info, directory: FileTrust.directory(of: path)) {
+            // Group write is allowed in a directory shared through our own group (setgid, not world-writable:
+            // a Kubernetes volume with fsGroup), never otherwise.
             problem = untrusted(
-                path, "is writable by group or others (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod go-w \(path)")
+                path,
+                "is writable by group or others (mode \(String(info.st_mode & 0o7777, radix: 8))); run chmod go-w \(path), or keep it in a setgid directory of a group of yours that others cannot write"
+            )
         } else if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             problem =
                 errno == EWOULDBLOCK
@@ -118,7 +122,7 @@ public final class BulkJournal: @unchecked Sendable {
     static func untrusted(_ path: String, _ problem: String) -> StarlineError {
         StarlineError(
             .insecurePermissions,
-            "the journal \(path) \(problem): a journal decides which items are skipped, so only a private regular file of yours is used",
+            "the journal \(path) \(problem): a journal decides which items are skipped, so only a regular file of yours that nobody else can write is used (group write only in a setgid directory of your group)",
             details: .object([("path", .string(path))]))
     }
 

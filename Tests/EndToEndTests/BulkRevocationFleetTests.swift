@@ -147,6 +147,37 @@ import Testing
         #expect(try h.counter(Self.deleteCounter) == 0)
     }
 
+    /// S16, a Kubernetes volume with fsGroup: the kubelet makes a retried pod's journal group-writable
+    /// (rw-rw----) in a setgid directory of the pod's group. That journal is resumed; the same mode in a directory
+    /// that is not setgid, or that others can write, is still refused.
+    @Test func testS16AGroupWritableJournalInASetgidDirectoryOfOurGroupIsResumed() throws {
+        let h = try harness()
+        let ids = try createSessions(h.server, count: 40)
+        let audit = h.home.file("audit")
+        mkdir(audit, 0o770)
+        let journal = audit + "/shard-0.journal"
+        let plan = "user,id\n" + ids.prefix(20).map { "carol,\($0)\n" }.joined()
+        let first = try h.run("sl-sessions", ["revoke", "--journal", journal, "--reason", "fsGroup", "-"], stdin: Array(plan.utf8))
+        #expect(first.status == 0, "\(first.stderrText)")
+        // What fsGroup does on the next mount: the directory setgid, the files OR'd with rw-rw----.
+        chmod(audit, 0o2770)
+        chmod(journal, 0o660)
+        let more = plan + ids.suffix(20).map { "carol,\($0)\n" }.joined()
+        let resumed = try h.run(
+            "sl-sessions", ["revoke", "--journal", journal, "--resume", "--reason", "fsGroup", "-"], stdin: Array(more.utf8))
+        #expect(resumed.status == 0, "\(resumed.stderrText)")
+        let summary = try summary(resumed)
+        #expect(
+            summary?["fromJournal"]?.intValue == 20 && summary?["requests"]?.intValue == 20 && summary?["revoked"]?.intValue == 40,
+            "the first 20 come from the journal, the other 20 are requested: \(String(describing: summary))")
+        for (mode, what) in [(mode_t(0o770), "not setgid"), (mode_t(0o2777), "writable by others")] {
+            chmod(audit, mode)
+            let refused = try h.run(
+                "sl-sessions", ["revoke", "--journal", journal, "--resume", "--reason", "fsGroup", "-"], stdin: Array(more.utf8))
+            #expect(refused.status == 10 && refused.stderrText.contains("INSECURE_PERMISSIONS"), "\(what): \(refused.stderrText)")
+        }
+    }
+
     /// --resume continues the run its header describes: another caller's or another API's journal is refused,
     /// a different --reason too; the header's reason is kept. A journal locked by another run is exit 10.
     @Test func aResumeMustMatchTheJournalsHeader() throws {
