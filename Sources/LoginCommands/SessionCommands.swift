@@ -108,7 +108,7 @@ enum TokenCommand: PlatformCommand {
             return .ok
         }
         guard let store = client.store, let candidate = try store.withState({ try $0.usableCandidate() }) else {
-            throw StarlineError(.notLoggedIn, "not logged in")
+            throw client.notLoggedIn()
         }
         guard candidate.expiresAt > context.io.now().seconds else {
             throw StarlineError(.sessionExpired, "the stored session expired; log in again")
@@ -161,7 +161,7 @@ enum CancelCommand: PlatformCommand {
 }
 
 /// `sl-login status`: what is stored, without the network.
-enum StatusCommand: PlatformCommand {
+enum StatusCommand: AsyncCommand {
     static let spec = CommandSpec(
         "status", abstract: "Show the stored session, pending login and pending revocations (no network)",
         discussion: """
@@ -169,23 +169,37 @@ enum StatusCommand: PlatformCommand {
             status does: 0 only while a session is stored and unexpired (or STARLINE_TOKEN gives one), so `sl-login \
             status && JOB` runs JOB only while logged in. Without a session it exits 3 (NOT_LOGGED_IN), and the error \
             object on stderr says what to run (sl-login; sl-login --device over ssh; sl-login --with-token in a script). \
-            It never calls the server: sl-restore verifies a session.
+            It never calls the server: sl-restore verifies a session. With --warn-within DURATION an unexpired session \
+            that ends within DURATION exits 14 (EXPIRES_SOON): time to sign in again.
             """,
-        examples: [Example("sl-login status --compact >/dev/null 2>&1 || sl-login --device", "Sign in only when no session is stored.")],
+        options: [ExpiryWarning.option.spec],
+        examples: [
+            Example("sl-login status --compact >/dev/null 2>&1 || sl-login --device", "Sign in only when no session is stored."),
+            Example("sl-login status --warn-within 7d > /dev/null", "Exit 14 when the stored session ends within a week.")
+        ],
         exitStatuses: [
             (.ok, "a session is stored and unexpired, or STARLINE_TOKEN is set"),
             (.notLoggedIn, "no session stored, or only one a failed sign-out left unusable (sl-login clear)"),
             (.sessionEnded, "the stored session expired (SESSION_EXPIRED): log in again"),
-            (.storage, "the store cannot be read"), (.data, "a stored record is corrupt; sl-login clear removes it")
+            (.storage, "the store cannot be read"), (.data, "a stored record is corrupt; sl-login clear removes it"),
+            (.expiresSoon, "the stored session ends within --warn-within")
         ])
 
-    /// What to run to get a session, for the NOT_LOGGED_IN message and its details.
-    static let signInHint = "run sl-login (sl-login --device over ssh; printf %s \"$TOKEN\" | sl-login --with-token in a script)"
+    struct Options {
+        var warnWithin: Int64
+        var platform: PlatformOptions
+    }
+
+    static func options(_ arguments: ParsedArguments) throws -> Options {
+        Options(warnWithin: try arguments[ExpiryWarning.option].components.seconds, platform: try PlatformOptions(arguments))
+    }
+
+    static var signInHint: String { StarlightClient.signInHint }
 
     @MainActor
-    static func run(_ options: PlatformOptions, _ context: CommandContext) async throws -> ExitStatus {
-        let client = try PlatformToolSupport.client(options, context)
-        let api = options.api
+    static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
+        let client = try PlatformToolSupport.client(options.platform, context)
+        let api = options.platform.api
         var fields: [(String, JSON)] = [("api", .string(api.description)), ("appId", .string(client.configuration.appId))]
         guard let store = client.store else {
             // STARLINE_TOKEN: a session exists (sl-restore verifies it), but its user is unknown without the network.
@@ -236,6 +250,11 @@ enum StatusCommand: PlatformCommand {
         // The record is printed whatever the verdict; a stdout that failed is reported ahead of it (WRITE_FAILED).
         try context.output.check()
         try verdict(summary, store: store, api: api, appId: client.configuration.appId, now: now)
+        if let candidate = summary.candidate,
+            let soon = ExpiryWarning.check(expiresAt: candidate.expiresAt, now: now, within: options.warnWithin)
+        {
+            throw soon
+        }
         return .ok
     }
 

@@ -20,9 +20,12 @@ enum RestoreCommand: AsyncCommand {
             {\"state\":\"valid|cleared|keptUnverified|absent|noResult\",\"session\":…,\"reason\":…} on stdout and exits \
             0, 4, 7, 3 or 9 accordingly (10 when the store cannot be read, 12 when a stored record is corrupt); the error \
             object goes to stderr. Before verifying, tokens that an earlier offline logout could not revoke are revoked, \
-            best-effort.
+            best-effort.\n\nWith --warn-within DURATION a valid session that ends within DURATION exits 14 \
+            (EXPIRES_SOON, the state still valid and expiresAt in the record): cron mails days before the session ends \
+            instead of once it has. Use it on the check, not on a gate (the job should still run while the session is \
+            valid).
             """,
-        options: [maxAge.spec],
+        options: [maxAge.spec, ExpiryWarning.option.spec],
         examples: [
             Example(
                 """
@@ -31,7 +34,8 @@ enum RestoreCommand: AsyncCommand {
                 """, "Run a job only while the login is valid."),
             Example(
                 "*/10 * * * * sl-restore --max-age 300 --compact >> ~/starline-restore.jsonl",
-                "Check the login from cron every ten minutes.")
+                "Check the login from cron every ten minutes."),
+            Example("sl-restore --warn-within 3d > /dev/null", "Exit 14 while the session is valid but ends within three days.")
         ],
         exitStatuses: [
             (.ok, "valid: verified (or within --max-age)"), (.notLoggedIn, "absent: nothing stored, or a failed sign-out left it unusable"),
@@ -39,16 +43,20 @@ enum RestoreCommand: AsyncCommand {
             (.transient, "keptUnverified: network failure, timeout, 5xx or 429; the session is kept"),
             (.noResult, "noResult: a login is pending, or another run changed the session meanwhile"),
             (.storage, "keptUnverified: the store cannot be read or written"),
-            (.data, "keptUnverified: a stored record is corrupt (an impossible time); sl-login clear removes it")
+            (.data, "keptUnverified: a stored record is corrupt (an impossible time); sl-login clear removes it"),
+            (.expiresSoon, "valid, but the session ends within --warn-within")
         ])
 
     struct Options {
         var maxAge: Int64
+        var warnWithin: Int64
         var platform: PlatformOptions
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        Options(maxAge: try arguments[maxAge].components.seconds, platform: try PlatformOptions(arguments))
+        Options(
+            maxAge: try arguments[maxAge].components.seconds, warnWithin: try arguments[ExpiryWarning.option].components.seconds,
+            platform: try PlatformOptions(arguments))
     }
 
     @MainActor
@@ -65,6 +73,12 @@ enum RestoreCommand: AsyncCommand {
         let outcome = await client.restoreSession(maxAge: options.maxAge)
         context.output.emit(outcome.json)
         if let error = outcome.error { context.output.reportError(error) }
+        if outcome.exitStatus == .ok, let session = outcome.session,
+            let soon = ExpiryWarning.check(expiresAt: session.expiresAt, now: context.io.now().seconds, within: options.warnWithin)
+        {
+            context.output.reportError(soon)
+            return .expiresSoon
+        }
         return outcome.exitStatus
     }
 }

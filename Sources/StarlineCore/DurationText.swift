@@ -87,6 +87,19 @@ public enum DurationText {
         return "\(seconds)s"
     }
 
+    /// Seconds as a person reads a time left, in its two largest units (`187_200` → `2d 4h`, `90` → `1m 30s`).
+    public static func approximate(_ seconds: Int64) -> String {
+        guard seconds > 0 else { return "0s" }
+        var parts: [String] = []
+        var rest = seconds
+        for (size, unit) in [(Int64(86_400), "d"), (3_600, "h"), (60, "m"), (1, "s")] where rest >= size {
+            parts.append("\(rest / size)\(unit)")
+            rest %= size
+            if parts.count == 2 { break }
+        }
+        return parts.joined(separator: " ")
+    }
+
     /// `value * factor + addend`, `Int64.max` when that overflows.
     static func saturating(_ value: Int64, times factor: Int64, plus addend: Int64) -> Int64 {
         let (product, o1) = value.multipliedReportingOverflow(by: factor)

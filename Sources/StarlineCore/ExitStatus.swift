@@ -16,6 +16,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case sessionChanged = 11
     case data = 12
     case locked = 13
+    /// The session is valid but ends within `--warn-within` (sl-restore, sl-login status): renew it before it does.
+    case expiresSoon = 14
     case interrupted = 130
     /// 128 + SIGPIPE: standard output was closed by its reader; the tool ended quietly, as the signal ends
     /// any Unix tool (no error text).
@@ -38,6 +40,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .sessionChanged: "SESSION_CHANGED"
         case .data: "DATA"
         case .locked: "LOCKED"
+        case .expiresSoon: "EXPIRES_SOON"
         case .interrupted: "INTERRUPTED"
         case .brokenPipe: "BROKEN_PIPE"
         }
@@ -67,6 +70,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .sessionChanged: "the account changed while the request was in flight; result discarded"
         case .data: "malformed input or file, no QR symbol found, authentication of stored data failed"
         case .locked: "vault locked or wrong passphrase"
+        case .expiresSoon: "the session is valid but ends within --warn-within (sl-restore, sl-login status): sign in again before it does"
         case .interrupted:
             """
             interrupted by SIGINT (Ctrl-C); SIGHUP and SIGTERM end a tool the same way with 129 and 143 (clean-up done, \

@@ -53,6 +53,7 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let notLoggedIn = ErrorCode("NOT_LOGGED_IN", exit: .notLoggedIn)
     public static let sessionRevoked = ErrorCode("SESSION_REVOKED", exit: .sessionEnded)
     public static let sessionExpired = ErrorCode("SESSION_EXPIRED", exit: .sessionEnded)
+    public static let sessionExpiresSoon = ErrorCode("SESSION_EXPIRES_SOON", exit: .expiresSoon)
     public static let accountRestricted = ErrorCode("ACCOUNT_RESTRICTED", exit: .sessionEnded)
     public static let appUnavailable = ErrorCode("APP_UNAVAILABLE", exit: .sessionEnded)
     public static let forbidden = ErrorCode("FORBIDDEN", exit: .forbidden)

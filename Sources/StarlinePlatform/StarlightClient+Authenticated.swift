@@ -22,7 +22,7 @@ extension StarlightClient {
         } else if let store, let c = try store.withState({ try $0.usableCandidate() }) {
             current = PlatformSession(c)
         } else {
-            throw StarlineError(.notLoggedIn, "not logged in")
+            throw notLoggedIn()
         }
         let identityChangesAtStart = identityChanges
         do {

@@ -26,7 +26,24 @@ extension StarlightClient {
         if let store, let c = try store.withState({ try $0.usableCandidate() }) {
             return RunCredentials(token: c.accessToken, sessionId: c.sessionId, user: c.user, roles: c.roles)
         }
-        throw StarlineError(.notLoggedIn, "not logged in")
+        throw notLoggedIn()
+    }
+
+    /// What to run to get a session (the NOT_LOGGED_IN message of every tool, and `sl-login status`'s).
+    public nonisolated static let signInHint =
+        "run sl-login (sl-login --device over ssh; printf %s \"$TOKEN\" | sl-login --with-token in a script)"
+
+    /// NOT_LOGGED_IN (exit 3) naming where the tool looked — the API, the app id and the service a session is
+    /// stored under — and what to run, as `sl-login status` says it: a cron job that finds no session after a
+    /// profile or HOME changed says which one it used.
+    public nonisolated func notLoggedIn(_ prefix: String = "not logged in") -> StarlineError {
+        let api = configuration.api.description
+        let service = store?.key.service
+        let place = "\(api) (app \(configuration.appId)\(service.map { ", service \($0)" } ?? ""))"
+        var details: [(String, JSON)] = [("api", .string(api)), ("appId", .string(configuration.appId))]
+        if let service { details.append(("service", .string(service))) }
+        details.append(("run", .string("sl-login")))
+        return StarlineError(.notLoggedIn, "\(prefix) to \(place): \(Self.signInHint)", details: .object(details))
     }
 
     /// S14 for work done off the main actor: a check, safe on any thread, that the stored session is still the

@@ -134,7 +134,7 @@ public final class StarlightClient {
                 }
                 candidate = try state.candidate()
                 guard let c = candidate else {
-                    return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in"))
+                    return RestoreOutcome(state: .absent, reason: "noCandidate", error: notLoggedIn())
                 }
                 if c.accessToken.isEmpty || c.sessionId.isEmpty || c.expiresAt <= clock.now() {
                     // Expired or malformed: cleared without a network call (S4 step 1).
@@ -243,7 +243,7 @@ public final class StarlightClient {
     /// STARLINE_TOKEN: verify the memory-only token; nothing touches storage.
     private func restoreMemorySession() async -> RestoreOutcome {
         guard let token = session?.accessToken ?? memoryToken else {
-            return RestoreOutcome(state: .absent, reason: "noCandidate", error: StarlineError(.notLoggedIn, "not logged in"))
+            return RestoreOutcome(state: .absent, reason: "noCandidate", error: notLoggedIn())
         }
         let identityChangesAtStart = identityChanges
         do {

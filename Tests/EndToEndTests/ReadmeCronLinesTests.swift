@@ -76,7 +76,8 @@ import Testing
         var mailLog: String { home + "/mail.log" }
 
         init() throws {
-            harness = try SessionToolsHarness(server: try DevServerProcess())
+            // A session of a month (the dev server's last a day): the README's expiry check warns 3 days ahead.
+            harness = try SessionToolsHarness(server: try DevServerProcess(["--session-ttl", "30d"]))
             try harness.storeLogin("alice")
             // Written by a child process, never by this (multi-threaded) one: a script this process had open
             // for writing when another test forked could not be executed (ETXTBSY).
@@ -99,12 +100,19 @@ import Testing
             guard vault.status == 0 else { throw StarlineError(.internalError, "sl-memory init failed: \(vault.stderrText)") }
         }
 
-        /// What cron gives a line: the tools and the stand-ins on PATH, HOME, the platform of this test.
+        /// What cron gives a line: cron's own PATH (/usr/bin:/bin) unless the block sets one, HOME, the
+        /// platform of this test, the block's variables. The tools stand where the README's PATH line says they
+        /// are installed (/usr/local/bin, `make install PREFIX=/usr/local`; scripts/package-check checks what it
+        /// installs): that directory is the build directory here, with the stand-ins beside it. A block without a
+        /// PATH line gets cron's, and a bare tool name in it is not found (exit 127), as under cron.
         func environment(_ line: CronLine) -> [String: String] {
             var env = harness.environment
-            env["PATH"] = "\(Tools.binDirectory):\(stubs.path):/usr/bin:/bin"
+            env["PATH"] = "/usr/bin:/bin"
             env["SHELL"] = "/bin/sh"
             for (k, v) in line.variables { env[k] = v }
+            env["PATH"] = (env["PATH"] ?? "").split(separator: ":").map {
+                $0 == "/usr/local/bin" ? "\(Tools.binDirectory):\(stubs.path)" : String($0)
+            }.joined(separator: ":")
             return env
         }
 

@@ -146,7 +146,7 @@ import Testing
         for item in 1...3 { _ = watch.transientFailure(item: item, probe: false, error: StarlineError(.timeout, "timeout")) }
         #expect(watch.phase == .suspect)
         guard case .probe = watch.admit(item: 5) else { Issue.record("the first waiter probes"); return }
-        // While item 5's probe is out, item 2 (failed in the streak) and item 9 (never failed) wait.
+        // While the first probe is out, the one that failed in the streak (2) and the one that never failed (9) wait.
         let admissions = Locked([Int: String]())
         let threads = [2, 9].map { item in
             startThread {

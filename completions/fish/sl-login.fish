@@ -36,6 +36,7 @@ complete -c sl-login -n '__fish_seen_subcommand_from start' -l keyring -d 'Keep 
 complete -c sl-login -n '__fish_seen_subcommand_from start' -l no-keyring -d 'Keep the session store\'s key in device.key beside the store (the default; what cron jobs and servers use).'
 complete -c sl-login -n '__fish_seen_subcommand_from start' -l key-custodian -x -d 'Where the session store\'s key lives, as --keyring/--no-keyring (yes/no also accepted from the environment and the profile).'
 complete -c sl-login -n '__fish_seen_subcommand_from complete' -l show-secrets -d 'Include tokens and codes in the output instead of "redacted".'
+complete -c sl-login -n '__fish_seen_subcommand_from status' -l warn-within -x -d 'Exit 14 (EXPIRES_SOON) while the session is valid but ends within this long (0: never): cron mails before it ends. DURATION: seconds, or a number with a unit s, m, h, d or w (90, 30s, 5m, 2h, 3d, 1w, 1d12h).'
 complete -c sl-login -n '__fish_seen_subcommand_from switch' -l browser -d 'Sign in in a browser with a loopback redirect (the default on a terminal with a browser).'
 complete -c sl-login -n '__fish_seen_subcommand_from switch' -l no-browser -d 'Like --browser, but print the URL instead of opening a browser (for ssh -L).'
 complete -c sl-login -n '__fish_seen_subcommand_from switch' -l device -d 'Sign in with a device code shown here, approved on another device.'

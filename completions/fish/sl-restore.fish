@@ -13,3 +13,4 @@ complete -c sl-restore -l events -r -F -d 'Append sessionChanged and error event
 complete -c sl-restore -s h -l help -d 'Print help and exit.'
 complete -c sl-restore -l version -d 'Print the version and exit.'
 complete -c sl-restore -l max-age -x -d 'Accept a session verified at most this long ago without a network call (0: always verify). DURATION: seconds, or a number with a unit s, m, h, d or w (90, 30s, 5m, 2h, 3d, 1w, 1d12h).'
+complete -c sl-restore -l warn-within -x -d 'Exit 14 (EXPIRES_SOON) while the session is valid but ends within this long (0: never): cron mails before it ends. DURATION: seconds, or a number with a unit s, m, h, d or w (90, 30s, 5m, 2h, 3d, 1w, 1d12h).'
