@@ -5,11 +5,15 @@ import StarlineCore
 import StarlinePlatform
 import PlatformCommands
 
-/// `sl-sessions journal verify --plan PLAN J…`: proves that the journals of a run split across processes or
+/// `sl-sessions journal verify [--plan PLAN] J…`: proves that the journals of a run split across processes or
 /// machines (`revoke --shard K/N`, one journal each) did every planned item exactly once.
 enum JournalVerifyCommand: AsyncCommand {
     static let plan = Option<String?>.string(
-        "plan", "FILE|-", help: "The items the run was to do: its --dry-run output or its original input (any form revoke - reads).",
+        "plan", "FILE|-",
+        help: """
+            The items the run was to do: its --dry-run output or its original input (any form revoke - reads). Default: \
+            the plan the journals recorded.
+            """,
         completion: .file(extensions: ["jsonl", "csv", "txt"]))
     static let user = Option<String?>.string("user", "UID", help: "The user of plan lines that name none (as revoke --user UID read them).")
 
@@ -17,7 +21,10 @@ enum JournalVerifyCommand: AsyncCommand {
         "verify", abstract: "Prove that journals did every planned item exactly once",
         discussion: """
             Reads the plan and every journal as streams (any size, bounded memory) and compares items by user and id, \
-            with revoke's own definition of success. Prints one JSON line per item that is not done exactly once — \
+            with revoke's own definition of success. Without --plan the plan is the one the journals recorded: revoke \
+            --journal writes each item of its shard as it reads it ({\"planned\":{\"line\",\"id\",\"user\"}}), before \
+            any request, so a run fed from a pipe is auditable, and a resumed run fed a new listing (without the \
+            sessions already revoked) reads nothing as unplanned. Journals that recorded no plan need --plan. Prints one JSON line per item that is not done exactly once — \
             {\"problem\":\"missing|failed|notFound|doubled|unplanned\",\"id\",\"user\",\"line\",\"finals\",\"failedRecords\"} \
             —, one per plan line that could not be read ({\"problem\":\"unreadablePlanLine\",\"line\",\"reason\"}) and one \
             per journal of another run ({\"problem\":\"mismatchedRun\",\"journal\",\"field\",\"expected\",\"found\"}), \
@@ -34,7 +41,15 @@ enum JournalVerifyCommand: AsyncCommand {
             """,
         options: [plan.spec, user.spec],
         arguments: [ArgumentSpec("JOURNAL", help: "The journals of the run's shards.", variadic: true)],
-        examples: [Example("sl-sessions journal verify --plan plan.jsonl shard-*.journal", "Prove a four-shard run exact.")],
+        examples: [
+            Example("sl-sessions journal verify --plan plan.jsonl shard-*.journal", "Prove a four-shard run exact."),
+            Example(
+                """
+                sl-sessions list --all-users --jsonl | sl-sessions revoke --journal run.journal - && sl-sessions journal \
+                verify run.journal
+                """,
+                "A run from a pipe, audited against the plan its journal recorded.")
+        ],
         exitStatuses: [
             (.ok, "every planned item was done exactly once"),
             (
@@ -44,19 +59,18 @@ enum JournalVerifyCommand: AsyncCommand {
                 another run
                 """
             ),
-            (.usage, "no plan, no journal, or a journal that is not a regular file"), (.data, "the plan cannot be read")
+            (.usage, "no journal, a journal that is not a regular file, or no --plan for journals that recorded none"),
+            (.data, "the plan cannot be read")
         ])
 
     struct Options {
-        var plan: String
+        var plan: String?
         var user: String?
         var journals: [String]
     }
 
     static func options(_ arguments: ParsedArguments) throws -> Options {
-        guard let plan = try arguments[plan] else {
-            throw StarlineError(.usage, "name the plan: --plan FILE (revoke --dry-run's output or the run's input), or --plan - for stdin")
-        }
+        let plan = try arguments[plan]
         guard !arguments.positionals.isEmpty else { throw StarlineError(.usage, "name the journals to verify") }
         _ = try arguments[PlatformOptions.timeout]  // unused offline, but a tool-wide option given a bad value is still refused
         return Options(plan: plan, user: try arguments[user], journals: arguments.positionals)
@@ -65,24 +79,28 @@ enum JournalVerifyCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let output = context.output
-        let (reader, fd) = try PlanFile.open(options.plan, context)
-        defer { if let fd { close(fd) } }
-        let stream = RevokeInputStream(reader, defaultUser: options.user)
+        let opened = try options.plan.map { try PlanFile.open($0, context) }
+        defer { if let fd = opened?.1 { close(fd) } }
+        let stream = opened.map { RevokeInputStream($0.0, defaultUser: options.user) }
         var unreadable = 0
         let result = try BulkJournalAudit.verify(
-            plan: {
-                while let event = try stream.next() {
-                    switch event {
-                    case .item(let item): return (item.line, RevocationTarget(id: item.id, user: item.user))
-                    case .malformed(let bad):
-                        // A line the plan has but no item was read from: it may name a session that is still active.
-                        unreadable += 1
-                        output.emitLine(
-                            .object([("problem", .string("unreadablePlanLine")), ("line", .int(bad.line)), ("reason", .string(bad.reason))])
-                        )
+            plan: stream.map { stream in
+                {
+                    while let event = try stream.next() {
+                        switch event {
+                        case .item(let item): return (item.line, RevocationTarget(id: item.id, user: item.user))
+                        case .malformed(let bad):
+                            // A line the plan has but no item was read from: it may name a session that is still active.
+                            unreadable += 1
+                            output.emitLine(
+                                .object([
+                                    ("problem", .string("unreadablePlanLine")), ("line", .int(bad.line)), ("reason", .string(bad.reason))
+                                ])
+                            )
+                        }
                     }
+                    return nil
                 }
-                return nil
             }, unreadable: { unreadable }, journals: options.journals,
             finding: { finding in
                 output.emitLine(

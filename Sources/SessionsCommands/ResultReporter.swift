@@ -39,6 +39,7 @@ final class ResultReporter: Sendable {
     /// One result line. Duplicates are not items of their own (not counted); items an earlier run finished
     /// are not journaled again. Returns the journal's write error, which stops the run.
     func write(_ report: BulkRevocation.Report) -> StarlineError? {
+        if report.kind == .planned { return plan(report) }
         var fields: [(String, JSON)] = [
             ("line", .int(report.line)), ("id", .optional(report.target?.id)), ("user", .optional(report.target?.user)),
             ("status", .string(report.status.rawValue)), ("attempts", .int(report.attempts))
@@ -63,6 +64,20 @@ final class ResultReporter: Sendable {
             if report.kind != .duplicate { s.counts[report.status, default: 0] += 1 }
             s.done += 1
             progress(&s)
+            return failure
+        }
+    }
+
+    /// A planned item: a journal record only (`{"planned":{"line","id","user"}}`), written as the input is read.
+    private func plan(_ report: BulkRevocation.Report) -> StarlineError? {
+        guard let journal, let target = report.target else { return nil }
+        let record = JSON.object([
+            ("planned", .object([("line", .int(report.line)), ("id", .string(target.id)), ("user", .optional(target.user))]))
+        ])
+        return state.withLock { s -> StarlineError? in
+            guard !s.finished, s.failure == nil else { return s.failure }
+            let failure = journal.record(record)
+            if let failure { s.failure = failure }
             return failure
         }
     }

@@ -111,7 +111,10 @@ final class RevokeRun {
             reporter.finish(outcome, elapsed: MonotonicClock.nanoseconds() - started, shard: shard)
         }
         let source = self.source
-        let outcome = revocation.execute(next: { try source.next() }, verify: options.verify)
+        // --resume: what the journal's earlier runs planned and did not finish is owed too, also when this run's
+        // input (a new listing) no longer names it.
+        let owed = try options.resume ? journal.map { try $0.plannedRecords() } : nil
+        let outcome = revocation.execute(next: { try source.next() }, owed: owed, verify: options.verify)
         if outcome.summary.stopError?.code == .interrupted { Interrupts.waitForExit() }
         registration.cancel()
 

@@ -79,6 +79,7 @@ final class RevokeSource: @unchecked Sendable {
                 output.notice(
                     StarlineError(.data, "line \(line): \(reason)", details: .object([("line", .int(line)), ("text", .string(text))])).json
                         .serialized())
+            case .owed: continue  // only a resumed run is owed items, never the input read here
             case .target(let entry):
                 if let shard, !shard.contains(entry.target) { continue }
                 guard case .first(_) = try index.see(id: entry.target.id, user: entry.target.user, line: entry.line) else { continue }
@@ -99,7 +100,7 @@ final class RevokeSource: @unchecked Sendable {
 extension BulkRevocation.Input {
     var line: Int {
         switch self {
-        case .target(let entry): entry.line
+        case .target(let entry), .owed(let entry): entry.line
         case .malformed(let line, _, _): line
         }
     }

@@ -70,6 +70,29 @@ public final class BulkJournal: @unchecked Sendable {
         self.earlierRuns = earlierRuns
     }
 
+    /// The planned records of the journal (`{"planned":…}`, every run's), as a stream from its start: what a
+    /// resumed run owes besides its new input. Read through a descriptor of its own on the same file (the one
+    /// this run appends to, already checked and locked), never by path again.
+    public func plannedRecords() throws -> @Sendable () throws -> (line: Int, target: RevocationTarget)? {
+        let reading = open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
+        guard reading >= 0 else { throw FileBytes.posixError("cannot read the journal \(path)", path: path) }
+        // The reader is used under its lock only (the run's source lock serialises the calls anyway); nil once
+        // the end was read and the descriptor closed.
+        let reader = Locked<LineReader?>(LineReader(fd: reading, name: path, maxLineBytes: Self.maxRecordBytes))
+        return {
+            try reader.withLock { current in
+                guard let lines = current else { return nil }
+                while let line = try lines.next() {
+                    guard let bytes = line.bytes, let record = try? JSON.parse(bytes), let planned = Self.planned(record) else { continue }
+                    return planned
+                }
+                current = nil
+                close(reading)
+                return nil
+            }
+        }
+    }
+
     /// Opens and locks `path` if it is a regular file of ours that no one else can write; closed on failure.
     static func openPrivate(_ path: String) throws -> Int32 {
         // O_NONBLOCK: opening a FIFO or a device must not wait; the checks below refuse them. Cleared after.
@@ -110,6 +133,14 @@ public final class BulkJournal: @unchecked Sendable {
     }
 
     deinit { close(fd) }
+
+    /// A planned record's line, id and user (`{"planned":{…}}`, written as the input is read); nil for anything else.
+    public static func planned(_ record: JSON) -> (line: Int, target: RevocationTarget)? {
+        guard let planned = record["planned"], let id = planned["id"]?.stringValue, let line = planned["line"]?.intValue,
+            let number = Int(exactly: line)
+        else { return nil }
+        return (number, RevocationTarget(id: id, user: planned["user"]?.stringValue))
+    }
 
     /// An item record's id, user and status; nil for anything else (a header, a foreign line).
     public static func item(_ record: JSON) -> (id: String, user: String?, status: BulkItemStatus)? {

@@ -59,15 +59,21 @@ public enum BulkJournalAudit {
     /// Reads the plan (`plan` yields its targets with their lines, nil at the end; it counts the lines it cannot
     /// read in `unreadable`) and then every journal; `finding` gets each item that is not done exactly once, in
     /// (user, id) order.
+    ///
+    /// Without `plan` the journals' own `{"planned":…}` records are the plan (each run records every item of
+    /// its shard as it reads it, before any request): the union over every run and resume, so a resumed run
+    /// fed from a new listing, where the sessions already revoked no longer appear, reads nothing as unplanned.
+    /// Journals that record no plan (written before runs recorded it) are then `PLAN_REQUIRED` (USAGE).
     public static func verify(
-        plan: () throws -> (line: Int, target: RevocationTarget)?, unreadable: () -> Int, journals: [String],
+        plan: (() throws -> (line: Int, target: RevocationTarget)?)?, unreadable: () -> Int, journals: [String],
         finding: (Finding) throws -> Void
     ) throws -> Verification {
         let index = try BulkItemIndex()
         var result = Verification()
-        while let (line, target) = try plan() {
+        while let plan, let (line, target) = try plan() {
             if case .first = try index.see(id: target.id, user: target.user, line: line) { result.planned += 1 }
         }
+        var plannedRecords = 0
         result.unreadablePlanLines = unreadable()
         var reference: BulkJournalHeader?
         for path in journals {
@@ -85,10 +91,23 @@ public enum BulkJournalAudit {
                     reference = reference ?? header
                     return
                 }
+                if plan == nil, let (line, target) = BulkJournal.planned(record) {
+                    plannedRecords += 1
+                    if case .first = try index.see(id: target.id, user: target.user, line: line) { result.planned += 1 }
+                    return
+                }
                 guard let item = BulkJournal.item(record) else { return }
                 result.records += 1
                 try index.tally(id: item.id, user: item.user, status: item.status)
             }
+        }
+        if plan == nil, plannedRecords == 0, result.records > 0 {
+            throw StarlineError(
+                .usage,
+                """
+                the journals record no plan (they were written before runs recorded one): pass --plan FILE (the run's \
+                --dry-run output or input)
+                """)
         }
         if let count = reference?.shardCount.flatMap({ Int($0) }), count <= BulkShard.maxCount {
             result.missingShards = (0..<count).map { "\($0)/\(count)" }.filter { !result.shards.contains($0) }

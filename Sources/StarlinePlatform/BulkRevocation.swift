@@ -22,11 +22,17 @@ public final class BulkRevocation: @unchecked Sendable {
     public enum Input: Sendable {
         case target(Entry)
         case malformed(line: Int, text: String, reason: String)
+        /// An item an earlier run planned (`execute`'s `owed`): requested only if this run has not seen it and
+        /// no run finished it; nothing is reported for it otherwise.
+        case owed(Entry)
     }
 
     /// One result line.
     public struct Report: Sendable {
-        public enum Kind: Sendable { case item, duplicate, fromJournal, malformed }
+        /// `planned`: an item of this run's input (its shard's), reported when it is read, before any request —
+        /// for the journal only (`{"planned":{…}}`), so that `journal verify` knows the plan without `--plan`,
+        /// also for a run fed from a pipe.
+        public enum Kind: Sendable { case item, duplicate, fromJournal, malformed, planned }
         public var kind: Kind
         public var line: Int
         public var target: RevocationTarget?
@@ -84,9 +90,15 @@ public final class BulkRevocation: @unchecked Sendable {
     var ownUser: String? { credentials.user["id"]?.stringValue }
     var isAdmin: Bool { credentials.roles.contains("admin") }
 
-    /// Runs every input `next` yields (nil: the end; a throw ends the input with that error); with `verify`,
-    /// lists the users again afterwards.
-    public func execute(next: @escaping @Sendable () throws -> Input?, verify: Bool) -> Outcome {
+    /// Runs every input `next` yields (nil: the end; a throw ends the input with that error), then what
+    /// `owed` yields that this run's input did not name: items an earlier run of the journal planned and did not
+    /// finish (a resumed run fed a new listing, from which a session revoked while the earlier run was killed is
+    /// gone, still asks for it: its answer, "already revoked", is its final record). With `verify`, lists the
+    /// users again afterwards.
+    public func execute(
+        next: @escaping @Sendable () throws -> Input?, owed: (@Sendable () throws -> (line: Int, target: RevocationTarget)?)? = nil,
+        verify: Bool
+    ) -> Outcome {
         let attempt: @Sendable (Entry) -> BulkAttempt<BulkItemStatus> = { [self] entry in
             // S14: nothing is attributed to another account.
             guard sameAccount() else {
@@ -118,7 +130,16 @@ public final class BulkRevocation: @unchecked Sendable {
                     kind: .item, line: result.item.line, target: result.item.target, status: result.status,
                     attempts: result.attempts, error: error))
         }
-        var summary = run.run(source: { [self] in take(next) }, attempt: attempt, finished: finished)
+        let inputEnded = Locked(false)
+        let input: @Sendable () throws -> Input? = {
+            if !inputEnded.withLock({ $0 }) {
+                if let item = try next() { return item }
+                inputEnded.withLock { $0 = true }
+            }
+            guard let owed, let (line, target) = try owed() else { return nil }
+            return Input.owed(Entry(line: line, target: target))
+        }
+        var summary = run.run(source: { [self] in take(input) }, attempt: attempt, finished: finished)
         let own = state.withLock { $0.own }
         if summary.stopError == nil, run.stopError == nil, !own.isEmpty {
             var single = run.configuration
@@ -186,6 +207,15 @@ public final class BulkRevocation: @unchecked Sendable {
                             kind: .malformed, line: line, target: nil, status: .failed, attempts: 0,
                             error: StarlineError(.data, "line \(line): \(reason)", details: .object([("text", .string(text))]))))
                 }
+            case .owed(let entry):
+                guard shard?.contains(entry.target) ?? true else { continue }
+                let seen: BulkItemIndex.Seen
+                do { seen = try index.see(id: entry.target.id, user: entry.target.user, line: entry.line) } catch {
+                    state.withLock { $0.sourceError = (error as? StarlineError) ?? StarlineError(.storage, "\(error)") }
+                    return nil
+                }
+                guard case .first(nil) = seen, !isOwnSession(entry.target) else { continue }
+                return entry
             case .target(let entry):
                 if let shard, !shard.contains(entry.target) {
                     state.withLock { $0.outcome.otherShards += 1 }
@@ -194,6 +224,14 @@ public final class BulkRevocation: @unchecked Sendable {
                 let seen: BulkItemIndex.Seen
                 do { seen = try index.see(id: entry.target.id, user: entry.target.user, line: entry.line) } catch {
                     state.withLock { $0.sourceError = (error as? StarlineError) ?? StarlineError(.storage, "\(error)") }
+                    return nil
+                }
+                if case .first = seen,
+                    let failure = report(
+                        Report(kind: .planned, line: entry.line, target: entry.target, status: .skipped, attempts: 0, error: nil))
+                {
+                    // The plan cannot be recorded: nothing may be requested unrecorded.
+                    state.withLock { $0.sourceError = failure }
                     return nil
                 }
                 switch seen {

@@ -47,6 +47,6 @@ complete -c sl-sessions -n '__fish_seen_subcommand_from reset; and not __fish_se
 complete -c sl-sessions -n '__fish_seen_subcommand_from reset; and __fish_seen_subcommand_from confirm' -l password-fd -x -d 'Read the secrets from descriptor N, one a line, instead of the terminal or stdin.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from journal; and not __fish_seen_subcommand_from verify merge' -a verify -d 'Prove that journals did every planned item exactly once'
 complete -c sl-sessions -n '__fish_seen_subcommand_from journal; and not __fish_seen_subcommand_from verify merge' -a merge -d 'Merge journals into one audit trail'
-complete -c sl-sessions -n '__fish_seen_subcommand_from journal; and __fish_seen_subcommand_from verify' -l plan -r -F -d 'The items the run was to do: its --dry-run output or its original input (any form revoke - reads).'
+complete -c sl-sessions -n '__fish_seen_subcommand_from journal; and __fish_seen_subcommand_from verify' -l plan -r -F -d 'The items the run was to do: its --dry-run output or its original input (any form revoke - reads). Default: the plan the journals recorded.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from journal; and __fish_seen_subcommand_from verify' -l user -x -d 'The user of plan lines that name none (as revoke --user UID read them).'
 complete -c sl-sessions -n '__fish_seen_subcommand_from journal; and __fish_seen_subcommand_from merge' -s o -l output -r -F -d 'Write the audit trail to FILE (replaced atomically once complete) instead of stdout.'
