@@ -39,12 +39,18 @@ import Testing
         #expect(refused.status != 0)
     }
 
-    @Test("S16 docs/fleet.md shows the manifest of deploy/kubernetes exactly, and names the Containerfile")
+    @Test(
+        """
+        S16 docs/fleet.md shows the manifest of deploy/kubernetes and the GNU parallel script exactly, and names the \
+        Containerfile
+        """)
     func testS16TheDocumentShowsTheManifestThatIsChecked() throws {
         let fleet = try String(contentsOfFile: Self.checkout + "/docs/fleet.md", encoding: .utf8)
         let manifest = try String(contentsOfFile: Self.manifest, encoding: .utf8)
         #expect(fleet.contains("```yaml\n" + manifest + "```\n"), "docs/fleet.md must show deploy/kubernetes/revoke-job.yaml verbatim")
         #expect(fleet.contains("deploy/Containerfile"))
+        let campaign = try String(contentsOfFile: Self.checkout + "/deploy/parallel/revoke-campaign.sh", encoding: .utf8)
+        #expect(fleet.contains("```sh\n" + campaign + "```\n"), "docs/fleet.md must show deploy/parallel/revoke-campaign.sh verbatim")
         #expect(FileManager.default.fileExists(atPath: Self.checkout + "/deploy/Containerfile"))
     }
 }
