@@ -63,8 +63,11 @@ enum OutboxFlushCommand: AsyncCommand {
             sending, and a failed entry holds the rest of its conversation until it is retried (sl-chat outbox retry) or \
             dropped.
             """,
-        options: DeliveryOptions.specs,
-        examples: [Example("*/5 * * * * sl-chat outbox flush >> ~/chat-flush.log 2>&1", "A crontab line that keeps the outbox moving.")],
+        options: DeliveryOptions.specs + [StandardOptions.quiet],
+        examples: [
+            Example("*/5 * * * * sl-chat outbox flush >> ~/chat-flush.log 2>&1", "A crontab line that keeps the outbox moving."),
+            Example("*/5 * * * * sl-chat outbox flush -q", "The same, mailing only when something could not be sent.")
+        ],
         exitStatuses: [
             (.ok, "everything is sent"), (.partial, "some entries failed, are still queued, or are held"),
             (.sessionEnded, "the server ended the session"),

@@ -17,7 +17,7 @@ enum SendCommand: AsyncCommand {
             record's \"heldBy\" names the entry holding it; exit 7) — behind a failed one until that is retried or \
             dropped (sl-chat outbox retry, drop). What is not sent yet stays queued for sl-chat outbox flush.
             """,
-        options: OutboxSubmission.specs,
+        options: OutboxSubmission.specs + [StandardOptions.quiet],
         arguments: [
             ArgumentSpec("CONV", help: "The conversation id."),
             ArgumentSpec("TEXT|-", help: "The text, or - to read it from stdin.", optional: true)

@@ -58,7 +58,7 @@ enum ExportCommand: Command {
             JSON Lines package (docs/formats.md, \"Memory export\"). Export and import are local operations: the \
             platform's Account service has no redeem route, so a share code is not a server-side transfer (W3).
             """,
-        options: [output.spec, armor.spec, shareCodeFD.spec, verify.spec, StandardOptions.showSecrets.spec],
+        options: [output.spec, armor.spec, shareCodeFD.spec, verify.spec, StandardOptions.showSecrets.spec, StandardOptions.quiet],
         examples: [
             Example("sl-memory export -o memory.age", "Export; the share code is on stderr."),
             Example("age -d -o memory.jsonl memory.age", "Open it with age (it asks for the share code).")

@@ -36,7 +36,7 @@ enum EncodeCommand: Command {
             and a JSON record is printed per line (JSON Lines, with \"line\"); a bad line gets a record with an \"error\" \
             and the run goes on: exit 8 when some lines failed, 12 when all did.
             """,
-        options: EncodeOptions.specs + [batch.spec, outputDir.spec, batchFormat.spec, jobs.spec],
+        options: EncodeOptions.specs + [batch.spec, outputDir.spec, batchFormat.spec, jobs.spec, StandardOptions.quiet],
         arguments: [ArgumentSpec("TEXT|-", help: "The payload; - reads it from standard input. Not with --batch.", optional: true)],
         examples: [
             Example("sl-qr encode 'hello world' -o hello.png", "Write a PNG and print a JSON record describing it."),

@@ -25,7 +25,7 @@ enum RestoreCommand: AsyncCommand {
             instead of once it has. Use it on the check, not on a gate (the job should still run while the session is \
             valid).
             """,
-        options: [maxAge.spec, ExpiryWarning.option.spec],
+        options: [maxAge.spec, ExpiryWarning.option.spec, StandardOptions.quiet],
         examples: [
             Example(
                 """

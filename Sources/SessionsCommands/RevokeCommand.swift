@@ -84,7 +84,8 @@ enum RevokeCommand: AsyncCommand {
             """,
         options: [
             user.spec, others.spec, all.spec, parallel.spec, rate.spec, maxAttempts.spec, failFast.spec, journal.spec, resume.spec,
-            reason.spec, dryRun.spec, verify.spec, outageTimeout.spec, shard.spec, shardFromEnv.spec, shards.spec
+            reason.spec, dryRun.spec, verify.spec, outageTimeout.spec, shard.spec, shardFromEnv.spec, shards.spec,
+            StandardOptions.quiet
         ],
         arguments: [ArgumentSpec("ID|-", help: "Session ids, or - to read them from stdin.", optional: true, variadic: true)],
         examples: [

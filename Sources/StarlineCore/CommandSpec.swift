@@ -23,6 +23,9 @@ public struct OptionSpec: Sendable {
     public var hidden: Bool
     /// The accepted range of a numeric value as shown in help and man pages (`1–100`); set by `Option`.
     public var range: String?
+    /// Given, this flag silences the command's success (`StandardOptions.quiet`): the tool's runner makes its
+    /// `Output` quiet.
+    public var silencesSuccess = false
 
     public var takesValue: Bool { valueName != nil }
 
@@ -195,6 +198,14 @@ public enum StandardOptions {
     public static let compact = OptionSpec.flag("compact", help: "Print compact JSON (the default when stdout is not a terminal).")
     public static let jsonl = OptionSpec.flag("jsonl", help: "Print JSON Lines: one compact record per line.")
     public static let progress = OptionSpec.flag("progress", help: "Print progress on stderr even when stderr is not a terminal.")
+    /// `-q/--quiet` of the commands cron runs: cron mails every line a job prints, so a job that succeeded
+    /// prints none. Errors are still reported on stderr.
+    public static let quiet: OptionSpec = {
+        var spec = OptionSpec.flag(
+            "quiet", short: "q", help: "Print nothing on success (no records, no notices); errors are still reported on stderr.")
+        spec.silencesSuccess = true
+        return spec
+    }()
     public static let showSecrets = Option<Bool>.flag(
         "show-secrets", help: "Include tokens and codes in the output instead of \"redacted\".")
     public static let profile = OptionSpec.value(

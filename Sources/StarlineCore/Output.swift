@@ -18,6 +18,9 @@ public final class Output: @unchecked Sendable {
     public let io: IOStreams
     public var stdoutIsTerminal: Bool { io.stdoutIsTerminal }
     public var stderrIsTerminal: Bool { io.stderrIsTerminal }
+    /// `-q/--quiet` (`StandardOptions.quiet`): no records on stdout, no progress or notices on stderr; only
+    /// errors (`reportError`, and the runner's error line) and raw bytes asked for (`writeBytes`) are written.
+    public var quiet = false
     /// The first failure writing stdout (`WRITE_FAILED`, or `ByteSinkError.closed`).
     public private(set) var failure: (any Error)?
     private var buffer: [UInt8] = []
@@ -44,7 +47,7 @@ public final class Output: @unchecked Sendable {
     }
 
     public func write(_ text: String) {
-        guard failure == nil else { return }
+        guard failure == nil, !quiet else { return }
         buffer.append(contentsOf: text.utf8)
         if buffer.count >= Output.bufferLimit { flush() }
     }
@@ -52,6 +55,7 @@ public final class Output: @unchecked Sendable {
     /// Bytes as they are (images, pre-serialised documents), after what is buffered.
     public func writeBytes(_ bytes: [UInt8]) {
         flush()
+        // Not silenced by `quiet`: bytes are the product asked for (an image on stdout), not a record about it.
         guard failure == nil else { return }
         do { try io.stdout.write(bytes) } catch { failure = error }
     }
@@ -79,6 +83,7 @@ public final class Output: @unchecked Sendable {
     /// (a file name, a payload, a URL): what is hidden in it or would act on the terminal is made visible
     /// (`TerminalText`).
     public func notice(_ message: String) {
+        guard !quiet else { return }
         try? io.stderr.write(TerminalText.visibleLines(message) + "\n")
     }
 

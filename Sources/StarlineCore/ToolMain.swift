@@ -79,6 +79,7 @@ public enum ToolMain {
             }
         }
         let output = Output(io: io, mode: outputMode(parsed), progress: parsed.declaredFlag("progress"))
+        output.quiet = parsed.command.options.contains { $0.silencesSuccess } && parsed.declaredFlag("quiet")
         return .run(CommandContext(arguments: parsed, output: output, io: io, paths: paths))
     }
 

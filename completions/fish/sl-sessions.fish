@@ -41,6 +41,7 @@ complete -c sl-sessions -n '__fish_seen_subcommand_from revoke' -l outage-timeou
 complete -c sl-sessions -n '__fish_seen_subcommand_from revoke' -l shard -x -d 'Keep only shard K of N (0-based) of the items, by a stable hash of user and id: one process per shard, each with its own journal.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from revoke' -l shard-from-env -d 'Take the shard K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); with --shards N.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from revoke' -l shards -x -d 'The number of shards, with --shard-from-env.'
+complete -c sl-sessions -n '__fish_seen_subcommand_from revoke' -s q -l quiet -d 'Print nothing on success (no records, no notices); errors are still reported on stderr.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from password' -l password-fd -x -d 'Read the secrets from descriptor N, one a line, instead of the terminal or stdin.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from reset; and not __fish_seen_subcommand_from request confirm' -a request -d 'Send a reset code by SMS to PHONE'
 complete -c sl-sessions -n '__fish_seen_subcommand_from reset; and not __fish_seen_subcommand_from request confirm' -a confirm -d 'Set a new password with the SMS code (signs out everywhere, here too)'
