@@ -168,7 +168,18 @@ public final class DevServer: @unchecked Sendable {
         return nil
     }
 
+    /// `answer`, under the rate limit when one is set: a route of the API (not `/__dev`) counts against it and
+    /// its answer says how much is left (`DevServerState.rateQuota`).
     private func dispatch(_ request: HTTPRequest, matched: (Route, [String: String])?, allowed: [String]) -> HTTPResponse {
+        guard let route = matched?.0, route.access != .dev, let quota = state.withLock({ $0.rateQuota() }) else {
+            return answer(request, matched: matched, allowed: allowed)
+        }
+        var response = quota.refusal ?? answer(request, matched: matched, allowed: allowed)
+        response.headers += quota.headers
+        return response
+    }
+
+    private func answer(_ request: HTTPRequest, matched: (Route, [String: String])?, allowed: [String]) -> HTTPResponse {
         guard let (route, parameters) = matched else {
             if !allowed.isEmpty {
                 return APIError(
@@ -182,7 +193,6 @@ public final class DevServer: @unchecked Sendable {
             return APIError(413, "PAYLOAD_TOO_LARGE", "request bodies are limited to \(HTTPServer.maxBodyBytes) bytes").response
         }
         do {
-            if route.access != .dev, let limited = state.withLock({ $0.rateLimited() }) { return limited }
             switch route.body {
             case .handler(let handler):
                 // The handler runs whole under the lock.

@@ -129,7 +129,12 @@ extension DevServerState {
         rateWindowCount = 0
     }
 
-    mutating func rateLimited() -> HTTPResponse? {
+    /// The rate limit's verdict on one more request (`POST /__dev/rate-limit`): nil without a limit. Every
+    /// answer under a limit says where the caller stands, as real APIs do (GitHub's X-RateLimit-*, the IETF
+    /// RateLimit fields): `RateLimit-Limit`, `RateLimit-Remaining` in this one-second window, `RateLimit-Reset`
+    /// (seconds until it ends) and `RateLimit-Policy` (`R;w=1`), so a client can run at the ceiling without
+    /// meeting it.
+    mutating func rateQuota() -> (headers: [(String, String)], refusal: HTTPResponse?)? {
         guard rateLimit > 0 else { return nil }
         let second = Timestamp.now().seconds
         if second != rateWindowSecond {
@@ -137,7 +142,12 @@ extension DevServerState {
             rateWindowCount = 0
         }
         rateWindowCount += 1
-        guard rateWindowCount > rateLimit else { return nil }
-        return APIError(429, "RATE_LIMITED", "more than \(rateLimit) requests per second", headers: [("Retry-After", "1")]).response
+        let headers = [
+            ("RateLimit-Limit", String(rateLimit)), ("RateLimit-Remaining", String(max(0, rateLimit - rateWindowCount))),
+            ("RateLimit-Reset", "1"), ("RateLimit-Policy", "\(rateLimit);w=1")
+        ]
+        guard rateWindowCount > rateLimit else { return (headers, nil) }
+        let refusal = APIError(429, "RATE_LIMITED", "more than \(rateLimit) requests per second", headers: [("Retry-After", "1")]).response
+        return (headers, refusal)
     }
 }

@@ -48,7 +48,10 @@ enum OpenAPIDocument {
             per operation, since a documented method never gets it); malformed JSON body →
             400 `INVALID_JSON`; missing/invalid fields or query parameters → 400
             `INVALID_REQUEST`; when a rate limit is set (`POST /__dev/rate-limit`) → 429
-            `RATE_LIMITED` with `Retry-After`. 503 and other undocumented statuses occur
+            `RATE_LIMITED` with `Retry-After`, and every answer of a route under the limit
+            carries `RateLimit-Limit`, `RateLimit-Remaining` (in this one-second window),
+            `RateLimit-Reset` (seconds until it ends) and `RateLimit-Policy` (`R;w=1`), as
+            real APIs announce their limits. 503 and other undocumented statuses occur
             only through injected faults (`POST /__dev/faults`).
 
             **Hosts.** `sl-devserver` answers only requests whose `Host` is

@@ -108,6 +108,7 @@ public final class BulkRevocation: @unchecked Sendable {
                         "the stored account changed during the run; it stopped (nothing after the change was done for the new account)"))
             }
             let answer = revoker.revoke(entry.target)
+            if let hint = answer.rateLimit { run.gate.observe(hint) }
             if answer.wasCurrent { state.withLock { $0.currentRevoked = true } }
             return answer.attempt
         }

@@ -15,6 +15,10 @@ public final class RateGate: Sendable {
     static let successesPerStep = 8
 
     private struct State {
+        /// Nanoseconds between requests that the server's own rate limit asks for (`observe`); 0: none known.
+        var serverSpacing: UInt64 = 0
+        /// How far behind the pace the schedule may be caught up (slots missed by workers that came late).
+        var credit: UInt64 = 0
         var allowed: Int
         var inFlight = 0
         var pausedUntil: UInt64 = 0
@@ -45,9 +49,12 @@ public final class RateGate: Sendable {
                 if s.stopped { return .stop }
                 if s.pausedUntil > now { return .wait(s.pausedUntil) }
                 if s.inFlight >= s.allowed { return .wait(nil) }
-                if let spacing {
+                let pace = max(spacing ?? 0, s.serverSpacing)
+                if pace > 0 {
                     if s.nextSlot > now { return .wait(s.nextSlot) }
-                    s.nextSlot = max(s.nextSlot, now) + spacing
+                    // A slot that no worker was ready for is not lost, up to `credit`: a wake-up that comes late
+                    // would otherwise slip the whole schedule, and the run fall short of the ceiling.
+                    s.nextSlot = max(s.nextSlot, now - min(now, s.credit)) + pace
                 }
                 s.inFlight += 1
                 return .go
@@ -99,6 +106,26 @@ public final class RateGate: Sendable {
             }
         }
     }
+
+    /// What the server said of its rate limit (`RateLimitHint`): with a policy, requests are spaced to stay 5 %
+    /// under it (never faster than `--rate` allows either); with the window's quota used up, every worker waits
+    /// for its reset — the run goes at the ceiling without meeting it in 429s.
+    public func observe(_ hint: RateLimitHint) {
+        let now = MonotonicClock.nanoseconds()
+        state.withLockNotifying { s in
+            if let spacing = hint.spacing, let limit = hint.limit {
+                s.serverSpacing = UInt64(min(spacing, 3_600) * 1e9)
+                // Catching up 3 % of the window's quota keeps the run under the limit (the pace is 95 % of it).
+                s.credit = s.serverSpacing * UInt64(max(1, limit * 3 / 100))
+            }
+            if hint.remaining == 0, let reset = hint.reset, reset > 0 {
+                s.pausedUntil = max(s.pausedUntil, now + UInt64(min(reset, 3_600) * 1e9))
+            }
+        }
+    }
+
+    /// Nanoseconds between requests the server's policy asks for (tests); 0 when none is known.
+    var serverSpacing: UInt64 { state.withLock { $0.serverSpacing } }
 
     /// Stops the run: every waiting and later `acquire` returns false.
     public func stop() { state.withLockNotifying { $0.stopped = true } }

@@ -36,6 +36,8 @@ public struct SessionRevoker: Sendable {
         public var attempt: BulkAttempt<BulkItemStatus>
         /// The server said this was the caller's own session (`current: true`): the local one must be cleared (S16).
         public var wasCurrent: Bool
+        /// What the answer said of the server's rate limit, for the run's gate.
+        public var rateLimit: RateLimitHint? = nil
     }
 
     public func revoke(_ target: RevocationTarget) -> Answer {
@@ -66,6 +68,8 @@ public struct SessionRevoker: Sendable {
                 return try answer.bool("revoked") ? .revoked : .alreadyRevoked
             }
         }
-        return Answer(attempt: attempt, wasCurrent: wasCurrent)
+        var hint: RateLimitHint?
+        if case .success(let reply) = outcome { hint = RateLimitHint.parse(reply, now: api.clock.now()) }
+        return Answer(attempt: attempt, wasCurrent: wasCurrent, rateLimit: hint)
     }
 }
