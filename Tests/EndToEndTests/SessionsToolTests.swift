@@ -184,13 +184,19 @@ import Testing
         #expect(try adminSessionCount(h, user: "carol") == 0)
     }
 
-    /// 429s (the server's rate limit, with Retry-After): waited out, every session revoked, the pause reported.
+    /// 429s with Retry-After from a server that does not announce its limit (the dev server's own limiter
+    /// announces it, and the run then paces itself under it: RateCeilingTests): waited out, every session
+    /// revoked, the pause reported.
     @Test func throttlingIsWaitedOut() throws {
         let h = try harness()
         _ = try createSessions(h, user: "carol", count: 150)
-        _ = try h.server.dev("POST", "/__dev/rate-limit", .object([("rps", .int(60))]))
+        _ = try h.server.dev(
+            "POST", "/__dev/faults",
+            .object([
+                ("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(429)),
+                ("headers", .object([("Retry-After", .string("1"))])), ("count", .int(10))
+            ]))
         let run = try h.run("sl-sessions", ["revoke", "--user", "carol", "--all"])
-        _ = try h.server.dev("POST", "/__dev/rate-limit", .object([("rps", .int(0))]))
         #expect(run.status == 0, "\(run.stderrText)")
         let total = try summary(run)
         #expect(total?["revoked"]?.intValue == 150)
