@@ -194,8 +194,6 @@ enum StatusCommand: AsyncCommand {
         Options(warnWithin: try arguments[ExpiryWarning.option].components.seconds, platform: try PlatformOptions(arguments))
     }
 
-    static var signInHint: String { StarlightClient.signInHint }
-
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let client = try PlatformToolSupport.client(options.platform, context)
@@ -249,7 +247,7 @@ enum StatusCommand: AsyncCommand {
         context.output.emit(.object(fields))
         // The record is printed whatever the verdict; a stdout that failed is reported ahead of it (WRITE_FAILED).
         try context.output.check()
-        try verdict(summary, store: store, api: api, appId: client.configuration.appId, now: now)
+        try verdict(summary, client: client, now: now)
         if let candidate = summary.candidate,
             let soon = ExpiryWarning.check(expiresAt: candidate.expiresAt, now: now, within: options.warnWithin)
         {
@@ -259,28 +257,27 @@ enum StatusCommand: AsyncCommand {
     }
 
     /// Exit 0 only while a usable session is stored (as `gh auth status`): scripts gate on `sl-login status && …`.
-    static func verdict(_ summary: StoreSummary, store: SessionStore, api: BaseURL, appId: String, now: Int64) throws {
-        let details: JSON = .object([
-            ("api", .string(api.description)), ("appId", .string(appId)), ("service", .string(store.key.service)),
-            ("run", .string("sl-login"))
-        ])
+    /// Every refusal names where it looked (`StarlightClient.notLoggedIn`: API, app, service) and what to run.
+    static func verdict(_ summary: StoreSummary, client: StarlightClient, now: Int64) throws {
+        let notLoggedIn = client.notLoggedIn()
         guard let candidate = summary.candidate else {
-            var message = "not logged in to \(api.description) (app \(appId), service \(store.key.service)): \(signInHint)"
+            var error = notLoggedIn
             if summary.pendingLogin.map({ $0.expiresAt > now }) == true {
-                message += "; a login is pending: finish it with sl-login complete or drop it with sl-login cancel"
+                error.message += "; a login is pending: finish it with sl-login complete or drop it with sl-login cancel"
             }
-            throw StarlineError(.notLoggedIn, message, details: details)
+            throw error
         }
         if let marked = summary.revocationMarker, marked.isEmpty || marked == candidate.sessionId {
             throw StarlineError(
                 .notLoggedIn,
-                "the last sign-out could not delete the stored session, so it is not used: run sl-login clear, then \(signInHint)",
-                details: details)
+                "the last sign-out could not delete the stored session, so it is not used: run sl-login clear, then \(StarlightClient.signInHint)",
+                details: notLoggedIn.details)
         }
         guard candidate.expiresAt > now else {
             throw StarlineError(
-                .sessionExpired, "the stored session expired at \(Timestamp.rfc3339String(candidate.expiresAt)): \(signInHint)",
-                details: details)
+                .sessionExpired,
+                "the stored session expired at \(Timestamp.rfc3339String(candidate.expiresAt)): \(StarlightClient.signInHint)",
+                details: notLoggedIn.details)
         }
     }
 }

@@ -60,15 +60,24 @@ public final class BulkCallerCheck: Sendable {
     /// The outage probe of a run's tail (`BulkRun`): nil when the server answers `GET /api/me` at all (any
     /// status below 500: it is up, whatever it thinks of the token), else the failure.
     public func serverAnswers() -> StarlineError? {
-        let route = "GET /api/me"
+        switch askMe() {
+        case .failure(let error): return error
+        case .success(let reply): return reply.status >= 500 ? error(reply) : nil
+        }
+    }
+
+    static let meRoute = "GET /api/me"
+
+    /// One `GET /api/me` with the run's token, on the calling worker's connection.
+    private func askMe() -> Result<HTTPReply, StarlineError> {
         let request = HTTPRequestSpec(
             method: "GET", url: api.url("/api/me"), headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
-        switch BulkRequest.send(transport, request, route: route) {
-        case .failure(let error): return error
-        case .success(let reply):
-            guard reply.status >= 500 else { return nil }
-            return PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: api.clock.now())
-        }
+        return BulkRequest.send(transport, request, route: Self.meRoute)
+    }
+
+    /// The error an answer of `GET /api/me` stands for.
+    private func error(_ reply: HTTPReply) -> StarlineError {
+        PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: Self.meRoute, now: api.clock.now())
     }
 
     /// The caller's roles, as the server says now (or said less than `maxAge` ago).
@@ -76,21 +85,13 @@ public final class BulkCallerCheck: Sendable {
         last.withLock { last in
             let now = MonotonicClock.nanoseconds()
             if let answer = last, now &- answer.at < maxAge { return .success(answer.roles) }
-            let route = "GET /api/me"
-            let request = HTTPRequestSpec(
-                method: "GET", url: api.url("/api/me"), headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])
-            let outcome: Result<HTTPReply, StarlineError> = BulkRequest.send(transport, request, route: route)
-            switch outcome {
+            switch askMe() {
             case .failure(let error): return .failure(error)
             case .success(let reply):
-                guard (200...299).contains(reply.status) else {
-                    return .failure(
-                        PlatformAPI.error(
-                            status: reply.status, body: reply.body, headers: reply.headers, route: route, now: api.clock.now()))
-                }
+                guard (200...299).contains(reply.status) else { return .failure(error(reply)) }
                 do {
-                    let json = try api.expectSuccess(reply, route)
-                    let roles = try AnswerReader(json: json, route: route).strings("roles")
+                    let json = try api.expectSuccess(reply, Self.meRoute)
+                    let roles = try AnswerReader(json: json, route: Self.meRoute).strings("roles")
                     last = Answer(roles: roles, at: MonotonicClock.nanoseconds())
                     return .success(roles)
                 } catch {

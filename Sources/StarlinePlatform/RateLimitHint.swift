@@ -1,9 +1,10 @@
 import StarlineCore
 
 /// What a server says of its rate limit on an answer, so that a bulk run paces itself at the ceiling instead of
-/// learning it from 429s (S16): the IETF fields (`RateLimit-Policy: 150;w=1`, `RateLimit-Limit`,
-/// `RateLimit-Remaining`, `RateLimit-Reset` in seconds) and the `X-RateLimit-*` ones many APIs send (GitHub's
-/// reset is a Unix time). Values that do not parse are ignored, never trusted.
+/// learning it from 429s (S16): the IETF fields (`RateLimit-Policy: 150;w=1`, `RateLimit-Remaining`,
+/// `RateLimit-Reset` in seconds) and the `X-RateLimit-Remaining`/`-Reset` many APIs send (GitHub's reset is a
+/// Unix time). A bare `RateLimit-Limit` names no window, so it cannot pace a run and is not read. Values that
+/// do not parse are ignored, never trusted.
 public struct RateLimitHint: Sendable, Equatable {
     /// Requests allowed per `window` seconds, when the server names its window (`RateLimit-Policy`).
     public var limit: Int?

@@ -14,8 +14,7 @@ import Testing
     }
 
     func createSessions(_ h: SessionToolsHarness, count: Int) throws -> [String] {
-        let reply = try h.server.dev("POST", "/__dev/users/carol/sessions", .object([("count", .int(count))]))
-        return try reply.json()["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        try h.server.createSessions(count: count)
     }
 
     func fault(_ h: SessionToolsHarness, session: String, _ fields: [(String, JSON)]) throws {

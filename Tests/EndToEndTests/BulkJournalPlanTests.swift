@@ -24,7 +24,7 @@ import Testing
 
     @Test func testS16APipedRunIsVerifiedAgainstThePlanItsJournalRecorded() throws {
         let h = try harness()
-        let ids = try h.server.dev("POST", "/__dev/users/carol/sessions", .object([("count", .int(300))])).json()["ids"]?.arrayValue ?? []
+        let ids = try h.server.createSessions(count: 300)
         #expect(ids.count == 300)
         let journal = h.home.file("pipe.journal")
         // Slow enough to be stopped part-way: SIGKILL, nothing of the run's own clean-up.

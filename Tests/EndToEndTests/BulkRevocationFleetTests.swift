@@ -16,8 +16,7 @@ import Testing
     }
 
     func createSessions(_ server: DevServerProcess, user: String = "carol", count: Int) throws -> [String] {
-        let reply = try server.dev("POST", "/__dev/users/\(user)/sessions", .object([("count", .int(count))]))
-        return try reply.json()["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        try server.createSessions(user: user, count: count)
     }
 
     func remaining(_ server: DevServerProcess, user: String = "carol") throws -> Set<String> {

@@ -155,8 +155,7 @@ import Testing
         let admin = try Person(server: server)
         #expect(try admin.deviceLogin("alice").status == 0)
         let ids =
-            try server.dev("POST", "/__dev/users/carol/sessions", .object([("count", .int(300))])).json()["ids"]?.arrayValue?
-            .compactMap(\.stringValue) ?? []
+            try server.createSessions(count: 300)
         #expect(ids.count == 300)
         let listed = try admin.run("sl-sessions", ["list", "--user", "carol"])
         #expect(listed.status == 0, "\(listed.stderrText)")

@@ -125,8 +125,7 @@ import Testing
             #expect(signIn.status == 0, "\(host): \(signIn.stderrText)")
         }
         let ids =
-            try h.server.dev("POST", "/__dev/users/carol/sessions", .object([("count", .int(200))])).json()["ids"]?.arrayValue?
-            .compactMap(\.stringValue) ?? []
+            try h.server.createSessions(count: 200)
         try (ids.map { #"{"id":"\#($0)","user":"carol"}"# }.joined(separator: "\n") + "\n").write(
             toFile: control.file("plan.jsonl"), atomically: true, encoding: .utf8)
         // One session's route fails until the fault is cleared: its shard ends 8 on the first pass.

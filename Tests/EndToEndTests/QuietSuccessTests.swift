@@ -10,8 +10,7 @@ import Testing
         let h = try SessionToolsHarness(server: try DevServerProcess())
         try h.storeLogin("alice")
         let ids =
-            try h.server.dev("POST", "/__dev/users/carol/sessions", .object([("count", .int(20))])).json()["ids"]?.arrayValue?
-            .compactMap(\.stringValue) ?? []
+            try h.server.createSessions(count: 20)
         let plan = Array(("user,id\n" + ids.map { "carol,\($0)\n" }.joined()).utf8)
         let out = h.home.file("invite.png")
         let quiet: [(String, [String], [UInt8]?)] = [
@@ -36,8 +35,7 @@ import Testing
         _ = try h.server.dev(
             "POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("status", .int(400))]))
         let more =
-            try h.server.dev("POST", "/__dev/users/carol/sessions", .object([("count", .int(3))])).json()["ids"]?.arrayValue?
-            .compactMap(\.stringValue) ?? []
+            try h.server.createSessions(count: 3)
         let failed = try h.run(
             "sl-sessions", ["revoke", "-q", "-"], stdin: Array(("user,id\n" + more.map { "carol,\($0)\n" }.joined()).utf8))
         #expect(failed.status == 8 && failed.stdout.isEmpty && failed.stderrText.contains("PARTIAL"), "\(failed.stderrText)")

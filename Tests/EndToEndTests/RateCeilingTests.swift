@@ -11,8 +11,7 @@ import Testing
         let h = try SessionToolsHarness(server: try DevServerProcess())
         try h.storeLogin("alice")
         let ids =
-            try h.server.dev("POST", "/__dev/users/carol/sessions", .object([("count", .int(150))])).json()["ids"]?.arrayValue?
-            .compactMap(\.stringValue) ?? []
+            try h.server.createSessions(count: 150)
         _ = try h.server.dev("POST", "/__dev/rate-limit", .object([("rps", .int(50))]))
         let answer = try h.server.request("GET", "/api/me", token: try h.server.login("alice").token)
         #expect(answer.headers["ratelimit-policy"] == "50;w=1" && answer.headers["ratelimit-limit"] == "50", "\(answer.headers)")

@@ -13,8 +13,7 @@ import Testing
 
     /// Creates `count` device sessions for `user` on the server; their ids.
     func createSessions(_ h: SessionToolsHarness, user: String, count: Int) throws -> [String] {
-        let reply = try h.server.dev("POST", "/__dev/users/\(user)/sessions", .object([("count", .int(count))]))
-        return try reply.json()["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        try h.server.createSessions(user: user, count: count)
     }
 
     /// Waits until a spawned run has printed `results` result lines: the run is under way (a real condition,

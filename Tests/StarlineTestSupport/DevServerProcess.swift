@@ -111,6 +111,12 @@ public final class DevServerProcess: @unchecked Sendable {
             body: Array(FileManager.default.contents(atPath: dir.file("body")) ?? Data()), curlExit: run.status)
     }
 
+    /// Creates `count` device sessions of `user` (`POST /__dev/users/{uid}/sessions`); their ids.
+    public func createSessions(user: String = "carol", count: Int) throws -> [String] {
+        let reply = try dev("POST", "/__dev/users/\(user)/sessions", .object([("count", .int(count))]))
+        return try reply.json()["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
     public func dev(_ method: String, _ path: String, _ json: JSON? = nil) throws -> HTTPResult {
         try request(method, path, dev: true, body: json.map { .json($0) })
     }
