@@ -142,7 +142,8 @@ final class ResultReporter: Sendable {
                 ("items", .int(s.counts.values.reduce(0, +))), ("duplicates", .int(outcome.duplicates)),
                 ("fromJournal", .int(outcome.fromJournal)), ("requests", .int(summary.requests)),
                 ("throttledMs", .int(summary.throttledMilliseconds)), ("outageMs", .int(summary.outageMilliseconds)),
-                ("outageRequests", .int(summary.outageRequests)), ("elapsedMs", .int(Int(elapsed / 1_000_000)))
+                ("outageRequests", .int(summary.outageRequests)), ("peakParallel", .int(summary.peakConcurrency)),
+                ("elapsedMs", .int(Int(elapsed / 1_000_000)))
             ]
             if let shard { fields += [("shard", .string(shard.description)), ("otherShards", .int(outcome.otherShards))] }
             if outcome.notFoundWithoutUser > 0 { fields.append(("notFoundWithoutUser", .int(outcome.notFoundWithoutUser))) }

@@ -8,9 +8,22 @@ enum RevokeCommand: AsyncCommand {
         "user", "UID", help: "Revoke as an admin in UID's sessions: ids without a user of their own are UID's.")
     static let others = Option<Bool>.flag("others", help: "Revoke every session of the account except this one.")
     static let all = Option<Bool>.flag("all", help: "With --user: revoke every session of that user (admin).")
-    static let parallel = Option<Int>.integer(
-        "parallel", "N", help: "Requests in flight at most (over reused keep-alive connections).", default: 8, range: 1...64)
-    static let rate = Option<Int?>.integer("rate", "N", help: "At most N requests a second over the whole run.", range: 1...100_000)
+    static let parallel = Option<BulkConcurrency?>.converted(
+        .value(
+            "parallel", "N|auto",
+            help: """
+                Requests in flight at most, over reused keep-alive connections (1–128). auto: start at 8 and raise the \
+                number while that raises the throughput, up to 64.
+                """, default: "auto")
+    ) { try BulkConcurrency(parsing: $0) }
+    static let rate = Option<BulkRate?>.converted(
+        .value(
+            "rate", "RATE",
+            help: """
+                At most Q requests a second over the whole run (Q), or Q per window (Q/DURATION: 2400/1m, 3000/150s); \
+                with /N, this process's share of a ceiling split over N shards (150/4, 3000/150s/4).
+                """)
+    ) { try BulkRate(parsing: $0) }
     static let maxAttempts = Option<Int>.integer(
         "max-attempts", "N", help: "Attempts per item on network errors and 5xx (429s are waited out, not counted).", default: 5,
         range: 1...20)
@@ -55,7 +68,10 @@ enum RevokeCommand: AsyncCommand {
             {\"line\",\"id\",\"user\",\"status\":\"revoked|alreadyRevoked|notFound|failed|skipped\",\"attempts\",\"error\"}; \
             then one {\"summary\":{…}} line. A malformed input line is reported on its own line and the run goes on; a \
             repeated item is reported skipped, pointing at its first line.\n\nRequests run in parallel through one rate \
-            limiter: a 429's Retry-After pauses every worker and the concurrency backs off while throttled. An item's own \
+            limiter. With --parallel auto the number in flight starts at 8 and is raised by a quarter while each raise \
+            raises the throughput by 5 % (the latency held), and set back when it does not; a 429's Retry-After pauses \
+            every worker and halves the number in flight; a server that announces its rate limit (RateLimit-*, \
+            X-RateLimit-*) is paced 5 % under it. An item's own \
             network errors and 5xx are retried with backoff and jitter (--max-attempts). When requests of three distinct \
             items fail with no answer between, the server may be down for everyone: every worker waits, one probe at a \
             time tests it (backoff with jitter; the probe is an item that has never failed), and those attempts are \
@@ -74,8 +90,8 @@ enum RevokeCommand: AsyncCommand {
             (the first 8 bytes, big-endian) is K modulo N: the same item lands in the same shard on every machine, \
             whatever the input's order. Run one process per shard (GNU parallel, a Kubernetes Indexed Job with \
             --shard-from-env --shards N), each with its own journal, then prove the union with sl-sessions journal \
-            verify. --rate is per process: to keep a tenant's quota of Q requests a second over N shards, give each \
-            --rate Q/N. Malformed input lines are reported by shard 0 only.\n\nExit 0 only when every item was revoked or \
+            verify. --rate is per process: to keep a tenant's quota of Q requests a second (or Q per window) over N \
+            shards, give each --rate Q/N (or Q/DURATION/N). Malformed input lines are reported by shard 0 only.\n\nExit 0 only when every item was revoked or \
             already revoked; 8 when some were not (an id without a user that is not one of your sessions is notFound with \
             a hint to pass --user, or a 403 on one target while the caller is still an admin); 5 when the caller is not \
             allowed (not an admin, or no longer: GET /api/me decides on a 403; the run stops, the login is kept); 4 \
@@ -142,7 +158,8 @@ enum RevokeCommand: AsyncCommand {
         let options = Options(
             ids: arguments.positionals, user: try arguments[user], others: try arguments[others], all: try arguments[all],
             engine: BulkConfiguration(
-                parallel: try arguments[parallel], requestsPerSecond: try arguments[rate].map(Double.init),
+                parallel: (try arguments[parallel] ?? .auto).ceiling, startingParallel: (try arguments[parallel] ?? .auto).start,
+                requestsPerSecond: try arguments[rate]?.requestsPerSecond,
                 maxAttempts: try arguments[maxAttempts], failFast: try arguments[failFast],
                 outageTimeout: Double(try arguments[outageTimeout].components.seconds)),
             journal: try arguments[journal], resume: try arguments[resume], reason: try arguments[reason], dryRun: try arguments[dryRun],

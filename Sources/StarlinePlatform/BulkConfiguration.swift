@@ -2,7 +2,11 @@ import StarlineCore
 
 /// How a bulk run goes (`BulkEngine`, `BulkRun`): workers, rate, attempts, backoff and the outage budget.
 public struct BulkConfiguration: Sendable {
+    /// Requests in flight at most (and worker threads, and connections).
     public var parallel: Int
+    /// Adapt the requests in flight from this many up to `parallel` (`--parallel auto`, `ConcurrencyTuner`);
+    /// nil: `parallel` in flight (halved by 429s).
+    public var startingParallel: Int?
     public var requestsPerSecond: Double?
     /// Attempts per item for transient failures that are the item's own; 429s do not count (the server asked
     /// us to wait, we waited), but at most `maxThrottledAttempts` of them are made; requests made while the
@@ -21,11 +25,14 @@ public struct BulkConfiguration: Sendable {
     public var clock: BulkClock
 
     public init(
-        parallel: Int = 8, requestsPerSecond: Double? = nil, maxAttempts: Int = 5, maxThrottledAttempts: Int = 50,
+        parallel: Int = 8, startingParallel: Int? = nil, requestsPerSecond: Double? = nil, maxAttempts: Int = 5,
+        maxThrottledAttempts: Int = 50,
         failFast: Bool = false, baseBackoff: Double = 0.2, maxBackoff: Double = 10, outageTimeout: Double? = nil,
         clock: BulkClock = .system
     ) {
         self.parallel = max(1, parallel)
+        let ceiling = self.parallel
+        self.startingParallel = startingParallel.map { min(max(1, $0), ceiling) }
         self.requestsPerSecond = requestsPerSecond
         self.maxAttempts = max(1, maxAttempts)
         self.maxThrottledAttempts = max(1, maxThrottledAttempts)

@@ -52,6 +52,8 @@ public enum BulkEngine {
         public var outageMilliseconds: Int = 0
         /// Requests made while it was down (probes and requests in flight when it went down): charged to no item.
         public var outageRequests: Int = 0
+        /// The most requests the run allowed in flight at once (`--parallel auto` finds it).
+        public var peakConcurrency: Int = 0
     }
 
     public static func run<Item: Sendable, Value: Sendable>(

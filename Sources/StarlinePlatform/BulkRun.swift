@@ -40,7 +40,9 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
     ) {
         self.configuration = configuration
         self.serverAnswers = serverAnswers
-        gate = RateGate(maxConcurrency: configuration.parallel, requestsPerSecond: configuration.requestsPerSecond)
+        gate = RateGate(
+            maxConcurrency: configuration.parallel, startingConcurrency: configuration.startingParallel,
+            requestsPerSecond: configuration.requestsPerSecond)
         // Three distinct items failing with no answer between make an outage suspect — two when only two are in flight.
         let distinct = min(3, max(2, configuration.parallel))
         outage = configuration.outageTimeout.map {
@@ -81,10 +83,14 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
         finished: @escaping @Sendable (BulkItemResult<Item, Value>) -> StarlineError?
     ) -> BulkEngine.Summary {
         let worker = Worker(source: source, attempt: attempt, finished: finished)
-        WorkerThreads.run(count: max(1, workers ?? configuration.parallel)) { _ in
-            while let (index, item) = take(source) {
+        WorkerThreads.run(count: max(1, workers ?? configuration.parallel)) { number in
+            // A worker beyond the concurrency allowed now waits before it takes an item (`admitWorker`).
+            while true {
+                gate.admitWorker(number)
+                guard let (index, item) = take(source) else { break }
                 report(work(index, item, worker), worker)
             }
+            gate.sourceEnded()
         }
         // An outage past its budget has already stopped the run: the worker whose `admit` gave up called `stop`.
         return summarySoFar
@@ -96,7 +102,8 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
         let now = state.withLock { $0 }
         return BulkEngine.Summary(
             stopError: now.stopError, throttledMilliseconds: gate.throttledMilliseconds, requests: now.requests,
-            outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: now.outageRequests)
+            outageMilliseconds: Int((outage?.waitedSeconds ?? 0) * 1000), outageRequests: now.outageRequests,
+            peakConcurrency: gate.peakConcurrency)
     }
 
     /// What a worker does with items: where it takes them, how it attempts one, where it reports the end.

@@ -3,7 +3,9 @@ import StarlineCore
 /// The one gate every worker of a bulk run passes before each request (S16, bulk runs): a server's 429
 /// pauses *all* workers until its `Retry-After` is over, not just the one that got it; while throttled the
 /// number of requests in flight is halved (down to one) and then grows back by one per run of successes
-/// (AIMD, as TCP does); `--rate N` spaces requests at least 1/N s apart over the whole run.
+/// (AIMD, as TCP does); `--rate N` spaces requests at least 1/N s apart over the whole run. With a starting
+/// concurrency (`--parallel auto`) the number in flight is the `ConcurrencyTuner`'s instead: raised while that
+/// raises the throughput, up to `maxConcurrency`.
 ///
 /// Fixed thread counts are what the peers' users complain about: eight workers that each honour their own
 /// 429 still hammer the server seven times while the eighth waits.
@@ -26,18 +28,62 @@ public final class RateGate: Sendable {
         var successRun = 0
         var throttled: UInt64 = 0
         var stopped = false
+        var tuner: ConcurrencyTuner?
     }
 
     private let state: Locked<State>
 
-    public init(maxConcurrency: Int, requestsPerSecond: Double? = nil) {
+    /// What `admitWorker` waits on, apart from `state`: a release wakes every thread waiting on `state`'s condition,
+    /// and workers parked for the whole run (most of them, while the tuner holds a low limit) must not wake on each.
+    private struct Admission {
+        var allowed: Int
+        /// Stopped, or no item is left to take: every parked worker goes on, to find that out and end.
+        var open = false
+    }
+
+    private let admission: Locked<Admission>
+
+    /// `startingConcurrency`: adapt the number in flight from there up to `maxConcurrency`; nil: `maxConcurrency`,
+    /// halved by 429s and grown back to it.
+    public init(maxConcurrency: Int, startingConcurrency: Int? = nil, requestsPerSecond: Double? = nil) {
         self.maxConcurrency = max(1, maxConcurrency)
         if let rate = requestsPerSecond, rate.isFinite, rate > 0 {
             spacing = UInt64(min(1e9 / rate, 3_600e9))
         } else {
             spacing = nil
         }
-        state = Locked(State(allowed: self.maxConcurrency))
+        var initial = State(allowed: self.maxConcurrency)
+        if let startingConcurrency {
+            initial.tuner = ConcurrencyTuner(start: startingConcurrency, ceiling: self.maxConcurrency)
+            initial.allowed = initial.tuner?.limit ?? initial.allowed
+        }
+        state = Locked(initial)
+        admission = Locked(Admission(allowed: initial.allowed))
+    }
+
+    /// Waits while worker number `worker` (0-based) is beyond the concurrency allowed now, so that a worker that is
+    /// not to send takes no item from the source either (it would hold it unsent); returns at once when the run
+    /// stops (the rest is reported skipped) or the source has ended.
+    public func admitWorker(_ worker: Int) {
+        while true {
+            let admitted = admission.await(deadline: MonotonicClock.nanoseconds() + 1_000_000_000) { a in
+                a.open || worker < a.allowed ? true : nil
+            }
+            if admitted != nil { return }
+        }
+    }
+
+    /// The source has no more items: every parked worker goes on (`admitWorker`) and ends.
+    public func sourceEnded() { admission.withLockNotifying { $0.open = true } }
+
+    /// Lets the workers parked beyond the old limit go on when the limit rose; under `state`'s lock (the order of
+    /// the two locks is always state, then admission).
+    private func admit(_ allowed: Int) {
+        let rose = admission.withLock { a -> Bool in
+            defer { a.allowed = allowed }
+            return allowed > a.allowed
+        }
+        if rose { admission.withLockNotifying { _ in } }
     }
 
     /// Waits until this worker may send one request; false once the run is stopped.
@@ -75,7 +121,8 @@ public final class RateGate: Sendable {
         case answered
         /// A 429: every worker waits `retryAfter` seconds (or `fallback` when the server named no time).
         case throttled(retryAfter: Double?, fallback: Double)
-        /// No answer (network, timeout): no effect on the pace.
+        /// No answer (network, timeout) or a 5xx: no effect on the pace; an adapting run takes back a quarter of
+        /// what it added (`ConcurrencyTuner.unanswered`).
         case noAnswer
     }
 
@@ -86,10 +133,16 @@ public final class RateGate: Sendable {
             s.inFlight = max(0, s.inFlight - 1)
             switch outcome {
             case .answered:
+                if s.tuner != nil {
+                    s.allowed = s.tuner?.answered(at: now) ?? s.allowed
+                    admit(s.allowed)
+                    return
+                }
                 s.successRun += 1
                 if s.successRun >= Self.successesPerStep, s.allowed < maxConcurrency {
                     s.allowed += 1
                     s.successRun = 0
+                    admit(s.allowed)
                 }
             case .throttled(let retryAfter, let fallback):
                 let seconds = min(max(0, retryAfter ?? fallback), 3_600)
@@ -99,10 +152,14 @@ public final class RateGate: Sendable {
                     s.throttled += until - max(now, s.pausedUntil)
                     s.pausedUntil = until
                 }
-                s.allowed = max(1, s.allowed / 2)
+                s.allowed = s.tuner?.throttled() ?? max(1, s.allowed / 2)
                 s.successRun = 0
+                admit(s.allowed)
             case .noAnswer:
-                break
+                if s.tuner != nil {
+                    s.allowed = s.tuner?.unanswered() ?? s.allowed
+                    admit(s.allowed)
+                }
             }
         }
     }
@@ -128,11 +185,16 @@ public final class RateGate: Sendable {
     var serverSpacing: UInt64 { state.withLock { $0.serverSpacing } }
 
     /// Stops the run: every waiting and later `acquire` returns false.
-    public func stop() { state.withLockNotifying { $0.stopped = true } }
+    public func stop() {
+        state.withLockNotifying { $0.stopped = true }
+        admission.withLockNotifying { $0.open = true }
+    }
 
     public var isStopped: Bool { state.withLock { $0.stopped } }
     /// How long the run was paused by 429s, in milliseconds.
     public var throttledMilliseconds: Int { state.withLock { Int($0.throttled / 1_000_000) } }
     /// Requests allowed in flight now (tests).
     public var allowedConcurrency: Int { state.withLock { $0.allowed } }
+    /// The most requests the run allowed in flight at once.
+    public var peakConcurrency: Int { state.withLock { s in s.tuner?.peak ?? maxConcurrency } }
 }

@@ -54,6 +54,7 @@ import TasksCommands
         case "DURATION": "1h"
         case "UID": "bob"
         case "K/N": "0/1"
+        case "RATE": "2400/1m/4"
         case "APP", "CLIENT_ID": "workbench"
         case "CONV": "alice-bob"
         case "PHONE": "+8613800000000"

@@ -24,3 +24,41 @@ import Testing
         #expect(extra <= 2, "429s: \(extra) of \(summary?["requests"]?.intValue ?? 0) requests")
     }
 }
+
+/// S16: one process keeps a far server as busy as shards would. `--parallel auto` (the default) raises the
+/// number in flight while the throughput rises with it; a fixed `--parallel N` keeps N.
+@Suite struct AdaptiveConcurrencyTests {
+    @Test func testS16OneProcessRaisesItsConcurrencyForAFarServer() throws {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        try h.storeLogin("alice")
+        let ids = try h.server.createSessions(count: 1_500)
+        // Every revocation answers 20 ms late, as a server across a network does: 8 in flight give 400/s at most.
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("DELETE /api/admin/users/*/sessions/*")), ("delayMs", .int(20))]))
+        func plan(_ part: ArraySlice<String>) -> [UInt8] { Array(("user,id\n" + part.map { "carol,\($0)\n" }.joined()).utf8) }
+        let split = ids.count / 2
+        let auto = try h.run("sl-sessions", ["revoke", "-"], stdin: plan(ids[..<split]))
+        #expect(auto.status == 0, "\(auto.stderrText)")
+        let summary = try auto.jsonLines().last?["summary"]
+        #expect(summary?["revoked"]?.intValue == Int64(split))
+        #expect((summary?["peakParallel"]?.intValue ?? 0) > 8, "\(summary.map { "\($0)" } ?? "no summary")")
+        #expect((summary?["peakParallel"]?.intValue ?? 99) <= 64)
+        let fixed = try h.run(
+            "sl-sessions", ["revoke", "--parallel", "8", "--rate", "3000/1s/2", "-"],
+            stdin: plan(ids[split...]))
+        #expect(fixed.status == 0, "\(fixed.stderrText)")
+        let fixedSummary = try fixed.jsonLines().last?["summary"]
+        #expect(fixedSummary?["revoked"]?.intValue == Int64(ids.count - split) && fixedSummary?["peakParallel"]?.intValue == 8)
+    }
+
+    @Test func testS16BadParallelAndRateValuesAreUsageErrors() throws {
+        let h = try SessionToolsHarness(server: try DevServerProcess())
+        try h.storeLogin("alice")
+        for arguments in [["--parallel", "0"], ["--parallel", "fast"], ["--rate", "150/0"], ["--rate", "3000/150/4"], ["--rate", "0"]] {
+            let run = try h.run("sl-sessions", ["revoke"] + arguments + ["ses_x"])
+            #expect(run.status == 2, "\(arguments): \(run.stderrText)")
+            let error = try run.error()["error"]
+            #expect(error?["code"]?.stringValue == "USAGE" && error?["details"]?["option"] != nil, "\(arguments): \(run.stderrText)")
+        }
+    }
+}
