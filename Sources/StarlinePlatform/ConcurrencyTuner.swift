@@ -3,9 +3,10 @@
 /// kept busy — 8 connections to one 10 ms away stop at 800 requests a second, whatever the server could do —
 /// while a server near its ceiling gains nothing from more and only queues them.
 ///
-/// Additive in its steps, multiplicative in its retreat (AIMD, as TCP does), with latency as the judge: each
-/// window of answers gives a throughput X at the limit L; by Little's law the latency is L / X. A raise that
-/// leaves the latency as it was raises X in proportion, and is followed by another; a raise whose extra
+/// Small steps up, multiplicative retreat (AIMD, as TCP does, with its slow start), with latency as the judge:
+/// each window of answers gives a throughput X at the limit L; by Little's law the latency is L / X. A raise
+/// that leaves the latency as it was raises X in proportion, and is followed by another — twice the size while
+/// they pay in full, so the limit may overshoot the knee by up to one doubling at the same throughput; a raise whose extra
 /// requests only wait in the server's queue (the latency rose with L, X did not grow by 5 %) is undone and the
 /// limit held for a while before the next probe. While held, a latency that doubles with a throughput that
 /// fell (the server slowed down for everyone) takes a quarter off the limit; a 429 halves it (`throttled`); a
@@ -31,7 +32,7 @@ struct ConcurrencyTuner: Sendable {
     private var windowStart: UInt64?
     private var answers = 0
 
-    /// Raise by a quarter (at least one): from 8, a ceiling of 64 is reached in 11 windows when every raise pays.
+    /// Raise by a quarter (at least one); by double while each raise pays in full (`judge`).
     static func raised(_ limit: Int) -> Int { limit + max(1, limit / 4) }
     /// A raise pays when the throughput grows by this much (noise on a shared machine is a few per cent), or by half
     /// the raise when that is less.
@@ -92,7 +93,10 @@ struct ConcurrencyTuner: Sendable {
             // A small last raise (63 to a ceiling of 64) is judged by half its own size.
             let paid = rate >= before * min(Self.gain, 1 + (Double(limit) / Double(from) - 1) / 2)
             if paid, limit < ceiling {
-                probe(from: rate)
+                // A raise that paid in (nearly) full proportion finds the server far from busy: double the next
+                // one (TCP's slow start), so a far server gets its 64 in a second, not in ten.
+                let proportional = rate >= before * (1 + 0.8 * (Double(limit) / Double(from) - 1))
+                probe(from: rate, doubling: proportional)
             } else if paid {
                 step = .holding(windows: Self.holdWindows, latency: latency, rate: rate)
             } else {
@@ -113,13 +117,13 @@ struct ConcurrencyTuner: Sendable {
         }
     }
 
-    private mutating func probe(from rate: Double) {
+    private mutating func probe(from rate: Double, doubling: Bool = false) {
         guard limit < ceiling else {
             step = .holding(windows: Self.holdWindows, latency: Double(limit) / rate, rate: rate)
             return
         }
         step = .probing(from: limit, rate: rate)
-        limit = min(ceiling, Self.raised(limit))
+        limit = min(ceiling, doubling ? 2 * limit : Self.raised(limit))
         peak = max(peak, limit)
     }
 }
