@@ -132,6 +132,8 @@ bench: build
 	bench/sessions $(BENCH_PREFIX)/bin
 	bench/sessions-bulk $(BENCH_PREFIX)/bin
 	bench/sessions-fleet $(BENCH_PREFIX)/bin
+	bench/sessions-parallel $(BENCH_PREFIX)/bin
+	bench/sessions-ceiling $(BENCH_PREFIX)/bin
 	bench/tasks $(BENCH_PREFIX)/bin
 	bench/memory $(BENCH_PREFIX)/bin
 	bench/chat $(BENCH_PREFIX)/bin

@@ -3,25 +3,21 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 
-/// Property-based testing of sl-devserver against its own contract with schemathesis (PyPI).
+/// Property-based testing of sl-devserver against its own contract with schemathesis, pinned in
+/// scripts/bootstrap (TEST_PIP) into the tests' venv: a missing schemathesis fails the test, never skips it.
 enum Schemathesis {
-    /// schemathesis is importable, or gets installed from PyPI now; when neither works the test is
-    /// skipped and the reason printed.
-    static let available: Bool = {
-        if (try? Tools.shell("python3 -c 'import schemathesis'"))?.status == 0 { return true }
-        let install = try? Tools.shell("timeout 600 python3 -m pip install --quiet schemathesis")
-        if (try? Tools.shell("python3 -c 'import schemathesis'"))?.status == 0 { return true }
-        FileHandle.standardError.write(
-            Data(
-                "skipping the schemathesis run: schemathesis cannot be installed from PyPI (\(install?.stderrText.suffix(300) ?? "python3 missing"))\n"
-                    .utf8))
-        return false
-    }()
+    static var executable: String {
+        let cache = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")
+        return cache + "/starline/test-venv/bin/schemathesis"
+    }
 }
 
 @Suite struct DevServerSchemathesisTests {
-    @Test("schemathesis finds no server errors and no responses outside the contract", .enabled(if: Schemathesis.available))
+    @Test("schemathesis finds no server errors and no responses outside the contract")
     func contractHoldsUnderGeneratedRequests() throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Schemathesis.executable),
+            "\(Schemathesis.executable) is missing: run scripts/bootstrap")
         let server = try DevServerProcess(["--device-interval", "0"])
         let login = try server.login("alice")
         let work = TemporaryDirectory()
@@ -29,7 +25,7 @@ enum Schemathesis {
         // schemathesis 4.x with --workers hit an internal hypothesis race here ("AST constructor recursion").
         let run = try Tools.shell(
             """
-            cd '\(work.path)' && timeout 900 python3 -c 'import sys; from schemathesis.cli import schemathesis; sys.argv[0] = "schemathesis"; sys.exit(schemathesis())' run '\(server.baseURL)/openapi.yaml' \
+            cd '\(work.path)' && timeout 900 '\(Schemathesis.executable)' run '\(server.baseURL)/openapi.yaml' \
               -H 'Authorization: Bearer \(login.token)' --exclude-path-regex '^/__dev/' -n 8 --request-timeout 40 \
               -c not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance --no-color
             """)
