@@ -101,10 +101,12 @@ import Testing
         }
 
         /// What cron gives a line: cron's own PATH (/usr/bin:/bin) unless the block sets one, HOME, the
-        /// platform of this test, the block's variables. The tools stand where the README's PATH line says they
-        /// are installed (/usr/local/bin, `make install PREFIX=/usr/local`; scripts/package-check checks what it
-        /// installs): that directory is the build directory here, with the stand-ins beside it. A block without a
-        /// PATH line gets cron's, and a bare tool name in it is not found (exit 127), as under cron.
+        /// platform of this test, the block's variables. The README's PATH line names /usr/local/bin, where
+        /// `make install PREFIX=/usr/local` puts the tools: under `make test` that entry stands for the build
+        /// directory; scripts/package-check runs this test again with STARLINE_BIN_DIR=/usr/local/bin after a real
+        /// `make install PREFIX=/usr/local` (a tmpfs over /usr/local in a private mount namespace), so there it is
+        /// that directory itself. The stand-ins are beside it. A block without a PATH line gets cron's, and a bare
+        /// tool name in it is not found (exit 127), as under cron.
         func environment(_ line: CronLine) -> [String: String] {
             var env = harness.environment
             env["PATH"] = "/usr/bin:/bin"
