@@ -121,7 +121,8 @@ extension ChatRoutes {
     /// many seconds for the first one.
     static func sync(_ c: RouteContext) throws -> LongPoll {
         var since: Int64?
-        if let cursor = c.request.queryValue("since"), !cursor.isEmpty {
+        // An empty `since` is no cursor this server issued (the first call leaves it out), not the first call.
+        if let cursor = c.request.queryValue("since") {
             guard let v = Int64(cursor), v >= 0 else { throw APIError(400, "INVALID_CURSOR", "the cursor is not one this server issued") }
             since = v
         }

@@ -103,7 +103,8 @@ extension DevControlRoutes {
     }
 
     static func optionalInt(_ body: JSON, _ key: String, _ range: ClosedRange<Int64>) throws -> Int64? {
-        guard let value = body[key], !value.isNull else { return nil }
+        // Present means given: a null is refused like any other value that is not such an integer.
+        guard let value = body[key] else { return nil }
         guard let n = value.intValue, range.contains(n) else {
             throw APIError.invalidRequest("'\(key)' must be an integer \(range.lowerBound)...\(range.upperBound)")
         }

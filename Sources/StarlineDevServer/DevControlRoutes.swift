@@ -27,11 +27,11 @@ enum DevControlRoutes {
     static func addFault(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         let body = try c.jsonBody()
         let route = try c.string(body, "route", maxLength: 512)
-        let status = body["status"]?.intValue.map { Int($0) }
-        let reset = body["reset"]?.boolValue ?? false
-        let delay = body["delayMs"]?.intValue.map { Int($0) } ?? 0
-        let hold = body["hold"]?.boolValue ?? false
-        let count = body["count"]?.intValue.map { Int($0) }
+        let status = try member(body, "status", "an integer, a final HTTP status 200-599") { $0.intValue }.map { Int($0) }
+        let reset = try member(body, "reset", "true or false") { $0.boolValue } ?? false
+        let delay = try member(body, "delayMs", "an integer 0...\(Limits.maxFaultWaitMilliseconds)") { $0.intValue }.map { Int($0) } ?? 0
+        let hold = try member(body, "hold", "true or false") { $0.boolValue } ?? false
+        let count = try member(body, "count", "an integer of at least 1") { $0.intValue }.map { Int($0) }
         // A final status only: after a 1xx the client waits for the final answer, which would never come.
         if let status, !(200...599).contains(status) {
             throw APIError.invalidRequest("'status' must be a final HTTP status, 200-599 (a 1xx would leave the client waiting)")
@@ -75,7 +75,7 @@ enum DevControlRoutes {
     /// A fault's `headers` object, checked as RFC 9110 §5 fields before they reach the wire: a CR or LF
     /// in a value would let a test inject a header or a whole response the contract never describes.
     static func faultHeaders(_ value: JSON?) throws -> [(String, String)] {
-        guard let value, !value.isNull else { return [] }
+        guard let value else { return [] }
         guard let members = value.objectValue else {
             throw APIError.invalidRequest("'headers' must be an object of header names to string values")
         }
@@ -164,6 +164,15 @@ enum DevControlRoutes {
             throw APIError.notFound("SMS code for \(phone)")
         }
         return .json(200, .object([("code", .optional(row.string("code")))]))
+    }
+
+    /// A member of a request that, when present, must be of its type (`read` gives it): null or another type
+    /// is refused, never read as absent — a client that sends `"count":null` meant something, and the contract
+    /// does not say what.
+    static func member<T>(_ body: JSON, _ key: String, _ expected: String, _ read: (JSON) -> T?) throws -> T? {
+        guard let value = body[key] else { return nil }
+        guard let typed = read(value) else { throw APIError.invalidRequest("'\(key)' must be \(expected)") }
+        return typed
     }
 
     static func rateLimit(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {

@@ -107,12 +107,20 @@ public final class DevServer: @unchecked Sendable {
         let pathSegments = StarlineDevServer.pathSegments(request.path)
         var matched: (Route, [String: String])?
         var allowed: [String] = []
+        // A literal segment beats a parameter: /api/sessions/revoke-others is the resource of POST
+        // …/revoke-others, never session "revoke-others" of DELETE /api/sessions/{id} (which would also put DELETE
+        // in its 405's Allow, a method the contract does not give that path).
+        var literals = -1
         for route in routes {
-            if let parameters = route.match(pathSegments) {
-                if route.method == request.method || (request.method == "HEAD" && route.method == "GET") {
-                    matched = (route, parameters)
-                    break
-                }
+            guard let parameters = route.match(pathSegments), route.literalSegments >= literals else { continue }
+            if route.literalSegments > literals {
+                literals = route.literalSegments
+                matched = nil
+                allowed = []
+            }
+            if matched == nil, route.method == request.method || (request.method == "HEAD" && route.method == "GET") {
+                matched = (route, parameters)
+            } else if route.method != request.method {
                 allowed.append(route.method)
             }
         }

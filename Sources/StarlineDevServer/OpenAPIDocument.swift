@@ -132,9 +132,9 @@ enum OpenAPIDocument {
               security: []
               responses:
                 '200':
-                  description: The OpenAPI document (this file).
+                  description: The OpenAPI document (this file), as `application/yaml` (RFC 9512).
                   content:
-                    text/yaml:
+                    application/yaml:
                       schema:
                         type: string
                 '429':
@@ -168,11 +168,13 @@ enum OpenAPIDocument {
                   description: The App ID (e.g. `workbench`).
                   schema:
                     type: string
+                    minLength: 1
                 - name: redirect_uri
                   in: query
                   required: true
                   schema:
                     type: string
+                    minLength: 1
                 - name: state
                   in: query
                   required: false
@@ -185,6 +187,7 @@ enum OpenAPIDocument {
                   description: PKCE S256 challenge; without it the request is refused (302 with `error=invalid_request`, no code).
                   schema:
                     type: string
+                    minLength: 1
                 - name: code_challenge_method
                   in: query
                   required: true
@@ -362,7 +365,7 @@ enum OpenAPIDocument {
             post:
               tags: [oauth]
               operationId: postRevoke
-              summary: RFC 7009 token revocation (always 200)
+              summary: RFC 7009 token revocation
               security: []
               requestBody:
                 required: true
@@ -372,12 +375,18 @@ enum OpenAPIDocument {
                       $ref: '#/components/schemas/RevokeRequest'
               responses:
                 '200':
-                  description: Always, whether or not the token was valid (RFC 7009). Empty JSON object.
+                  description: Whether or not the token was valid (RFC 7009 §2.2). Empty JSON object.
                   content:
                     application/json:
                       schema:
                         type: object
                         additionalProperties: true
+                '400':
+                  description: No `token` (`invalid_request`, RFC 7009 §2.2.1).
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/OAuthError'
                 '413':
                   $ref: '#/components/responses/PayloadTooLarge'
                 '429':
@@ -628,6 +637,7 @@ enum OpenAPIDocument {
                   description: '`nextCursor` of the previous page; omitted for the first page.'
                   schema:
                     type: string
+                    minLength: 1
               responses:
                 '200':
                   description: One page of users.
@@ -940,6 +950,7 @@ enum OpenAPIDocument {
                   description: Opaque cursor from a previous response; omitted on the first call.
                   schema:
                     type: string
+                    minLength: 1
                 - name: limit
                   in: query
                   required: false
@@ -1125,6 +1136,7 @@ enum OpenAPIDocument {
                   description: A moment `id`; only moments older than it.
                   schema:
                     type: string
+                    minLength: 1
                 - $ref: '#/components/parameters/Limit'
               responses:
                 '200':
@@ -1629,6 +1641,7 @@ enum OpenAPIDocument {
                   description: Only this user's sessions.
                   schema:
                     type: string
+                    minLength: 1
               responses:
                 '200':
                   description: Counts per session id.
@@ -1725,9 +1738,10 @@ enum OpenAPIDocument {
               name: clientId
               in: path
               required: true
-              description: Client-chosen idempotency key (e.g. a UUID).
+              description: Client-chosen idempotency key (e.g. a UUID); 1–128 of A–Z a–z 0–9 . _ - (else 400).
               schema:
                 type: string
+                pattern: '^[A-Za-z0-9._-]{1,128}$'
             LinkCode:
               name: code
               in: path
@@ -2215,6 +2229,8 @@ enum OpenAPIDocument {
               properties:
                 upTo:
                   type: string
+                  minLength: 1
+                  maxLength: 256
                   description: Id of a message in the conversation; everything up to and including it is read.
             ReadMark:
               type: object
@@ -2343,17 +2359,21 @@ enum OpenAPIDocument {
               properties:
                 csrf:
                   type: string
+                  minLength: 1
                 response_type:
                   type: string
                   enum: [code]
                 client_id:
                   type: string
+                  minLength: 1
                 redirect_uri:
                   type: string
+                  minLength: 1
                 state:
                   type: string
                 code_challenge:
                   type: string
+                  minLength: 1
                 code_challenge_method:
                   type: string
                   enum: [S256]
@@ -2378,12 +2398,20 @@ enum OpenAPIDocument {
                   const: authorization_code
                 code:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
                 redirect_uri:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
                 client_id:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
                 code_verifier:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
             TokenRequestDeviceCode:
               type: object
               additionalProperties: true
@@ -2394,8 +2422,12 @@ enum OpenAPIDocument {
                   const: 'urn:ietf:params:oauth:grant-type:device_code'
                 device_code:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
                 client_id:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
             DeviceAuthorizationRequest:
               type: object
               additionalProperties: true
@@ -2403,6 +2435,8 @@ enum OpenAPIDocument {
               properties:
                 client_id:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
             DeviceForm:
               type: object
               additionalProperties: true
@@ -2415,6 +2449,8 @@ enum OpenAPIDocument {
                   type: string
                 user_code:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
                 action:
                   type: string
                   enum: [approve, deny]
@@ -2425,6 +2461,8 @@ enum OpenAPIDocument {
               properties:
                 token:
                   type: string
+                  minLength: 1
+                  description: Any other token, however long, is an invalid token, answered 200 (RFC 7009 §2.2).
                 token_type_hint:
                   type: string
             PasswordChangeRequest:
@@ -2434,8 +2472,12 @@ enum OpenAPIDocument {
               properties:
                 oldPassword:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
                 newPassword:
                   type: string
+                  minLength: 8
+                  maxLength: 4000
                   description: At least 8 characters, else 400 `WEAK_PASSWORD`.
             SmsResetRequestBody:
               type: object
@@ -2444,6 +2486,8 @@ enum OpenAPIDocument {
               properties:
                 phone:
                   type: string
+                  minLength: 1
+                  maxLength: 32
                   examples: ['+8613800000001']
             SmsResetBody:
               type: object
@@ -2452,10 +2496,16 @@ enum OpenAPIDocument {
               properties:
                 phone:
                   type: string
+                  minLength: 1
+                  maxLength: 32
                 code:
                   type: string
+                  minLength: 1
+                  maxLength: 16
                 newPassword:
                   type: string
+                  minLength: 8
+                  maxLength: 4000
                   description: At least 8 characters, else 400 `WEAK_PASSWORD`.
             TextBody:
               type: object
@@ -2464,6 +2514,8 @@ enum OpenAPIDocument {
               properties:
                 text:
                   type: string
+                  minLength: 1
+                  maxLength: 4000
             FriendLinkRequest:
               type: object
               additionalProperties: true
@@ -2471,20 +2523,32 @@ enum OpenAPIDocument {
                 ttlSeconds:
                   type: integer
                   minimum: 1
-                  description: Lifetime of the link; omitted → the server's default.
+                  maximum: 2592000
+                  description: Lifetime of the link (30 days at most); omitted → the server's default (7 days).
             FaultRequest:
               type: object
               additionalProperties: true
               required: [route]
-              description: '`route` plus one of `status`, `reset`, `delayMs`, `hold`.'
-              anyOf:
+              description: '`route` plus exactly one of `status`, `reset: true`, `delayMs` (at least 1), `hold: true`. A member that is present must have its type: `null` is refused (400), never read as absent.'
+              oneOf:
                 - required: [status]
                 - required: [reset]
+                  properties:
+                    reset:
+                      const: true
                 - required: [delayMs]
+                  properties:
+                    delayMs:
+                      minimum: 1
                 - required: [hold]
+                  properties:
+                    hold:
+                      const: true
               properties:
                 route:
                   type: string
+                  minLength: 1
+                  maxLength: 512
                   description: '`METHOD /path`, `*` matching one path segment.'
                   examples: ['GET /api/me', 'PUT /chat/v1/conversations/*/messages/*']
                 status:
@@ -2498,7 +2562,8 @@ enum OpenAPIDocument {
                 delayMs:
                   type: integer
                   minimum: 0
-                  description: Run the handler, then delay the response this long.
+                  maximum: 600000
+                  description: Run the handler, then delay the response this long (10 minutes at most).
                 hold:
                   type: boolean
                   description: Hold the request before its handler until the faults are cleared or the server stops (10 minutes at most), then run it.
@@ -2572,6 +2637,8 @@ enum OpenAPIDocument {
                   maximum: 100000
                 appId:
                   type: string
+                  minLength: 1
+                  maxLength: 256
             DevMessagesRequest:
               type: object
               additionalProperties: true
@@ -2583,6 +2650,8 @@ enum OpenAPIDocument {
                   maximum: 1000000
                 sender:
                   type: string
+                  minLength: 1
+                  maxLength: 256
                   description: User id of a member of the conversation.
                 text:
                   type: string
@@ -2652,6 +2721,8 @@ enum OpenAPIDocument {
                   default: 0
                 appId:
                   type: string
+                  minLength: 1
+                  maxLength: 256
                   default: workbench
             DevUsersResult:
               type: object
@@ -2698,7 +2769,7 @@ enum OpenAPIDocument {
               required: [rps]
               properties:
                 rps:
-                  type: number
+                  type: integer
                   minimum: 0
                   description: Requests per second; 0 = off (the default).
 

@@ -321,11 +321,13 @@ enum PlatformRoutes {
     static func revoke(_ c: RouteContext) throws -> HTTPResponse {
         // RFC 7009 §2.2: "The authorization server responds with HTTP status code 200 if the token has been
         // revoked successfully or if the client submitted an invalid token."
-        if let token = c.form()["token"] {
-            try c.db.run(
-                "UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL",
-                [.integer(Timestamp.now().seconds), .text(token)])
+        // §2.1: "token REQUIRED" — a request without one is malformed (§2.2.1: the error responses of RFC 6749
+        // §5.2, `invalid_request`), not a revocation of nothing.
+        guard let token = c.form()["token"], !token.isEmpty else {
+            throw OAuthError("invalid_request", "the token to revoke is required (RFC 7009 §2.1)")
         }
+        try c.db.run(
+            "UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [.integer(Timestamp.now().seconds), .text(token)])
         return .json(200, .object([]))
     }
 

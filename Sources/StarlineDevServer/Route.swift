@@ -40,7 +40,8 @@ struct RouteContext {
 
     func string(_ body: JSON, _ key: String, maxLength: Int = 4000) throws -> String {
         guard let v = body[key]?.stringValue, !v.isEmpty else { throw APIError.invalidRequest("'\(key)' must be a non-empty string") }
-        guard v.count <= maxLength else { throw APIError.invalidRequest("'\(key)' is longer than \(maxLength) characters") }
+        // Characters as JSON Schema's maxLength counts them (code points), so the contract's limit is the server's.
+        guard v.unicodeScalars.count <= maxLength else { throw APIError.invalidRequest("'\(key)' is longer than \(maxLength) characters") }
         return v
     }
 
@@ -107,6 +108,9 @@ struct Route {
     }
 
     var key: String { "\(method) \(template)" }
+
+    /// Segments that are not parameters: the more, the more specific the route.
+    var literalSegments: Int { segments.count { !($0.hasPrefix("{") && $0.hasSuffix("}")) } }
 
     /// The route's parameters when the raw path (escapes kept: a %2F is not a "/") has its segments; each
     /// parameter decoded once matched (an invalid escape kept as it is, as MHD's own decoding keeps it). A

@@ -187,4 +187,46 @@ import Testing
         }
         #expect(try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(204))])).status == 201)
     }
+
+    @Test("a member given as null (or as another type) is refused, never read as absent")
+    func nullMembersAreRefused() throws {
+        let server = try DevServerProcess()
+        let route: (String, JSON) = ("route", .string("GET /api/me"))
+        for body in [
+            JSON.object([route, ("status", .int(500)), ("headers", .null)]), .object([route, ("status", .int(500)), ("count", .null)]),
+            .object([route, ("delayMs", .null)]), .object([route, ("reset", .null)]), .object([route, ("status", .string("500"))]),
+            .object([route, ("hold", .int(1))])
+        ] {
+            let refused = try server.dev("POST", "/__dev/faults", body)
+            #expect(refused.status == 400 && refused.errorCode == "INVALID_REQUEST", "\(body): \(refused.text)")
+        }
+        let users = try server.dev(
+            "POST", "/__dev/users", .object([("count", .int(1)), ("prefix", .string("n")), ("sessionsPerUser", .null)]))
+        #expect(users.status == 400, "\(users.text)")
+        let rate = try server.dev("POST", "/__dev/rate-limit", .object([("rps", .double(1.5))]))
+        #expect(rate.status == 400, "\(rate.text)")
+        // The same members, well formed, are taken.
+        #expect(try server.dev("POST", "/__dev/faults", .object([route, ("status", .int(500)), ("count", .int(1))])).status == 201)
+    }
+
+    @Test(
+        """
+        RFC 7009: a revocation request without a token is invalid_request; a literal path's 405 allows only its own \
+        methods
+        """)
+    func requestsTheContractRefuses() throws {
+        let server = try DevServerProcess()
+        let alice = try server.login("alice")
+        for body in [DevServerProcess.Body.form([]), .form([("token", "")]), .form([("token_type_hint", "access_token")])] {
+            let r = try server.request("POST", "/oauth/revoke", body: body)
+            #expect(r.status == 400 && (try? r.json()["error"]?.stringValue) == "invalid_request", "\(r.text)")
+        }
+        // /api/sessions/revoke-others is POST's alone: DELETE /api/sessions/{id} does not make it a session id.
+        let options = try server.request("OPTIONS", "/api/sessions/revoke-others", token: alice.token)
+        #expect(options.status == 405 && options.headers["allow"] == "POST", "\(options.headers)")
+        let delete = try server.request("DELETE", "/api/sessions/revoke-others", token: alice.token)
+        #expect(delete.status == 405, "\(delete.text)")
+        // An empty sync cursor is no cursor this server issued.
+        #expect(try server.request("GET", "/chat/v1/sync?since=", token: alice.token).errorCode == "INVALID_CURSOR")
+    }
 }
