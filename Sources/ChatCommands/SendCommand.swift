@@ -36,7 +36,8 @@ enum SendCommand: AsyncCommand {
         ],
         exitStatuses: [
             (.ok, "sent (or queued with --queue); nothing to send: --lines without a line, or an empty stdin with --allow-empty"),
-            (.usage, "bad input (an empty stdin without --allow-empty), or --client-id reused with other text"),
+            (.usage, "bad input (an empty stdin without --allow-empty, a malformed --client-id)"),
+            (.data, "--client-id already names another message (CLIENT_ID_CONFLICT): nothing sent; give a new one"),
             (.transient, "not sent yet (or held behind an earlier entry): it stays in the outbox"),
             (.partial, "--lines: some were not sent (failed, still queued, or held)"),
             (.sessionEnded, "the server ended the session"), (.sessionChanged, "the account changed during the send"),

@@ -181,7 +181,8 @@ enum MomentsPostCommand: AsyncCommand {
         examples: [Example("sl-chat moments post 'shipped 1.0'", "Post a moment.")],
         exitStatuses: [
             (.ok, "posted (or queued)"), (.transient, "not sent yet: it stays in the outbox"),
-            (.usage, "--client-id reused with other text")
+            (.usage, "bad input (a malformed --client-id)"),
+            (.data, "--client-id already names another moment (CLIENT_ID_CONFLICT): nothing posted; give a new one")
         ])
 
     struct Options { var text: String?; var submission: OutboxSubmission; var chat: ChatOptions }

@@ -25,7 +25,7 @@ extension ChatStore {
 
     /// Stores entries before the first attempt — all of them in one durable transaction, so a crash right
     /// after leaves every one of them queued. With a caller's `clientId` that exists already: the same
-    /// entry again when the text (and conversation) match, CLIENT_ID_CONFLICT (exit 2, nothing stored)
+    /// entry again when the text (and conversation) match, CLIENT_ID_CONFLICT (exit 12, nothing stored)
     /// when they do not.
     public func enqueue(_ kind: OutboxKind, _ submissions: [Submission], account: ChatAccount, now: Int64) throws -> [OutboxEntry] {
         let ids = submissions.map { $0.clientId ?? Self.mintClientId() }
@@ -49,7 +49,10 @@ extension ChatStore {
                     guard existing.text == submission.text, existing.conversationId == submission.conversation else {
                         throw StarlineError(
                             .clientIdConflict,
-                            "client id \(id) was already used for another \(kind.rawValue)\(existing.conversationId == submission.conversation ? "" : " in conversation \(existing.conversationId)"); a client id names one \(kind.rawValue)",
+                            """
+                            client id \(id) was already used for another \(kind.rawValue)\(existing.conversationId == submission.conversation ? "" : " in conversation \(existing.conversationId)") (it is \(existing.state.rawValue)); a client id names one \(kind.rawValue): \
+                            to send changed content, give it a new client id (\(id).2), or leave --client-id out
+                            """,
                             details: .object([("clientId", .string(id)), ("state", .string(existing.state.rawValue))]))
                     }
                     entries.append(existing)

@@ -133,7 +133,9 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     // MARK: Chat (sl-chat, W4–W8)
 
     /// `--client-id KEY` given again with another text or conversation: a key names one message only.
-    public static let clientIdConflict = ErrorCode("CLIENT_ID_CONFLICT", exit: .usage)
+    /// A client id already names another message or moment: a conflict with what is stored (exit 12, as the
+    /// server's 409), not a usage mistake — the command line was well formed.
+    public static let clientIdConflict = ErrorCode("CLIENT_ID_CONFLICT", exit: .data)
     /// Another process is reading with this named cursor (`tail --cursor NAME`): one consumer at a time, so
     /// no event is delivered twice.
     public static let cursorInUse = ErrorCode("CURSOR_IN_USE", exit: .storage)

@@ -47,8 +47,9 @@ import Testing
         #expect(again.status == 0 && againId == firstId)
         #expect(try again.json()["busy"] == nil, "a settled entry is not one another process is sending")
         let other = try chat(h, ["send", "c_team", "something else", "--client-id", "deploy-42"])
-        #expect(other.status == 2)
-        #expect(other.errorCode == "CLIENT_ID_CONFLICT")
+        // A conflict with what is stored (exit 12, as CONFLICT), not a usage error; the message says what to do.
+        #expect(other.status == 12)
+        #expect(other.errorCode == "CLIENT_ID_CONFLICT" && other.stderrText.contains("give it a new client id"))
         #expect(try serverMessages(h).filter { $0["clientId"]?.stringValue == "deploy-42" }.count == 1)
         #expect(try h.counter(Self.putRoute) == 1, "the second send of a sent entry makes no request")
     }
@@ -415,7 +416,7 @@ import Testing
         let posted = try first.json()
         #expect(posted["kind"]?.stringValue == "moment" && posted["state"]?.stringValue == "sent")
         #expect(try chat(h, ["moments", "post", "shipped", "--client-id", "m-1"]).status == 0)
-        #expect(try chat(h, ["moments", "post", "other", "--client-id", "m-1"]).status == 2)
+        #expect(try chat(h, ["moments", "post", "other", "--client-id", "m-1"]).status == 12)
         let feed = try chat(h, ["moments", "list"]).jsonLines()
         #expect(feed.filter { $0["clientId"]?.stringValue == "m-1" }.count == 1)
     }
