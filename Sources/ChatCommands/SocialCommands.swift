@@ -78,12 +78,18 @@ enum FriendLinkRedeemCommand: AsyncCommand {
         discussion: """
             Accepts {chat base}/f/CODE (or the default chat service's), a bare CODE, or - to read one from stdin: the \
             URL, the code, or a JSON line of sl-qr decode (kind friendLink). Anything else is refused before any request \
-            (INVALID_FRIEND_LINK, exit 2). Prints {\"friend\",\"conversationId\"}.
+            (INVALID_FRIEND_LINK, exit 2). Prints {\"friend\",\"conversationId\",\"alreadyFriends\"}: a link of \
+            someone who is your friend already is a success that changes nothing (\"alreadyFriends\":true; the link \
+            stays unused), so a rerun is safe. Your own link is OWN_FRIEND_LINK (exit 2); a link someone else redeemed \
+            is FRIEND_LINK_USED and an expired one FRIEND_LINK_EXPIRED (exit 12: ask for a new one); an unknown code is \
+            FRIEND_LINK_NOT_FOUND (exit 6).
             """,
         arguments: [ArgumentSpec("URL|CODE|-", help: "The friend link.")],
         examples: [Example("sl-qr decode invite.png | sl-chat friend-link redeem -", "Redeem the link in a QR image.")],
         exitStatuses: [
-            (.ok, "redeemed"), (.usage, "not a friend link"), (.data, "the link was used already or expired"), (.notFound, "no such link")
+            (.ok, "redeemed, or a friend already"), (.usage, "not a friend link, or your own (OWN_FRIEND_LINK)"),
+            (.data, "someone else redeemed the link (FRIEND_LINK_USED), or it expired (FRIEND_LINK_EXPIRED)"),
+            (.notFound, "no link has this code (FRIEND_LINK_NOT_FOUND)")
         ])
 
     struct Options { var input: String; var chat: ChatOptions }

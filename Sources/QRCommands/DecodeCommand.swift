@@ -34,8 +34,8 @@ enum DecodeCommand: Command {
     static let quiet = Option<Bool>.flag(
         "quiet", short: "q",
         help: """
-            No notices on stderr: no progress, no line for a file without a symbol (zbarimg's -q); errors are still \
-            reported.
+            No notices on stderr: no progress, nothing for a file without a symbol — the exit status says it (zbarimg's \
+            -q); a file that cannot be read is still reported.
             """)
     static let defaultImageTimeout = 10_000
     static let imageTimeout = Option<Int>.integer(
@@ -65,7 +65,8 @@ enum DecodeCommand: Command {
             goes to stderr on a terminal or with --progress; -q/--quiet drops it. With --raw only the payloads are \
             printed, each followed by a newline, as zbarimg --raw does (a file without a symbol gets a notice on stderr \
             unless -q), so `zbarimg --raw -q IMG` becomes `sl-qr decode --raw -q IMG`. Exit 0 when every file gave a \
-            symbol, 12 when none did, 8 when some did not.
+            symbol, 12 when none did, 8 when some did not (zbarimg exits 4 in both cases: a script that tests for 4 \
+            tests for a non-zero status instead); with -q nothing is printed for either.
             """,
         options: [expect.spec, raw.spec, quiet.spec, jobs.spec, maxFileSize.spec, maxPixels.spec, pixelBudget.spec, imageTimeout.spec]
             + ListOptions.specs,
@@ -206,6 +207,8 @@ enum DecodeCommand: Command {
         let list = options.raw || options.pretty ? nil : RecordList(output, options.list, json: .lines, columns: columns)
         var unexpected: [String] = []
         var firstError: StarlineError?
+        /// A file failed for another reason than having no symbol (it could not be read).
+        var unreadable = false
         for outcome in outcomes.compactMap({ $0 }) {
             // With --expect, stdout carries only records of that kind, so `| jq -r .url` sees no others.
             if options.raw {
@@ -227,6 +230,7 @@ enum DecodeCommand: Command {
             }
             if outcome.found { found += 1 } else { failed += 1 }
             if let e = outcome.error, firstError == nil { firstError = e }
+            if let e = outcome.error, e.code != .noSymbol { unreadable = true }
             unexpected += outcome.unexpectedKinds
         }
         list?.finish()
@@ -237,6 +241,9 @@ enum DecodeCommand: Command {
                 details: .object([("expected", .string(expect.rawValue)), ("found", .array(unexpected.map(JSON.string)))]))
         }
         if failed == 0 { return .ok }
+        // -q (zbarimg's): a file without a symbol is told by the exit status alone, as zbarimg -q tells it; a file
+        // that could not be read is still an error.
+        if options.quiet, !unreadable { return found == 0 ? ErrorCode.noSymbol.exitStatus : ErrorCode.partial.exitStatus }
         if found == 0 {
             if files.count == 1, let firstError { throw firstError }
             throw StarlineError(

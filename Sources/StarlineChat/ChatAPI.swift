@@ -94,10 +94,30 @@ public struct ChatAPI: Sendable {
         return try success(try send(request("POST", "/v1/friend-links", json: .object(body)), route: route, retries: 0), route)
     }
 
+    /// Redeems a friend link: `{"friend","conversationId","alreadyFriends"}` — a link of someone who is a friend
+    /// already is a success that changes nothing. The link's own failures get codes of their own (a script tells
+    /// "ask for a new link" from "that was mine" from "mistyped"), each with what to do.
     public func redeemFriendLink(code: String) throws -> JSON {
         let route = "POST /v1/friend-links/{code}/redeem"
-        return try success(
-            try send(request("POST", "/v1/friend-links/\(Self.segment(code))/redeem", json: .object([])), route: route, retries: 0), route)
+        let reply = try send(request("POST", "/v1/friend-links/\(Self.segment(code))/redeem", json: .object([])), route: route, retries: 0)
+        do {
+            return try success(reply, route)
+        } catch let error as StarlineError {
+            let details = error.details
+            switch (reply.status, details?["serverCode"]?.stringValue) {
+            case (404, _):
+                throw StarlineError(
+                    .friendLinkNotFound, "no friend link has this code: check it, or that it is of this chat service", details: details)
+            case (400, "OWN_LINK"?):
+                throw StarlineError(.ownFriendLink, "this is your own friend link: it is for the friend you send it to", details: details)
+            case (410, "LINK_USED"?):
+                throw StarlineError(.friendLinkUsed, "someone else already redeemed this friend link: ask for a new one", details: details)
+            case (410, "LINK_EXPIRED"?):
+                throw StarlineError(.friendLinkExpired, "the friend link expired: ask for a new one", details: details)
+            default:
+                throw error
+            }
+        }
     }
 
     /// Moves the read mark of `conversation` up to the message `upTo` (never back).

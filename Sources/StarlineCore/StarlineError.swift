@@ -88,6 +88,14 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let locked = ErrorCode("LOCKED", exit: .locked)
     public static let wrongPassphrase = ErrorCode("WRONG_PASSPHRASE", exit: .locked)
     public static let invalidFriendLink = ErrorCode("INVALID_FRIEND_LINK", exit: .usage)
+    /// A friend link of the caller's own: it is for the friend to redeem (a usage mistake, nothing changed).
+    public static let ownFriendLink = ErrorCode("OWN_FRIEND_LINK", exit: .usage)
+    /// A friend link someone else already redeemed (HTTP 410 LINK_USED): ask the friend for a new one.
+    public static let friendLinkUsed = ErrorCode("FRIEND_LINK_USED", exit: .data)
+    /// A friend link past its lifetime (HTTP 410 LINK_EXPIRED): ask the friend for a new one.
+    public static let friendLinkExpired = ErrorCode("FRIEND_LINK_EXPIRED", exit: .data)
+    /// No friend link has this code (HTTP 404): mistyped, or not of this chat service.
+    public static let friendLinkNotFound = ErrorCode("FRIEND_LINK_NOT_FOUND", exit: .notFound)
     public static let interrupted = ErrorCode("INTERRUPTED", exit: .interrupted)
     /// Standard output (or another output stream) could not be written: a full disk, `> /dev/full`, EIO.
     public static let writeFailed = ErrorCode("WRITE_FAILED", exit: .storage)

@@ -135,34 +135,44 @@ enum ChatRoutes {
         }
         let inviter = link.string("user_id") ?? ""
         guard inviter != c.user else { throw APIError(400, "OWN_LINK", "this is your own friend link") }
+        // A friend's link redeemed again (a retry whose answer was lost, a second scan) changes nothing and says so;
+        // the link stays as it is (unused, it can still bring someone else).
+        if let existing = try c.db.queryFirst(
+            "SELECT conversation_id FROM friends WHERE user_id = ? AND friend_id = ?", [.text(c.user), .text(inviter)])
+        {
+            let conversation = existing.string("conversation_id") ?? ""
+            return .json(
+                200,
+                .object([
+                    ("friend", try friendJSON(c, inviter, conversation: conversation)), ("conversationId", .string(conversation)),
+                    ("alreadyFriends", .bool(true))
+                ]))
+        }
         guard link.isNull("redeemed_by") else { throw APIError(410, "LINK_USED", "the friend link was already used") }
         guard (link.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
             throw APIError(410, "LINK_EXPIRED", "the friend link expired")
         }
         let now = Timestamp.now().seconds
         try c.db.run("UPDATE friend_links SET redeemed_by = ?, redeemed_at = ? WHERE code = ?", [.text(c.user), .integer(now), .text(code)])
-        let conversation: String
-        if let existing = try c.db.queryFirst(
-            "SELECT conversation_id FROM friends WHERE user_id = ? AND friend_id = ?", [.text(c.user), .text(inviter)])
-        {
-            conversation = existing.string("conversation_id") ?? ""
-        } else {
-            conversation = DevServerStore.identifier("c")
-            let names = [inviter, c.user].sorted()
+        let conversation = DevServerStore.identifier("c")
+        let names = [inviter, c.user].sorted()
+        try c.db.run(
+            "INSERT INTO conversations(id, kind, title) VALUES(?, 'direct', ?)",
+            [.text(conversation), .text(names.joined(separator: " & "))])
+        for (a, b) in [(inviter, c.user), (c.user, inviter)] {
+            try c.db.run("INSERT INTO members(conversation_id, user_id) VALUES(?,?)", [.text(conversation), .text(a)])
             try c.db.run(
-                "INSERT INTO conversations(id, kind, title) VALUES(?, 'direct', ?)",
-                [.text(conversation), .text(names.joined(separator: " & "))])
-            for (a, b) in [(inviter, c.user), (c.user, inviter)] {
-                try c.db.run("INSERT INTO members(conversation_id, user_id) VALUES(?,?)", [.text(conversation), .text(a)])
-                try c.db.run(
-                    "INSERT INTO friends(user_id, friend_id, conversation_id, created_at) VALUES(?,?,?,?)",
-                    [.text(a), .text(b), .text(conversation), .integer(now)])
-            }
-            try publish(c, &state, to: [inviter], type: "friend", payload: try friendJSON(c, c.user, conversation: conversation))
-            try publish(c, &state, to: [c.user], type: "friend", payload: try friendJSON(c, inviter, conversation: conversation))
+                "INSERT INTO friends(user_id, friend_id, conversation_id, created_at) VALUES(?,?,?,?)",
+                [.text(a), .text(b), .text(conversation), .integer(now)])
         }
+        try publish(c, &state, to: [inviter], type: "friend", payload: try friendJSON(c, c.user, conversation: conversation))
+        try publish(c, &state, to: [c.user], type: "friend", payload: try friendJSON(c, inviter, conversation: conversation))
         return .json(
-            200, .object([("friend", try friendJSON(c, inviter, conversation: conversation)), ("conversationId", .string(conversation))]))
+            200,
+            .object([
+                ("friend", try friendJSON(c, inviter, conversation: conversation)), ("conversationId", .string(conversation)),
+                ("alreadyFriends", .bool(false))
+            ]))
     }
 
     static func friendLinkInfo(_ c: RouteContext) throws -> HTTPResponse {

@@ -1067,18 +1067,23 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/LinkCode'
               responses:
                 '200':
-                  description: Now friends; the direct conversation with the inviter.
+                  description: |
+                    Now friends; the direct conversation with the inviter. When the caller and the inviter are friends
+                    already, the same answer with `alreadyFriends: true` and nothing changes: the link is not used up (a
+                    retry whose answer was lost, a second scan, are safe).
                   content:
                     application/json:
                       schema:
                         type: object
                         additionalProperties: true
-                        required: [friend, conversationId]
+                        required: [friend, conversationId, alreadyFriends]
                         properties:
                           friend:
                             $ref: '#/components/schemas/Friend'
                           conversationId:
                             type: string
+                          alreadyFriends:
+                            type: boolean
                 '400':
                   $ref: '#/components/responses/OwnLink'
                 '401':

@@ -221,15 +221,31 @@ import Testing
         #expect(redeemed.status == 200)
         let conversation = try #require(try redeemed.json()["conversationId"]?.stringValue)
         #expect(try redeemed.json()["friend"]?["id"]?.stringValue == "alice")
-        let used = try server.request("POST", "/chat/v1/friend-links/\(code)/redeem", token: bob.token)
+        #expect(try redeemed.json()["alreadyFriends"] == .bool(false))
+        // Redeemed again by the friend it made (a retry whose answer was lost): the same answer, nothing changed.
+        let again = try server.request("POST", "/chat/v1/friend-links/\(code)/redeem", token: carol.token)
+        let againFriends = (try? again.json())?["alreadyFriends"]
+        #expect(again.status == 200 && againFriends == .bool(true), "\(again.text)")
+        #expect(try again.json()["conversationId"]?.stringValue == conversation)
+        // Someone who is not a friend of alice's finds it used.
+        let users = try server.dev("POST", "/__dev/users", .object([("count", .int(1)), ("prefix", .string("dave"))])).json()
+        let dave = try server.login(try #require(users["users"]?.arrayValue?.first?.stringValue))
+        let used = try server.request("POST", "/chat/v1/friend-links/\(code)/redeem", token: dave.token)
         #expect(used.status == 410 && used.errorCode == "LINK_USED")
+        // bob is alice's friend already (the seeded direct conversation): her new link stays unused for someone else.
+        let fresh = try #require(
+            try server.request("POST", "/chat/v1/friend-links", token: alice.token, body: .json(.object([]))).json()["code"]?.stringValue)
+        let known = try server.request("POST", "/chat/v1/friend-links/\(fresh)/redeem", token: bob.token)
+        let knownFriends = (try? known.json())?["alreadyFriends"]
+        #expect(known.status == 200 && knownFriends == .bool(true), "\(known.text)")
+        #expect(try server.request("GET", "/chat/f/\(fresh)").json()["redeemed"] == .bool(false))
         let friends = try server.request("GET", "/chat/v1/friends", token: carol.token).json()["friends"]?.arrayValue ?? []
         #expect(friends.first?["id"]?.stringValue == "alice" && friends.first?["conversationId"]?.stringValue == conversation)
         #expect(try server.request("POST", "/chat/v1/friend-links/unknown-code/redeem", token: bob.token).status == 404)
         let short = try server.request("POST", "/chat/v1/friend-links", token: alice.token, body: .json(.object([("ttlSeconds", .int(1))])))
             .json()
         Thread.sleep(forTimeInterval: 2.1)
-        let expired = try server.request("POST", "/chat/v1/friend-links/\(short["code"]?.stringValue ?? "")/redeem", token: bob.token)
+        let expired = try server.request("POST", "/chat/v1/friend-links/\(short["code"]?.stringValue ?? "")/redeem", token: dave.token)
         #expect(expired.status == 410 && expired.errorCode == "LINK_EXPIRED")
     }
 

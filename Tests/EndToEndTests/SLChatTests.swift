@@ -392,9 +392,21 @@ import Testing
         #expect(redeemed.status == 0, "\(redeemed.stderrText)")
         #expect(try redeemed.json()["friend"]?["id"]?.stringValue == "alice")
         #expect(try chat(h, ["friends"]).jsonLines().contains { $0["id"]?.stringValue == "alice" })
-        try h.storeLogin("bob")
+        // Again (a rerun): a success that changes nothing.
+        let again = try chat(h, ["friend-link", "redeem", url])
+        let againFriends = (try? again.json())?["alreadyFriends"]
+        #expect(again.status == 0 && againFriends == .bool(true), "\(again.stderrText)")
+        // Each failure of the link has its own code and exit status.
+        let users = try h.server.dev("POST", "/__dev/users", .object([("count", .int(1)), ("prefix", .string("dave"))])).json()
+        try h.storeLogin(try #require(users["users"]?.arrayValue?.first?.stringValue))
         let used = try chat(h, ["friend-link", "redeem", url])
-        #expect(used.status == 12, "a used link: \(used.stderrText)")
+        #expect(used.status == 12 && used.errorCode == "FRIEND_LINK_USED", "a used link: \(used.stderrText)")
+        #expect(used.stderrText.contains("ask for a new one"))
+        let unknown = try chat(h, ["friend-link", "redeem", h.server.chatBase + "/f/unknownCode123"])
+        #expect(unknown.status == 6 && unknown.errorCode == "FRIEND_LINK_NOT_FOUND", "\(unknown.stderrText)")
+        try h.storeLogin("alice")
+        let own = try chat(h, ["friend-link", "redeem", url])
+        #expect(own.status == 2 && own.errorCode == "OWN_FRIEND_LINK", "\(own.stderrText)")
     }
 
     @Test(arguments: [
