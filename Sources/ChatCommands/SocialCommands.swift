@@ -111,9 +111,23 @@ enum FriendLinkRedeemCommand: AsyncCommand {
             guard let text = json["url"]?.stringValue ?? json["text"]?.stringValue ?? json["code"]?.stringValue else {
                 throw StarlineError(.invalidFriendLink, "the JSON line has no url, text or code")
             }
-            return try FriendLink.make(text, chatBase: chatBase).code
+            return try onConfiguredBase(FriendLink.make(text, chatBase: chatBase), chatBase: chatBase)
         }
-        return try FriendLink.make(trimmed, chatBase: chatBase).code
+        return try onConfiguredBase(FriendLink.make(trimmed, chatBase: chatBase), chatBase: chatBase)
+    }
+
+    /// The code of a link of the configured chat base. A link of the default service while another is configured
+    /// is refused before any request: its code would be redeemed on the configured server, where it means another
+    /// link or none (the README: "exactly the configured chat base").
+    static func onConfiguredBase(_ link: (code: String, url: String), chatBase: BaseURL) throws -> String {
+        guard link.url == FriendLink.url(code: link.code, chatBase: chatBase) else {
+            let base = String(link.url.dropLast(link.code.count + 3))
+            throw StarlineError(
+                .invalidFriendLink,
+                "this friend link is of \(base), but the chat service configured is \(chatBase): redeem it with --chat \(base)",
+                details: .object([("linkBase", .string(base)), ("chatBase", .string(chatBase.description))]))
+        }
+        return link.code
     }
 
     @MainActor

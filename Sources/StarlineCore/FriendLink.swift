@@ -43,8 +43,14 @@ public enum FriendLink {
     public static func make(_ input: String, chatBase: BaseURL) throws -> (code: String, url: String) {
         let trimmed = input.trimmingWhitespace()
         if isValidCode(trimmed) { return (trimmed, url(code: trimmed, chatBase: chatBase)) }
-        if let parsed = WebURL(trimmed), parsed.hasAuthority {
-            if let found = match(parsed, chatBase: chatBase) { return (found.code, url(code: found.code, chatBase: found.base)) }
+        let parsed = WebURL(trimmed)
+        if let parsed, parsed.hasAuthority, let found = match(parsed, chatBase: chatBase) {
+            return (found.code, url(code: found.code, chatBase: found.base))
+        }
+        // Anything shaped like an address (a scheme, a host, a path) is judged as one: a look-alike
+        // (chat.thestarline.cn.evil.example/f/…, with or without a scheme) is told which host was expected, not
+        // how long a code is.
+        if parsed?.hasAuthority == true || trimmed.unicodeScalars.contains(where: { $0 == "/" || $0 == ":" || $0 == "." }) {
             throw StarlineError(
                 .invalidFriendLink,
                 "not a friend link of \(chatBase): expected \(chatBase)/f/CODE (set --chat or STARLINE_CHAT_BASE_URL for another chat service)",
