@@ -10,8 +10,11 @@ public enum ListFormat: String, Sendable, CaseIterable {
     case jsonl
     /// Aligned columns with a header, as wide as the terminal (`COLUMNS`, else the terminal's width, else 80).
     case table
-    /// RFC 4180: a header row, CRLF line ends, quoted where needed; formula cells neutralised.
+    /// RFC 4180's quoting with a header row and LF line ends, as GAM and the Unix tools write CSV (`cut`, `awk`,
+    /// `sort` and `diff` see no stray CR); quoted where needed; formula cells neutralised.
     case csv
+    /// The same with RFC 4180's CRLF line ends, for a program that asks for them.
+    case csvCRLF = "csv-crlf"
     /// Tab-separated with a header row; tabs, newlines and backslashes in a value escaped as \t, \n, \\.
     case tsv
 }

@@ -3,7 +3,7 @@ public struct ListOptions: Sendable {
     public static let format = Option<ListFormat?>.choice(
         "output", short: "o", "FORMAT",
         help: """
-            Print the list as json, jsonl, table, csv or tsv. Default: a table on a terminal; piped or redirected, the \
+            Print the list as json, jsonl, table, csv (LF line ends), csv-crlf (RFC 4180's CRLF) or tsv. Default: a table on a terminal; piped or redirected, the \
             JSON this command always printed.
             """)
     public static let fields = Option<[String]?>.converted(

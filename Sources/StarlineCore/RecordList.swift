@@ -34,6 +34,7 @@ public final class RecordList: @unchecked Sendable {
             case .jsonl: .jsonLines
             case .table: .table
             case .csv: .delimited(.csv)
+            case .csvCRLF: .delimited(.csvCRLF)
             case .tsv: .delimited(.tsv)
             }
     }

@@ -49,9 +49,12 @@ import Testing
         #expect(csv.status == 0)
         #expect(
             csv.stdoutText == """
-                title,due,tags\r\nPay \
-                rent,2026-12-24T09:00:00Z,home\r\n\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")\",,x\r\n
+                title,due,tags\nPay \
+                rent,2026-12-24T09:00:00Z,home\n\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")\",,x\n
                 """)
+        // CRLF when asked for (-o csv-crlf), the same rows otherwise.
+        let crlf = try tasks(["list", "--all", "-o", "csv-crlf", "--fields", "title,due,tags"])
+        #expect(crlf.status == 0 && crlf.stdoutText == csv.stdoutText.replacingOccurrences(of: "\n", with: "\r\n"))
         let tsv = try tasks(["list", "--all", "--output", "tsv", "--fields", "title,done"])
         #expect(
             tsv.stdoutText
@@ -69,7 +72,7 @@ import Testing
         // Sites and recents take the same options.
         #expect(try tasks(["sites", "add", "https://example.com/", "--title", "Example"]).status == 0)
         #expect(
-            try tasks(["sites", "list", "-o", "csv", "--fields", "title,url"]).stdoutText == "title,url\r\nExample,https://example.com/\r\n"
+            try tasks(["sites", "list", "-o", "csv", "--fields", "title,url"]).stdoutText == "title,url\nExample,https://example.com/\n"
         )
         #expect(try tasks(["recent", "list", "-o", "tsv"]).stdoutText == "lastVisitedAt\tvisits\ttitle\turl\n")
     }
@@ -85,7 +88,7 @@ import Testing
         try #require(initialized.status == 0, "\(initialized.stderrText)")
         #expect(try memory(["add", "--title", "router", "--tag", "home", "wifi password is on the box"]).status == 0)
         let csv = try memory(["list", "-o", "csv", "--fields", "title,tags"])
-        #expect(csv.stdoutText == "title,tags\r\nrouter,home\r\n", "\(csv.stdoutText)\(csv.stderrText)")
+        #expect(csv.stdoutText == "title,tags\nrouter,home\n", "\(csv.stdoutText)\(csv.stderrText)")
         let piped = try memory(["search", "wifi"])
         #expect(try JSON.parse(piped.stdoutText).arrayValue?.first?["title"]?.stringValue == "router")
         let tsv = try memory(["search", "wifi", "-o", "tsv", "--fields", "title"])
@@ -115,7 +118,7 @@ import Testing
         let piped = try Tools.run("sl-qr", ["decode", png], home: home.path)
         #expect(try piped.jsonLines().first?["url"]?.stringValue == "https://chat.thestarline.cn/f/AbCdEfGh1234")
         let csv = try Tools.run("sl-qr", ["decode", png, "-o", "csv", "--fields", "kind,code"], home: home.path)
-        #expect(csv.stdoutText == "kind,code\r\nfriendLink,AbCdEfGh1234\r\n")
+        #expect(csv.stdoutText == "kind,code\nfriendLink,AbCdEfGh1234\n")
         let raw = try Tools.run("sl-qr", ["decode", png, "--raw", "-o", "csv"], home: home.path)
         #expect(raw.status == 2 && raw.errorCode == "USAGE")
     }
@@ -135,12 +138,12 @@ import Testing
         #expect(header.hasPrefix("ID ") && header.contains("TITLE") && header.contains("LASTMESSAGE.TEXT"), "\(table.stdoutText)")
         let history = try h.run("sl-chat", ["history", "c_team", "-o", "csv", "--fields", "text"])
         #expect(
-            history.stdoutText.hasPrefix("text\r\n") && history.stdoutText.contains("\"hello, \"\"team\"\"\"\r\n"), "\(history.stdoutText)")
+            history.stdoutText.hasPrefix("text\n") && history.stdoutText.contains("\"hello, \"\"team\"\"\"\n"), "\(history.stdoutText)")
         let piped = try h.run("sl-chat", ["conversations"])
         #expect(try piped.jsonLines().contains { $0["id"]?.stringValue == "c_team" })
         let sessions = try h.run("sl-sessions", ["list", "-o", "csv", "--fields", "user,current"])
         #expect(
-            sessions.status == 0 && sessions.stdoutText.hasPrefix("user,current\r\n") && sessions.stdoutText.contains(",true\r\n"),
+            sessions.status == 0 && sessions.stdoutText.hasPrefix("user,current\n") && sessions.stdoutText.contains(",true\n"),
             "\(sessions.stdoutText)\(sessions.stderrText)")
         let sessionTable = try onTerminal("'\(Tools.path("sl-sessions"))' list", harness: h)
         #expect(sessionTable.stdoutText.hasPrefix("ID "), "\(sessionTable.stdoutText)")

@@ -124,21 +124,27 @@ import Testing
         }
     }
 
-    @Test("CSV: RFC 4180 quoting, CRLF, a header row; a formula cell is neutralised, a negative number is not")
+    @Test(
+        """
+        CSV: RFC 4180 quoting, LF line ends (CRLF with csv-crlf), a header row; a formula cell is neutralised, a \
+        negative number is not
+        """)
     func csv() {
         let text = run(Self.records, format: .csv, fields: ["id", "title", "n", "tags", "done", "due"])
         #expect(
-            text == "id,title,n,tags,done,due\r\n"
-                + "t1,Pay rent,-5,\"home, money\",false,2026-12-03T09:00:00Z\r\n"
-                + "t2,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",7,,true,\r\n")
+            text == "id,title,n,tags,done,due\n"
+                + "t1,Pay rent,-5,\"home, money\",false,2026-12-03T09:00:00Z\n"
+                + "t2,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",7,,true,\n")
         let formulas: [JSON] = ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "safe"].map { .object([("v", .string($0))]) }
-        let cells = run(formulas, format: .csv, fields: ["v"]).components(separatedBy: "\r\n").dropFirst().dropLast()
+        let cells = run(formulas, format: .csv, fields: ["v"]).components(separatedBy: "\n").dropFirst().dropLast()
         #expect(Array(cells) == ["'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "\"'\rx\"", "safe"])
         // Quotes, commas and newlines inside a field.
         let tricky: [JSON] = [.object([("v", .string("a \"b\", c\nd"))])]
-        #expect(run(tricky, format: .csv, fields: ["v"]) == "v\r\n\"a \"\"b\"\", c\nd\"\r\n")
+        #expect(run(tricky, format: .csv, fields: ["v"]) == "v\n\"a \"\"b\"\", c\nd\"\n")
+        // RFC 4180's CRLF on request; a quoted field keeps its own line break as it is.
+        #expect(run(tricky, format: .csvCRLF, fields: ["v"]) == "v\r\n\"a \"\"b\"\", c\nd\"\r\n")
         // An empty list still has its header.
-        #expect(run([], format: .csv, fields: ["id", "title"]) == "id,title\r\n")
+        #expect(run([], format: .csv, fields: ["id", "title"]) == "id,title\n")
     }
 
     @Test("TSV: tabs, newlines and backslashes escaped, a header row")
@@ -153,7 +159,7 @@ import Testing
         #expect(
             run(nested, format: .jsonl, fields: ["lastMessage.text", "id", "nope"]) == #"{"lastMessage.text":"hi","id":"c1","nope":null}"#
                 + "\n")
-        #expect(run(nested, format: .csv, fields: ["id", "lastMessage.seq", "nope"]) == "id,lastMessage.seq,nope\r\nc1,4,\r\n")
+        #expect(run(nested, format: .csv, fields: ["id", "lastMessage.seq", "nope"]) == "id,lastMessage.seq,nope\nc1,4,\n")
         #expect(run(nested, format: .json, fields: ["id"]) == #"[{"id":"c1"}]"# + "\n")
     }
 
