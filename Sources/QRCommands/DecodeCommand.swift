@@ -147,9 +147,17 @@ enum DecodeCommand: Command {
         var unexpectedKinds: [String]
 
         /// A file that could not be decoded: `{"file","error":{…}}`.
+        /// The record names the file once, in "file": its error's message and details do not repeat it.
         static func failed(_ file: String, _ failure: StarlineError) -> FileOutcome {
-            FileOutcome(
-                records: [.object([("file", .string(file)), ("error", failure.json["error"] ?? .null)])], found: false,
+            var shown = failure
+            let prefix = file + ": "
+            if shown.message.hasPrefix(prefix) { shown.message = String(shown.message.dropFirst(prefix.count)) }
+            if let members = shown.details?.objectValue {
+                let rest = members.filter { $0.0 != "file" }
+                shown.details = rest.isEmpty ? nil : .object(rest)
+            }
+            return FileOutcome(
+                records: [.object([("file", .string(file)), ("error", shown.json["error"] ?? .null)])], found: false,
                 error: failure, unexpectedKinds: [])
         }
     }

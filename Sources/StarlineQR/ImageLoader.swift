@@ -45,7 +45,13 @@ public enum ImageLoader {
             throw StarlineError(.unreadableImage, "\(name): empty file, not an image", details: fileDetails(name))
         }
         guard let format = detectFormat(bytes) else {
-            throw StarlineError(.unreadableImage, "\(name): not a PNG, JPEG or PBM/PGM/PPM image", details: fileDetails(name))
+            // Say what it is when the magic bytes tell, and what to do: a user holding a GIF or a phone's HEIC
+            // photo needs the conversion, not the list of formats alone.
+            let kind = otherFormat(bytes)
+            throw StarlineError(
+                .unreadableImage,
+                "\(name): \(kind.map { "a \($0) image, " } ?? "")not a PNG, JPEG or PBM/PGM/PPM image: convert it to PNG first (ImageMagick: convert IMAGE out.png\(kind == "HEIC" || kind == "AVIF" ? "; or heif-dec IMAGE out.png" : ""))",
+                details: .object([("file", .string(name))] + (kind.map { [("format", JSON.string($0))] } ?? [])))
         }
         let limits = DecodeLimits(name: name, maxPixels: maxPixels, reservation: reservation)
         switch format {
@@ -53,6 +59,21 @@ public enum ImageLoader {
         case .jpeg: return try JPEGReader.decode(bytes, limits: limits)
         case .pnm: return try PNMReader.decode(bytes, limits: limits)
         }
+    }
+
+    /// An image format sl-qr does not read, by its magic bytes (for the message); nil when unknown.
+    static func otherFormat(_ bytes: [UInt8]) -> String? {
+        func at(_ offset: Int, _ text: String) -> Bool {
+            bytes.count >= offset + text.utf8.count && Array(bytes[offset..<(offset + text.utf8.count)]) == Array(text.utf8)
+        }
+        if at(0, "GIF87a") || at(0, "GIF89a") { return "GIF" }
+        if at(0, "RIFF") && at(8, "WEBP") { return "WebP" }
+        if at(0, "BM") { return "BMP" }
+        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return "TIFF" }
+        if at(4, "ftypavif") || at(4, "ftypavis") { return "AVIF" }
+        if at(4, "ftypheic") || at(4, "ftypheix") || at(4, "ftypmif1") || at(4, "ftypmsf1") || at(4, "ftyphevc") { return "HEIC" }
+        if at(0, "%PDF") { return "PDF" }
+        return nil
     }
 
     /// The format announced by the magic bytes, or nil.

@@ -351,6 +351,15 @@ import Testing
         let bad = try qr(["decode", corrupt])
         #expect(bad.status == 12 && bad.errorCode == "UNREADABLE_IMAGE")
         #expect(try bad.jsonLines().first?["error"]?["code"]?.stringValue == "UNREADABLE_IMAGE")
+        // The record names the file once, in "file"; the run's error on stderr names it in its message.
+        let gif = home.write("photo.gif", Array("GIF89a\u{1}\0\u{1}\0\0\0\0;".utf8))
+        let unreadable = try qr(["decode", gif])
+        let record = try unreadable.jsonLines().first
+        #expect(record?["file"]?.stringValue == gif && record?["error"]?["details"]?["file"] == nil)
+        #expect(record.map { "\($0)" }?.components(separatedBy: "photo.gif").count == 2, "\(unreadable.stdoutText)")
+        #expect(
+            record?["error"]?["message"]?.stringValue?.contains("a GIF image") == true
+                && unreadable.stderrText.contains("convert it to PNG"))
 
         let missing = try qr(["decode", home.file("missing.png")])
         #expect(missing.status == 12 && missing.errorCode == "UNREADABLE_IMAGE")

@@ -178,7 +178,18 @@ struct ImageLoaderTests {
         var rng = TestImages.SeededRandom(seed: 1)
         let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
         expectUnreadable("noise.bin: not a PNG, JPEG or PBM/PGM/PPM image") { try ImageLoader.load(bytes: bytes, name: "noise.bin") }
-        expectUnreadable("x: not a PNG, JPEG or PBM/PGM/PPM image") { try ImageLoader.load(bytes: Array("GIF89a....".utf8), name: "x") }
+        // A format it does not read is named, with the conversion to make.
+        expectUnreadable("x: a GIF image, not a PNG, JPEG or PBM/PGM/PPM image: convert it to PNG first") {
+            try ImageLoader.load(bytes: Array("GIF89a....".utf8), name: "x")
+        }
+        for (magic, kind) in [
+            (Array("RIFF\0\0\0\0WEBPVP8 ".utf8), "WebP"), (Array("BM\0\0\0\0".utf8), "BMP"), ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"),
+            (Array("\0\0\0\u{18}ftypheic\0\0".utf8), "HEIC"), (Array("\0\0\0\u{1C}ftypavif\0\0".utf8), "AVIF"),
+            (Array("%PDF-1.7".utf8), "PDF")
+        ] {
+            expectUnreadable("a \(kind) image") { try ImageLoader.load(bytes: magic, name: "x") }
+        }
+        expectUnreadable("or heif-dec") { try ImageLoader.load(bytes: Array("\0\0\0\u{18}ftypheic\0\0".utf8), name: "x") }
         expectUnreadable("not a PNG, JPEG or PBM/PGM/PPM") { try ImageLoader.load(bytes: Array("P7 1 1 255\n".utf8), name: "x") }
     }
 
