@@ -104,11 +104,9 @@ extension DevControlRoutes {
 
     static func optionalInt(_ body: JSON, _ key: String, _ range: ClosedRange<Int64>) throws -> Int64? {
         // Present means given: a null is refused like any other value that is not such an integer.
-        guard let value = body[key] else { return nil }
-        guard let n = value.intValue, range.contains(n) else {
-            throw APIError.invalidRequest("'\(key)' must be an integer \(range.lowerBound)...\(range.upperBound)")
+        try DevControlRoutes.member(body, key, "an integer \(range.lowerBound)...\(range.upperBound)") { value in
+            value.intValue.flatMap { range.contains($0) ? $0 : nil }
         }
-        return n
     }
 
     /// `GET /__dev/revocations[?user=UID]` → `{"sessions":{"<id>":N,…}}`: every session (of that user),

@@ -34,6 +34,8 @@ struct ConcurrencyTuner: Sendable {
 
     /// Raise by a quarter (at least one); by double while each raise pays in full (`judge`).
     static func raised(_ limit: Int) -> Int { limit + max(1, limit / 4) }
+    /// A quarter (at least one) off, down to `floor`.
+    static func lowered(_ limit: Int, floor: Int) -> Int { max(floor, limit - max(1, limit / 4)) }
     /// A raise pays when the throughput grows by this much (noise on a shared machine is a few per cent), or by half
     /// the raise when that is less.
     static let gain = 1.05
@@ -80,7 +82,7 @@ struct ConcurrencyTuner: Sendable {
     /// A request without an answer; returns the new limit.
     mutating func unanswered() -> Int {
         guard limit > start else { return limit }
-        limit = max(start, limit - max(1, limit / 4))
+        limit = Self.lowered(limit, floor: start)
         step = .holding(windows: Self.holdWindows, latency: nil, rate: nil)
         windowStart = nil
         return limit
@@ -92,13 +94,12 @@ struct ConcurrencyTuner: Sendable {
         case .probing(let from, let before):
             // A small last raise (63 to a ceiling of 64) is judged by half its own size.
             let paid = rate >= before * min(Self.gain, 1 + (Double(limit) / Double(from) - 1) / 2)
-            if paid, limit < ceiling {
+            if paid {
                 // A raise that paid in (nearly) full proportion finds the server far from busy: double the next
-                // one (TCP's slow start), so a far server gets its 64 in a second, not in ten.
+                // one (TCP's slow start), so a far server gets its 64 in a second, not in ten. At the ceiling,
+                // `probe` holds instead.
                 let proportional = rate >= before * (1 + 0.8 * (Double(limit) / Double(from) - 1))
                 probe(from: rate, doubling: proportional)
-            } else if paid {
-                step = .holding(windows: Self.holdWindows, latency: latency, rate: rate)
             } else {
                 // The extra requests only queued: back to where the throughput was the same for less, judged
                 // from now on by what it gave there.
@@ -107,7 +108,7 @@ struct ConcurrencyTuner: Sendable {
             }
         case .holding(let windows, let heldLatency, let heldRate):
             if let heldLatency, let heldRate, latency > 2 * heldLatency, rate < heldRate, limit > 1 {
-                limit = max(1, limit - max(1, limit / 4))
+                limit = Self.lowered(limit, floor: 1)
                 step = .holding(windows: Self.holdWindows, latency: nil, rate: nil)
             } else if windows > 1 {
                 step = .holding(windows: windows - 1, latency: heldLatency ?? latency, rate: heldRate ?? rate)

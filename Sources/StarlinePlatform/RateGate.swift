@@ -76,14 +76,15 @@ public final class RateGate: Sendable {
     /// The source has no more items: every parked worker goes on (`admitWorker`) and ends.
     public func sourceEnded() { admission.withLockNotifying { $0.open = true } }
 
-    /// Lets the workers parked beyond the old limit go on when the limit rose; under `state`'s lock (the order of
-    /// the two locks is always state, then admission).
-    private func admit(_ allowed: Int) {
-        let rose = admission.withLock { a -> Bool in
-            defer { a.allowed = allowed }
-            return allowed > a.allowed
+    /// The limit changed from `before` to `allowed`: workers parked beyond the old one go on when it rose. Called
+    /// under `state`'s lock (the order of the two locks is always state, then admission), only on a change, so an
+    /// answer that leaves the limit as it was costs no second lock.
+    private func admit(_ allowed: Int, before: Int) {
+        if allowed > before {
+            admission.withLockNotifying { $0.allowed = allowed }
+        } else {
+            admission.withLock { $0.allowed = allowed }
         }
-        if rose { admission.withLockNotifying { _ in } }
     }
 
     /// Waits until this worker may send one request; false once the run is stopped.
@@ -131,18 +132,18 @@ public final class RateGate: Sendable {
         let now = MonotonicClock.nanoseconds()
         state.withLockNotifying { s in
             s.inFlight = max(0, s.inFlight - 1)
+            let before = s.allowed
+            defer { if s.allowed != before { admit(s.allowed, before: before) } }
             switch outcome {
             case .answered:
-                if s.tuner != nil {
-                    s.allowed = s.tuner?.answered(at: now) ?? s.allowed
-                    admit(s.allowed)
+                if let tuned = s.tuner?.answered(at: now) {
+                    s.allowed = tuned
                     return
                 }
                 s.successRun += 1
                 if s.successRun >= Self.successesPerStep, s.allowed < maxConcurrency {
                     s.allowed += 1
                     s.successRun = 0
-                    admit(s.allowed)
                 }
             case .throttled(let retryAfter, let fallback):
                 let seconds = min(max(0, retryAfter ?? fallback), 3_600)
@@ -154,12 +155,8 @@ public final class RateGate: Sendable {
                 }
                 s.allowed = s.tuner?.throttled() ?? max(1, s.allowed / 2)
                 s.successRun = 0
-                admit(s.allowed)
             case .noAnswer:
-                if s.tuner != nil {
-                    s.allowed = s.tuner?.unanswered() ?? s.allowed
-                    admit(s.allowed)
-                }
+                if let tuned = s.tuner?.unanswered() { s.allowed = tuned }
             }
         }
     }
