@@ -38,7 +38,7 @@ enum OutboxListCommand: AsyncCommand {
         let session = try await ChatSession.open(options.chat, context, network: false)
         let holders = try session.store.holders(account: session.account)
         let list = RecordList(
-            context.output, options.list, json: .lines,
+            context.output, options.list,
             columns: ["clientId", "conversationId", "state", "attempts", "heldBy", "text"])
         for entry in try session.store.outbox(account: session.account, states: options.states) {
             var record = entry.json

@@ -60,7 +60,7 @@ enum ConversationsCommand: AsyncCommand {
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let (conversations, source) = try await ConversationList.load(options, context)
         RecordList.print(
-            conversations.map(source.annotate), context.output, options.read.list, json: .lines,
+            conversations.map(source.annotate), context.output, options.read.list,
             columns: ["id", "title", "kind", "unread", "lastMessage.text"])
         return .ok
     }
@@ -85,7 +85,7 @@ enum UnreadCommand: AsyncCommand {
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let (conversations, source) = try await ConversationList.load(options, context)
         let list = RecordList(
-            context.output, options.read.list, json: .lines, columns: ["conversationId", "title", "unread", "lastMessage.text"])
+            context.output, options.read.list, columns: ["conversationId", "title", "unread", "lastMessage.text"])
         for c in conversations {
             guard let unread = c["unread"]?.intValue, unread > 0 else { continue }
             list.add(
@@ -145,7 +145,7 @@ enum HistoryCommand: AsyncCommand {
         {
             let source = ReadSource(.cache, freshAsOf: synced)
             RecordList.print(
-                cached.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
+                cached.map { source.annotate($0.json) }, context.output, options.read.list, columns: HistoryCommand.columns)
             return .ok
         }
         if options.read.offline {
@@ -163,7 +163,7 @@ enum HistoryCommand: AsyncCommand {
         try session.store.storeHistory(messages, page: page, account: session.account, conversation: options.conversation, now: now)
         let source = ReadSource(.server, freshAsOf: now)
         RecordList.print(
-            messages.map { source.annotate($0.json) }, context.output, options.read.list, json: .lines, columns: HistoryCommand.columns)
+            messages.map { source.annotate($0.json) }, context.output, options.read.list, columns: HistoryCommand.columns)
         return .ok
     }
 }

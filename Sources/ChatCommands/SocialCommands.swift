@@ -25,14 +25,13 @@ enum FriendsCommand: AsyncCommand {
         if options.offline {
             let source = ReadSource(.cache, freshAsOf: nil)
             RecordList.print(
-                try session.store.friends(account: session.account).map(source.annotate), context.output, options.list,
-                json: .lines, columns: columns)
+                try session.store.friends(account: session.account).map(source.annotate), context.output, options.list, columns: columns)
             return .ok
         }
         let friends = try session.guarded { try session.api.friends() }
         try session.store.storeFriends(friends, account: session.account)
         let source = ReadSource(.server, freshAsOf: now)
-        RecordList.print(friends.map(source.annotate), context.output, options.list, json: .lines, columns: columns)
+        RecordList.print(friends.map(source.annotate), context.output, options.list, columns: columns)
         return .ok
     }
 }
@@ -183,7 +182,7 @@ enum MomentsListCommand: AsyncCommand {
         try session.store.storeMoments(moments, account: session.account, now: now)
         let source = ReadSource(.server, freshAsOf: now)
         RecordList.print(
-            moments.map(source.annotate), context.output, options.list, json: .lines, columns: ["createdAt", "authorId", "text"])
+            moments.map(source.annotate), context.output, options.list, columns: ["createdAt", "authorId", "text"])
         return .ok
     }
 }

@@ -91,8 +91,18 @@ enum CenterCommand: PlatformCommand {
         await client.retryPendingRevocations()
         let platform = client.platform
         let center = try await client.authenticated { token in try await platform.center(token: token) }
-        context.output.emit(center)
+        context.output.emit(accountNamed(center))
         return .ok
+    }
+
+    /// The server's `user` profile object becomes `account`, and `user` its id: one name, one type in every
+    /// tool's records (docs/formats.md, Field glossary).
+    static func accountNamed(_ center: JSON) -> JSON {
+        guard case .object(let members) = center, let profile = center["user"], case .object = profile else { return center }
+        return .object(
+            members.flatMap { key, value in
+                key == "user" ? [("user", JSON.optional(profile["id"]?.stringValue)), ("account", profile)] : [(key, value)]
+            })
     }
 }
 

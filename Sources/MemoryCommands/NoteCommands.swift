@@ -35,9 +35,9 @@ enum NoteRecord {
     /// The columns of a note list on a terminal (`list`, `search`).
     static let columns = ["id", "title", "tags", "updatedAt"]
 
-    /// A list: one JSON array, or one line per record with --jsonl.
+    /// A batch's records (`add --lines`): piped, JSON Lines as every batch and list; on a terminal or with --pretty one indented array.
     static func emitList(_ records: [JSON], _ output: Output) {
-        if output.mode == .jsonLines { for r in records { output.emitLine(r) } } else { output.emit(.array(records)) }
+        if output.mode == .pretty { output.emit(.array(records)) } else { for r in records { output.emitLine(r) } }
     }
 
     static let idArgument = ArgumentSpec("ID", help: "A note id or a unique prefix of one.")
@@ -172,7 +172,7 @@ enum ListCommand: Command {
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
         let notes = try vault.list().filter { note in options.tags.allSatisfy(note.tags.contains) }
-        RecordList.print(notes.map(NoteRecord.summary), context.output, options.list, json: .array, columns: NoteRecord.columns)
+        RecordList.print(notes.map(NoteRecord.summary), context.output, options.list, columns: NoteRecord.columns)
         return .ok
     }
 }
@@ -246,7 +246,7 @@ enum SearchCommand: Command {
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
         RecordList.print(
-            try vault.search(options.query).map(NoteRecord.summary), context.output, options.list, json: .array,
+            try vault.search(options.query).map(NoteRecord.summary), context.output, options.list,
             columns: NoteRecord.columns)
         return .ok
     }

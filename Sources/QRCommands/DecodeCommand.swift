@@ -94,7 +94,6 @@ enum DecodeCommand: Command {
         var expect: PayloadKind?
         var jobs: Int
         var classifier: PayloadClassifier
-        var pretty: Bool
         var raw: Bool
         var quiet: Bool
         var limits: Limits
@@ -122,7 +121,7 @@ enum DecodeCommand: Command {
             files: files, expect: try arguments[expect], jobs: min(try arguments[jobs] ?? cpus, files.count),
             classifier: PayloadClassifier(
                 chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
-            pretty: try arguments[StandardOptions.pretty], raw: try arguments[raw], quiet: try arguments[quiet],
+            raw: try arguments[raw], quiet: try arguments[quiet],
             limits: Limits(
                 maxFileBytes: try arguments[maxFileSize] << 20, maxPixels: try arguments[maxPixels] * 1_000_000,
                 pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000),
@@ -211,8 +210,8 @@ enum DecodeCommand: Command {
         }
 
         var found = 0, failed = 0
-        // --pretty keeps its pretty record per symbol; otherwise JSON Lines piped, a table on a terminal, or -o.
-        let list = options.raw || options.pretty ? nil : RecordList(output, options.list, json: .lines, columns: columns)
+        // As every list: JSON Lines piped, a table on a terminal, one indented array with --pretty, or -o.
+        let list = options.raw ? nil : RecordList(output, options.list, columns: columns)
         var unexpected: [String] = []
         var firstError: StarlineError?
         /// A file failed for another reason than having no symbol (it could not be read).
@@ -233,7 +232,7 @@ enum DecodeCommand: Command {
                 }
             } else {
                 for record in outcome.records where expect == nil || record["kind"]?.stringValue == expect?.rawValue {
-                    if let list { list.add(record) } else { output.emit(record) }
+                    list?.add(record)
                 }
             }
             if outcome.found { found += 1 } else { failed += 1 }

@@ -29,7 +29,7 @@ struct AdminListing {
         let source: @Sendable () -> String? = if let pager { { pager.next() } } else { BulkEngine.source(try namedUsers()) }
 
         let output = context.output
-        let list = RecordList(output, options.list, json: .lines, columns: ListCommand.columns)
+        let list = RecordList(output, options.list, columns: ListCommand.columns)
         let filter = options.filter
         let now = self.now
         let counts = Locked((users: 0, failed: 0))

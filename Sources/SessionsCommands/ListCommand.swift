@@ -68,7 +68,7 @@ enum ListCommand: AsyncCommand {
         guard options.allUsers || !options.users.isEmpty else {
             let (owner, sessions) = try await client.sessionsWithUser()
             let user = owner["id"] ?? .null
-            let list = RecordList(context.output, options.list, json: .lines, columns: columns)
+            let list = RecordList(context.output, options.list, columns: columns)
             for var session in sessions where options.filter.keeps(session, now: now) {
                 session.set("user", user)
                 list.add(session)

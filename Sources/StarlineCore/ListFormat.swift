@@ -1,12 +1,12 @@
 /// How a command that prints a list prints it (README, Conventions): JSON for pipes, a table for people.
 ///
-/// Piped or redirected, a list command prints what it always printed — a JSON array, or JSON Lines for the
-/// commands that stream — so no script changes. On a terminal it prints an aligned table (as gh, kubectl and
-/// docker do) unless `--pretty`, `--compact` or `--jsonl` asks for JSON. `-o/--output` chooses any of them.
+/// Piped or redirected, every list command prints JSON Lines (one shape for every list, so one habit in
+/// scripts). On a terminal it prints an aligned table (as gh, kubectl and docker do) unless `--pretty`,
+/// `--compact` or `--jsonl` asks for JSON. `-o/--output` chooses any of them.
 public enum ListFormat: String, Sendable, CaseIterable {
-    /// The command's JSON: one array (compact, or pretty on a terminal), or JSON Lines for a streaming command.
+    /// One JSON array, written as it streams (compact, or pretty on a terminal or with --pretty).
     case json
-    /// One compact JSON record per line.
+    /// One compact JSON record per line: the default when piped.
     case jsonl
     /// Aligned columns with a header, as wide as the terminal (`COLUMNS`, else the terminal's width, else 80).
     case table

@@ -3,8 +3,8 @@ public struct ListOptions: Sendable {
     public static let format = Option<ListFormat?>.choice(
         "output", short: "o", "FORMAT",
         help: """
-            Print the list as json, jsonl, table, csv (LF line ends), csv-crlf (RFC 4180's CRLF) or tsv. Default: a table on a terminal; piped or redirected, the \
-            JSON this command always printed.
+            Print the list as json (one array), jsonl (one record per line), table, csv (LF line ends), csv-crlf (RFC 4180's \
+            CRLF) or tsv. Default: a table on a terminal; piped or redirected, jsonl, as every list command prints.
             """)
     public static let fields = Option<[String]?>.converted(
         .value(

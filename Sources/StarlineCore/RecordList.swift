@@ -1,16 +1,15 @@
 /// Prints the records of a list command in the format `ListOptions` and the streams call for (README,
 /// Conventions): the command hands over records one by one, as it always did, and never formats.
 ///
-/// Piped or redirected without `-o`, the bytes are exactly what the command printed before tables existed —
-/// a JSON array (`JSONForm.array`) or JSON Lines (`.lines`) — so scripts see no change, and nothing here is
-/// set up (no width, no buffering) unless a table or delimited text is asked for. Every format streams:
+/// Piped or redirected without `-o`, every list is JSON Lines — one compact record per line, the one shape a
+/// script can count (`wc -l`), cut short (`head`), filter (`grep`, `jq -c 'select(…)'`) and read while it
+/// streams; `-o json` (or `--pretty`) is one JSON array for a program that wants a document (`jq '.[0]'`,
+/// `jq -s` on the lines gives the same). Nothing here is set up (no width, no buffering) unless a table or
+/// delimited text is asked for. Every format streams:
 /// a JSON array is written element by element, CSV and TSV row by row, a table in blocks of
 /// `TableLayout.blockRows` rows laid out together (memory stays bounded on a list of any length).
 public final class RecordList: @unchecked Sendable {
     // @unchecked: as Output, written from one thread at a time (bulk workers hand results to one finisher).
-    /// What the command printed when piped: one JSON array, or one JSON line per record.
-    public enum JSONForm: Sendable { case array, lines }
-
     private enum Form { case jsonArray(JSON.Style), jsonLines, table, delimited(DelimitedText.Dialect) }
 
     private let output: Output
@@ -23,11 +22,11 @@ public final class RecordList: @unchecked Sendable {
     private var pending: [UInt8] = []
 
     /// `columns`: what a table, CSV or TSV shows without `--fields` — the fields a person scans the list for.
-    public init(_ output: Output, _ options: ListOptions, json: JSONForm, columns: [String]) {
+    public init(_ output: Output, _ options: ListOptions, columns: [String]) {
         self.output = output
         fields = options.fields
         self.columns = options.fields ?? columns
-        let format = options.format ?? Self.defaultFormat(output, json: json)
+        let format = options.format ?? Self.defaultFormat(output)
         form =
             switch format {
             case .json: .jsonArray(output.mode == .pretty ? .pretty : .compact)
@@ -40,15 +39,15 @@ public final class RecordList: @unchecked Sendable {
     }
 
     /// The format the list will be printed in, `-o` or the default for these streams.
-    public static func format(_ output: Output, _ options: ListOptions, json: JSONForm) -> ListFormat {
-        options.format ?? defaultFormat(output, json: json)
+    public static func format(_ output: Output, _ options: ListOptions) -> ListFormat {
+        options.format ?? defaultFormat(output)
     }
 
-    /// Without `-o`: JSON when asked for (--pretty, --compact, --jsonl) or when stdout is not a terminal, in the
-    /// command's own form; a table for a person.
-    static func defaultFormat(_ output: Output, json: JSONForm) -> ListFormat {
+    /// Without `-o`: a table for a person; piped, or with --compact or --jsonl, JSON Lines; with --pretty one
+    /// indented JSON array (pretty records one per line would be no format at all).
+    static func defaultFormat(_ output: Output) -> ListFormat {
         guard output.modeIsExplicit || !output.stdoutIsTerminal else { return .table }
-        return output.mode == .jsonLines || json == .lines ? .jsonl : .json
+        return output.modeIsExplicit && output.mode == .pretty ? .json : .jsonl
     }
 
     /// One record, printed now (or, for a table, with its block).
@@ -98,8 +97,8 @@ public final class RecordList: @unchecked Sendable {
     }
 
     /// A whole list at once.
-    public static func print(_ records: [JSON], _ output: Output, _ options: ListOptions, json: JSONForm, columns: [String]) {
-        let list = RecordList(output, options, json: json, columns: columns)
+    public static func print(_ records: [JSON], _ output: Output, _ options: ListOptions, columns: [String]) {
+        let list = RecordList(output, options, columns: columns)
         list.add(contentsOf: records)
         list.finish()
     }

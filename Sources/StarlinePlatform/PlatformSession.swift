@@ -34,10 +34,13 @@ public struct PlatformSession: Sendable, Equatable {
     /// Expired at `now` (Unix seconds, the client's clock).
     public func isExpired(at now: Int64) -> Bool { expiresAt <= now }
 
-    /// The JSON the tools print: no token unless `showToken`.
+    /// The JSON the tools print: no token unless `showToken`. `user` is the user's id, a string as in every
+    /// record of every tool (sessions lists, revoke results, journals: docs/formats.md, Field glossary);
+    /// the profile the server gave is `account`.
     public func json(showToken: Bool = false) -> JSON {
         var fields: [(String, JSON)] = [
-            ("id", .string(sessionId)), ("user", user), ("roles", .array(roles.map(JSON.string))),
+            ("id", .string(sessionId)), ("user", .optional(user["id"]?.stringValue)), ("account", user),
+            ("roles", .array(roles.map(JSON.string))),
             ("expiresAt", .string(Timestamp.rfc3339String(expiresAt))),
             ("verifiedAt", verifiedAt.map { .string(Timestamp.rfc3339String($0)) } ?? .null)
         ]

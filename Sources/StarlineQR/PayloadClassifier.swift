@@ -11,7 +11,7 @@ public struct ClassifiedPayload: Sendable {
     public var kind: PayloadKind
     /// The decoded text, with an auth code replaced by "redacted" unless secrets are shown; nil when not UTF-8.
     public var text: String?
-    /// Kind-specific fields in output order (`appId`, `code`, `state`, `error` / `code`, `url`).
+    /// Kind-specific fields in output order (`appId`, `code`, `state`, `error` / `code`, `url` / `url`).
     public var fields: [(String, JSON)]
     /// False for auth callbacks without --show-secrets: the raw bytes would reveal the code.
     public var includesBytes: Bool
@@ -40,7 +40,8 @@ public struct PayloadClassifier: Sendable {
                     includesBytes: true)
             }
             if (url.scheme == "https" || url.scheme == "http"), url.hasAuthority, !url.host.isEmpty, url.hostIsWellFormed {
-                return ClassifiedPayload(kind: .url, text: text, fields: [], includesBytes: true)
+                // `url` as a friend link's record has it, so `jq -r .url` reads either kind.
+                return ClassifiedPayload(kind: .url, text: text, fields: [("url", .string(trimmed))], includesBytes: true)
             }
         }
         return ClassifiedPayload(kind: .text, text: text, fields: [], includesBytes: true)

@@ -18,7 +18,7 @@ enum ListCommand: Command {
     static let spec = CommandSpec(
         "list", abstract: "List tasks, filtered by deadline, state and tags",
         discussion: """
-            Filters combine with AND and use the local time zone: --overdue keeps due < now; --today keeps start of today ≤ due < start of tomorrow; --due-within D keeps now ≤ due ≤ now + D; --due-before T keeps due < T; --due-after T keeps due > T; --no-due keeps tasks without a due date. A task without a due date matches no deadline filter, so it is never overdue. Done tasks are left out unless --done (only done tasks) or --all. Tasks are listed by due date, earliest first, then those without one, in the order they were added. Piped or redirected the result is one JSON array (JSON Lines with --jsonl); on a terminal, a table (-o and --fields choose).
+            Filters combine with AND and use the local time zone: --overdue keeps due < now; --today keeps start of today ≤ due < start of tomorrow; --due-within D keeps now ≤ due ≤ now + D; --due-before T keeps due < T; --due-after T keeps due > T; --no-due keeps tasks without a due date. A task without a due date matches no deadline filter, so it is never overdue. Done tasks are left out unless --done (only done tasks) or --all. Tasks are listed by due date, earliest first, then those without one, in the order they were added. Piped or redirected the result is JSON Lines, one task per line (-o json for one JSON array); on a terminal, a table (-o and --fields choose).
             """,
         options: [overdue.spec, today.spec, dueBefore.spec, dueAfter.spec, dueWithin.spec, noDue.spec, done.spec, all.spec, tag.spec]
             + ListOptions.specs,

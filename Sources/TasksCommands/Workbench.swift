@@ -54,16 +54,17 @@ struct Workbench {
         }
     }
 
-    /// Prints a list as `list` asks (RecordList): piped, one JSON array, or one line per record with --jsonl,
-    /// written here in one piece (`bench/tasks` measures it against Taskwarrior); on a terminal a table of
-    /// `columns`.
+    /// Prints a list as `list` asks (RecordList): piped, one line per record (or one JSON array with -o json),
+    /// written here in one piece (`bench/tasks` measures it against Taskwarrior and jq); on a terminal a table
+    /// of `columns`.
     func emitList(_ records: [JSON], _ list: ListOptions, columns: [String]) {
-        guard RecordList.format(output, list, json: .array) == .json, list.fields == nil else {
-            RecordList.print(records, output, list, json: .array, columns: columns)
+        let format = RecordList.format(output, list)
+        guard format == .json || format == .jsonl, list.fields == nil else {
+            RecordList.print(records, output, list, columns: columns)
             return
         }
         var w = JSONWriter(capacity: records.count * 320 + 16)
-        if output.mode == .jsonLines {
+        if format == .jsonl {
             for r in records {
                 w.write(r, pretty: false)
                 w.bytes.append(0x0A)

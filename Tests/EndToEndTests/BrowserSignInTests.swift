@@ -42,7 +42,7 @@ import Testing
         #expect(login.status == 0, "\(login.stderrText)\nchromium: \(report.map { $0.serialized() } ?? "no report")")
         let record = try login.json()
         #expect(record["state"]?.stringValue == "loggedIn" && record["mode"]?.stringValue == "browser")
-        #expect(record["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(record["session"]?["user"]?.stringValue == "bob")
         #expect(report?["ok"] == .bool(true))
         #expect(
             report?["startURL"]?.stringValue?.hasPrefix("file://") == true, "the browser was handed the private page, not the authorize URL"

@@ -70,7 +70,7 @@ import Testing
         #expect(keyring.promptCount == 0, "nothing asked the keyring to unlock")
         // status reads clear columns only: the session is still there, and the keyring is reported locked.
         let status = try h.status()
-        #expect(status["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(status["session"]?["user"]?.stringValue == "bob")
         #expect(status["storage"]?["custody"]?["keyring"]?.stringValue == "locked")
         try keyring.unlock()
         let again = try h.restore()
@@ -155,7 +155,7 @@ import Testing
         let logout = try h.run("sl-login", ["logout"])
         #expect(logout.status == 10)
         #expect(logout.errorCode == "STORAGE_LOCKED")
-        #expect(try h.status()["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(try h.status()["session"]?["user"]?.stringValue == "bob")
         try keyring.unlock()
         let again = try h.run("sl-login", ["logout"])
         #expect(again.status == 0, "\(again.stderrText)")

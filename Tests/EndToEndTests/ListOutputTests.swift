@@ -22,7 +22,7 @@ import Testing
 
     func tasks(_ arguments: [String]) throws -> ToolRun { try Tools.run("sl-tasks", arguments, home: home.path) }
 
-    @Test("W1: sl-tasks list is a table on a terminal, the same JSON array as always when piped, CSV and TSV with -o")
+    @Test("W1: sl-tasks list is a table on a terminal, JSON Lines when piped, one array, CSV and TSV with -o")
     func w1TasksListTableForPeopleJSONForPipes() throws {
         #expect(try tasks(["add", "Pay rent", "--due", "2026-12-24T09:00:00Z", "--tag", "home"]).status == 0)
         #expect(try tasks(["add", "=HYPERLINK(\"http://evil.example\",\"click\")", "--tag", "x"]).status == 0)
@@ -36,13 +36,15 @@ import Testing
         #expect(lines[1].contains("Pay rent") && lines[1].contains("2026-12-24T09:00:00Z") && lines[1].hasSuffix("home"))
         #expect(!table.stdoutText.contains("{"), "a table, not JSON")
 
-        // Piped: one JSON array of whole records, as before.
+        // Piped: JSON Lines of whole records, as every list prints; -o json one array of the same records.
         let piped = try tasks(["list", "--all"])
-        let array = try #require(try JSON.parse(piped.stdoutText).arrayValue)
+        let records = try piped.jsonLines()
         #expect(
-            array.count == 2 && array[0]["title"]?.stringValue == "Pay rent" && array[0]["notes"] != nil && array[0]["createdAt"] != nil)
-        #expect(piped.stdoutText.hasPrefix("[{\"id\":") && piped.stdoutText.hasSuffix("}]\n"))
-        // --pretty on a terminal still asks for JSON.
+            records.count == 2 && records[0]["title"]?.stringValue == "Pay rent" && records[0]["notes"] != nil
+                && records[0]["createdAt"] != nil)
+        #expect(piped.stdoutText.hasPrefix("{\"id\":") && piped.stdoutText.hasSuffix("}\n"))
+        #expect(try JSON.parse(try tasks(["list", "--all", "-o", "json"]).stdoutText) == .array(records))
+        // --pretty on a terminal still asks for JSON: one indented array.
         #expect(try onTerminal("'\(bin)' list --all --pretty").stdoutText.hasPrefix("[\n  {\n"))
 
         let csv = try tasks(["list", "--all", "-o", "csv", "--fields", "title,due,tags"])
@@ -77,7 +79,7 @@ import Testing
         #expect(try tasks(["recent", "list", "-o", "tsv"]).stdoutText == "lastVisitedAt\tvisits\ttitle\turl\n")
     }
 
-    @Test("W2: sl-memory list and search print tables on a terminal and CSV with -o, the JSON array when piped")
+    @Test("W2: sl-memory list and search print tables on a terminal and CSV with -o, JSON Lines when piped")
     func w2MemoryLists() throws {
         let runtime = TemporaryDirectory("sl-list-run")
         let environment = ["STARLINE_MEMORY_PASSPHRASE": "correct horse battery staple", "XDG_RUNTIME_DIR": runtime.path]
@@ -90,7 +92,7 @@ import Testing
         let csv = try memory(["list", "-o", "csv", "--fields", "title,tags"])
         #expect(csv.stdoutText == "title,tags\nrouter,home\n", "\(csv.stdoutText)\(csv.stderrText)")
         let piped = try memory(["search", "wifi"])
-        #expect(try JSON.parse(piped.stdoutText).arrayValue?.first?["title"]?.stringValue == "router")
+        #expect(try piped.jsonLines().map { $0["title"]?.stringValue } == ["router"])
         let tsv = try memory(["search", "wifi", "-o", "tsv", "--fields", "title"])
         #expect(tsv.stdoutText == "title\nrouter\n")
     }

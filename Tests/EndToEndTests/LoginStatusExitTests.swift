@@ -36,7 +36,7 @@ import Testing
         try h.storeLogin("bob")
         let loggedIn = try h.run("sl-login", ["status"])
         #expect(loggedIn.status == 0 && loggedIn.stderrText.isEmpty, "\(loggedIn.stderrText)")
-        #expect(try loggedIn.json()["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(try loggedIn.json()["session"]?["user"]?.stringValue == "bob")
         #expect(try gate(h) == "ran\n")
 
         // S11: after a logout nothing is stored: 3 again.
@@ -74,7 +74,7 @@ import Testing
         #expect(try status.json()["session"]?["expired"] == .bool(true))
         #expect(try status.error()["error"]?["message"]?.stringValue?.contains("run sl-login") == true)
         // status is local: it never clears anything.
-        #expect(try h.run("sl-login", ["status"]).json()["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(try h.run("sl-login", ["status"]).json()["session"]?["user"]?.stringValue == "bob")
     }
 
     @Test func s17AFailedStdoutIsStillWriteFailedWhenNotLoggedIn() throws {

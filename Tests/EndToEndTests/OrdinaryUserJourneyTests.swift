@@ -198,7 +198,7 @@ import Testing
         defer { _ = try? me.run("sl-memory", ["lock"]) }
         let added = try me.run("sl-memory", ["add", "--title", "Router", "the", "admin", "password"])
         #expect(added.status == 0, "the agent serves the key: \(added.stderrText)")
-        #expect(try me.run("sl-memory", ["search", "admin"]).json().arrayValue?.count == 1)
+        #expect(try me.run("sl-memory", ["search", "admin"]).jsonLines().count == 1)
 
         #expect(try me.deviceLogin("alice").status == 0)
         let sent = try me.run("sl-chat", ["send", "c_team", "deploy done"])
@@ -211,6 +211,6 @@ import Testing
         #expect(task.status == 0, "\(task.stderrText)")
         let id = try #require(try task.json()["id"]?.stringValue)
         #expect(try me.run("sl-tasks", ["done", id]).status == 0)
-        #expect(try me.run("sl-tasks", ["list", "--all"]).json().arrayValue?.first?["done"] == .bool(true))
+        #expect(try me.run("sl-tasks", ["list", "--all"]).jsonLines().first?["done"] == .bool(true))
     }
 }

@@ -24,7 +24,7 @@ import Testing
         let pid = try #require(unlock["agentPid"]?.intValue)
         #expect(kill(pid_t(pid), 0) == 0, "the agent runs")
         defer { _ = try? h.run(["lock"]) }
-        #expect(try h.ok(["list"], environment: Self.noPassphrase).arrayValue?.count == 1)
+        #expect(try h.list(["list"], environment: Self.noPassphrase).count == 1)
         let status = try h.ok(["status"], environment: Self.noPassphrase)
         #expect(status["unlocked"] == .bool(true))
         #expect(status["agent"]?["pid"]?.intValue == pid)
@@ -80,7 +80,7 @@ import Testing
         defer { _ = try? h.run(["lock"]) }
         try h.ok(["rekey"])
         #expect(try h.run(["list"], environment: Self.noPassphrase).status == 13)
-        #expect(try h.ok(["list"]).arrayValue?.count == 1)
+        #expect(try h.list(["list"]).count == 1)
     }
 
     @Test(
@@ -96,7 +96,7 @@ import Testing
         try h.ok(["add", "kept in the keyring"])
         try h.ok(["unlock", "--keyring"])
         try h.ok(["lock"])  // the agent goes; the keyring keeps the key
-        #expect(try h.ok(["list"], environment: Self.noPassphrase).arrayValue?.count == 1)
+        #expect(try h.list(["list"], environment: Self.noPassphrase).count == 1)
         #expect(try h.ok(["status"], environment: Self.noPassphrase)["keyring"]?.stringValue == "stored")
         let items = try keyring.run("/usr/bin/secret-tool", ["search", "--all", "xdg:schema", "cn.thestarline.Memory"])
         #expect(items.stdoutText.contains("[/"), "an item of the memory schema, apart from the session store's")

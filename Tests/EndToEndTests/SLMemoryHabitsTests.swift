@@ -120,7 +120,7 @@ import Testing
         #expect(cut.count <= 80 && cut.hasSuffix("…") && long.hasPrefix(String(cut.dropLast())), "\(cut)")
         #expect(notes[2]["title"]?.stringValue == "wifi: starline-guest")
         // What list shows (titles are kept in the vault, not only printed).
-        let listed = try h.ok(["list"]).arrayValue?.compactMap { $0["title"]?.stringValue } ?? []
+        let listed = try h.list(["list"]).compactMap { $0["title"]?.stringValue }
         // Notes added in the same second list in no particular order among themselves.
         #expect(listed.sorted() == ["buy milk", cut, "wifi: starline-guest"].sorted())
         let titled = try h.run(["add", "--lines", "--jsonl", "--title", "batch"], stdin: Array("a\nb\n".utf8))

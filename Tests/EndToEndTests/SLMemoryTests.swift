@@ -36,6 +36,15 @@ import Testing
             return try run.json()
         }
 
+        /// Runs a list command (list, search) and requires exit 0; its records, JSON Lines as every list prints piped.
+        func list(_ arguments: [String], environment extra: [String: String] = [:]) throws -> [JSON] {
+            let run = try self.run(arguments, stdin: nil, environment: extra)
+            guard run.status == 0 else {
+                throw StarlineError(.data, "sl-memory \(arguments.joined(separator: " ")) exited \(run.status): \(run.stderrText)")
+            }
+            return try run.jsonLines()
+        }
+
         func initialize() throws { try ok(["init"]) }
     }
 
@@ -52,17 +61,17 @@ import Testing
         #expect(first["version"]?.intValue == 1)
         let second = try h.ok(["add", "-", "--title", "Invoice", "--tag", "work"], stdin: Array("paid by transfer, zebra account\n".utf8))
         #expect(second["body"]?.stringValue == "paid by transfer, zebra account\n")
-        let list = try h.ok(["list"])
-        #expect(list.arrayValue?.count == 2)
-        #expect(list.arrayValue?.allSatisfy { $0["body"] == nil } == true, "list carries no bodies")
+        let list = try h.list(["list"])
+        #expect(list.count == 2)
+        #expect(list.allSatisfy { $0["body"] == nil }, "list carries no bodies")
         #expect(try h.ok(["show", String(id.prefix(6))])["body"]?.stringValue == "the admin password is zebra-quartz")
-        #expect(try h.ok(["search", "zebra"]).arrayValue?.count == 2)
-        #expect(try h.ok(["search", "zebra", "transfer"]).arrayValue?.compactMap { $0["title"]?.stringValue } == ["Invoice"])
-        #expect(try h.ok(["search", "router"]).arrayValue?.count == 1, "titles are indexed")
+        #expect(try h.list(["search", "zebra"]).count == 2)
+        #expect(try h.list(["search", "zebra", "transfer"]).compactMap { $0["title"]?.stringValue } == ["Invoice"])
+        #expect(try h.list(["search", "router"]).count == 1, "titles are indexed")
         let edited = try h.ok(["edit", id, "--body", "rotated", "--tag", "home", "--tag", "network"])
         #expect(edited["version"]?.intValue == 2)
         #expect(edited["tags"]?.arrayValue?.compactMap(\.stringValue).sorted() == ["home", "network"])
-        #expect(try h.ok(["search", "zebra-quartz"]).arrayValue?.isEmpty == true, "the index follows the edit")
+        #expect(try h.list(["search", "zebra-quartz"]).isEmpty == true, "the index follows the edit")
         #expect(try h.ok(["rm", id])["removed"]?.stringValue == id)
         #expect(try h.ok(["list", "--jsonl"])["title"]?.stringValue == "Invoice")
         // Nothing readable on disk: the database and its WAL.
@@ -136,10 +145,10 @@ import Testing
         #expect(change.status == 0, "\(change.stderrText)")
         #expect(try h.run(["list"]).status == 13)
         let new = ["STARLINE_MEMORY_PASSPHRASE": "new passphrase"]
-        #expect(try h.ok(["list"], environment: new).arrayValue?.count == 1)
+        #expect(try h.list(["list"], environment: new).count == 1)
         let rekey = try h.ok(["rekey"], environment: new)
         #expect(rekey["recordsMoved"]?.intValue == 1)
-        #expect(try h.ok(["search", "passwd"], environment: new).arrayValue?.count == 1)
+        #expect(try h.list(["search", "passwd"], environment: new).count == 1)
         #expect(try h.ok(["verify"], environment: new)["ok"] == .bool(true))
     }
 
@@ -196,7 +205,7 @@ import Testing
         #expect(rolled.status == 12)
         #expect(rolled.errorCode == "ROLLBACK_DETECTED")
         #expect(try h.ok(["verify", "--accept-rollback"])["accepted"] == .bool(true))
-        #expect(try h.ok(["list"]).arrayValue?.count == 1)
+        #expect(try h.list(["list"]).count == 1)
     }
 
     @Test(
@@ -272,12 +281,12 @@ import Testing
         try truncated.write(to: URL(fileURLWithPath: damagedPath))
         let damaged = try other.run(["import", damagedPath], environment: ["STARLINE_MEMORY_SHARE_CODE": code])
         #expect(damaged.status == 12)
-        #expect(try other.ok(["list"]).arrayValue?.isEmpty == true, "a damaged export adds nothing")
+        #expect(try other.list(["list"]).isEmpty == true, "a damaged export adds nothing")
         let imported = try other.ok(
             ["import", exportPath], environment: ["STARLINE_MEMORY_SHARE_CODE": code.lowercased().replacingOccurrences(of: "-", with: "")])
         #expect(imported["imported"]?["notes"]?.intValue == 1)
         #expect(imported["imported"]?["attachments"]?.intValue == 1)
-        let copy = try #require(try other.ok(["list"]).arrayValue?.first)
+        let copy = try #require(try other.list(["list"]).first)
         #expect(copy["title"]?.stringValue == "Export me")
         #expect(copy["createdAt"] == note["createdAt"])
         let newID = try #require(copy["id"]?.stringValue)
@@ -304,7 +313,7 @@ import Testing
         }
         let verify = try h.run(["verify"])
         #expect(verify.status == 0, "\(verify.stdoutText) \(verify.stderrText)")
-        let count = try h.ok(["list"]).arrayValue?.count ?? -1
+        let count = try h.list(["list"]).count
         #expect(count >= succeeded && count <= succeeded + killed)
     }
 
@@ -337,7 +346,7 @@ import Testing
         chmod(codeFile, 0o600)
         let dry = try other.ok(["import", path, "--share-code-file", codeFile, "--dry-run"])
         #expect(dry["notes"]?.arrayValue?.compactMap(\.stringValue).sorted() == ["One", "Two"])
-        #expect(try other.ok(["list"]).arrayValue?.isEmpty == true)
+        #expect(try other.list(["list"]).isEmpty == true)
         // Decrypt with age, re-encrypt the package with age -p under a passphrase of our own, import that.
         let plain = other.home.file("package.jsonl"), again = other.home.file("again.age")
         #expect(try Tools.shell("python3 '\(Self.agePty)' '\(code)' age -d -o '\(plain)' '\(path)'").status == 0)
@@ -345,7 +354,7 @@ import Testing
         #expect(reencrypt.status == 0, "\(reencrypt.stderrText)")
         let imported = try other.ok(["import", again], environment: ["STARLINE_MEMORY_SHARE_CODE": "my own words"])
         #expect(imported["imported"]?["notes"]?.intValue == 2)
-        #expect(try other.ok(["search", "second"]).arrayValue?.first?["title"]?.stringValue == "Two")
+        #expect(try other.list(["search", "second"]).first?["title"]?.stringValue == "Two")
     }
 
     /// With no terminal to prompt on (setsid: no controlling terminal) and no share code given, import says how
@@ -380,9 +389,9 @@ import Testing
         let added = try h.run(["add", "--lines", "--jsonl"], stdin: Array((lines.joined(separator: "\n") + "\n").utf8))
         #expect(added.status == 0, "\(added.stderrText)")
         #expect(try added.jsonLines().count == 10_000)
-        #expect(try h.ok(["search", "needle-in-a-haystack"]).arrayValue?.count == 1)
-        #expect(try h.ok(["search", "topic7", "common"]).arrayValue?.count == 100)
-        #expect(try h.ok(["search", "topic7", "needle-in-a-haystack"]).arrayValue?.isEmpty == true)
+        #expect(try h.list(["search", "needle-in-a-haystack"]).count == 1)
+        #expect(try h.list(["search", "topic7", "common"]).count == 100)
+        #expect(try h.list(["search", "topic7", "needle-in-a-haystack"]).isEmpty == true)
     }
 
     @Test(

@@ -256,16 +256,17 @@ import Testing
         #expect(try titles(["list", "--no-due", "--all"]) == ["no date"])
     }
 
-    @Test("tags filter with AND; list without --jsonl is one JSON array")
+    @Test("tags filter with AND; list -o json is one JSON array of whole records")
     func tagsAndArray() throws {
         _ = try ok(["add", "a", "-t", "work"])
         _ = try ok(["add", "b", "-t", "work,urgent"])
         _ = try ok(["add", "c", "-t", "urgent"])
         #expect(try titles(["list", "--tag", "work"]) == ["a", "b"])
         #expect(try titles(["list", "--tag", "work", "--tag", "urgent"]) == ["b"])
-        let array = try tasks(["list", "--compact"])
+        let array = try tasks(["list", "-o", "json"])
         #expect(try array.json().arrayValue?.count == 3)
         for record in try array.json().arrayValue ?? [] { #expect(record.objectValue?.map(\.0) == Self.keys) }
+        #expect(try tasks(["list", "--compact"]).jsonLines().map { $0.objectValue?.map(\.0) } == Array(repeating: Self.keys, count: 3))
     }
 
     // MARK: W1 / W9: the store

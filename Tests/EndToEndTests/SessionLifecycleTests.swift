@@ -18,7 +18,7 @@ import StarlineSQLite
         let login = try h.server.login("bob")
         let memory = try h.restore(environment: ["STARLINE_TOKEN": login.token])
         #expect(memory.status == 0 && memory.state == "valid")
-        #expect(memory.result?["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(memory.result?["session"]?["user"]?.stringValue == "bob")
         #expect(
             try h.run("sl-login", ["status"], environment: ["STARLINE_TOKEN": login.token]).json()["storage"]?["backend"]?.stringValue
                 == "memory")
@@ -255,7 +255,7 @@ import StarlineSQLite
         #expect(cb.hasPrefix("starline-workbench://auth/callback?code="))
         let done = try h.run("sl-login", ["complete", cb])
         #expect(done.status == 0, "\(done.stderrText)")
-        #expect(try done.json()["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect(try done.json()["session"]?["user"]?.stringValue == "carol")
         #expect(try h.restore().state == "valid")
         #expect(try h.run("sl-login", ["complete", cb]).status == 9)  // nothing pending any more
     }
@@ -269,7 +269,7 @@ import StarlineSQLite
         #expect(try h.run("sl-login", ["cancel"]).json()["cancelled"] == .bool(true))
         let late = try h.run("sl-login", ["complete", cb])
         #expect(late.status == 9)
-        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect((try h.status())["session"]?["user"]?.stringValue == "bob")
     }
 
     @Test("complete accepts the JSON line of sl-qr decode --show-secrets and rejects a wrong state")
@@ -380,12 +380,12 @@ import StarlineSQLite
         let bob = try h.storeLogin("bob")
         let refused = try h.run("sl-login", ["switch"])
         #expect(refused.status == 2, "\(refused.stderrText)")
-        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect((try h.status())["session"]?["user"]?.stringValue == "bob")
         #expect(try h.server.request("GET", "/api/me", token: bob.token).status == 200)
         let carol = try h.server.login("carol")
         let switched = try h.run("sl-login", ["switch", "--with-token"], stdin: Array(carol.token.utf8))
         #expect(switched.status == 0, "\(switched.stderrText)")
-        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect((try h.status())["session"]?["user"]?.stringValue == "carol")
         #expect(try h.server.request("GET", "/api/me", token: bob.token).errorCode == "SESSION_REVOKED")
     }
 
@@ -451,7 +451,7 @@ import StarlineSQLite
             let integrity = try SQLiteDatabase(path: h.home.file("starline/state/sessions.db"))
                 .query("PRAGMA integrity_check").first?.string(0)
             #expect(integrity == "ok", "round \(round)")
-            let user = try status.json()["session"]?["user"]?["id"]?.stringValue
+            let user = try status.json()["session"]?["user"]?.stringValue
             #expect(user == nil || user == "bob" || user == "carol", "a whole session or none: \(status.stdoutText)")
             let restore = try h.restore()
             #expect(
@@ -483,7 +483,7 @@ import StarlineSQLite
             """
         let run = try Tools.shell(script)
         #expect(run.stdoutText.contains("exit=11"), "\(run.stdoutText)")
-        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect((try h.status())["session"]?["user"]?.stringValue == "carol")
     }
 
     @Test("S15 a late rejection for the old account never clears the new one")
@@ -502,7 +502,7 @@ import StarlineSQLite
             """
         let run = try Tools.shell(script)
         #expect(!run.stdoutText.contains("exit=0"))
-        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect((try h.status())["session"]?["user"]?.stringValue == "carol")
         #expect(try h.restore().state == "valid")
     }
 
@@ -564,7 +564,7 @@ import StarlineSQLite
         #expect(try h.run("sl-login", ["center", "--events", events]).status == 4)
         let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
         #expect(lines.compactMap { $0["event"]?.stringValue } == ["sessionChanged", "error", "sessionChanged"])
-        #expect(lines[0]["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect(lines[0]["session"]?["user"]?.stringValue == "bob")
         #expect(lines[1]["error"]?["code"]?.stringValue == "SESSION_REVOKED")
         #expect(lines[2]["session"] == .null)
         #expect(!(try String(contentsOfFile: events, encoding: .utf8)).contains(login.token))
@@ -594,7 +594,7 @@ import StarlineSQLite
         let r = try h.run("sl-login", ["--device"])
         #expect(r.status == 0, "\(r.stderrText)")
         #expect(r.stderrText.contains("enter the code"))
-        #expect(try r.json()["session"]?["user"]?["id"]?.stringValue == "carol")
+        #expect(try r.json()["session"]?["user"]?.stringValue == "carol")
         // One slow_down answer, then the client waited the longer interval and polled once more.
         #expect(try h.counter("POST /oauth/token") == 2)
     }
@@ -612,7 +612,7 @@ import StarlineSQLite
         let run = try Tools.shell(script)
         #expect(run.stdoutText.contains("You can close this tab"), "\(run.stdoutText)")
         #expect(run.stdoutText.contains("exit=0"))
-        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect((try h.status())["session"]?["user"]?.stringValue == "bob")
     }
 
     @Test(
@@ -644,7 +644,7 @@ import StarlineSQLite
             "sl-login", ["--browser", "--pending-ttl", "60"],
             environment: ["BROWSER": "/nonexistent/browser:sh '\(browser)' %s"])
         #expect(run.status == 0, "\(run.stderrText)")
-        #expect(try run.json()["session"]?["user"]?["id"]?.stringValue == "bob", "stdout is one JSON document: \(run.stdoutText)")
+        #expect(try run.json()["session"]?["user"]?.stringValue == "bob", "stdout is one JSON document: \(run.stdoutText)")
         #expect(run.stderrText.contains("browser noise on stdout"), "the browser's stdout goes to stderr")
         #expect(run.stderrText.contains("opened the browser"))
         let args = String(decoding: dir.read("browser.args"), as: UTF8.self).split(separator: "\n").map(String.init)
@@ -654,6 +654,6 @@ import StarlineSQLite
         let page = try Tools.shell(
             "for i in $(seq 100); do [ -s '\(dir.path)/browser.page' ] && break; sleep 0.1; done; cat '\(dir.path)/browser.page'")
         #expect(page.stdoutText.contains("You can close this tab"), "\(page.stdoutText)")
-        #expect((try h.status())["session"]?["user"]?["id"]?.stringValue == "bob")
+        #expect((try h.status())["session"]?["user"]?.stringValue == "bob")
     }
 }

@@ -1,7 +1,7 @@
 import StarlineCore
 import Testing
 
-/// The list output of every list command (RecordList): JSON kept byte for byte when piped, and tables, CSV and
+/// The list output of every list command (RecordList): JSON Lines when piped, and tables, CSV and
 /// TSV for people and spreadsheets — through injected streams, so every format's edge is checked in-process.
 @Suite struct RecordListTests {
     static let records: [JSON] = [
@@ -16,28 +16,30 @@ import Testing
     ]
 
     func run(
-        _ records: [JSON], format: ListFormat?, fields: [String]? = nil, json: RecordList.JSONForm = .array,
+        _ records: [JSON], format: ListFormat?, fields: [String]? = nil,
         terminal: Bool = false, columns: Int? = nil, mode: Output.Mode? = nil, environment: Environment = [:]
     ) -> String {
         let (io, out, _) = IOStreams.capturing(environment: environment, terminal: terminal, columns: columns)
         let output = Output(io: io, mode: mode)
-        RecordList.print(records, output, ListOptions(format: format, fields: fields), json: json, columns: ["id", "title", "due", "tags"])
+        RecordList.print(records, output, ListOptions(format: format, fields: fields), columns: ["id", "title", "due", "tags"])
         output.flush()
         return out.text
     }
 
-    @Test("piped without -o: exactly the JSON array or JSON Lines the command printed before")
-    func pipedOutputIsUnchanged() {
-        #expect(run(Self.records, format: nil) == JSON.array(Self.records).serialized(.compact) + "\n")
-        #expect(run(Self.records, format: nil, json: .lines) == Self.records.map { $0.serialized(.compact) + "\n" }.joined())
-        #expect(run([], format: nil) == "[]\n")
-        #expect(run([], format: nil, json: .lines) == "")
-        // --jsonl on an array command, --pretty on a terminal: as before.
-        #expect(run(Self.records, format: nil, mode: .jsonLines) == Self.records.map { $0.serialized(.compact) + "\n" }.joined())
+    @Test("piped without -o: JSON Lines, one compact record per line; -o json or --pretty one array")
+    func pipedOutputIsJSONLines() {
+        let lines = Self.records.map { $0.serialized(.compact) + "\n" }.joined()
+        #expect(run(Self.records, format: nil) == lines)
+        #expect(run([], format: nil) == "")
+        // --jsonl and --compact ask for the same lines, on a terminal too; --pretty for one indented array.
+        #expect(run(Self.records, format: nil, terminal: true, mode: .jsonLines) == lines)
+        #expect(run(Self.records, format: nil, terminal: true, mode: .compact) == lines)
         #expect(run(Self.records, format: nil, terminal: true, mode: .pretty) == JSON.array(Self.records).serialized(.pretty) + "\n")
-        // A long list streams, and still equals the one-piece array.
+        // -o json: one array (`jq '.[0]'`), `[]` when empty; a long list streams and equals the one-piece array.
+        #expect(run(Self.records, format: .json) == JSON.array(Self.records).serialized(.compact) + "\n")
+        #expect(run([], format: .json) == "[]\n")
         let many = (0..<5_000).map { JSON.object([("id", .int(Int64($0))), ("text", .string(String(repeating: "x", count: $0 % 40)))]) }
-        #expect(run(many, format: nil) == JSON.array(many).serialized(.compact) + "\n")
+        #expect(run(many, format: .json) == JSON.array(many).serialized(.compact) + "\n")
     }
 
     @Test("on a terminal: an aligned table with upper-case headers, as gh and kubectl print")
@@ -182,7 +184,7 @@ import Testing
         static let spec = CommandSpec("list", abstract: "prints the test records", options: ListOptions.specs)
         static func options(_ arguments: ParsedArguments) throws -> ListOptions { try ListOptions(arguments) }
         static func run(_ options: ListOptions, _ context: CommandContext) throws -> StarlineCore.ExitStatus {
-            RecordList.print(RecordListTests.records, context.output, options, json: .array, columns: ["id", "title"])
+            RecordList.print(RecordListTests.records, context.output, options, columns: ["id", "title"])
             return .ok
         }
     }

@@ -43,7 +43,16 @@ struct MemoryImportTests {
             return try run.json()
         }
 
-        func titles() throws -> [String] { try ok(["list"]).arrayValue?.compactMap { $0["title"]?.stringValue }.sorted() ?? [] }
+        /// Runs a list command (list, search) and requires exit 0; its records, JSON Lines as every list prints piped.
+        func list(_ arguments: [String], environment extra: [String: String] = [:]) throws -> [JSON] {
+            let run = try self.run(arguments, environment: extra)
+            guard run.status == 0 else {
+                throw StarlineError(.data, "sl-memory \(arguments.joined(separator: " ")) exited \(run.status): \(run.stderrText)")
+            }
+            return try run.jsonLines()
+        }
+
+        func titles() throws -> [String] { try list(["list"]).compactMap { $0["title"]?.stringValue }.sorted() }
 
         /// The manifest counter: +1 with every committed change.
         func counter() throws -> Int64 { try ok(["verify"])["counter"]?.intValue ?? -1 }
@@ -234,7 +243,7 @@ struct MemoryImportTests {
         let before = try h.counter()
         #expect(try h.ok(["import", file])["imported"]?["attachments"]?.intValue == 2)
         #expect(try h.counter() == before + 1)
-        let notes = try #require(try h.ok(["list"]).arrayValue)
+        let notes = try h.list(["list"])
         #expect(notes.count == 2)
         for note in notes {
             #expect(note["version"]?.intValue == 1)
@@ -315,7 +324,7 @@ struct MemoryImportTests {
         let verify = try target.ok(["verify"])
         #expect(verify["ok"] == .bool(true))
         #expect(verify["records"]?.intValue == 10_000)
-        #expect(try target.ok(["search", "topic7"]).arrayValue?.count == 100)
+        #expect(try target.list(["search", "topic7"]).count == 100)
     }
 
     @Test(
@@ -348,7 +357,7 @@ struct MemoryImportTests {
         #expect(passphraseForeign.status == 10 && passphraseForeign.errorCode == "INSECURE_PERMISSIONS", "\(passphraseForeign.stderrText)")
         #expect(chown(foreign, 0, 0) == 0 && chmod(foreign, 0o600) == 0)
         #expect(try h.ok(["import", file, "--share-code-file", foreign])["imported"]?["notes"]?.intValue == 1)
-        let id = try #require(try h.ok(["list"]).arrayValue?.first?["id"]?.stringValue)
+        let id = try #require(try h.list(["list"]).first?["id"]?.stringValue)
         let attach = try Tools.spawn("sl-memory", ["attach", id, fifo], home: h.home.path, environment: h.environment).waitOrKill(
             seconds: 30)
         #expect(attach.status == 2, "\(attach.stderrText)")

@@ -21,7 +21,7 @@ import Testing
     func error(_ stderr: String) throws -> JSON { try firstError(stderr) }
 
     func tasks() throws -> [JSON] {
-        try JSON.parse(run(["list", "--all"]).stdout).arrayValue ?? []
+        try run(["list", "--all"]).stdout.split(separator: "\n").map { try JSON.parse(String($0)) }
     }
 
     @Test("JSON import with ids that are not UUIDs: the same name-based UUID every time, so a re-import updates")

@@ -41,8 +41,9 @@ import Testing
         #expect(records.count == 1 && records.first?["id"] == task["id"])
         // One second later than the window: nothing.
         #expect(run(["list", "--jsonl", "--due-within", "36h", "--now", "2026-11-30T07:59:59Z"]).stdout.isEmpty)
-        // Without --jsonl: one JSON array.
-        #expect(try JSON.parse(run(["list", "--now", Self.now]).stdout).arrayValue?.count == 1)
+        // Without --jsonl: piped, still JSON Lines (every list's one shape); -o json one array.
+        #expect(try lines(run(["list", "--now", Self.now]).stdout).count == 1)
+        #expect(try JSON.parse(run(["list", "-o", "json", "--now", Self.now]).stdout).arrayValue?.count == 1)
     }
 
     @Test("without --now the streams' clock is the current time")

@@ -23,7 +23,7 @@ complete -c sl-sessions -n '__fish_seen_subcommand_from list' -l app -x -d 'Only
 complete -c sl-sessions -n '__fish_seen_subcommand_from list' -l idle-for -x -d 'Only sessions not seen for at least DURATION. DURATION: seconds, or a number with a unit s, m, h, d or w (90, 30s, 5m, 2h, 3d, 1w, 1d12h).'
 complete -c sl-sessions -n '__fish_seen_subcommand_from list' -l not-current -d 'Leave out the session this tool runs with.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from list' -l parallel -x -d 'Users listed at once (admin).'
-complete -c sl-sessions -n '__fish_seen_subcommand_from list' -s o -l output -x -a 'json jsonl table csv csv-crlf tsv' -d 'Print the list as json, jsonl, table, csv (LF line ends), csv-crlf (RFC 4180\'s CRLF) or tsv. Default: a table on a terminal; piped or redirected, the JSON this command always printed.'
+complete -c sl-sessions -n '__fish_seen_subcommand_from list' -s o -l output -x -a 'json jsonl table csv csv-crlf tsv' -d 'Print the list as json (one array), jsonl (one record per line), table, csv (LF line ends), csv-crlf (RFC 4180\'s CRLF) or tsv. Default: a table on a terminal; piped or redirected, jsonl, as every list command prints.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from list' -l fields -x -d 'Only these fields, in this order (a.b reaches into an object): the columns of a table, CSV or TSV, the keys of JSON.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from revoke' -l user -x -d 'Revoke as an admin in UID\'s sessions: ids without a user of their own are UID\'s.'
 complete -c sl-sessions -n '__fish_seen_subcommand_from revoke' -l others -d 'Revoke every session of the account except this one.'
