@@ -138,6 +138,8 @@ bench: build
 	bench/memory $(BENCH_PREFIX)/bin
 	bench/chat $(BENCH_PREFIX)/bin
 	bench/keyring $(BENCH_PREFIX)/bin
+	@# Every median against the last recorded (bench/baseline.tsv): more than 20 % worse fails the target.
+	bench/guard
 
 # Only the sl-tasks benchmarks (10,000-task workspace vs jq, add, start-up).
 bench-tasks: build

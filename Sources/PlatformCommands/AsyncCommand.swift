@@ -61,10 +61,12 @@ extension ToolMain {
         CoreDumps.disable()
         Interrupts.install()
         let status = await execute(tool, Array(CommandLine.arguments.dropFirst()), io: .process())
-        if status != .brokenPipe, CurlLibrary.preloadInFlight {
-            // exit() would wait for the background dlopen (glibc's exit handlers take the dynamic loader's
-            // lock) for a library this run no longer needs. Nothing else is pending: our output is written
-            // with write(2) and flushed by `finish`, stdio is flushed here, and no exit handler of ours matters.
+        if status != .brokenPipe {
+            // _exit, not exit: nothing is left to do. Our output is written with write(2) and flushed by
+            // `finish`, stdio is flushed here, SQLite has committed (a connection left open loses nothing), and no
+            // exit handler is ours — exit() would run OpenSSL's cleanup for libcurl (a quarter of a millisecond
+            // of freeing memory the kernel frees anyway, after a send or a restore has answered) or wait for a
+            // background dlopen (glibc's exit handlers take the dynamic loader's lock) this run no longer needs.
             fflush(nil)
             _exit(status.rawValue)
         }

@@ -72,6 +72,9 @@ public struct PlatformFactory: Sendable {
     /// asked for (nil: the store's recorded one).
     @MainActor
     public func client(network: Bool = false, custodian: KeyCustodian? = nil) throws -> StarlightClient {
+        // First: the load (about 16 M instructions) overlaps opening the store, its WAL recovery and unsealing,
+        // which came before it and made a send or a restore wait for both in turn.
+        if network && injection == nil { HTTPTransport.preloadLibrary() }
         let configuration = StarlightClient.Configuration(api: options.api, appId: options.appId, timeout: Double(options.timeout))
         let transport = transport(maxConnections: 8)
         let client: StarlightClient
@@ -87,7 +90,6 @@ public struct PlatformFactory: Sendable {
             client = StarlightClient(configuration: configuration, store: store, transport: transport, clock: clock)
         }
         if let path = options.eventsPath { try PlatformToolSupport.attachEvents(client, path: path, context: context) }
-        if network && injection == nil { HTTPTransport.preloadLibrary() }
         return client
     }
 }

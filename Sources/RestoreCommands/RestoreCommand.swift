@@ -63,7 +63,8 @@ enum RestoreCommand: AsyncCommand {
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let client: StarlightClient
         do {
-            client = try PlatformToolSupport.client(options.platform, context)
+            // Without --max-age the stored session is always verified: libcurl loads while the store opens.
+            client = try PlatformToolSupport.client(options.platform, context, network: options.maxAge == 0)
         } catch let error as StarlineError where error.exitStatus == .storage || error.exitStatus == .data {
             // The store cannot be opened (permissions, a damaged file, a locked device key): still the one
             // record on stdout that scripts read, whatever the exit code.

@@ -47,7 +47,7 @@ enum RevokeCSV {
         var quoted = false, inQuotes = false
         var index = line.startIndex
         func finish() -> Bool {
-            guard let text = String(validating: field, as: UTF8.self) else { return false }
+            guard let text = String(utf8Validating: field) else { return false }
             fields.append(text)
             field.removeAll(keepingCapacity: true)
             quoted = false

@@ -82,7 +82,7 @@ final class RevokeInputStream {
             default:
                 let trimmed = RevokeInput.trim(bytes[...])
                 if trimmed.isEmpty || trimmed.first == UInt8(ascii: "#") { continue }
-                found.add(line.number, String(validating: trimmed, as: UTF8.self), nil, bytes[...], into: &queued)
+                found.add(line.number, String(utf8Validating: trimmed), nil, bytes[...], into: &queued)
             }
         }
         return true

@@ -129,11 +129,13 @@ struct JSONParser {
         let start = pos
         // Fast path: no escapes.
         while pos < bytes.count {
+            pos = JSONStringBytes.plainEnd(bytes, from: pos)
+            guard pos < bytes.count else { break }
             let b = bytes[pos]
             if b == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<pos])
                 pos += 1
-                guard let s = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                guard let s = String(utf8Validating: slice) else { throw fail("invalid UTF-8 in string") }
                 return s
             }
             if b == UInt8(ascii: "\\") || b < 0x20 { break }
@@ -144,7 +146,7 @@ struct JSONParser {
             let b = bytes[pos]
             if b == UInt8(ascii: "\"") {
                 pos += 1
-                guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                guard let s = String(utf8Validating: out) else { throw fail("invalid UTF-8 in string") }
                 return s
             }
             if b < 0x20 { throw fail("control character in string") }

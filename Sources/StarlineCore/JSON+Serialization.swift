@@ -68,6 +68,8 @@ extension JSON {
             var plainStart = 0
             let n = bytes.count
             while i < n {
+                i = JSONStringBytes.plainEnd(bytes, from: i)
+                guard i < n else { break }
                 let b = bytes[i]
                 var escape: [UInt8]?
                 var width = 1

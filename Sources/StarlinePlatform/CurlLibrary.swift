@@ -37,20 +37,14 @@ package struct CurlLibrary: @unchecked Sendable {
     /// instead of following it. The first real use waits in `shared`'s one-time initialisation until the
     /// load is done. `curl_global_init` then runs while other threads work; libcurl documents that as safe
     /// from 7.84 (CURL_VERSION_THREADSAFE; Debian 12 ships 7.88), and a Swift async program has other threads
-    /// running in any case. A run that needs no request after all ends without waiting for it (`runAsync` checks
-    /// `preloadInFlight`: `exit` would wait for the dynamic loader's lock).
+    /// running in any case. A run that needs no request after all ends without waiting for it (async tools
+    /// end with `_exit`: `exit` would wait for the dynamic loader's lock).
     static func preload() {
-        preloading.store(true, ordering: .releasing)
-        let started = WorkerThreads.detach {
-            _ = CurlLibrary.shared
-            preloading.store(false, ordering: .releasing)
-        }
+        // Once per process: a restore asks at the start and again when it verifies; one thread loads.
+        guard !preloadAsked.exchange(true, ordering: .acquiringAndReleasing) else { return }
         // No thread (EAGAIN): the first request loads libcurl itself, as without a preload.
-        if !started { preloading.store(false, ordering: .releasing) }
+        WorkerThreads.detach { _ = CurlLibrary.shared }
     }
-
-    /// Whether a `preload` has started and not finished.
-    package static var preloadInFlight: Bool { preloading.load(ordering: .acquiring) }
 
     static func load() -> Result<CurlLibrary, StarlineError> {
         // The soname of Debian's libcurl4 (OpenSSL flavour); the unversioned name exists only with the -dev package.
@@ -127,4 +121,4 @@ package struct CurlLibrary: @unchecked Sendable {
     var version: String { versionFunction().map { String(cString: $0) } ?? "libcurl" }
 }
 
-private let preloading = Atomic<Bool>(false)
+private let preloadAsked = Atomic<Bool>(false)

@@ -1,3 +1,4 @@
+import Glibc
 import StarlineCore
 import StarlineCrypto
 import StarlineSQLite
@@ -127,6 +128,16 @@ final class RecordSealer {
     }
 
     private func fileKey(creating: Bool) throws -> SecretBytes {
+        // The key this process derived from this very file (same inode, size, times and mode: a replaced,
+        // rewritten or chmod-ed key file is read and checked again).
+        let before = DeviceKeyStamp(path: store.deviceKeyPath)
+        if let before, let cached = store.cachedFileKey(before) { return cached }
+        let derived = try deriveFileKey(creating: creating)
+        if let before, before == DeviceKeyStamp(path: store.deviceKeyPath) { store.cacheFileKey(before, derived) }
+        return derived
+    }
+
+    private func deriveFileKey(creating: Bool) throws -> SecretBytes {
         let deviceKey: SecretBytes
         if creating {
             deviceKey = try DeviceKey.loadOrCreate(path: store.deviceKeyPath, lockPath: store.locksPath + "/device-key.lock")
@@ -166,5 +177,25 @@ final class RecordSealer {
         try setCustody(record)
         store.cacheKeyringKey(item: item, key)
         return key
+    }
+}
+
+/// What identifies the device key file's content for a cache: device, inode, size, mode, modification and
+/// change times (lstat, not following a link). Any write, replacement or chmod changes one of them.
+struct DeviceKeyStamp: Equatable, Sendable {
+    let device: UInt64, inode: UInt64, size: Int64, mode: UInt32
+    let modified: Int64, modifiedNanos: Int64, changed: Int64, changedNanos: Int64
+
+    init?(path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        mode = UInt32(info.st_mode)
+        modified = Int64(info.st_mtim.tv_sec)
+        modifiedNanos = Int64(info.st_mtim.tv_nsec)
+        changed = Int64(info.st_ctim.tv_sec)
+        changedNanos = Int64(info.st_ctim.tv_nsec)
     }
 }

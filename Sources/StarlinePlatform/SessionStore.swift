@@ -53,6 +53,10 @@ public final class SessionStore: @unchecked Sendable {
     let environment: Environment
     /// A keyring key fetched in this process, by item id: each fetch is a D-Bus round trip.
     private let keyringKeys = Locked<[String: SecretBytes]>([:])
+    /// The file custodian's sealing key with the device key file it came from (`DeviceKeyStamp`): a restore
+    /// unseals before its request and seals after it, and reading the key and the machine id again and
+    /// deriving again was a third of what it did after the answer came.
+    private let fileKey = Locked<(stamp: DeviceKeyStamp, key: SecretBytes)?>(nil)
     /// The database, its files and migrations, and `withState`'s lock and transaction.
     let sqlite: SQLiteStore
 
@@ -85,6 +89,8 @@ public final class SessionStore: @unchecked Sendable {
             privateFiles: [deviceKeyPath], faults: storageFaults)
     }
 
+    func cachedFileKey(_ stamp: DeviceKeyStamp) -> SecretBytes? { fileKey.withLock { $0?.stamp == stamp ? $0?.key : nil } }
+    func cacheFileKey(_ stamp: DeviceKeyStamp, _ key: SecretBytes) { fileKey.withLock { $0 = (stamp, key) } }
     func cachedKeyringKey(item: String) -> SecretBytes? { keyringKeys.withLock { $0[item] } }
     func cacheKeyringKey(item: String, _ key: SecretBytes) { keyringKeys.withLock { $0[item] = key } }
     func forgetKeyringKey(item: String) { keyringKeys.withLock { $0[item] = nil } }

@@ -296,6 +296,8 @@ package struct WorkspaceScanner {
     mutating func string() -> Bool {
         pos += 1
         while pos < b.count {
+            pos = JSONStringBytes.plainEnd(b, from: pos)
+            guard pos < b.count else { return false }
             let c = b[pos]
             if c == UInt8(ascii: "\"") { pos += 1; return true }
             if c < 0x20 { return false }
