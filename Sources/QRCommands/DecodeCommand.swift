@@ -103,6 +103,15 @@ enum DecodeCommand: Command {
     /// A table's columns (RecordList): a person wants to see what each file holds.
     static let columns = ["file", "kind", "text", "attempt"]
 
+    /// A file's row in a table: one without a symbol says so (`none`, and why), instead of a blank row.
+    static func tableRow(_ record: JSON) -> JSON {
+        guard record["kind"] == nil else { return record }
+        var row = record
+        row.set("kind", .string("none"))
+        row.set("text", .string(record["error"]?["message"]?.stringValue ?? "no QR code found"))
+        return row
+    }
+
     /// The bounds on one run's reads and work (hostile images never cost unbounded memory or time), all
     /// from typed options.
     struct Limits: Sendable {
@@ -212,6 +221,7 @@ enum DecodeCommand: Command {
         var found = 0, failed = 0
         // As every list: JSON Lines piped, a table on a terminal, one indented array with --pretty, or -o.
         let list = options.raw ? nil : RecordList(output, options.list, columns: columns)
+        let table = list != nil && RecordList.format(output, options.list) == .table
         var unexpected: [String] = []
         var firstError: StarlineError?
         /// A file failed for another reason than having no symbol (it could not be read).
@@ -232,7 +242,7 @@ enum DecodeCommand: Command {
                 }
             } else {
                 for record in outcome.records where expect == nil || record["kind"]?.stringValue == expect?.rawValue {
-                    list?.add(record)
+                    list?.add(table ? Self.tableRow(record) : record)
                 }
             }
             if outcome.found { found += 1 } else { failed += 1 }

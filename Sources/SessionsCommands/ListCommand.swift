@@ -58,7 +58,7 @@ enum ListCommand: AsyncCommand {
     }
 
     /// A table's columns (RecordList).
-    static let columns = ["id", "user", "appId", "device", "lastSeenAt", "current"]
+    static let columns = ["id", "user", "appId", "device.name", "device.platform", "lastSeenAt", "current"]
 
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {

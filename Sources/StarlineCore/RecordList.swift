@@ -16,14 +16,17 @@ public final class RecordList: @unchecked Sendable {
     private let form: Form
     private let fields: [String]?
     private let columns: [String]
+    private let now: Timestamp?
     private var count = 0
     private var table: TableLayout?
     /// A JSON array's bytes not yet written (written in 64 KiB pieces, not per record).
     private var pending: [UInt8] = []
 
     /// `columns`: what a table, CSV or TSV shows without `--fields` — the fields a person scans the list for.
-    public init(_ output: Output, _ options: ListOptions, columns: [String]) {
+    /// `now`: what a table's times are relative to (`sl-tasks --now`); the streams' clock when nil.
+    public init(_ output: Output, _ options: ListOptions, columns: [String], now: Timestamp? = nil) {
         self.output = output
+        self.now = now
         fields = options.fields
         self.columns = options.fields ?? columns
         let format = options.format ?? Self.defaultFormat(output)
@@ -65,7 +68,15 @@ public final class RecordList: @unchecked Sendable {
             if table == nil {
                 table = TableLayout(columns: columns, width: Self.width(output))
             }
-            let cells = columns.map { CellText.table(Self.value(record, at: $0)) }
+            // Times as far from now ("in 2d", "3h ago"): a table is read by a person; -o json keeps RFC 3339.
+            let now = now ?? output.io.now()
+            let cells = columns.map { column -> String in
+                let value = Self.value(record, at: column)
+                if RelativeTime.isTimeColumn(column), let text = value?.stringValue, let time = Timestamp(rfc3339: text) {
+                    return RelativeTime.text(time, now: now)
+                }
+                return CellText.table(value)
+            }
             if let block = table!.add(cells) { output.write(block); output.flush() }
         case .delimited(let dialect):
             if count == 0 { output.write(DelimitedText.row(columns, dialect: dialect, header: true)) }
@@ -97,8 +108,8 @@ public final class RecordList: @unchecked Sendable {
     }
 
     /// A whole list at once.
-    public static func print(_ records: [JSON], _ output: Output, _ options: ListOptions, columns: [String]) {
-        let list = RecordList(output, options, columns: columns)
+    public static func print(_ records: [JSON], _ output: Output, _ options: ListOptions, columns: [String], now: Timestamp? = nil) {
+        let list = RecordList(output, options, columns: columns, now: now)
         list.add(contentsOf: records)
         list.finish()
     }

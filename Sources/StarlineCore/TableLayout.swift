@@ -1,13 +1,16 @@
 /// An aligned, width-aware table of text cells, as `gh`, `kubectl` and `docker` print lists: a header of
 /// upper-case column names, columns two spaces apart, each as wide as its widest cell, the widest shrunk
-/// (the cut marked with …) until the table fits the terminal.
+/// (the cut marked with …) until the table fits the terminal. The first column and every identifier (`id`,
+/// `…Id`, `url`, `file`) are never cut: a cut id cannot be pasted into the next command, so when only they
+/// are left the line is longer than the terminal and wraps, as `ls -l` does.
 ///
 /// Rows are laid out in blocks of `blockRows`: the first block fixes the column widths (later cells are cut
 /// to them), so a list of any length is printed with bounded memory and the first rows appear at once.
 struct TableLayout {
     static let blockRows = 500
-    /// A column is never shrunk below this (or its header, if shorter).
+    /// A column is never shrunk below this, nor below its header (up to `maximumHeaderFloor` columns of it).
     static let minimumWidth = 6
+    static let maximumHeaderFloor = 16
 
     private let columns: [String]
     private let width: Int
@@ -18,6 +21,15 @@ struct TableLayout {
         self.columns = columns
         self.width = width
     }
+
+    /// Whether the column at `index` named `path` is shown whole: the first, and identifiers.
+    static func keepsWhole(_ path: String, at index: Int) -> Bool {
+        let name = path.split(separator: ".").last.map(String.init) ?? path
+        return index == 0 || name == "id" || name.hasSuffix("Id") || name == "url" || name.hasSuffix("Url") || name == "file"
+    }
+
+    /// A column's header: its path upper-cased, a nested one's parts spaced (`device.name` is DEVICE NAME).
+    static func header(_ path: String) -> String { String(path.map { $0 == "." ? " " : $0 }).uppercased() }
 
     /// Adds a row; returns the text of a finished block to print, if this row completed one.
     mutating func add(_ cells: [String]) -> String? {
@@ -31,11 +43,12 @@ struct TableLayout {
     private mutating func flush() -> String {
         var text = ""
         if widths == nil {
-            let header = columns.map { $0.uppercased() }
+            let header = columns.map(Self.header)
             widths = Self.fit(
                 natural: (0..<columns.count).map { i in
                     pending.reduce(TextWidth.of(header[i])) { max($0, TextWidth.of($1[i])) }
-                }, headers: header.map(TextWidth.of), width: width)
+                }, headers: header.map(TextWidth.of), width: width,
+                whole: columns.indices.map { Self.keepsWhole(columns[$0], at: $0) })
             text += line(header)
         }
         for row in pending { text += line(row) }
@@ -55,15 +68,18 @@ struct TableLayout {
         return text + "\n"
     }
 
-    /// Column widths that fit `width` when they can: the widest column gives up a column of text at a time,
-    /// down to `minimumWidth` (or its header); what still does not fit overflows, as a long line would.
-    static func fit(natural: [Int], headers: [Int], width: Int) -> [Int] {
+    /// Column widths that fit `width` when they can: the widest column that may be cut gives up a column of
+    /// text at a time, down to its header (or `minimumWidth`); `whole` columns keep their width; what still
+    /// does not fit overflows, as a long line would.
+    static func fit(natural: [Int], headers: [Int], width: Int, whole: [Bool]? = nil) -> [Int] {
         var widths = natural
         let gaps = 2 * max(0, widths.count - 1)
         while widths.reduce(gaps, +) > width {
             guard
-                let widest = widths.indices.filter({ widths[$0] > max(minimumWidth, min(headers[$0], minimumWidth)) })
-                    .max(by: { widths[$0] < widths[$1] })
+                let widest = widths.indices.filter({
+                    !(whole?[$0] ?? false) && widths[$0] > max(minimumWidth, min(headers[$0], maximumHeaderFloor))
+                })
+                .max(by: { widths[$0] < widths[$1] })
             else { break }
             widths[widest] -= 1
         }
@@ -117,10 +133,15 @@ enum TextWidth {
 enum CellText {
     /// For a table on a terminal: one line, nothing hidden or acting on the terminal (a hostile value cannot
     /// move the cursor, clear the screen, forge rows or reorder what is read: `TerminalText`), arrays of
-    /// scalars joined by ", ", objects as compact JSON.
+    /// scalars joined by ", ", objects of scalars as `name=value` pairs (kubectl's labels), deeper ones as
+    /// compact JSON.
     static func table(_ value: JSON?) -> String {
         var text = ""
-        for scalar in plain(value).unicodeScalars {
+        var shown = plain(value)
+        if case .object(let members)? = value, members.allSatisfy({ !isContainer($0.1) }) {
+            shown = members.filter { !$0.1.isNull }.map { "\($0.0)=\(plain($0.1))" }.joined(separator: ", ")
+        }
+        for scalar in shown.unicodeScalars {
             switch scalar.value {
             case 0x0A, 0x0D, 0x09: text.unicodeScalars.append(" ")
             case let v where TerminalText.isHidden(v): text += TerminalText.escape(v)
@@ -143,6 +164,13 @@ enum CellText {
         }
         if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { return "'" + text }
         return text
+    }
+
+    private static func isContainer(_ value: JSON) -> Bool {
+        switch value {
+        case .array, .object: true
+        default: false
+        }
     }
 
     private static func plain(_ value: JSON?) -> String {

@@ -60,7 +60,7 @@ struct Workbench {
     func emitList(_ records: [JSON], _ list: ListOptions, columns: [String]) {
         let format = RecordList.format(output, list)
         guard format == .json || format == .jsonl, list.fields == nil else {
-            RecordList.print(records, output, list, columns: columns)
+            RecordList.print(records, output, list, columns: columns, now: now)
             return
         }
         var w = JSONWriter(capacity: records.count * 320 + 16)

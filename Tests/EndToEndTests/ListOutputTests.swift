@@ -28,12 +28,13 @@ import Testing
         #expect(try tasks(["add", "=HYPERLINK(\"http://evil.example\",\"click\")", "--tag", "x"]).status == 0)
         let bin = Tools.path("sl-tasks")
 
-        let table = try onTerminal("'\(bin)' list --all")
+        // Dates relative to --now (as every sl-tasks command reads the time).
+        let table = try onTerminal("'\(bin)' list --all --now 2026-12-03T09:00:00Z")
         #expect(table.status == 0, "\(table.stderrText)")
         let lines = table.stdoutText.split(separator: "\n").map(String.init)
         try #require(lines.count == 3, "\(table.stdoutText)")
         #expect(lines[0].hasPrefix("ID ") && lines[0].contains("  TITLE ") && lines[0].hasSuffix("TAGS"), "\(table.stdoutText)")
-        #expect(lines[1].contains("Pay rent") && lines[1].contains("2026-12-24T09:00:00Z") && lines[1].hasSuffix("home"))
+        #expect(lines[1].contains("Pay rent") && lines[1].contains("in 3w") && lines[1].hasSuffix("home"), "\(table.stdoutText)")
         #expect(!table.stdoutText.contains("{"), "a table, not JSON")
 
         // Piped: JSON Lines of whole records, as every list prints; -o json one array of the same records.
@@ -97,13 +98,18 @@ import Testing
         #expect(tsv.stdoutText == "title\nrouter\n")
     }
 
-    @Test("a table is as wide as the terminal: long cells are cut with …")
+    @Test("a table is as wide as the terminal: long cells are cut with …, never the id; dates read relative")
     func tableFitsTheTerminal() throws {
-        #expect(try tasks(["add", String(repeating: "a long task title ", count: 12), "--tag", "t"]).status == 0)
-        let table = try onTerminal("'\(Tools.path("sl-tasks"))' list", columns: 60)
+        let added = try tasks(["add", String(repeating: "a long task title ", count: 12), "--tag", "t", "--due", "+2d"])
+        let id = try #require(try added.json()["id"]?.stringValue)
+        let table = try onTerminal("'\(Tools.path("sl-tasks"))' list", columns: 80)
         let lines = table.stdoutText.split(separator: "\n")
         try #require(lines.count == 2, "\(table.stdoutText)")
-        #expect(lines.allSatisfy { $0.count <= 60 } && lines[1].contains("…"), "\(table.stdoutText)")
+        #expect(lines.allSatisfy { $0.count <= 80 } && lines[1].contains("…"), "\(table.stdoutText)")
+        #expect(lines[1].hasPrefix(id + " "), "the whole UUID: \(table.stdoutText)")
+        #expect(lines[1].contains("in 1d") || lines[1].contains("in 2d"), "due in two days: \(table.stdoutText)")
+        // JSON keeps RFC 3339.
+        #expect(try tasks(["list"]).jsonLines().first?["due"]?.stringValue?.hasSuffix("Z") == true)
     }
 
     @Test("sl-qr decode: a table of what each file holds on a terminal, JSON Lines piped, CSV with -o")
@@ -137,7 +143,7 @@ import Testing
         let table = try onTerminal("'\(Tools.path("sl-chat"))' conversations", columns: 120, harness: h)
         #expect(table.status == 0, "\(table.stderrText)")
         let header = table.stdoutText.split(separator: "\n").first.map(String.init) ?? ""
-        #expect(header.hasPrefix("ID ") && header.contains("TITLE") && header.contains("LASTMESSAGE.TEXT"), "\(table.stdoutText)")
+        #expect(header.hasPrefix("ID ") && header.contains("TITLE") && header.contains("LASTMESSAGE TEXT"), "\(table.stdoutText)")
         let history = try h.run("sl-chat", ["history", "c_team", "-o", "csv", "--fields", "text"])
         #expect(
             history.stdoutText.hasPrefix("text\n") && history.stdoutText.contains("\"hello, \"\"team\"\"\"\n"), "\(history.stdoutText)")
@@ -149,5 +155,26 @@ import Testing
             "\(sessions.stdoutText)\(sessions.stderrText)")
         let sessionTable = try onTerminal("'\(Tools.path("sl-sessions"))' list", harness: h)
         #expect(sessionTable.stdoutText.hasPrefix("ID "), "\(sessionTable.stdoutText)")
+        // At 80 columns every session id is whole (an id cut with … cannot be revoked by copy and paste), and
+        // the device reads as its name and platform, not as JSON.
+        let narrow = try onTerminal("'\(Tools.path("sl-sessions"))' list", columns: 80, harness: h)
+        let ids = try h.run("sl-sessions", ["list"]).jsonLines().compactMap { $0["id"]?.stringValue }
+        #expect(!ids.isEmpty)
+        for id in ids { #expect(narrow.stdoutText.contains(id), "\(id) in \(narrow.stdoutText)") }
+        #expect(narrow.stdoutText.contains("DEVICE NAME") && !narrow.stdoutText.contains("{"), "\(narrow.stdoutText)")
+    }
+
+    @Test("sl-qr decode's table: a file without a QR code is a row that says so, not a blank one")
+    func qrDecodeTableNamesFilesWithoutASymbol() throws {
+        let png = home.file("friend.png"), blank = home.file("blank.pgm")
+        #expect(try Tools.run("sl-qr", ["friend", "AbCdEfGh1234", "-o", png], home: home.path).status == 0)
+        _ = FileManager.default.createFile(atPath: blank, contents: Data(Array("P5\n8 8\n255\n".utf8) + Array(repeating: 255, count: 64)))
+        let table = try onTerminal("'\(Tools.path("sl-qr"))' decode -q '\(blank)' '\(png)'", columns: 150)
+        let lines = table.stdoutText.split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(table.stdoutText)")
+        #expect(lines[1].hasPrefix(blank) && lines[1].contains("none") && lines[1].contains("no QR code found"), "\(table.stdoutText)")
+        // Piped, the record is as it was: the file and "found":0.
+        let piped = try Tools.run("sl-qr", ["decode", blank], home: home.path)
+        #expect(try piped.jsonLines().first?["found"] == .int(0), "\(piped.stdoutText)")
     }
 }

@@ -19,11 +19,27 @@ import Testing
         _ records: [JSON], format: ListFormat?, fields: [String]? = nil,
         terminal: Bool = false, columns: Int? = nil, mode: Output.Mode? = nil, environment: Environment = [:]
     ) -> String {
-        let (io, out, _) = IOStreams.capturing(environment: environment, terminal: terminal, columns: columns)
+        let (io, out, _) = IOStreams.capturing(environment: environment, terminal: terminal, columns: columns, now: Self.now)
         let output = Output(io: io, mode: mode)
         RecordList.print(records, output, ListOptions(format: format, fields: fields), columns: ["id", "title", "due", "tags"])
         output.flush()
         return out.text
+    }
+
+    /// Two days before the first record's due date.
+    static let now = Timestamp(rfc3339: "2026-12-01T09:00:00Z")!
+
+    @Test("a table shows times relative to now, in the largest unit that fits; JSON and CSV keep RFC 3339")
+    func relativeTimes() {
+        let now = Self.now
+        let cases: [(Int64, String)] = [
+            (0, "now"), (59, "now"), (-59, "now"), (60, "in 1m"), (-3_599, "59m ago"), (3_600, "in 1h"), (-86_399, "23h ago"),
+            (86_400, "in 1d"), (-13 * 86_400, "13d ago"), (14 * 86_400, "in 2w"), (-59 * 86_400, "8w ago"),
+            (60 * 86_400, "in 2mo"), (-729 * 86_400, "24mo ago"), (730 * 86_400, "in 2y")
+        ]
+        for (offset, text) in cases { #expect(RelativeTime.text(now + offset, now: now) == text, "\(offset)") }
+        #expect(run(Self.records, format: .table, terminal: true, columns: 120).contains("  in 2d  "))
+        #expect(run(Self.records, format: .csv).contains(",2026-12-03T09:00:00Z,"))
     }
 
     @Test("piped without -o: JSON Lines, one compact record per line; -o json or --pretty one array")
@@ -50,8 +66,8 @@ import Testing
         #expect(
             text
                 == [
-                    "ID  " + pad("TITLE", title.count) + "  " + pad("DUE", 20) + "  TAGS",
-                    "t1  " + pad("Pay rent", title.count) + "  2026-12-03T09:00:00Z  home, money",
+                    "ID  " + pad("TITLE", title.count) + "  " + pad("DUE", 5) + "  TAGS",
+                    "t1  " + pad("Pay rent", title.count) + "  in 2d  home, money",
                     "t2  " + title  // empty cells at the end of a line leave no trailing blanks
                 ].map { $0 + "\n" }.joined(), "\(text)")
         // No rows: nothing at all (as ls prints nothing).
@@ -77,6 +93,39 @@ import Testing
         // COLUMNS wins over the terminal's width.
         let narrow = run(Self.records, format: .table, columns: 200, environment: ["COLUMNS": "30"])
         #expect(narrow.split(separator: "\n").allSatisfy { $0.count <= 30 }, "\(narrow)")
+    }
+
+    @Test("a table never cuts an id, a URL or the first column: the other columns shrink, then the line wraps")
+    func tableKeepsIdentifiersWhole() {
+        let uuid = "3f2a9c4e-7b1d-4e8f-9a2b-6c5d4e3f2a1b"
+        let url = "https://chat.thestarline.cn/f/AbCdEfGh1234AbCdEfGh1234"
+        let records: [JSON] = [
+            .object([
+                ("name", .string("a first column that is long")), ("id", .string(uuid)),
+                ("title", .string(String(repeating: "a long title ", count: 8))), ("url", .string(url)),
+                ("conversationId", .string("c_alice_bob_and_friends"))
+            ])
+        ]
+        let (io, out, _) = IOStreams.capturing(terminal: true, columns: 80)
+        let output = Output(io: io)
+        RecordList.print(records, output, ListOptions(format: .table), columns: ["name", "id", "title", "url", "conversationId"])
+        output.flush()
+        let text = out.text
+        for whole in ["a first column that is long", uuid, url, "c_alice_bob_and_friends"] {
+            #expect(text.contains(whole), "\(whole) cut in \(text)")
+        }
+        #expect(text.contains("…"), "the title gives way: \(text)")
+        #expect(text.hasPrefix("NAME "), "\(text)")
+        // A nested path is a column of its own, headed by its spaced parts; an object of scalars reads as
+        // name=value pairs, not as JSON.
+        let (io2, out2, _) = IOStreams.capturing(terminal: true, columns: 120)
+        let output2 = Output(io: io2)
+        let session = JSON.object([
+            ("id", .string("s1")), ("device", .object([("name", .string("laptop")), ("platform", .string("linux")), ("ip", .null)]))
+        ])
+        RecordList.print([session], output2, ListOptions(format: .table), columns: ["id", "device.name", "device"])
+        output2.flush()
+        #expect(out2.text == "ID  DEVICE NAME  DEVICE\ns1  laptop       name=laptop, platform=linux\n", "\(out2.text)")
     }
 
     @Test("a hostile value cannot move the cursor or forge a row of a table")
