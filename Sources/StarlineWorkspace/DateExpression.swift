@@ -18,6 +18,14 @@ package struct DateExpression: Equatable, Sendable {
         case instant(Timestamp)
         /// A day with a wall-clock time, local unless `zoneOffset` (seconds east of UTC) is given.
         case day(Day, hour: Int, minute: Int, second: Int, zoneOffset: Int?)
+        /// `due+2d`, `due-1w`: the task's own due date moved (only `edit --due` has one to move).
+        case fromDue(TimeSpan, sign: Int)
+    }
+
+    /// `due±SPAN`'s span and sign; nil for every other form.
+    package var dueShift: (span: TimeSpan, sign: Int)? {
+        if case .fromDue(let span, let sign) = form { return (span, sign) }
+        return nil
     }
 
     let form: Form
@@ -39,6 +47,14 @@ package struct DateExpression: Equatable, Sendable {
         if text.hasPrefix("+") || text.hasPrefix("-") {
             guard let d = TimeSpan.parseUnits(text.dropFirst()) else { return nil }
             form = .offset(d, sign: text.hasPrefix("-") ? -1 : 1)
+            return
+        }
+        // Taskwarrior's `now+2d` (the same as +2d) and `due+2d` (from the task's due date).
+        for (base, isDue) in [("now", false), ("due", true)] where text.hasPrefix(base + "+") || text.hasPrefix(base + "-") {
+            let rest = text.dropFirst(base.count)
+            guard let d = TimeSpan.parseUnits(rest.dropFirst()) else { return nil }
+            let sign = rest.hasPrefix("-") ? -1 : 1
+            form = isDue ? .fromDue(d, sign: sign) : .offset(d, sign: sign)
             return
         }
         // A full RFC 3339 date-time with a zone.
@@ -91,6 +107,7 @@ package struct DateExpression: Equatable, Sendable {
         case .now: return now
         case .offset(let span, let sign): return span.added(to: now, sign: sign)
         case .instant(let t): return t
+        case .fromDue: return nil
         case .day(let day, let hour, let minute, let second, let zoneOffset):
             let today = LocalCalendar.fields(now)
             var date: (year: Int, month: Int, day: Int)
@@ -162,7 +179,8 @@ package struct DateExpression: Equatable, Sendable {
 public enum DateInput {
     /// What `DateExpression` accepts, for error messages and help.
     public static let forms = """
-        now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d, an ISO date \
+        now, today, tomorrow, yesterday, a weekday name (the next one after today), +3d, +2w, +36h, -1d (or now+3d), \
+        due+2d (edit --due: from the task's due date), an ISO date \
         (2026-12-24) or date-time (2026-12-24T18:00, 2026-12-24T18:00:00+01:00, …Z); a date word or ISO date may be \
         followed by a time (tomorrow 09:00)
         """

@@ -28,7 +28,8 @@ func ordered(_ record: JSON, _ documented: [(String, JSON)]) -> JSON {
 
 /// A task: `{id, title, notes, tags, due, done, doneAt, createdAt, updatedAt}`, and, only when set, the fields
 /// kept from Taskwarrior for the way back (W1): `wait`, `scheduled`, `until` (RFC 3339), `recur` (a string) and
-/// `annotations` ([{entry, description}]). sl-tasks shows and exports them but does not act on them.
+/// `annotations` ([{entry, description}]). Of these sl-tasks acts on `recur` (and `until`, which ends a
+/// recurrence: `Recurrence`); it shows and exports the others.
 public enum TaskRecord {
     public static func make(title: String, notes: String, tags: [String], due: Timestamp?, now: Timestamp, id: String = RandomUUID.make())
         -> JSON
@@ -63,6 +64,29 @@ public enum TaskRecord {
         return Timestamp(taskwarrior: legacy)
     }
 
+    /// The next instance of a recurring `task` (`Recurrence`): the same title, notes, tags, period and every
+    /// other field, a new id, open, due `due`, created now; `wait` and `scheduled` move with the due date;
+    /// Taskwarrior's instance links (`parent`, `imask`, the legacy `taskwarrior` object) stay with the old one.
+    public static func nextInstance(of task: JSON, due: Timestamp, now: Timestamp) -> JSON {
+        var next = task
+        let shift = TaskRecord.due(task).map { due.seconds - $0.seconds } ?? 0
+        for field in ["wait", "scheduled"] {
+            if let t = keptDate(task, field), let moved = Timestamp(checkedSeconds: t.seconds &+ shift) {
+                next.set(field, .string(moved.rfc3339))
+            }
+        }
+        if let recur = recur(task) { next.set("recur", .string(recur)) }
+        if let until = keptDate(task, "until") { next.set("until", .string(until.rfc3339)) }
+        for field in ["parent", "imask", "taskwarrior"] { next.remove(field) }
+        next.set("id", .string(RandomUUID.make()))
+        next.set("due", .string(due.rfc3339))
+        next.set("done", .bool(false))
+        next.set("doneAt", .null)
+        next.set("createdAt", .string(now.rfc3339))
+        next.set("updatedAt", .string(now.rfc3339))
+        return next
+    }
+
     /// `recur` (Taskwarrior's period, such as `weekly`), or the one an earlier sl-tasks kept under `"taskwarrior"`.
     public static func recur(_ task: JSON) -> String? {
         if let value = task["recur"], !value.isNull { return value.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
@@ -94,10 +118,13 @@ public enum TaskRecord {
     }
 
     /// The record as printed: every documented field present, times in UTC; then the kept Taskwarrior fields,
-    /// only those that are set; then every other stored field as it is.
-    public static func output(_ task: JSON) -> JSON {
-        var fields: [(String, JSON)] = [
-            ("id", task["id"] ?? .null),
+    /// only those that are set; then every other stored field as it is. `number`: the task's working-set
+    /// number (`Workspace.workingSetNumber`), printed after the id — null for a done task — when the command
+    /// knows it; an export, which is a file and not a view, has none.
+    public static func output(_ task: JSON, number: Int?? = nil) -> JSON {
+        var fields: [(String, JSON)] = [("id", task["id"] ?? .null)]
+        if let number { fields.append(("number", number.map { .int(Int64($0)) } ?? .null)) }
+        fields += [
             ("title", task["title"] ?? .string("")),
             ("notes", task["notes"] ?? .string("")),
             ("tags", task["tags"] ?? .array([])),

@@ -81,16 +81,29 @@ public struct TaskFilter: Sendable {
         return true
     }
 
+    /// A task of a listing, with its working-set number (`Workspace.workingSetNumber`; nil when done).
+    public typealias Listed = (task: JSON, number: Int?)
+
     /// The matching tasks, due ones first by due date (earliest first), then those without a due date,
     /// each group in file order.
-    public func apply(_ tasks: [JSON]) -> [JSON] {
+    public func apply(_ tasks: [JSON]) -> [Listed] {
         let b = bounds
-        var hits: [(due: Timestamp?, index: Int, task: JSON)] = []
+        var hits: [Hit] = []
+        var open = 0
         for (i, task) in tasks.enumerated() {
+            let number: Int? = TaskRecord.isDone(task) ? nil : open + 1
+            if number != nil { open += 1 }
             let due = TaskRecord.due(task)
-            if matches(task, due: due, bounds: b) { hits.append((due, i, task)) }
+            if matches(task, due: due, bounds: b) { hits.append(Hit(due: due, index: i, task: task, number: number)) }
         }
         return TaskFilter.sorted(hits)
+    }
+
+    struct Hit {
+        var due: Timestamp?
+        var index: Int
+        var task: JSON
+        var number: Int?
     }
 }
 
@@ -164,20 +177,53 @@ extension TaskFilter {
 
     /// `apply` over a file that `WorkspaceScanner` has mapped: only tasks that pass `mightMatch` are
     /// decoded, then checked in full. Same result as decoding everything.
-    package func apply(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> [JSON] {
+    package func apply(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> [Listed] {
         let b = bounds
-        var candidates: [(due: Timestamp?, index: Int, task: JSON)] = []
+        var candidates: [Hit] = []
+        var open = 0
         try bytes.withUnsafeBufferPointer { buffer in
-            for (i, slice) in slices.enumerated() where mightMatch(buffer, slice, bounds: b) {
-                let task = try JSON.parse(bytes: UnsafeBufferPointer(rebasing: buffer[slice.range]))
+            for (i, slice) in slices.enumerated() {
+                // Every task counts toward the working-set numbers, listed or not; a slice the scanner was
+                // unsure of is decoded to know (`TaskRecord.isDone`: only a JSON true is done).
+                var decoded: JSON? = nil
+                let done: Bool
+                if slice.uncertain {
+                    decoded = try JSON.parse(bytes: UnsafeBufferPointer(rebasing: buffer[slice.range]))
+                    done = TaskRecord.isDone(decoded!)
+                } else if case .trueValue = TaskFilter.classify(buffer, slice.done) {
+                    done = true
+                } else {
+                    done = false
+                }
+                let number: Int? = done ? nil : open + 1
+                if !done { open += 1 }
+                guard mightMatch(buffer, slice, bounds: b) else { continue }
+                let task = try decoded ?? JSON.parse(bytes: UnsafeBufferPointer(rebasing: buffer[slice.range]))
                 let due = TaskRecord.due(task)
-                if matches(task, due: due, bounds: b) { candidates.append((due, i, task)) }
+                if matches(task, due: due, bounds: b) { candidates.append(Hit(due: due, index: i, task: task, number: number)) }
             }
         }
         return TaskFilter.sorted(candidates)
     }
 
-    static func sorted(_ hits: [(due: Timestamp?, index: Int, task: JSON)]) -> [JSON] {
+    /// How many tasks of a mapped file are open (not done), decoding only the slices the scanner was unsure of.
+    static func openCount(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> Int {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var open = 0
+            for slice in slices {
+                if slice.uncertain {
+                    if !TaskRecord.isDone(try JSON.parse(bytes: UnsafeBufferPointer(rebasing: buffer[slice.range]))) { open += 1 }
+                } else if case .trueValue = TaskFilter.classify(buffer, slice.done) {
+                    continue
+                } else {
+                    open += 1
+                }
+            }
+            return open
+        }
+    }
+
+    static func sorted(_ hits: [Hit]) -> [Listed] {
         hits.sorted { x, y in
             switch (x.due, y.due) {
             case let (a?, b?): return a != b ? a < b : x.index < y.index
@@ -185,6 +231,6 @@ extension TaskFilter {
             case (.none, .some): return false
             case (.none, .none): return x.index < y.index
             }
-        }.map(\.task)
+        }.map { ($0.task, $0.number) }
     }
 }

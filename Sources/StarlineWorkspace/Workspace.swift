@@ -64,10 +64,41 @@ public struct Workspace: Sendable {
 
     // MARK: lookup by id prefix
 
-    /// The index of the task whose id is `prefix` or uniquely starts with it.
+    /// The index of the task named by `prefix`: a working-set number (1…n, Taskwarrior's habit: the open
+    /// tasks in file order, as `list` prints them in `number`), or an id or a unique prefix of one. A number
+    /// is one to seven decimal digits; an id prefix made only of digits needs eight or more.
     /// Not found → NOT_FOUND (exit 6); several → AMBIGUOUS_ID (exit 2) listing the candidates.
     public func taskIndex(_ prefix: String) throws -> Int {
-        try Workspace.resolve(prefix, in: tasks, kind: "task", label: "title")
+        if let number = Workspace.workingSetNumber(parsing: prefix) {
+            var seen = 0
+            for (i, task) in tasks.enumerated() where !TaskRecord.isDone(task) {
+                seen += 1
+                if seen == number { return i }
+            }
+            throw StarlineError(
+                .notFound,
+                seen == 0
+                    ? "no open task numbered \(number): there are no open tasks"
+                    : "no open task numbered \(number): the open tasks are numbered 1 to \(seen) (sl-tasks list shows them)",
+                details: .object([("number", .int(Int64(number))), ("open", .int(Int64(seen)))]))
+        }
+        return try Workspace.resolve(prefix, in: tasks, kind: "task", label: "title")
+    }
+
+    /// `text` as a working-set number: one to seven decimal digits, not zero.
+    static func workingSetNumber(parsing text: String) -> Int? {
+        guard (1...7).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let n = Int(text), n > 0 else {
+            return nil
+        }
+        return n
+    }
+
+    /// The working-set number of the task at `index`: its place among the open tasks in file order; nil
+    /// for a done task. Adding a task keeps every number; finishing or removing one renumbers those after it
+    /// (Taskwarrior renumbers the same way).
+    public func workingSetNumber(of index: Int) -> Int? {
+        guard tasks.indices.contains(index), !TaskRecord.isDone(tasks[index]) else { return nil }
+        return tasks[...index].reduce(0) { $0 + (TaskRecord.isDone($1) ? 0 : 1) }
     }
 
     public func siteIndex(_ prefix: String) throws -> Int {

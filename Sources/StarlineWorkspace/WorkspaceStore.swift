@@ -84,7 +84,7 @@ public struct WorkspaceStore: Sendable {
     /// The tasks that pass `filter`, in its order. A well-formed file is mapped by `WorkspaceScanner` and only
     /// the tasks that may match are decoded; anything unusual, including every error, goes through the full
     /// decoder — same result either way.
-    package func tasks(matching filter: TaskFilter) throws -> [JSON] {
+    package func tasks(matching filter: TaskFilter) throws -> [TaskFilter.Listed] {
         guard let bytes = try readBytes() else { return [] }
         if let scan = WorkspaceScanner.scan(bytes, collectTasks: true) {
             return try filter.apply(bytes: bytes, slices: scan.tasks)
@@ -150,19 +150,24 @@ public struct WorkspaceStore: Sendable {
         return result!
     }
 
-    /// Appends one task. A well-formed file is not decoded: the task's bytes are spliced in after the
-    /// last task (`WorkspaceScanner`), so everything else stays byte for byte as it was. Anything
-    /// unusual takes the general path of `update`.
-    public func appendTask(_ task: JSON) throws {
+    /// Appends one (open) task and returns its working-set number. A well-formed file is not decoded: the
+    /// task's bytes are spliced in after the last task (`WorkspaceScanner`), so everything else stays byte for
+    /// byte as it was. Anything unusual takes the general path of `update`.
+    @discardableResult
+    public func appendTask(_ task: JSON) throws -> Int {
+        var number = 0
         try withWriteLock { old in
-            if let old, let scan = WorkspaceScanner.scan(old), scan.version <= Workspace.currentVersion {
+            if let old, let scan = WorkspaceScanner.scan(old, collectTasks: true), scan.version <= Workspace.currentVersion {
+                number = try TaskFilter.openCount(bytes: old, slices: scan.tasks) + 1
                 return WorkspaceScanner.appending(task, to: old, at: scan)
             }
             var workspace = try old.map(decode) ?? Workspace()
             try refuseNewer(workspace.version)
             workspace.tasks.append(task)
+            number = workspace.workingSetNumber(of: workspace.tasks.count - 1) ?? 0
             return JSONWriter.document(workspace.json, pretty: true)
         }
+        return number
     }
 
     func refuseNewer(_ version: Int64) throws {

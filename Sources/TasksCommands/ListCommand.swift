@@ -64,7 +64,8 @@ enum ListCommand: Command {
         filter.done = options.done
         filter.tags = options.tags
         bench.emitList(
-            try bench.store.tasks(matching: filter).map(TaskRecord.output), options.list, columns: ["id", "title", "due", "done", "tags"])
+            try bench.store.tasks(matching: filter).map { TaskRecord.output($0.task, number: $0.number) }, options.list,
+            columns: ["number", "id", "title", "due", "tags"])
         return .ok
     }
 }

@@ -137,3 +137,23 @@ extension InterchangeFormat {
         return format
     }
 }
+
+extension Option where Value == String? {
+    /// `--recur PERIOD` (`Recurrence`): kept as typed, once it is known to be a period.
+    static let recur = Option<String?>.converted(
+        .value(
+            "recur", "PERIOD",
+            help: """
+                Repeat: when the task is done its next instance is added, due one period on (daily, weekdays, weekly, \
+                biweekly, monthly, quarterly, yearly, 3d, 2w, 6mo, 1y, P1M). Needs a due date.
+                """)
+    ) { text in
+        guard Recurrence(parsing: text) != nil else {
+            throw StarlineError(
+                .usage,
+                "invalid period '\(text)' for --recur; use daily, weekdays, weekly, biweekly, monthly, quarterly, yearly, or a count with d, w, mo, q or y (3d, 2w, 6mo)",
+                details: .object([("option", .string("recur")), ("value", .string(text))]))
+        }
+        return text.trimmingSpaces
+    }
+}

@@ -30,6 +30,11 @@ struct Workbench {
     }
 
     static func resolve(_ expression: DateExpression, option: String, now: Timestamp) throws -> Timestamp {
+        if expression.dueShift != nil {
+            throw StarlineError(
+                .usage, "due+… moves a task's own due date: only sl-tasks edit --due takes it (here, +2d counts from now)",
+                details: .object([("option", .string(option))]))
+        }
         guard let t = expression.resolve(now: now) else { throw outOfRange(option) }
         return t
     }

@@ -33,7 +33,9 @@ import Testing
         #expect(table.status == 0, "\(table.stderrText)")
         let lines = table.stdoutText.split(separator: "\n").map(String.init)
         try #require(lines.count == 3, "\(table.stdoutText)")
-        #expect(lines[0].hasPrefix("ID ") && lines[0].contains("  TITLE ") && lines[0].hasSuffix("TAGS"), "\(table.stdoutText)")
+        // Taskwarrior's working-set number first, then the whole id.
+        #expect(
+            lines[0].hasPrefix("NUMBER  ID ") && lines[0].contains("  TITLE ") && lines[0].hasSuffix("TAGS"), "\(table.stdoutText)")
         #expect(lines[1].contains("Pay rent") && lines[1].contains("in 3w") && lines[1].hasSuffix("home"), "\(table.stdoutText)")
         #expect(!table.stdoutText.contains("{"), "a table, not JSON")
 
@@ -106,7 +108,7 @@ import Testing
         let lines = table.stdoutText.split(separator: "\n")
         try #require(lines.count == 2, "\(table.stdoutText)")
         #expect(lines.allSatisfy { $0.count <= 80 } && lines[1].contains("…"), "\(table.stdoutText)")
-        #expect(lines[1].hasPrefix(id + " "), "the whole UUID: \(table.stdoutText)")
+        #expect(lines[1].hasPrefix("1 ") && lines[1].contains(" " + id + " "), "the whole UUID: \(table.stdoutText)")
         #expect(lines[1].contains("in 1d") || lines[1].contains("in 2d"), "due in two days: \(table.stdoutText)")
         // JSON keeps RFC 3339.
         #expect(try tasks(["list"]).jsonLines().first?["due"]?.stringValue?.hasSuffix("Z") == true)

@@ -55,6 +55,7 @@ import TasksCommands
         case "UID": "bob"
         case "K/N": "0/1"
         case "RATE": "2400/1m/4"
+        case "PERIOD": "weekly"
         case "APP", "CLIENT_ID": "workbench"
         case "CONV": "alice-bob"
         case "PHONE": "+8613800000000"

@@ -51,7 +51,8 @@ import Testing
         return #"{"version":1,"tasks":[\#(tasks.joined(separator: ","))],"websites":[],"recents":[]}"#
     }
 
-    static let keys = ["id", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt"]
+    /// A task record as the commands print it: the id, its working-set number, then the documented fields.
+    static let keys = ["id", "number", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt"]
 
     // MARK: tasks
 

@@ -46,8 +46,8 @@ import Testing
         let shown = try ok(["show", Self.uuid1])
         let keys = shown.objectValue?.map(\.0) ?? []
         #expect(
-            Array(keys.prefix(14)) == [
-                "id", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt",
+            Array(keys.prefix(15)) == [
+                "id", "number", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt",
                 "wait", "scheduled", "until", "recur", "annotations"
             ])
         #expect(shown["scheduled"]?.stringValue == "2031-02-03T12:00:00Z")
@@ -95,7 +95,8 @@ import Testing
         #expect(try ok(["import", "-"], stdin: single)["tasks"]?["unchanged"]?.intValue == 1)
         // A task made here has none of the kept fields: its record is as it always was.
         let plain = try ok(["add", "plain", "--notes", "n"])
-        #expect(plain.objectValue?.map(\.0) == ["id", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt"])
+        #expect(
+            plain.objectValue?.map(\.0) == ["id", "number", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt"])
     }
 
     @Test("W1 a task imported by an earlier sl-tasks (wait, recur under \"taskwarrior\") shows and exports them as fields")

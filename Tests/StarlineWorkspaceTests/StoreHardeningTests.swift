@@ -84,7 +84,9 @@ import Testing
             let r = run(words + ["--now", "2026-11-03T00:00:00Z"])
             #expect(r.status == .ok, "\(words): \(r.stderr)")
             #expect(try JSON.parse(r.stdout)["updatedAt"]?.stringValue == "2026-11-02T00:00:00Z", "\(words)")
-            #expect(try JSON.parse(r.stdout) == TaskRecord.output(try #require(stored)), "\(words)")
+            // The record as stored, with its working-set number (1: the only task, open; null once done).
+            let stays = try #require(stored)
+            #expect(try JSON.parse(r.stdout) == TaskRecord.output(stays, number: TaskRecord.isDone(stays) ? .some(nil) : 1), "\(words)")
             #expect(identity(workspacePath) == file, "\(words) rewrote the file")
             #expect(bytes(workspacePath + ".bak") == backup, "\(words) rotated the backup")
         }

@@ -177,7 +177,7 @@ import Testing
         return t
     }
 
-    func titles(_ filter: TaskFilter, _ tasks: [JSON]) -> [String] { filter.apply(tasks).compactMap { $0["title"]?.stringValue } }
+    func titles(_ filter: TaskFilter, _ tasks: [JSON]) -> [String] { filter.apply(tasks).compactMap { $0.task["title"]?.stringValue } }
 
     @Test("overdue is due < now: a task due exactly now is not overdue, one without a due date never is")
     func overdue() {
