@@ -16,7 +16,7 @@ public final class RecordList: @unchecked Sendable {
     private let form: Form
     private let fields: [String]?
     private let columns: [String]
-    private let now: Timestamp?
+    private var now: Timestamp?
     private var count = 0
     private var table: TableLayout?
     /// A JSON array's bytes not yet written (written in 64 KiB pieces, not per record).
@@ -67,6 +67,8 @@ public final class RecordList: @unchecked Sendable {
         case .table:
             if table == nil {
                 table = TableLayout(columns: columns, width: Self.width(output))
+                // One instant for the whole table: the clock is read once, not per row.
+                if now == nil { now = output.io.now() }
             }
             // Times as far from now ("in 2d", "3h ago"): a table is read by a person; -o json keeps RFC 3339.
             let now = now ?? output.io.now()

@@ -22,7 +22,7 @@ public enum RelativeTime {
 
     /// Whether a column holds times a table shows relative: `due`, and every `…At` (createdAt, lastSeenAt).
     static func isTimeColumn(_ path: String) -> Bool {
-        let name = path.split(separator: ".").last.map(String.init) ?? path
+        let name = TableLayout.fieldName(path)
         return name == "due" || (name.count > 2 && name.hasSuffix("At"))
     }
 }

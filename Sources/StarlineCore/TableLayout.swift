@@ -24,9 +24,12 @@ struct TableLayout {
 
     /// Whether the column at `index` named `path` is shown whole: the first, and identifiers.
     static func keepsWhole(_ path: String, at index: Int) -> Bool {
-        let name = path.split(separator: ".").last.map(String.init) ?? path
+        let name = fieldName(path)
         return index == 0 || name == "id" || name.hasSuffix("Id") || name == "url" || name.hasSuffix("Url") || name == "file"
     }
+
+    /// The field a column path ends in (`device.name` is `name`): what decides how the column is shown.
+    static func fieldName(_ path: String) -> String { path.split(separator: ".").last.map(String.init) ?? path }
 
     /// A column's header: its path upper-cased, a nested one's parts spaced (`device.name` is DEVICE NAME).
     static func header(_ path: String) -> String { String(path.map { $0 == "." ? " " : $0 }).uppercased() }
