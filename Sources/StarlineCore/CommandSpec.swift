@@ -230,7 +230,13 @@ public enum StandardOptions {
         .init(
             "XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_DATA_HOME, XDG_RUNTIME_DIR", "Base directories of the XDG Base Directory specification."),
         .init("STARLINE_PROFILE", "Configuration profile to use, as --profile."),
-        .init("NO_COLOR", "When set, no colour is used in terminal output.")
+        .init("NO_COLOR", "When set, no colour is used in terminal output."),
+        .init(
+            "STARLINE_PAGER, PAGER",
+            """
+            Pager for tables printed on a terminal, run by /bin/sh -c (STARLINE_PAGER first); unset, empty or cat: none. \
+            less gets LESS=FRX unless LESS is set.
+            """)
     ]
 
     public static let configFile = ToolSpec.Entry(

@@ -66,6 +66,9 @@ public final class RecordList: @unchecked Sendable {
             output.emitLine(projected(record))
         case .table:
             if table == nil {
+                // A table of nothing prints nothing, and starts no pager.
+                output.flush()
+                TerminalPager.startIfWanted(output.io)
                 table = TableLayout(columns: columns, width: Self.width(output))
                 // One instant for the whole table: the clock is read once, not per row.
                 if now == nil { now = output.io.now() }

@@ -93,6 +93,8 @@ public enum ToolMain {
     /// (or, for a closed pipe, a quiet `brokenPipe`); the command's own error is reported first if it had one.
     package static func finish(_ context: CommandContext, _ result: Result<ExitStatus, any Error>) -> ExitStatus {
         context.output.flush()
+        // The user quits the pager before an error appears under it or the prompt returns.
+        TerminalPager.finish()
         if let failure = context.output.failure, failure as? ByteSinkError == .closed { return .brokenPipe }
         switch result {
         case .success(let status):

@@ -29,6 +29,21 @@ import Testing
     /// Two days before the first record's due date.
     static let now = Timestamp(rfc3339: "2026-12-01T09:00:00Z")!
 
+    @Test("the pager is STARLINE_PAGER, else PAGER; unset, empty or cat (spaces aside) is none")
+    func pagerCommandFromTheEnvironment() {
+        #expect(TerminalPager.command([:]) == nil)
+        #expect(TerminalPager.command(["PAGER": "less -S"]) == "less -S")
+        #expect(TerminalPager.command(["STARLINE_PAGER": "most", "PAGER": "less"]) == "most")
+        #expect(TerminalPager.command(["STARLINE_PAGER": "", "PAGER": "less"]) == nil)
+        #expect(TerminalPager.command(["STARLINE_PAGER": " cat ", "PAGER": "less"]) == nil)
+        #expect(TerminalPager.command(["PAGER": "  "]) == nil)
+        // In-process streams on a "terminal" are captured, never a pager's pipe: nothing starts.
+        let (io, out, _) = IOStreams.capturing(environment: ["PAGER": "false"], terminal: true)
+        TerminalPager.startIfWanted(io)
+        TerminalPager.finish()
+        #expect(out.bytes.isEmpty)
+    }
+
     @Test("a table shows times relative to now, in the largest unit that fits; JSON and CSV keep RFC 3339")
     func relativeTimes() {
         let now = Self.now
