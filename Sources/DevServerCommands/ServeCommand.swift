@@ -12,7 +12,7 @@ enum ServeCommand: Command {
     static let port = Option<Int>.integer(
         "port", short: "p", "PORT", help: "TCP port on 127.0.0.1; 0 picks a free one.", default: 8080, range: 0...65535)
     static let db = Option<String?>.string(
-        "db", "FILE", help: "Keep state in this SQLite file across restarts (default: in memory).",
+        "db", "FILE", help: "Keep state in this SQLite file across restarts (default: a scratch file removed at stop).",
         completion: .file(extensions: ["db", "sqlite"]))
     static let seed = Option<String?>.string(
         "seed", "FILE", help: "Seed an empty database from this JSON fixture instead of the built-in one.",
@@ -58,7 +58,10 @@ enum ServeCommand: Command {
             /chat, and control routes under /__dev/ for tests (fault injection, restricted users, disabled apps, expired \
             sessions, SMS codes, rate limits, request counters).\n\nThe first line on stdout, flushed at once, is \
             {\"listening\":\"http://127.0.0.1:PORT\",\"devToken\":\"…\"}; the chat base URL is that address followed by \
-            /chat. State lives in SQLite: in memory unless --db names a file (which also keeps the dev token: a server \
+            /chat. State lives in SQLite: without --db in a scratch WAL file of its own under the runtime directory \
+            ($XDG_RUNTIME_DIR/starline, or DIR/run with STARLINE_HOME=DIR), never synced, removed when the server stops \
+            (one left by a killed server is removed by the next one started there; in memory when the runtime directory \
+            cannot be used); --db names a file that is kept (and keeps the dev token: a server \
             restarted on the same file prints the same devToken, so scripts holding it keep working), seeded from --seed \
             or the built-in fixture (users alice (admin, alice-pass), bob (bob-pass), carol (carol-pass); apps workbench \
             and com.example.game; a direct conversation alice-bob and a group of all three). SIGINT, SIGTERM or SIGHUP \
@@ -92,6 +95,8 @@ enum ServeCommand: Command {
 
     struct Options {
         var configuration: DevServerConfiguration
+        /// `--db FILE`; nil for a scratch file (`ScratchStore`).
+        var database: String?
         var seedPath: String?
         var listRoutes: Bool
     }
@@ -99,7 +104,6 @@ enum ServeCommand: Command {
     static func options(_ arguments: ParsedArguments) throws -> Options {
         var configuration = DevServerConfiguration()
         configuration.port = UInt16(try arguments[port])
-        configuration.databasePath = try arguments[db] ?? ":memory:"
         configuration.autoApprove = try arguments[autoApprove]
         configuration.logPath = try arguments[log]
         configuration.devToken = try arguments[devToken]
@@ -119,7 +123,8 @@ enum ServeCommand: Command {
         configuration.maxConnections = try arguments[maxConnections]
         configuration.maxConnectionsPerIP = try arguments[maxConnectionsPerIP]
         configuration.eventRetention = try arguments[eventRetention]
-        return Options(configuration: configuration, seedPath: try arguments[seed], listRoutes: try arguments[routes])
+        return Options(
+            configuration: configuration, database: try arguments[db], seedPath: try arguments[seed], listRoutes: try arguments[routes])
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
@@ -132,6 +137,12 @@ enum ServeCommand: Command {
                 throw StarlineError(.data, "seed file \(seed): \(e.message)")
             }
         }
+        // Without --db, a scratch file of the server's own rather than an in-memory database, which slows as it
+        // fills (ScratchStore); in memory only when the runtime directory cannot hold one.
+        let scratch = options.database == nil ? scratchStore(context) : nil
+        defer { scratch?.remove() }
+        configuration.databasePath = options.database ?? scratch?.databasePath ?? ":memory:"
+        configuration.databaseIsScratch = scratch != nil
         let server = try DevServer(configuration: configuration)
         if let user = configuration.autoApprove, try server.store.userJSON(user) == nil {
             throw StarlineError(.usage, "--auto-approve: no user '\(user)' in the seed")
@@ -161,10 +172,21 @@ enum ServeCommand: Command {
             usleep(useconds_t(stopBudgetMilliseconds * 1000))
             let note = "sl-devserver: connections still open after \(stopBudgetMilliseconds) ms; stopped without them\n"
             _ = note.withCString { write(2, $0, strlen($0)) }
+            scratch?.remove()
             _exit(0)
         }
         server.stop()
         context.output.progress("sl-devserver: stopped")
         return .ok
+    }
+
+    /// A scratch store under the runtime directory, or nil — state in memory, said on stderr — when the
+    /// directory cannot be used.
+    static func scratchStore(_ context: CommandContext) -> ScratchStore? {
+        do { return try ScratchStore.create(in: context.paths.runtime) } catch {
+            let reason = (error as? StarlineError)?.message ?? "\(error)"
+            context.output.notice("sl-devserver: keeping state in memory: \(reason)")
+            return nil
+        }
     }
 }

@@ -29,7 +29,8 @@ public final class DevServer: @unchecked Sendable {
             throw StarlineError(.usage, "the dev token must not be empty")
         }
         self.configuration = configuration
-        store = try DevServerStore(path: configuration.databasePath, fixture: configuration.fixture)
+        store = try DevServerStore(
+            path: configuration.databasePath, fixture: configuration.fixture, scratch: configuration.databaseIsScratch)
         devToken = try store.devToken(explicit: configuration.devToken) { Base64.encodeURL(Sodium.randomBytes(18)) }
         if let logPath = configuration.logPath {
             guard let file = fopen(logPath, "a") else {

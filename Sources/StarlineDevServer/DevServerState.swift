@@ -3,6 +3,8 @@ import StarlineCore
 public struct DevServerConfiguration: Sendable {
     public var port: UInt16 = 0
     public var databasePath = ":memory:"
+    /// The database is the server's own scratch file (`ScratchStore`): never synced to disk.
+    public var databaseIsScratch = false
     public var fixture: JSON = DevServerStore.defaultFixture
     public var autoApprove: String?
     public var logPath: String?

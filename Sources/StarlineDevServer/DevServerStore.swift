@@ -47,9 +47,12 @@ package final class DevServerStore {
         CREATE TABLE IF NOT EXISTS server_settings(name TEXT PRIMARY KEY, value TEXT NOT NULL);
         """
 
-    init(path: String, fixture: JSON) throws {
+    /// `scratch`: the file is the server's own, thrown away when it stops (`ScratchStore`), so no commit
+    /// waits for the disk.
+    init(path: String, fixture: JSON, scratch: Bool = false) throws {
         do {
             db = try SQLiteDatabase(path: path)
+            if scratch { try db.disableSyncing() }
             self.fixture = fixture
             try db.execute(Self.schema)
             if try db.queryFirst("SELECT count(*) AS n FROM users")?.int("n") == 0 { try seed() }

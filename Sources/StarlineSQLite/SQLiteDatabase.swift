@@ -155,6 +155,8 @@ public final class SQLiteDatabase: @unchecked Sendable {
     /// The connection's `synchronous` setting: FULL unless a non-durable transaction left NORMAL behind.
     /// Changed only under the connection lock.
     private var synchronousIsFull = true
+    /// Set by `disableSyncing`: `synchronous` stays OFF, whatever a transaction asks for.
+    private var syncingDisabled = false
     private static let statementCacheLimit = 128
 
     /// A statement for `sql` from the cache (compiled on first use); call with the connection lock held
@@ -304,8 +306,20 @@ public final class SQLiteDatabase: @unchecked Sendable {
         }
     }
 
+    /// Never waits for the disk again (`PRAGMA synchronous=OFF`), for a scratch database whose contents
+    /// nobody needs after a crash (the dev server's store without `--db`). "With synchronous OFF (0), SQLite
+    /// continues without syncing as soon as it has handed data off to the operating system. If the application
+    /// running SQLite crashes, the data will be safe, but the database might become corrupted if the operating
+    /// system crashes or the computer loses power" — and such a file is thrown away at the next start anyway.
+    public func disableSyncing() throws(SQLiteError) {
+        try withConnectionLock { () throws(SQLiteError) in
+            try execute("PRAGMA synchronous=OFF")
+            syncingDisabled = true
+        }
+    }
+
     private func setSynchronous(full: Bool) throws(SQLiteError) {
-        guard synchronousIsFull != full else { return }
+        guard !syncingDisabled, synchronousIsFull != full else { return }
         try execute(full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         synchronousIsFull = full
     }

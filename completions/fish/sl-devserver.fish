@@ -4,7 +4,7 @@ complete -c sl-devserver -l progress -d 'Print progress on stderr even when stde
 complete -c sl-devserver -s h -l help -d 'Print help and exit.'
 complete -c sl-devserver -l version -d 'Print the version and exit.'
 complete -c sl-devserver -s p -l port -x -d 'TCP port on 127.0.0.1; 0 picks a free one.'
-complete -c sl-devserver -l db -r -F -d 'Keep state in this SQLite file across restarts (default: in memory).'
+complete -c sl-devserver -l db -r -F -d 'Keep state in this SQLite file across restarts (default: a scratch file removed at stop).'
 complete -c sl-devserver -l seed -r -F -d 'Seed an empty database from this JSON fixture instead of the built-in one.'
 complete -c sl-devserver -l auto-approve -x -d 'Approve authorization requests and device codes as USER at once, without the sign-in form.'
 complete -c sl-devserver -l log -r -F -d 'Append one JSON line per request (route template, status, time; never tokens, codes or passwords).'
