@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineTestSupport
 import Testing
 
 /// `String(utf8Validating:)` answers exactly what the standard library's `String(validating:as: UTF8.self)`
@@ -40,7 +41,7 @@ import Testing
 
     @Test("random text with long ASCII runs: a bad byte at every offset of the eight-byte path")
     func randomText() {
-        var random = Seeded(0x5EED)
+        var random = SeededRandom(seed: 0x5EED)
         func next() -> UInt64 { random.next() }
         let pieces: [[UInt8]] = [Array("abcdefghij".utf8), Array("é".utf8), Array("世".utf8), Array("🌍".utf8), [0x80], [0xC3], [0xFF]]
         var wrong = 0
@@ -55,7 +56,7 @@ import Testing
 
     @Test("JSONStringBytes.plainEnd finds the first byte a JSON string walker must look at, from every start")
     func plainEndMatchesAByteLoop() {
-        var random = Seeded(0xBADC0DE)
+        var random = SeededRandom(seed: 0xBADC0DE)
         func next() -> UInt64 { random.next() }
         let special: [UInt8] = [0x00, 0x1F, 0x22, 0x5C, 0x7F, 0x80, 0xC3, 0xFF]
         var wrong = 0
@@ -70,15 +71,5 @@ import Testing
             }
         }
         #expect(wrong == 0)
-    }
-}
-
-/// Reproducible pseudo-random numbers (a 64-bit LCG's high bits), so a failure can be replayed.
-private struct Seeded {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return state >> 33
     }
 }

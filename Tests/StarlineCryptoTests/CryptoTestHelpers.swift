@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import StarlineTestSupport
 import StarlineCore
 @testable import StarlineCrypto
 
@@ -16,15 +17,9 @@ func sha256Hex(_ bytes: [UInt8]) -> String { hex(SHA256.hash(bytes)) }
 
 func secret(_ text: String) -> SecretBytes { SecretBytes(copying: Array(text.utf8)) }
 
-/// Deterministic pseudo-random bytes (xorshift), so a failure reproduces.
+/// Deterministic pseudo-random bytes (the suites' one generator), so a failure reproduces.
 func pseudoRandomBytes(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
-    var state = seed
-    return (0..<count).map { _ in
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return UInt8(truncatingIfNeeded: state)
-    }
+    SeededRandom.bytes(count: count, seed: seed)
 }
 
 /// This test target's directory (fixtures live beside the tests, not as SwiftPM resources).

@@ -2,6 +2,7 @@ import CPNG
 import Foundation
 import StarlineCore
 import StarlineQR
+import StarlineTestSupport
 import Testing
 
 @Suite("ImageLoader")
@@ -175,7 +176,7 @@ struct ImageLoaderTests {
 
     @Test("random bytes: not a PNG, JPEG or PBM/PGM/PPM image")
     func randomBytes() {
-        var rng = TestImages.SeededRandom(seed: 1)
+        var rng = SeededRandom(seed: 1)
         let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
         expectUnreadable("noise.bin: not a PNG, JPEG or PBM/PGM/PPM image") { try ImageLoader.load(bytes: bytes, name: "noise.bin") }
         // A format it does not read is named, with the conversion to make.
@@ -281,7 +282,7 @@ struct ImageLoaderTests {
             try TestImages.png(qr), try TestImages.qrencodePNG(text: "fuzz"), try TestImages.jpeg(qr),
             TestImages.pgm(qr), TestImages.pgm(qr, plain: true), TestImages.ppm(qr)
         ]
-        var rng = TestImages.SeededRandom(seed: 42)
+        var rng = SeededRandom(seed: 42)
         var failures = 0, loads = 0
         for original in samples {
             for round in 0..<60 {

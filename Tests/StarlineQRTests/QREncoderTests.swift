@@ -152,7 +152,7 @@ func zbarRoundTrip(name: String, payload: [UInt8]) throws {
 func binaryMaximumCapacity(level: QRErrorCorrection) throws {
     let expected = try #require(binaryCapacity[level])
     // 0xFF is never valid UTF-8, so every prefix takes the binary path.
-    let payload = [0xFF] + pseudoRandomBytes(count: 3999, seed: UInt64(expected))
+    let payload = [0xFF] + SeededRandom.bytes(count: 3999, seed: UInt64(expected))
 
     // The library finds the maximum itself, on the error path.
     let error = try #require(throws: StarlineError.self) { try QREncoder.encode(payload, level: level) }
@@ -349,16 +349,4 @@ func parseQrencodeASCII(_ output: [UInt8]) throws -> [String] {
 /// One string per module row, `#` dark and `.` light: short, readable failure messages.
 func moduleRows(_ m: QRMatrix) -> [String] {
     (0..<m.size).map { y in String((0..<m.size).map { x in m[x, y] ? "#" : "." }) }
-}
-
-/// Reproducible bytes (SplitMix64), so a failure can be replayed.
-func pseudoRandomBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed
-    return (0..<count).map { _ in
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return UInt8(truncatingIfNeeded: z ^ (z >> 31))
-    }
 }

@@ -1,5 +1,6 @@
 import CQREncode
 import StarlineQR
+import StarlineTestSupport
 import Testing
 
 /// The ported mode split (QRSegmentSplit) and mask choice (QRMaskChoice) give, module for module, the symbol
@@ -32,7 +33,7 @@ import Testing
             Array("0123456789".utf8), Array("ABCDEFXYZ $%*+-./:".utf8), Array("abcxyz/?=&_~".utf8),
             Array("https://chat.thestarline.cn/f/".utf8)
         ]
-        let noise = pseudoRandomBytes(count: length * 2 + 8, seed: seed)
+        let noise = SeededRandom.bytes(count: length * 2 + 8, seed: seed)
         var text: [UInt8] = [], i = 0
         while text.count < length {
             let pool = pools[Int(noise[i % noise.count]) % pools.count]
@@ -70,7 +71,7 @@ import Testing
     func binaryAndECIMatchLibqrencode() throws {
         for n in 0..<400 {
             let level = QRErrorCorrection.allCases[n % 4]
-            var binary = pseudoRandomBytes(count: 1 + n % 120, seed: UInt64(10_000 + n))
+            var binary = SeededRandom.bytes(count: 1 + n % 120, seed: UInt64(10_000 + n))
             binary[0] = 0  // a NUL makes it binary
             let data = binary.withUnsafeBufferPointer { QRcode_encodeData(Int32($0.count), $0.baseAddress, 1, Self.cLevel(level)) }
             let reference = try #require(Self.reference(data))

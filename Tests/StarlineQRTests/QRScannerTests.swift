@@ -1,6 +1,7 @@
 import Foundation
 import StarlineCore
 @testable import StarlineQR
+import StarlineTestSupport
 import Testing
 
 @Suite("QRScanner")
@@ -190,7 +191,7 @@ struct QRScannerTests {
     func noisy() throws {
         let text = "https://example.com/friend/ABCDEFGH"
         let qr = try TestImages.qrImage(text, moduleSize: 8)
-        var rng = TestImages.SeededRandom(seed: 7)
+        var rng = SeededRandom(seed: 7)
         let noisy = GrayImage(
             width: qr.width, height: qr.height,
             pixels: qr.pixels.map { UInt8(clamping: Int($0) + Int.random(in: -90...90, using: &rng)) })
@@ -221,7 +222,7 @@ struct QRScannerTests {
         let scanner = try QRScanner()
         let white = scanner.scan(GrayImage(width: 200, height: 200, value: 255))
         #expect(white.symbols.isEmpty && white.attempt == "inverted-upscaled")
-        var rng = TestImages.SeededRandom(seed: 3)
+        var rng = SeededRandom(seed: 3)
         let noise = GrayImage(width: 300, height: 200, pixels: (0..<60_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
         #expect(scanner.scan(noise).symbols.isEmpty)
         // Too big to upscale (over 4 MP): the last attempt is the inverted local threshold.

@@ -128,19 +128,6 @@ enum TestImages {
         return GrayImage(width: w, height: h, pixels: pixels)
     }
 
-    /// Deterministic pseudo-random numbers (SplitMix64).
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     // MARK: Netpbm writers
 
     /// P5 (raw) or P2 (plain) with header comments; `maxval` > 255 writes 16-bit samples.
