@@ -52,8 +52,11 @@ enum DecodeCommand: Command {
             Reads PNG, JPEG (including CMYK) and PBM/PGM/PPM images (the format is detected from the content) and prints \
             one JSON record per symbol, in reading order: \
             {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds \
-            appId, code, state, error), friendLink (adds code, url), url, text or binary; text is null when the bytes are \
-            not UTF-8. When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, \
+            appId, code, state, error), friendLink (adds code, url), url, text or binary. text is the payload in the \
+            charset that fits, named by charset: UTF-8 when the bytes are UTF-8 (or an ECI converted them), else \
+            Shift_JIS or ISO-8859-1 as ZXing guesses them (Kanji mode is Shift_JIS); bytesBase64 keeps the bytes; \
+            text and charset are null (kind binary) when no charset fits (in a guessed \
+            charset, control characters other than tab, CR and LF mean data). When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, \
             smoothed, sharpened and upscaled (attempts zxing, zxing-smoothed, zxing-sharpened, zxing-upscaled: strong \
             perspective, noise, blur, small modules; only when installed, see `sl-qr --version`), then libzbar tries \
             downscaled and upscaled copies and copies for photographs (stretched, binarized, sharpened, smooth-upscaled, \
@@ -320,11 +323,13 @@ enum DecodeCommand: Command {
         var unexpected: [String] = []
         for (index, symbol) in result.symbols.enumerated() {
             let payload = classifier.classify(symbol.bytes)
-            payloads.append((payload.kind, payload.includesBytes ? symbol.bytes : Array((payload.text ?? "").utf8)))
+            // --raw prints the text in UTF-8 as zbarimg --raw does (a Shift_JIS payload as the characters it
+            // holds, a redacted code redacted), and binary payloads as they are.
+            payloads.append((payload.kind, payload.text.map { Array($0.utf8) } ?? symbol.bytes))
             if let expect, payload.kind != expect { unexpected.append(payload.kind.rawValue) }
             var fields: [(String, JSON)] = [
                 ("file", .string(file)), ("index", .int(index)), ("kind", .string(payload.kind.rawValue)),
-                ("text", .optional(payload.text))
+                ("text", .optional(payload.text)), ("charset", .optional(payload.charset?.rawValue))
             ]
             if payload.includesBytes { fields.append(("bytesBase64", .string(Base64.encode(symbol.bytes)))) }
             fields.append(("corners", .array(symbol.corners.map { .array([.int($0.x), .int($0.y)]) })))

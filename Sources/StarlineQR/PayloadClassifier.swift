@@ -15,6 +15,8 @@ public struct ClassifiedPayload: Sendable {
     public var fields: [(String, JSON)]
     /// False for auth callbacks without --show-secrets: the raw bytes would reveal the code.
     public var includesBytes: Bool
+    /// The charset `text` was read in (`QRText`); nil for binary.
+    public var charset: QRText.Charset? = nil
 }
 
 public struct PayloadClassifier: Sendable {
@@ -26,10 +28,18 @@ public struct PayloadClassifier: Sendable {
         self.showSecrets = showSecrets
     }
 
+    /// The payload's kind, read from its text in whichever charset fits (`QRText`: UTF-8, else Shift_JIS or
+    /// ISO-8859-1 as ZXing guesses), so a URL or a friend link written by a Japanese encoder is one too.
     public func classify(_ bytes: [UInt8]) -> ClassifiedPayload {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard let decoded = QRText.decode(bytes) else {
             return ClassifiedPayload(kind: .binary, text: nil, fields: [], includesBytes: true)
         }
+        var payload = classify(text: decoded.text)
+        payload.charset = decoded.charset
+        return payload
+    }
+
+    func classify(text: String) -> ClassifiedPayload {
         let trimmed = text.trimmingWhitespace()
         if let url = WebURL(trimmed) {
             if let callback = authCallback(url, trimmed) { return callback }

@@ -105,6 +105,8 @@ import TasksCommands
         case "STARLINE_DEV_TOKEN": "dev-token"
         case "STARLINE_CA_BUNDLE", "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"
         case "NO_COLOR": "1"
+        // Tables on a pipe are never paged; a pager that would block is never run here.
+        case "STARLINE_PAGER", "PAGER": "cat"
         case "BROWSER": "/bin/true"
         case "JOB_COMPLETION_INDEX": "0"
         case "TZ": "UTC"

@@ -38,8 +38,13 @@ import Testing
         #expect(records.count == 1)
         #expect(record["bytesBase64"]?.stringValue == Base64.encode(payload))
         if let text = String(validating: payload, as: UTF8.self) {
-            #expect(record["text"]?.stringValue == text)
+            #expect(record["text"]?.stringValue == text && record["charset"]?.stringValue == "UTF-8")
+        } else if let latin1 = payload.first, latin1 == 0xC3 {
+            // Not UTF-8, but ISO-8859-1 fits (no C1 or other control character): text, as zbarimg and ZXing read it.
+            #expect(record["text"]?.stringValue == "\u{C3}(\u{A0}\u{A1}\u{FF}" && record["charset"]?.stringValue == "ISO-8859-1")
         } else {
+            // NUL and other control characters are no text in any charset but UTF-8.
+            #expect(record["charset"] == .null)
             #expect(record["text"] == .null)
             #expect(record["kind"]?.stringValue == "binary")
         }
