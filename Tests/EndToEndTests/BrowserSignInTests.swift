@@ -29,7 +29,7 @@ import Testing
     /// The whole sign-in through the real page in headless Chromium (Debian's chromium and chromedriver,
     /// installed by scripts/bootstrap), started by `sl-login --browser` as $BROWSER and answered on its loopback
     /// listener. Before the fix Chromium stayed on the form: its CSP (form-action 'self') blocked the redirect.
-    @Test func item1SignInThroughTheRealPageInHeadlessChromium() throws {
+    @Test func signInThroughTheRealPageInHeadlessChromium() throws {
         #expect(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
                 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
@@ -53,7 +53,7 @@ import Testing
     }
 
     /// Deny in the real page ends the sign-in at once with NO_RESULT, and nothing stays pending.
-    @Test func item1DenyInChromiumEndsTheSignIn() throws {
+    @Test func denyInChromiumEndsTheSignIn() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let result = h.home.file("chromium.json")
         let browser = "\(Self.python) '\(Self.chromiumSignIn)' --user bob --password bob-pass --deny --result '\(result)' %s"
@@ -66,7 +66,7 @@ import Testing
 
     /// The protection kept: the sign-in form may post only to the server itself, and its answer may
     /// redirect only to the origin of the redirect URI it was opened for — not to any loopback port.
-    @Test func item1TheFormActionPolicyNamesOnlyTheRedirectOrigin() throws {
+    @Test func theFormActionPolicyNamesOnlyTheRedirectOrigin() throws {
         let server = try DevServerProcess()
         let challenge = String(repeating: "a", count: 43)
         let page = try server.request(
@@ -88,7 +88,7 @@ import Testing
 
     /// The browser's argv and environment carry no secret of the flow — it gets the file: URL of a 0600
     /// page that forwards to the authorize URL (another user can read /proc/PID/cmdline, not that file).
-    @Test func item2NoFlowSecretInTheBrowsersArgvOrEnvironment() throws {
+    @Test func noFlowSecretInTheBrowsersArgvOrEnvironment() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let record = h.home.file("browser")
         let script = h.home.file("browser.sh")
@@ -132,7 +132,7 @@ import Testing
     }
 
     /// The callback page escapes what it echoes (the `error` of the URL is anyone's input).
-    @Test func item2TheCallbackPageEscapesTheError() throws {
+    @Test func theCallbackPageEscapesTheError() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let answer = h.home.file("answer.html")
         let browser = try Self.pageReadingBrowser(
@@ -155,7 +155,7 @@ import Testing
 
     /// One slow connection (a byte a second, never a request line) does not hold the listener: the
     /// real callback, sent meanwhile on another connection, is answered and the sign-in completes.
-    @Test func item2ASlowConnectionDoesNotHoldTheListener() throws {
+    @Test func aSlowConnectionDoesNotHoldTheListener() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let browser = try Self.pageReadingBrowser(
             h,
@@ -173,7 +173,7 @@ import Testing
 
     /// The pending TTL always wins — connections that keep dribbling and reconnecting never keep the
     /// listener waiting past it (before, the listener waited on such a connection whatever the TTL said).
-    @Test func item2ThePendingTTLWinsOverDribblingConnections() throws {
+    @Test func thePendingTTLWinsOverDribblingConnections() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let browser = try Self.pageReadingBrowser(h, "\(Self.dribbler(seconds: 60)) & \(Self.dribbler(seconds: 60))")
         let login = try h.spawn("sl-login", ["--browser", "--pending-ttl", "30"], environment: ["BROWSER": browser])

@@ -96,16 +96,20 @@ import Testing
         #expect(Self.leaks(pid: pid) == [])
     }
 
-    @Test("every tool runs with core dumps off; sl-memory is also undumpable")
+    @Test("every tool runs with core dumps off; sl-memory is also undumpable, and the others are not")
     func everyToolDisablesCoreDumps() throws {
         let home = TemporaryDirectory("child-env-core")
         let server = try DevServerProcess()
-        // A command of each tool that waits on its stdin (a pipe the test holds open), so /proc can be read.
+        // sl-restore reads no stdin: its GET /api/me is held by the server until the test is done.
+        let held = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("hold", .bool(true))]))
+        try #require(held.status == 200 || held.status == 201, "\(held.text)")
+        // A command of each tool that waits (on its stdin, a pipe the test holds open), so /proc can be read.
         let blocked: [(String, [String])] = [
             ("sl-qr", ["encode", "-"]), ("sl-tasks", ["import", "-"]), ("sl-memory", ["add", "title", "-"]),
-            ("sl-sessions", ["revoke", "--dry-run"]), ("sl-chat", ["send", "alice-bob", "-"]),
-            ("sl-login", ["complete", "-"]), ("sl-devserver", ["--port", "0"])
+            ("sl-sessions", ["revoke", "--dry-run", "-"]), ("sl-chat", ["send", "alice-bob", "-"]),
+            ("sl-login", ["complete", "-"]), ("sl-devserver", ["--port", "0"]), ("sl-restore", ["--compact"])
         ]
+        #expect(Set(blocked.map(\.0)) == Set(Tools.toolNames), "every tool is checked")
         _ = try Tools.run("sl-memory", ["init"], home: home.path, environment: ["STARLINE_MEMORY_PASSPHRASE": "pass phrase 1"])
         for (tool, arguments) in blocked {
             let run = try StdinHeldTool(
@@ -120,11 +124,19 @@ import Testing
             let core =
                 limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? "(not running: \(run.pid))"
             #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(tool): \(core)")
+            // An undumpable process's /proc files belong to root whoever runs it; a dumpable one's to its user.
+            // That tells them apart only when the tool does not run as root itself (ToolUser).
+            let status = (try? String(contentsOfFile: "/proc/\(run.pid)/status", encoding: .utf8)) ?? ""
+            let uid = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(whereSeparator: \.isWhitespace).dropFirst().first
+                .flatMap { UInt32($0) }
+            try #require(
+                uid != nil && uid != 0, "\(tool) runs as root here (uid \(String(describing: uid))): dumpable or not looks the same")
+            var st = stat()
+            #expect(stat("/proc/\(run.pid)/environ", &st) == 0, "\(tool) is not running")
             if tool == "sl-memory" {
-                let status = (try? String(contentsOfFile: "/proc/\(run.pid)/status", encoding: .utf8)) ?? ""
-                // An undumpable process's /proc files belong to root, whoever runs it.
-                var st = stat()
-                #expect(stat("/proc/\(run.pid)/environ", &st) == 0 && st.st_uid == 0, "\(status.prefix(80))")
+                #expect(st.st_uid == 0, "sl-memory is undumpable: \(status.prefix(80))")
+            } else {
+                #expect(st.st_uid == uid, "\(tool) stays dumpable (only sl-memory holds a vault key for long)")
             }
         }
     }

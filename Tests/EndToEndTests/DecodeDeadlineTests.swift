@@ -35,7 +35,7 @@ import Testing
         return path
     }
 
-    @Test func item12APathologicalImageStopsAtTheDeadline() throws {
+    @Test func w6APathologicalImageStopsAtTheDeadline() throws {
         let path = try tiledFinders(tiles: 250)  // 4000×4000: one zbar pass takes ~15 s
         // Without the helper the one pass runs to its end, ~15 s; killed by the guard at 12 s, the run fails.
         let run = try Tools.spawn("sl-qr", ["decode", "--image-timeout", "1500", path], home: home.path).waitOrKill(seconds: 12)
@@ -46,7 +46,7 @@ import Testing
     }
 
     /// The helper dies with its parent: sl-qr killed by SIGKILL mid-scan leaves no process scanning on.
-    @Test func item12TheHelperDoesNotOutliveSlQr() throws {
+    @Test func w6TheScanHelperDoesNotOutliveSlQr() throws {
         let path = try tiledFinders(tiles: 250)
         let decode = try Tools.spawn("sl-qr", ["decode", "--image-timeout", "60000", path], home: home.path)
         var helper: Int32?
@@ -74,7 +74,7 @@ import Testing
     }
 
     /// A large real code still decodes through the helper, with its corners.
-    @Test func item12ALargeImageDecodesThroughTheHelper() throws {
+    @Test func w6ALargeImageDecodesThroughTheHelper() throws {
         let png = home.file("big.png")
         let encode = try Tools.run("sl-qr", ["encode", "-s", "40", "-o", png, "https://chat.thestarline.cn/f/Big"], home: home.path)
         let made = try encode.json()

@@ -306,8 +306,18 @@ import Testing
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(!run.stdoutText.contains("socket"), "network system calls: \(run.stdoutText)")
         #expect(!run.stdoutText.contains("connect"), "network system calls: \(run.stdoutText)")
-        let ldd = try Tools.shell("ldd '\(bin)'")
-        for library in ["curl", "Foundation", "ssl", "nghttp"] { #expect(!ldd.stdoutText.contains(library), "\(library) is linked") }
+        // Nothing that could reach the network is linked or loadable: sl-tasks is fully static (no dynamic
+        // section, so no NEEDED library and no dynamic loader), and names no network library a dlopen could load.
+        // (ldd says nothing useful of a static binary: "not a dynamic executable".)
+        let dynamic = try Tools.runInstalled("/usr/bin/readelf", ["-d", bin])
+        #expect(dynamic.status == 0 && dynamic.stdoutText.contains("There is no dynamic section"), "\(dynamic.stdoutText)")
+        let image = try #require(FileManager.default.contents(atPath: bin))
+        for library in ["libcurl.so", "libssl.so", "libnghttp2", "FoundationNetworking"] {
+            #expect(image.range(of: Data(library.utf8)) == nil, "sl-tasks names \(library)")
+        }
+        // The same check finds them where they are: sl-restore loads libcurl by name.
+        let restore = try #require(FileManager.default.contents(atPath: Tools.path("sl-restore")))
+        #expect(restore.range(of: Data("libcurl.so".utf8)) != nil)
     }
 
     @Test("W9 workbench data belongs to its one store: nothing is written outside <data>/workspace.json*")

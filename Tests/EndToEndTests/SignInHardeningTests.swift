@@ -20,7 +20,7 @@ import Testing
 
     /// S12: signing in over a stored session revokes the session it replaces — at once when the server
     /// answers, otherwise queued as a pending revocation exactly like an offline logout, and revoked later.
-    @Test func item4SigningInOverASessionRevokesTheReplacedOne() throws {
+    @Test func signingInOverASessionRevokesTheReplacedOne() throws {
         let h = try harness()
         let first = try h.storeLogin("bob")
         let second = try h.server.login("bob")

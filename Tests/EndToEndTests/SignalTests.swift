@@ -10,7 +10,7 @@ import Testing
     static let signals: [(name: String, number: Int32)] = [("SIGINT", SIGINT), ("SIGTERM", SIGTERM), ("SIGHUP", SIGHUP)]
 
     @Test(arguments: [0, 1, 2])
-    func item3ASignalDuringADeviceSignInAbandonsItAndExits128PlusN(_ index: Int) throws {
+    func aSignalDuringADeviceSignInAbandonsItAndExits128PlusN(_ index: Int) throws {
         let (name, number) = Self.signals[index]
         let h = try SessionToolsHarness(server: try DevServerProcess())
         try h.storeLogin("bob")
@@ -28,7 +28,7 @@ import Testing
     }
 
     /// The browser flow too: the private page is removed and the login abandoned.
-    @Test func item3SIGTERMDuringABrowserSignIn() throws {
+    @Test func sigtermDuringABrowserSignIn() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let login = try h.spawn("sl-login", ["--browser", "--pending-ttl", "60"], environment: ["BROWSER": "true"])
         #expect(login.waitForStderr { $0.contains("opened the browser") }, "\(login.stderrSoFar)")
@@ -41,7 +41,7 @@ import Testing
     }
 
     /// A local tool in the middle of writing files: Ctrl-C ends it with 130 and leaves no temporary file.
-    @Test func item3CtrlCDuringABatchEncodeLeavesNoTemporaryFiles() throws {
+    @Test func ctrlCDuringABatchEncodeLeavesNoTemporaryFiles() throws {
         let dir = TemporaryDirectory("batch-signal")
         let lines =
             (1...40_000).map { "https://starline.example/friend/\($0)-\(String(repeating: "x", count: 200))" }.joined(separator: "\n")
@@ -61,7 +61,7 @@ import Testing
     }
 
     /// A tool started with a signal ignored (nohup, a background job of a script) keeps ignoring it.
-    @Test func item3AnIgnoredSignalStaysIgnored() throws {
+    @Test func anIgnoredSignalStaysIgnored() throws {
         let h = try SessionToolsHarness(server: try DevServerProcess())
         let run = try Tools.shell(
             """
