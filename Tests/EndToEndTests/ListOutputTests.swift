@@ -9,15 +9,8 @@ import Testing
 @Suite struct ListOutputTests {
     let home = TemporaryDirectory("sl-list")
 
-    /// `command` run under a pseudo-terminal `columns` wide: what a person sees (the tty's CRLF back to LF).
     func onTerminal(_ command: String, columns: Int = 100, harness: SessionToolsHarness? = nil) throws -> ToolRun {
-        let arguments = ["-qec", command, "/dev/null"]
-        let environment = ["COLUMNS": String(columns), "TERM": "dumb"]
-        var run =
-            try harness?.run("/usr/bin/script", arguments, environment: environment)
-            ?? Tools.run("/usr/bin/script", arguments, home: home.path, environment: environment)
-        run.stdout = Array(run.stdoutText.replacingOccurrences(of: "\r\n", with: "\n").utf8)
-        return run
+        try Tools.onTerminal(command, home: home.path, columns: columns, harness: harness)
     }
 
     func tasks(_ arguments: [String]) throws -> ToolRun { try Tools.run("sl-tasks", arguments, home: home.path) }

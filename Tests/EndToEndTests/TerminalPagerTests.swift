@@ -9,13 +9,7 @@ import Testing
 @Suite struct TerminalPagerTests {
     let home = TemporaryDirectory("sl-pager")
 
-    /// `command` on a pseudo-terminal; what reached the terminal directly (CRLF back to LF).
-    func onTerminal(_ command: String) throws -> ToolRun {
-        var run = try Tools.run(
-            "/usr/bin/script", ["-qec", command, "/dev/null"], home: home.path, environment: ["COLUMNS": "100", "TERM": "dumb"])
-        run.stdout = Array(run.stdoutText.replacingOccurrences(of: "\r\n", with: "\n").utf8)
-        return run
-    }
+    func onTerminal(_ command: String) throws -> ToolRun { try Tools.onTerminal(command, home: home.path) }
 
     /// A pager that keeps what it was given and the variables it saw, in files named after `tag`.
     func pager(_ tag: String) throws -> String {
@@ -66,9 +60,7 @@ import Testing
         // The real less, as a user has it: LESS=FRX makes it print a table that fits on one screen and quit
         // (a less waiting for a key would be stopped by timeout, status 124).
         try #require(Tools.available("less"), "less is needed for this test; run scripts/bootstrap")
-        let less = try Tools.run(
-            "/usr/bin/script", ["-qec", "PAGER=less timeout --foreground 20 '\(bin)' list", "/dev/null"], home: home.path,
-            environment: ["COLUMNS": "100", "TERM": "xterm"])
+        let less = try Tools.onTerminal("PAGER=less timeout --foreground 20 '\(bin)' list", home: home.path, term: "xterm")
         #expect(less.status == 0 && less.stdoutText.contains("Water plants"), "\(less.status) \(less.stdoutText.debugDescription)")
         // An empty list prints nothing and starts no pager.
         let empty = try onTerminal("PAGER=\"\(try pager("empty"))\" '\(bin)' list --tag nothing-has-it")
