@@ -138,8 +138,9 @@ enum ServeCommand: Command {
             }
         }
         // Without --db, a scratch file of the server's own rather than an in-memory database, which slows as it
-        // fills (ScratchStore); in memory only when the runtime directory cannot hold one.
-        let scratch = options.database == nil ? scratchStore(context) : nil
+        // fills (ScratchStore); in memory only when the runtime directory cannot hold one, or for --routes, which
+        // serves nothing and has no business creating files.
+        let scratch = options.database == nil && !options.listRoutes ? scratchStore(context) : nil
         defer { scratch?.remove() }
         configuration.databasePath = options.database ?? scratch?.databasePath ?? ":memory:"
         configuration.databaseIsScratch = scratch != nil

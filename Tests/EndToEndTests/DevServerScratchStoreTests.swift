@@ -29,6 +29,9 @@ import Testing
         """)
     func s16ScratchStoreLivesWithTheServer() throws {
         let environment = ["STARLINE_HOME": home.path]
+        // --routes serves nothing: it makes no scratch file either.
+        let routes = try Tools.run("sl-devserver", ["--routes"], home: home.path, environment: environment)
+        #expect(routes.status == 0 && routes.stdoutText.contains("GET /api/me") && !FileManager.default.fileExists(atPath: runtime))
         let first = try DevServerProcess([], environment: environment)
         let made = scratchDirectories()
         try #require(made.count == 1, "\(made)")
