@@ -88,22 +88,22 @@ public struct TaskFilter: Sendable {
     /// each group in file order.
     public func apply(_ tasks: [JSON]) -> [Listed] {
         let b = bounds
-        var hits: [Hit] = []
+        var hits: [Hit<Listed>] = []
         var open = 0
         for (i, task) in tasks.enumerated() {
             let number: Int? = TaskRecord.isDone(task) ? nil : open + 1
             if number != nil { open += 1 }
             let due = TaskRecord.due(task)
-            if matches(task, due: due, bounds: b) { hits.append(Hit(due: due, index: i, task: task, number: number)) }
+            if matches(task, due: due, bounds: b) { hits.append(Hit(due: due, index: i, item: (task, number))) }
         }
         return TaskFilter.sorted(hits)
     }
 
-    struct Hit {
+    /// A matching task, `item`, with what orders it: its due date, then its place in the file.
+    struct Hit<Item> {
         var due: Timestamp?
         var index: Int
-        var task: JSON
-        var number: Int?
+        var item: Item
     }
 }
 
@@ -176,10 +176,13 @@ extension TaskFilter {
     }
 
     /// `apply` over a file that `WorkspaceScanner` has mapped: only tasks that pass `mightMatch` are
-    /// decoded, then checked in full. Same result as decoding everything.
-    package func apply(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> [Listed] {
+    /// considered, and of those only the ones whose verdict the raw values cannot settle are decoded and
+    /// checked in full. The raw values settle it when the scanner saw every key plainly, `due` is absent,
+    /// null or a plain RFC 3339 time, and no tag is asked for: then `mightMatch` is `matches`. Same result
+    /// as decoding everything; the undecoded tasks stay bytes (`TaskListing`).
+    package func listing(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> TaskListing {
         let b = bounds
-        var candidates: [Hit] = []
+        var candidates: [Hit<TaskListing.Entry>] = []
         var open = 0
         try bytes.withUnsafeBufferPointer { buffer in
             for (i, slice) in slices.enumerated() {
@@ -198,12 +201,31 @@ extension TaskFilter {
                 let number: Int? = done ? nil : open + 1
                 if !done { open += 1 }
                 guard mightMatch(buffer, slice, bounds: b) else { continue }
+                if decoded == nil, tags.isEmpty {
+                    let settled: Timestamp??
+                    switch TaskFilter.classify(buffer, slice.due) {
+                    case .absent, .null: settled = .some(nil)
+                    case .time(let t): settled = .some(t)
+                    default: settled = nil
+                    }
+                    if let due = settled {
+                        candidates.append(Hit(due: due, index: i, item: TaskListing.Entry(source: .stored(slice.range), number: number)))
+                        continue
+                    }
+                }
                 let task = try decoded ?? JSON.parse(bytes: UnsafeBufferPointer(rebasing: buffer[slice.range]))
                 let due = TaskRecord.due(task)
-                if matches(task, due: due, bounds: b) { candidates.append(Hit(due: due, index: i, task: task, number: number)) }
+                if matches(task, due: due, bounds: b) {
+                    candidates.append(Hit(due: due, index: i, item: TaskListing.Entry(source: .decoded(task), number: number)))
+                }
             }
         }
-        return TaskFilter.sorted(candidates)
+        return TaskListing(bytes: bytes, entries: TaskFilter.sorted(candidates))
+    }
+
+    /// `listing(bytes:slices:)`, every task decoded.
+    package func apply(bytes: [UInt8], slices: [WorkspaceScanner.TaskSlice]) throws -> [Listed] {
+        try listing(bytes: bytes, slices: slices).listed()
     }
 
     /// How many tasks of a mapped file are open (not done), decoding only the slices the scanner was unsure of.
@@ -223,7 +245,7 @@ extension TaskFilter {
         }
     }
 
-    static func sorted(_ hits: [Hit]) -> [Listed] {
+    static func sorted<Item>(_ hits: [Hit<Item>]) -> [Item] {
         hits.sorted { x, y in
             switch (x.due, y.due) {
             case let (a?, b?): return a != b ? a < b : x.index < y.index
@@ -231,6 +253,6 @@ extension TaskFilter {
             case (.none, .some): return false
             case (.none, .none): return x.index < y.index
             }
-        }.map { ($0.task, $0.number) }
+        }.map(\.item)
     }
 }

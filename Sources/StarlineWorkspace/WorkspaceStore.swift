@@ -82,14 +82,16 @@ public struct WorkspaceStore: Sendable {
     }
 
     /// The tasks that pass `filter`, in its order. A well-formed file is mapped by `WorkspaceScanner` and only
-    /// the tasks that may match are decoded; anything unusual, including every error, goes through the full
-    /// decoder — same result either way.
-    package func tasks(matching filter: TaskFilter) throws -> [TaskFilter.Listed] {
-        guard let bytes = try readBytes() else { return [] }
+    /// the tasks that may match are looked at, most of them without being decoded (`TaskFilter.listing`);
+    /// anything unusual, including every error, goes through the full decoder — same result either way.
+    package func tasks(matching filter: TaskFilter) throws -> TaskListing {
+        guard let bytes = try readBytes() else { return TaskListing(bytes: [], entries: []) }
         if let scan = WorkspaceScanner.scan(bytes, collectTasks: true) {
-            return try filter.apply(bytes: bytes, slices: scan.tasks)
+            return try filter.listing(bytes: bytes, slices: scan.tasks)
         }
-        return filter.apply(try decode(bytes).tasks)
+        return TaskListing(
+            bytes: [],
+            entries: filter.apply(try decode(bytes).tasks).map { TaskListing.Entry(source: .decoded($0.task), number: $0.number) })
     }
 
     /// True when the file exists.

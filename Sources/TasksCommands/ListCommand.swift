@@ -63,9 +63,17 @@ enum ListCommand: Command {
         filter.dueWithin = options.dueWithin
         filter.done = options.done
         filter.tags = options.tags
-        bench.emitList(
-            try bench.store.tasks(matching: filter).map { TaskRecord.output($0.task, number: $0.number) }, options.list,
-            columns: ["number", "id", "title", "due", "tags"])
+        let listing = try bench.store.tasks(matching: filter)
+        let format = RecordList.format(bench.output, options.list)
+        // Compact JSON (JSON Lines, the piped default, or -o json without --pretty) straight from the stored bytes.
+        if options.list.fields == nil, format == .jsonl || format == .json && bench.output.mode != .pretty {
+            var out: [UInt8] = []
+            out.reserveCapacity(listing.count * 320 + 16)
+            try listing.writeCompact(lines: format == .jsonl, into: &out)
+            bench.output.writeBytes(out)
+        } else {
+            bench.emitList(try listing.records(), options.list, columns: ["number", "id", "title", "due", "tags"])
+        }
         return .ok
     }
 }
