@@ -21,7 +21,9 @@ func staticArchive(_ name: String) -> LinkerSetting { .linkedLibrary(":lib\(name
 /// Linker flags of the dynamically linked tools: libstdc++ (the Swift runtime's C++ dependency) from its
 /// static archive, through the linker script in `linker/` — with lld, because gold cannot follow that script.
 /// Start-up of `sl-qr --version`: 4.3 → 2.8 ms median (bench/RESULTS.md).
-let staticLibstdcxx: LinkerSetting = .unsafeFlags(["-use-ld=lld", "-L", Context.packageDirectory + "/linker"])
+let staticLibstdcxx: LinkerSetting = .unsafeFlags([
+    "-use-ld=lld", "-L", Context.packageDirectory + "/linker", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"
+])
 
 /// The tools, declared once: each is an executable product `sl-NAME` whose thin entry point
 /// (`Sources/sl-NAME/main.swift`) calls its front-end target, which holds the command specs and run functions.

@@ -38,6 +38,28 @@ import Testing
         #expect(try h.ok(["status"], environment: Self.noPassphrase)["unlocked"] == .bool(false))
     }
 
+    @Test("W2 the running agent that holds the key is hardened: undumpable and RLIMIT_CORE 0 (read in /proc of the agent)")
+    func w2AgentProcessHardening() throws {
+        let h = Home()
+        try h.initialize()
+        let pid = try #require(try h.ok(["unlock", "--ttl", "10m"])["agentPid"]?.intValue)
+        defer { _ = try? h.run(["lock"]) }
+        let cmdline = String(decoding: FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data(), as: UTF8.self)
+        #expect(cmdline.contains("--internal-memory-agent"), "pid \(pid) is the agent: \(cmdline)")
+        let limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? "(no limits)"
+        #expect(core.split(separator: " ").dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
+        // An undumpable process's /proc files belong to root whoever runs it, a dumpable one's to its user: that
+        // tells them apart only when the agent does not run as root (ToolUser).
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let uid = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(whereSeparator: \.isWhitespace).dropFirst().first
+            .flatMap { UInt32($0) }
+        try #require(uid != nil && uid != 0, "the agent runs as root here (uid \(String(describing: uid))): dumpable or not looks the same")
+        var info = stat()
+        #expect(stat("/proc/\(pid)/environ", &info) == 0)
+        #expect(info.st_uid == 0, "the agent (uid \(uid ?? 0)) is undumpable")
+    }
+
     @Test("W2 the agent ends at its --ttl: afterwards the vault is locked again")
     func w2AgentTTL() throws {
         let h = Home()

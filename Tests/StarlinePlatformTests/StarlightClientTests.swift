@@ -29,15 +29,37 @@ import Testing
         var errors: [StarlineError] = []
     }
 
-    @Test("S1 the client is main-actor isolated and its network work is async")
+    final class LoginProbe {
+        var finished = false
+        var published: [String?] = []
+    }
+
+    // The client and its callbacks are main-actor isolated by declaration (the compiler holds every caller to
+    // it); what a run can show is that its network work does not hold the main actor.
+    @Test("S1 the client's network work is async: the main actor runs other work while a request waits")
     func s1MainActor() async throws {
         let server = try DevServerProcess()
         let c = try client(server)
-        MainActor.assertIsolated()
+        let probe = LoginProbe()
+        c.onSessionChanged = { probe.published.append($0?.sessionId) }
         let login = try server.login("bob")
-        let session = try await c.login(.token(login.token))
+        // The server holds the token check (GET /api/me) for 1.5 s.
+        _ = try server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(1500)), ("count", .int(1))]))
+        let pending = Task { @MainActor in
+            defer { probe.finished = true }
+            return try await c.login(.token(login.token))
+        }
+        // Back on the main actor while the request waits: a login that blocked the main actor for its network
+        // call would let this line run only after it had finished.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!probe.finished, "the main actor was blocked for the whole request")
+        #expect(c.session == nil && probe.published.isEmpty, "nothing is published before the token is verified")
+        let session = try await pending.value
+        #expect(probe.finished)
         #expect(session.user["id"]?.stringValue == "bob")
         #expect(c.session?.sessionId == login.sessionId)
+        #expect(probe.published == [login.sessionId], "published once, after the check")
     }
 
     @Test("S7 onError reports errors of authenticated requests; login errors are thrown at the call site")
