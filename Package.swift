@@ -91,7 +91,9 @@ let package = Package(
         .target(name: "StarlineKeyring", dependencies: ["StarlineCore", "StarlineLoader", "StarlineCrypto"]),
 
         // Domain libraries: domain logic only, no command front-ends.
-        .target(name: "StarlineQR", dependencies: ["StarlineCore", "StarlineLoader", "CQREncode", "CZBar", "CPNG", "CJPEG"],
+        // CTIFFShim: libtiff's variadic TIFFGetField and va_list error handlers (libtiff itself is dlopened).
+        .target(name: "CTIFFShim"),
+        .target(name: "StarlineQR", dependencies: ["StarlineCore", "StarlineLoader", "CQREncode", "CZBar", "CPNG", "CJPEG", "CTIFFShim"],
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
         // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
         .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),

@@ -9,8 +9,8 @@ public enum QRTool {
             CommandSpec(
                 "sl-qr", abstract: "make friend-link QR codes and decode QR images into classified JSON",
                 discussion: """
-                    sl-qr encodes text, bytes or Starline friend links as QR codes (libqrencode) and decodes PNG, JPEG and \
-                    PBM/PGM/PPM images (libzbar, then ZXing-C++ when it is installed: `sl-qr --version` lists the decoders) into \
+                    sl-qr encodes text, bytes or Starline friend links as QR codes (libqrencode) and decodes PNG, JPEG, \
+                    PBM/PGM/PPM, BMP, GIF, WebP and TIFF images (libzbar, then ZXing-C++ when it is installed: `sl-qr --version` lists the decoders) into \
                     one JSON record per symbol. Decoded payloads are classified in the order of the Starline client: a login \
                     callback first, then a friend link (of the configured chat service, or of the default \
                     https://chat.thestarline.cn), then a web URL, then text.\n\nNon-ASCII UTF-8 text is encoded in byte mode with \
@@ -27,9 +27,9 @@ public enum QRTool {
         environment: StandardOptions.environment,
         files: [StandardOptions.configFile],
         seeAlso: ["qrencode(1)", "zbarimg(1)", "sl-chat(1)", "sl-login(1)"],
-        // Which decoders this install has: libzbar always (decode fails without it), ZXing-C++ when its shim and
-        // libzxing2 are installed. Loads both, so only --version pays for it.
-        versionDetails: { [ZXingLibrary.status] })
+        // Which decoders and image formats this install has: libzbar always (decode fails without it), ZXing-C++
+        // when its shim and libzxing2 are installed, WebP when libwebp is. Loads them, so only --version pays for it.
+        versionDetails: { [ZXingLibrary.status, ImageLoader.formatsStatus] })
 
     public static func main() -> Never {
         let arguments = CommandLine.arguments

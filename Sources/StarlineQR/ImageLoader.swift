@@ -3,7 +3,8 @@ import Glibc
 #endif
 import StarlineCore
 
-/// Loads PNG, JPEG and PBM/PGM/PPM images as 8-bit luminance.
+/// Loads PNG, JPEG, PBM/PGM/PPM, BMP, GIF (its first image), WebP and TIFF (its first page) images as 8-bit
+/// luminance (WebP through libwebp, TIFF through libtiff, each loaded when the first such file is read).
 ///
 /// The format comes from the first bytes, never from the file name: `-` (stdin), files
 /// without an extension and misnamed files all work. Every failure — missing file,
@@ -19,10 +20,29 @@ public enum ImageLoader {
     /// QR code compresses far below it; an uncompressed one would not be a scan.
     public static let defaultMaxFileBytes = 256 << 20
 
-    public enum Format: String, Sendable {
+    public enum Format: String, Sendable, CaseIterable {
         case png = "PNG"
         case jpeg = "JPEG"
         case pnm = "PBM/PGM/PPM"
+        case bmp = "BMP"
+        case gif = "GIF"
+        case webp = "WebP"
+        case tiff = "TIFF"
+    }
+
+    /// The formats this install reads, for `sl-qr --version`: WebP only when libwebp loads (it is loaded for it).
+    package static var formatsStatus: String {
+        let webp =
+            switch WebPLibrary.shared {
+            case .success: "WebP (libwebp)"
+            case .failure(let error): "not WebP (\(error.message))"
+            }
+        let tiff =
+            switch TIFFLibrary.shared {
+            case .success: "TIFF (libtiff)"
+            case .failure(let error): "not TIFF (\(error.message))"
+            }
+        return "image formats: PNG, JPEG, PBM/PGM/PPM, BMP, GIF, \(webp), \(tiff)"
     }
 
     /// Reads and decodes the file at `path` (taken literally: the CLI maps `-` to
@@ -50,7 +70,7 @@ public enum ImageLoader {
             let kind = otherFormat(bytes)
             throw StarlineError(
                 .unreadableImage,
-                "\(name): \(kind.map { "a \($0) image, " } ?? "")not a PNG, JPEG or PBM/PGM/PPM image: convert it to PNG first (ImageMagick: convert IMAGE out.png\(kind == "HEIC" || kind == "AVIF" ? "; or heif-dec IMAGE out.png" : ""))",
+                "\(name): \(kind.map { "a \($0) image, " } ?? "")not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP or TIFF image: convert it to PNG first (ImageMagick: convert IMAGE out.png\(kind == "HEIC" || kind == "AVIF" ? "; or heif-dec IMAGE out.png" : ""))",
                 details: .object([("file", .string(name))] + (kind.map { [("format", JSON.string($0))] } ?? [])))
         }
         let limits = DecodeLimits(name: name, maxPixels: maxPixels, reservation: reservation)
@@ -58,6 +78,10 @@ public enum ImageLoader {
         case .png: return try PNGReader.decode(bytes, limits: limits)
         case .jpeg: return try JPEGReader.decode(bytes, limits: limits)
         case .pnm: return try PNMReader.decode(bytes, limits: limits)
+        case .bmp: return try BMPReader.decode(bytes, limits: limits)
+        case .gif: return try GIFReader.decode(bytes, limits: limits)
+        case .webp: return try WebPReader.decode(bytes, limits: limits)
+        case .tiff: return try TIFFReader.decode(bytes, limits: limits)
         }
     }
 
@@ -66,10 +90,6 @@ public enum ImageLoader {
         func at(_ offset: Int, _ text: String) -> Bool {
             bytes.count >= offset + text.utf8.count && Array(bytes[offset..<(offset + text.utf8.count)]) == Array(text.utf8)
         }
-        if at(0, "GIF87a") || at(0, "GIF89a") { return "GIF" }
-        if at(0, "RIFF") && at(8, "WEBP") { return "WebP" }
-        if at(0, "BM") { return "BMP" }
-        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return "TIFF" }
         if at(4, "ftypavif") || at(4, "ftypavis") { return "AVIF" }
         if at(4, "ftypheic") || at(4, "ftypheix") || at(4, "ftypmif1") || at(4, "ftypmsf1") || at(4, "ftyphevc") { return "HEIC" }
         if at(0, "%PDF") { return "PDF" }
@@ -85,6 +105,19 @@ public enum ImageLoader {
             PNMReader.isWhitespace(bytes[2]) || bytes[2] == UInt8(ascii: "#")
         {
             return .pnm
+        }
+        func at(_ offset: Int, _ text: StaticString) -> Bool {
+            let n = text.utf8CodeUnitCount
+            return bytes.count >= offset + n && (0..<n).allSatisfy { bytes[offset + $0] == text.utf8Start[$0] }
+        }
+        if at(0, "GIF87a") || at(0, "GIF89a") { return .gif }
+        if at(0, "RIFF") && at(8, "WEBP") { return .webp }
+        if at(0, "BM") && bytes.count >= 18 { return .bmp }
+        // Little- and big-endian TIFF (42), and BigTIFF (43).
+        if [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A], [0x49, 0x49, 0x2B, 0x00], [0x4D, 0x4D, 0x00, 0x2B]].contains(where: {
+            bytes.starts(with: $0)
+        }) {
+            return .tiff
         }
         return nil
     }

@@ -357,13 +357,13 @@ import Testing
         #expect(bad.status == 12 && bad.errorCode == "UNREADABLE_IMAGE")
         #expect(try bad.jsonLines().first?["error"]?["code"]?.stringValue == "UNREADABLE_IMAGE")
         // The record names the file once, in "file"; the run's error on stderr names it in its message.
-        let gif = home.write("photo.gif", Array("GIF89a\u{1}\0\u{1}\0\0\0\0;".utf8))
-        let unreadable = try qr(["decode", gif])
+        let heic = home.write("photo.heic", Array("\0\0\0\u{18}ftypheic\0\0\0\0".utf8))
+        let unreadable = try qr(["decode", heic])
         let record = try unreadable.jsonLines().first
-        #expect(record?["file"]?.stringValue == gif && record?["error"]?["details"]?["file"] == nil)
-        #expect(record.map { "\($0)" }?.components(separatedBy: "photo.gif").count == 2, "\(unreadable.stdoutText)")
+        #expect(record?["file"]?.stringValue == heic && record?["error"]?["details"]?["file"] == nil)
+        #expect(record.map { "\($0)" }?.components(separatedBy: "photo.heic").count == 2, "\(unreadable.stdoutText)")
         #expect(
-            record?["error"]?["message"]?.stringValue?.contains("a GIF image") == true
+            record?["error"]?["message"]?.stringValue?.contains("a HEIC image") == true
                 && unreadable.stderrText.contains("convert it to PNG"))
 
         let missing = try qr(["decode", home.file("missing.png")])
@@ -400,6 +400,54 @@ import Testing
         let version = try qr(["--version"])
         // The version, then which decoders this install has (PhotoCorpusTests covers both answers).
         #expect(version.stdoutText.hasPrefix("sl-qr \(StarlineVersion.current)\ndecoders: libzbar"))
+        #expect(
+            version.stdoutText.contains("\nimage formats: PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP (libwebp), TIFF (libtiff)\n"),
+            "\(version.stdoutText)")
+    }
+
+    @Test("decode reads a QR code saved as BMP, GIF and TIFF (Pillow) and WebP (cwebp: lossy, lossless, with alpha)")
+    func everyFormatABrowserOrPhoneSaves() throws {
+        let png = home.file("code.png")
+        #expect(try qr(["encode", "https://chat.thestarline.cn/f/Formats123", "-o", png]).status == 0)
+        let pillow = """
+            import sys
+            from PIL import Image
+            im = Image.open(sys.argv[1]).convert('L')
+            im.save(sys.argv[2] + '/code.bmp')
+            im.convert('1').save(sys.argv[2] + '/code-1bit.bmp')
+            im.convert('RGB').save(sys.argv[2] + '/code-rgb.bmp')
+            im.save(sys.argv[2] + '/code.gif', interlace=True)
+            rgba = Image.new('RGBA', im.size, (0, 0, 0, 0))
+            rgba.putalpha(im.point(lambda v: 255 - v))
+            rgba.save(sys.argv[2] + '/alpha.png')
+            im.save(sys.argv[2] + '/code-lzw.tiff', compression='tiff_lzw')
+            im.convert('1').save(sys.argv[2] + '/code-g4.tiff', compression='group4')
+            """
+        let made = try Tools.runInstalled("/usr/bin/python3", ["-c", pillow, png, home.path])
+        try #require(made.status == 0, "Pillow (python3-pil): \(made.stderrText)")
+        for (options, name) in [(["-q", "80"], "lossy.webp"), (["-lossless"], "lossless.webp")] {
+            let run = try Tools.runInstalled("/usr/bin/cwebp", ["-quiet"] + options + [png, "-o", home.file(name)])
+            try #require(run.status == 0, "cwebp (webp): \(run.stderrText)")
+        }
+        // Black modules drawn only by their alpha, on a transparent page: white behind them.
+        #expect(
+            try Tools.runInstalled("/usr/bin/cwebp", ["-quiet", "-exact", home.file("alpha.png"), "-o", home.file("alpha.webp")]).status
+                == 0)
+        let names = [
+            "code.bmp", "code-1bit.bmp", "code-rgb.bmp", "code.gif", "code-lzw.tiff", "code-g4.tiff", "lossy.webp", "lossless.webp",
+            "alpha.webp"
+        ]
+        for name in names {
+            let run = try qr(["decode", home.file(name)])
+            #expect(run.status == 0, "\(name): \(run.stderrText)")
+            #expect(try run.jsonLines().first?["text"]?.stringValue == "https://chat.thestarline.cn/f/Formats123", "\(name)")
+        }
+        // An animation is refused with what to do (the simple API reads still images).
+        let frames = try Tools.runInstalled("/usr/bin/img2webp", ["-lossless", png, home.file("alpha.png"), "-o", home.file("anim.webp")])
+        try #require(frames.status == 0, "img2webp (webp): \(frames.stderrText)")
+        let animated = try qr(["decode", home.file("anim.webp")])
+        #expect(animated.status == 12 && animated.errorCode == "UNREADABLE_IMAGE")
+        #expect(animated.stderrText.contains("an animated WebP") && animated.stderrText.contains("convert"), "\(animated.stderrText)")
     }
 
     @Test func decodesEverythingZbarimgDecodesAndKeepsUTF8Intact() throws {

@@ -174,24 +174,31 @@ struct ImageLoaderTests {
         }
     }
 
-    @Test("random bytes: not a PNG, JPEG or PBM/PGM/PPM image")
+    @Test("random bytes: not an image of a format sl-qr reads; HEIC, AVIF and PDF are named with the conversion")
     func randomBytes() {
         var rng = SeededRandom(seed: 1)
         let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        expectUnreadable("noise.bin: not a PNG, JPEG or PBM/PGM/PPM image") { try ImageLoader.load(bytes: bytes, name: "noise.bin") }
-        // A format it does not read is named, with the conversion to make.
-        expectUnreadable("x: a GIF image, not a PNG, JPEG or PBM/PGM/PPM image: convert it to PNG first") {
-            try ImageLoader.load(bytes: Array("GIF89a....".utf8), name: "x")
+        expectUnreadable("noise.bin: not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP or TIFF image") {
+            try ImageLoader.load(bytes: bytes, name: "noise.bin")
         }
-        for (magic, kind) in [
-            (Array("RIFF\0\0\0\0WEBPVP8 ".utf8), "WebP"), (Array("BM\0\0\0\0".utf8), "BMP"), ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"),
-            (Array("\0\0\0\u{18}ftypheic\0\0".utf8), "HEIC"), (Array("\0\0\0\u{1C}ftypavif\0\0".utf8), "AVIF"),
-            (Array("%PDF-1.7".utf8), "PDF")
-        ] {
+        // A format it does not read is named, with the conversion to make.
+        expectUnreadable("x: a HEIC image, not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP or TIFF image: convert it to PNG first") {
+            try ImageLoader.load(bytes: Array("\0\0\0\u{18}ftypheic\0\0".utf8), name: "x")
+        }
+        for (magic, kind) in [(Array("\0\0\0\u{1C}ftypavif\0\0".utf8), "AVIF"), (Array("%PDF-1.7".utf8), "PDF")] {
             expectUnreadable("a \(kind) image") { try ImageLoader.load(bytes: magic, name: "x") }
         }
         expectUnreadable("or heif-dec") { try ImageLoader.load(bytes: Array("\0\0\0\u{18}ftypheic\0\0".utf8), name: "x") }
-        expectUnreadable("not a PNG, JPEG or PBM/PGM/PPM") { try ImageLoader.load(bytes: Array("P7 1 1 255\n".utf8), name: "x") }
+        expectUnreadable("not a PNG, JPEG, PBM/PGM/PPM") { try ImageLoader.load(bytes: Array("P7 1 1 255\n".utf8), name: "x") }
+        // The magic bytes of a format it reads, and nothing after them: that format, damaged.
+        let magics: [([UInt8], String?)] = [
+            (Array("GIF89a....".utf8), "GIF"), (Array("RIFF\0\0\0\0WEBPVP8 ".utf8), "WebP"), (Array("BM\0\0\0\0".utf8), nil),
+            ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"), ([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8], "TIFF")
+        ]
+        for (magic, kind) in magics {
+            expectUnreadable("x: ") { try ImageLoader.load(bytes: magic, name: "x") }
+            #expect(ImageLoader.detectFormat(magic)?.rawValue == kind, "\(magic)")
+        }
     }
 
     @Test("empty input")

@@ -7,8 +7,10 @@ import StarlineChat
 // readers, and the chat answers (messages, sync events). Input: a status byte, one header line
 // ("Name: value"), then the body.
 let base = try! BaseURL(validating: "https://account.example.test")
-let api = PlatformAPI(base: base, appId: "fuzz")
-let chat = ChatAPI(base: try! BaseURL(validating: "https://chat.example.test"), token: "t", transport: HTTPTransport())
+let api = PlatformAPI(base: base, appId: "fuzz", transport: HTTPTransport(timeout: 1))
+let chat = ChatAPI(
+    base: try! BaseURL(validating: "https://chat.example.test"), token: "t", transport: HTTPTransport(timeout: 1), timeout: 1,
+    clock: .system)
 let statuses = [200, 201, 204, 301, 400, 401, 403, 404, 409, 410, 413, 429, 500, 503, 100, 599]
 
 Fuzz.run { bytes in
@@ -23,7 +25,7 @@ Fuzz.run { bytes in
     let body = input.remaining
     let reply = HTTPReply(status: status, headers: headers, body: body)
 
-    _ = PlatformAPI.error(status: status, body: body, headers: headers, route: "GET /fuzz")
+    _ = PlatformAPI.error(status: status, body: body, headers: headers, route: "GET /fuzz", now: 1_767_225_600)
     _ = RetryPolicy.retryAfterSeconds(headerLine, now: 1_767_225_600)
     _ = RetryPolicy(retries: 3).delay(after: .success(reply), attempt: Int(selector >> 4), now: 1_767_225_600)
     _ = HTTPDate.parseIMFFixdate(headerLine)
