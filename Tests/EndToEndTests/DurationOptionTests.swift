@@ -17,35 +17,10 @@ import TasksCommands
 /// (`CommandTree.checkOptions`: the conversion a run does first, without running) with the value from the
 /// flag, the environment or the profile.
 @Suite struct DurationOptionTests {
-    /// A tool of either runner kind, reduced to what the walk needs.
-    struct AnyTool: Sendable {
-        var spec: ToolSpec
-        var check: @Sendable ([String], IOStreams) -> Outcome
-    }
+    typealias AnyTool = ToolRegistry.AnyTool
+    typealias Outcome = ToolRegistry.Outcome
 
-    enum Outcome: Equatable { case accepted, rejected(StarlineCore.ExitStatus, String) }
-
-    static func wrap<Runner>(_ tool: Tool<Runner>) -> AnyTool {
-        AnyTool(spec: tool.spec) { words, io in
-            switch ToolMain.prepare(tool, words, io: io) {
-            case .exit(let status): return .rejected(status, "")
-            case .run(let context, _):
-                do {
-                    guard try tool.commands.checkOptions(at: context.arguments.path, context.arguments) else {
-                        return .rejected(.internalError, "no options check for \(context.arguments.path)")
-                    }
-                    return .accepted
-                } catch {
-                    return .rejected(ToolMain.finish(context, .failure(error)), "")
-                }
-            }
-        }
-    }
-
-    static let tools: [AnyTool] = [
-        wrap(QRTool.tool), wrap(TasksTool.tool), wrap(DevServerTool.tool), wrap(LoginTool.tool),
-        wrap(RestoreTool.tool), wrap(SessionsTool.tool), wrap(MemoryTool.tool), wrap(ChatTool.tool)
-    ]
+    static var tools: [AnyTool] { ToolRegistry.all }
 
     struct DurationOption: Sendable, CustomStringConvertible {
         var tool: AnyTool

@@ -20,10 +20,7 @@ import TasksCommands
 /// option or argument whose placeholder the test cannot fill fails the test until it is taught a value, so
 /// no option ships that no test ran (`sl-memory --vault` did, and always died of SIGILL).
 @Suite(.serialized) struct OptionCoverageTests {
-    static let tools: [ToolSpec] = [
-        QRTool.tool.spec, TasksTool.tool.spec, DevServerTool.tool.spec, LoginTool.tool.spec,
-        RestoreTool.tool.spec, SessionsTool.tool.spec, MemoryTool.tool.spec, ChatTool.tool.spec
-    ]
+    static var tools: [ToolSpec] { ToolRegistry.specs }
 
     /// Exit statuses a run may end with: the documented table, and 128 + SIGTERM when the test stopped it.
     static let documented: Set<Int32> = Set(0...13).subtracting([1]).union([129, 130, 143])
