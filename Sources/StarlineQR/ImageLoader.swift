@@ -76,7 +76,7 @@ public enum ImageLoader {
         let limits = DecodeLimits(name: name, maxPixels: maxPixels, reservation: reservation)
         switch format {
         case .png: return try PNGReader.decode(bytes, limits: limits)
-        case .jpeg: return try JPEGReader.decode(bytes, limits: limits)
+        case .jpeg: return ExifOrientation.apply(ExifOrientation.of(jpeg: bytes), to: try JPEGReader.decode(bytes, limits: limits))
         case .pnm: return try PNMReader.decode(bytes, limits: limits)
         case .bmp: return try BMPReader.decode(bytes, limits: limits)
         case .gif: return try GIFReader.decode(bytes, limits: limits)

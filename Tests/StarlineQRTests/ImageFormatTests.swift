@@ -21,8 +21,9 @@ struct ImageFormatTests {
     /// Every gray level, and a size that is not a multiple of 4 or 8 (row padding, interlace passes).
     static let gradient = GrayImage(width: 37, height: 23, pixels: (0..<(37 * 23)).map { UInt8(($0 * 7) % 256) })
 
-    /// Runs a Python program with Pillow on `input` (a PGM) and returns the file it wrote.
-    static func pillow(_ image: GrayImage, _ program: String, suffix: String) throws -> [UInt8] {
+    /// Runs a Python program with Pillow on `input` (a PGM): the file it wrote, and OUTPUT.pgm when it wrote one
+    /// beside it.
+    static func pillowFiles(_ image: GrayImage, _ program: String, suffix: String) throws -> (file: [UInt8], sidecar: [UInt8]?) {
         let dir = try TestImages.temporaryDirectory()
         let input = dir.appendingPathComponent("in.pgm"), output = dir.appendingPathComponent("out." + suffix)
         try TestImages.write(TestImages.pgm(image), to: input)
@@ -30,7 +31,12 @@ struct ImageFormatTests {
         // Debian's python3, where python3-pil installs Pillow (a python3 earlier on PATH may lack it).
         let run = try Tools.runInstalled("/usr/bin/python3", ["-c", script, input.path, output.path])
         try #require(run.status == 0, "Pillow: \(run.stderrText)")
-        return Array(try Data(contentsOf: output))
+        let sidecar = try? Data(contentsOf: URL(fileURLWithPath: output.path + ".pgm"))
+        return (Array(try Data(contentsOf: output)), sidecar.map(Array.init))
+    }
+
+    static func pillow(_ image: GrayImage, _ program: String, suffix: String) throws -> [UInt8] {
+        try pillowFiles(image, program, suffix: suffix).file
     }
 
     static func cwebp(_ image: GrayImage, _ options: [String]) throws -> [UInt8] {
@@ -103,6 +109,29 @@ struct ImageFormatTests {
             Self.gradient, "a = Image.new('LA', (2, 1)); a.putdata([(0, 0), (0, 255)]); a.save(sys.argv[2], lossless=True)",
             suffix: "webp")
         #expect(try ImageLoader.load(bytes: alpha, name: "a.webp").pixels == [255, 0])
+    }
+
+    @Test("a JPEG's Exif orientation (1–8) is applied: the pixels come out as Pillow's exif_transpose shows them", arguments: 1...8)
+    func jpegExifOrientation(orientation: Int) throws {
+        // A gray 37×23 picture with a distinct top-left corner, as a JPEG carrying the orientation tag; Pillow
+        // decodes it (libjpeg), turns it as the tag says and writes the result losslessly for comparison.
+        let program = """
+            from PIL import ImageOps
+            exif = Image.Exif()
+            exif[0x0112] = \(orientation)
+            im.save(sys.argv[2], quality=95, exif=exif.tobytes())
+            shown = ImageOps.exif_transpose(Image.open(sys.argv[2]))
+            shown.save(sys.argv[2] + '.pgm')
+            """
+        var corner = Self.gradient.pixels
+        for y in 0..<4 { for x in 0..<6 { corner[y * 37 + x] = 0 } }
+        let (jpeg, sidecar) = try Self.pillowFiles(GrayImage(width: 37, height: 23, pixels: corner), program, suffix: "jpg")
+        #expect(ExifOrientation.of(jpeg: jpeg) == orientation)
+        let image = try ImageLoader.load(bytes: jpeg, name: "o.jpg")
+        #expect((image.width, image.height) == (orientation >= 5 ? (23, 37) : (37, 23)))
+        let shown = try ImageLoader.load(bytes: try #require(sidecar), name: "shown.pgm")
+        let difference = zip(image.pixels, shown.pixels).map { abs(Int($0) - Int($1)) }.max() ?? 255
+        #expect(shown.width == image.width && shown.height == image.height && difference <= 1, "orientation \(orientation): \(difference)")
     }
 
     // MARK: BMP layouts Pillow does not write
