@@ -74,7 +74,7 @@ enum BMPReader {
             guard entries > 0, bytes.count >= at + entries * entrySize else { throw corrupt("truncated palette") }
             palette = (0..<entries).map { i in
                 let p = at + i * entrySize
-                return luminance(Int(bytes[p + 2]), Int(bytes[p + 1]), Int(bytes[p]))
+                return Luminance.of(Int(bytes[p + 2]), Int(bytes[p + 1]), Int(bytes[p]))
             }
         }
         // Rows are padded to 4 bytes. width ≤ maxPixels, so this cannot overflow.
@@ -102,13 +102,13 @@ enum BMPReader {
                             value = palette[index]
                         case 24:
                             let p = start + 3 * x
-                            value = luminance(Int(b[p + 2]), Int(b[p + 1]), Int(b[p]))
+                            value = Luminance.of(Int(b[p + 2]), Int(b[p + 1]), Int(b[p]))
                         default:
                             let p = start + x * bitCount / 8
                             var word = UInt32(b[p]) | UInt32(b[p + 1]) << 8
                             if bitCount == 32 { word |= UInt32(b[p + 2]) << 16 | UInt32(b[p + 3]) << 24 }
-                            let gray = luminance(channels[0].value(word), channels[1].value(word), channels[2].value(word))
-                            value = channels[3].mask == 0 ? gray : overWhite(gray, alpha: channels[3].value(word))
+                            let gray = Luminance.of(channels[0].value(word), channels[1].value(word), channels[2].value(word))
+                            value = channels[3].mask == 0 ? gray : Luminance.overWhite(gray, alpha: channels[3].value(word))
                         }
                         out[y * width + x] = value
                     }
@@ -135,9 +135,4 @@ enum BMPReader {
             return Int((UInt64((word & mask) >> shift) * 255 + UInt64(maximum) / 2) / UInt64(maximum))
         }
     }
-
-    static func luminance(_ r: Int, _ g: Int, _ b: Int) -> UInt8 { UInt8((299 * r + 587 * g + 114 * b + 500) / 1000) }
-
-    /// `gray` at opacity `alpha` (0…255) over white.
-    static func overWhite(_ gray: UInt8, alpha: Int) -> UInt8 { UInt8((Int(gray) * alpha + 255 * (255 - alpha) + 127) / 255) }
 }

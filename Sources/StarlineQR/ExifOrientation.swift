@@ -13,7 +13,7 @@ package enum ExifOrientation {
             let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
             guard length >= 2, i + 2 + length <= bytes.count else { break }
             let segment = (i + 4)..<(i + 2 + length)
-            if marker == 0xE1, segment.count > 14, Array(bytes[segment.lowerBound..<(segment.lowerBound + 6)]) == Array("Exif\0\0".utf8) {
+            if marker == 0xE1, segment.count > 14, ImageLoader.has(bytes, "Exif\0\0", at: segment.lowerBound) {
                 return tiffOrientation(Array(bytes[(segment.lowerBound + 6)..<segment.upperBound])) ?? 1
             }
             i += 2 + length

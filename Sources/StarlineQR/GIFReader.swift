@@ -100,8 +100,7 @@ enum GIFReader {
             let start = position
             return (0..<entries).map { i -> UInt8 in
                 let p = start + 3 * i
-                let r = 299 * Int(bytes[p]), g = 587 * Int(bytes[p + 1]), b = 114 * Int(bytes[p + 2])
-                return UInt8((r + g + b + 500) / 1000)
+                return Luminance.of(Int(bytes[p]), Int(bytes[p + 1]), Int(bytes[p + 2]))
             }
         }
 

@@ -87,9 +87,7 @@ public enum ImageLoader {
 
     /// An image format sl-qr does not read, by its magic bytes (for the message); nil when unknown.
     static func otherFormat(_ bytes: [UInt8]) -> String? {
-        func at(_ offset: Int, _ text: String) -> Bool {
-            bytes.count >= offset + text.utf8.count && Array(bytes[offset..<(offset + text.utf8.count)]) == Array(text.utf8)
-        }
+        func at(_ offset: Int, _ text: StaticString) -> Bool { has(bytes, text, at: offset) }
         if at(4, "ftypavif") || at(4, "ftypavis") { return "AVIF" }
         if at(4, "ftypheic") || at(4, "ftypheix") || at(4, "ftypmif1") || at(4, "ftypmsf1") || at(4, "ftyphevc") { return "HEIC" }
         if at(0, "%PDF") { return "PDF" }
@@ -106,10 +104,7 @@ public enum ImageLoader {
         {
             return .pnm
         }
-        func at(_ offset: Int, _ text: StaticString) -> Bool {
-            let n = text.utf8CodeUnitCount
-            return bytes.count >= offset + n && (0..<n).allSatisfy { bytes[offset + $0] == text.utf8Start[$0] }
-        }
+        func at(_ offset: Int, _ text: StaticString) -> Bool { has(bytes, text, at: offset) }
         if at(0, "GIF87a") || at(0, "GIF89a") { return .gif }
         if at(0, "RIFF") && at(8, "WEBP") { return .webp }
         if at(0, "BM") && bytes.count >= 18 { return .bmp }
@@ -120,6 +115,12 @@ public enum ImageLoader {
             return .tiff
         }
         return nil
+    }
+
+    /// True when `bytes` hold the ASCII `text` at `offset` (magic numbers).
+    static func has(_ bytes: [UInt8], _ text: StaticString, at offset: Int) -> Bool {
+        let n = text.utf8CodeUnitCount
+        return bytes.count >= offset + n && (0..<n).allSatisfy { bytes[offset + $0] == text.utf8Start[$0] }
     }
 
     // MARK: Reading files without Foundation
@@ -212,6 +213,18 @@ struct DecodeLimits {
                 ]))
         }
         reservation?.acquire(pixels)
+    }
+
+    /// The library `format` is read through (loaded with dlopen when first needed), or UNREADABLE_IMAGE saying
+    /// the file is in that format and why the library is not there.
+    func library<Library>(_ loaded: Result<Library, StarlineError>, for format: ImageLoader.Format) throws -> Library {
+        switch loaded {
+        case .success(let library): return library
+        case .failure(let error):
+            throw StarlineError(
+                .unreadableImage, "\(name): a \(format.rawValue) image, but \(error.message)",
+                details: .object([("file", .string(name)), ("format", .string(format.rawValue))]))
+        }
     }
 
     /// `<name>: corrupt <format>: <reason>`.

@@ -37,8 +37,7 @@ enum PNMReader {
         samples.withUnsafeBufferPointer { rgb in
             gray.withUnsafeMutableBufferPointer { out in
                 for i in 0..<out.count {
-                    let r = Int(rgb[3 * i]), g = Int(rgb[3 * i + 1]), b = Int(rgb[3 * i + 2])
-                    out[i] = UInt8((299 * r + 587 * g + 114 * b + 500) / 1000)
+                    out[i] = Luminance.of(Int(rgb[3 * i]), Int(rgb[3 * i + 1]), Int(rgb[3 * i + 2]))
                 }
             }
         }

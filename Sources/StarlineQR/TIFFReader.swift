@@ -8,14 +8,7 @@ import StarlineLoader
 /// from memory (TIFFClientOpen over the bytes already read and size-checked), never reopened by name.
 enum TIFFReader {
     static func decode(_ bytes: [UInt8], limits: DecodeLimits) throws -> GrayImage {
-        let tiff: TIFFLibrary
-        switch TIFFLibrary.shared {
-        case .success(let library): tiff = library
-        case .failure(let error):
-            throw StarlineError(
-                .unreadableImage, "\(limits.name): a TIFF image, but \(error.message)",
-                details: .object([("file", .string(limits.name)), ("format", .string("TIFF"))]))
-        }
+        let tiff = try limits.library(TIFFLibrary.shared, for: .tiff)
         return try bytes.withUnsafeBufferPointer { data in
             let file = MemoryFile(data)
             let client = Unmanaged.passRetained(file)
@@ -50,9 +43,8 @@ enum TIFFReader {
                 gray.withUnsafeMutableBufferPointer { out in
                     for i in 0..<out.count {
                         let v = p[i]
-                        let y = (299 * Int(v & 0xFF) + 587 * Int(v >> 8 & 0xFF) + 114 * Int(v >> 16 & 0xFF) + 500) / 1000
-                        let alpha = Int(v >> 24)
-                        out[i] = UInt8((y * alpha + 255 * (255 - alpha) + 127) / 255)
+                        let gray = Luminance.of(Int(v & 0xFF), Int(v >> 8 & 0xFF), Int(v >> 16 & 0xFF))
+                        out[i] = Luminance.overWhite(gray, alpha: Int(v >> 24))
                     }
                 }
             }

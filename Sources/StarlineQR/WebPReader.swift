@@ -6,14 +6,7 @@ import StarlineLoader
 /// WebP is refused with a conversion hint: the simple decoding API reads still images only.
 enum WebPReader {
     static func decode(_ bytes: [UInt8], limits: DecodeLimits) throws -> GrayImage {
-        let webp: WebPLibrary
-        switch WebPLibrary.shared {
-        case .success(let library): webp = library
-        case .failure(let error):
-            throw StarlineError(
-                .unreadableImage, "\(limits.name): a WebP image, but \(error.message)",
-                details: .object([("file", .string(limits.name)), ("format", .string("WebP"))]))
-        }
+        let webp = try limits.library(WebPLibrary.shared, for: .webp)
         return try bytes.withUnsafeBufferPointer { data in
             // struct WebPBitstreamFeatures { int width, height, has_alpha, has_animation, format; uint32_t pad[5]; }
             var features = [Int32](repeating: 0, count: 10)
@@ -39,9 +32,8 @@ enum WebPReader {
             rgba.withUnsafeBufferPointer { p in
                 gray.withUnsafeMutableBufferPointer { out in
                     for i in 0..<out.count {
-                        let y = (299 * Int(p[4 * i]) + 587 * Int(p[4 * i + 1]) + 114 * Int(p[4 * i + 2]) + 500) / 1000
-                        let alpha = Int(p[4 * i + 3])
-                        out[i] = UInt8((y * alpha + 255 * (255 - alpha) + 127) / 255)
+                        let gray = Luminance.of(Int(p[4 * i]), Int(p[4 * i + 1]), Int(p[4 * i + 2]))
+                        out[i] = Luminance.overWhite(gray, alpha: Int(p[4 * i + 3]))
                     }
                 }
             }

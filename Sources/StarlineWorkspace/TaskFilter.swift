@@ -139,22 +139,15 @@ extension TaskFilter {
         }
     }
 
-    /// False only when `matches` would certainly be false for this task: a conservative pre-check on
-    /// the raw `due` and `done` values, so only candidates are decoded.
-    func mightMatch(_ bytes: UnsafeBufferPointer<UInt8>, _ slice: WorkspaceScanner.TaskSlice, bounds b: Bounds) -> Bool {
-        if slice.uncertain { return true }
-        let isDone: Bool
-        switch TaskFilter.classify(bytes, slice.done) {
-        case .trueValue: isDone = true
-        case .falseValue, .absent, .null: isDone = false
-        default: isDone = false  // `boolValue ?? false`: a non-boolean counts as not done
-        }
+    /// False only when `matches` would certainly be false for a task the scanner saw plainly (not `uncertain`):
+    /// a conservative pre-check on its raw `due` and `done` values, so only candidates are decoded. `isDone` is
+    /// `TaskRecord.isDone` read from the raw value: only a JSON true is done, a non-boolean counts as not done.
+    func mightMatch(isDone: Bool, due: RawValue, bounds b: Bounds) -> Bool {
         switch done {
         case .open: if isDone { return false }
         case .only: if !isDone { return false }
         case .all: break
         }
-        let due = TaskFilter.classify(bytes, slice.due)
         if noDue {
             switch due {
             case .absent, .null: break
@@ -200,10 +193,11 @@ extension TaskFilter {
                 }
                 let number: Int? = done ? nil : open + 1
                 if !done { open += 1 }
-                guard mightMatch(buffer, slice, bounds: b) else { continue }
+                let rawDue = TaskFilter.classify(buffer, slice.due)
+                guard slice.uncertain || mightMatch(isDone: done, due: rawDue, bounds: b) else { continue }
                 if decoded == nil, tags.isEmpty {
                     let settled: Timestamp??
-                    switch TaskFilter.classify(buffer, slice.due) {
+                    switch rawDue {
                     case .absent, .null: settled = .some(nil)
                     case .time(let t): settled = .some(t)
                     default: settled = nil

@@ -70,25 +70,26 @@ package struct TaskListing {
 /// escapes are the ones the JSON writer uses itself (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`) and with no
 /// character it would escape (DEL, and what `TerminalText.isHidden` names); times null or already `…Z` with
 /// whole seconds, which `outputTime` passes through. Anything else — an extra or kept Taskwarrior field, a
-/// number, a `\u` escape, an offset time — is left to the general path.
-struct StoredTaskText {
+/// number, a `\u` escape, an offset time — is left to the general path. The walk is `WorkspaceScanner`'s cursor
+/// over the task's bytes (its white space and literals; the file was validated by it already).
+enum StoredTaskText {
     static let keys: [[UInt8]] = ["id", "title", "notes", "tags", "due", "done", "doneAt", "createdAt", "updatedAt"].map {
         Array($0.utf8)
     }
 
-    let b: UnsafeBufferPointer<UInt8>
-    var pos = 0
-
     /// Appends the compact record and returns true; or appends nothing and returns false.
     static func appendCompact(_ task: UnsafeBufferPointer<UInt8>, number: Int?, to out: inout [UInt8]) -> Bool {
         let start = out.count
-        var text = StoredTaskText(b: task)
-        if text.object(number: number, into: &out) { return true }
+        var cursor = WorkspaceScanner(b: task)
+        if cursor.compactStoredTask(number: number, into: &out) { return true }
         out.removeSubrange(start...)
         return false
     }
+}
 
-    mutating func object(number: Int?, into out: inout [UInt8]) -> Bool {
+extension WorkspaceScanner {
+    /// `StoredTaskText`: the task at the cursor, compact, `number` after its id.
+    mutating func compactStoredTask(number: Int?, into out: inout [UInt8]) -> Bool {
         guard take(UInt8(ascii: "{")) else { return false }
         out.append(UInt8(ascii: "{"))
         for (i, key) in StoredTaskText.keys.enumerated() {
@@ -98,17 +99,17 @@ struct StoredTaskText {
             }
             space()
             let keyStart = pos
-            guard string(), pos - keyStart == key.count + 2, b[(keyStart + 1)..<(pos - 1)].elementsEqual(key) else { return false }
+            guard stringAsWritten(), pos - keyStart == key.count + 2, b[(keyStart + 1)..<(pos - 1)].elementsEqual(key) else { return false }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: b[keyStart..<pos]))
             guard take(UInt8(ascii: ":")) else { return false }
             space()
             out.append(UInt8(ascii: ":"))
             let valueStart = pos
             switch i {
-            case 0, 1, 2: guard string() else { return false }
-            case 3: guard tags(into: &out) else { return false }
+            case 0, 1, 2: guard stringAsWritten() else { return false }
+            case 3: guard compactTags(into: &out) else { return false }
             case 5: guard literal("true") || literal("false") else { return false }
-            default: guard literal("null") || time() else { return false }
+            default: guard literal("null") || storedTime() else { return false }
             }
             if i != 3 { out.append(contentsOf: UnsafeBufferPointer(rebasing: b[valueStart..<pos])) }
             if i == 0 {
@@ -123,8 +124,6 @@ struct StoredTaskText {
         return true
     }
 
-    mutating func space() { while pos < b.count, WorkspaceScanner.isSpace(b[pos]) { pos += 1 } }
-
     /// Skips white space, then takes `c`.
     mutating func take(_ c: UInt8) -> Bool {
         space()
@@ -133,16 +132,8 @@ struct StoredTaskText {
         return true
     }
 
-    mutating func literal(_ word: StaticString) -> Bool {
-        let n = word.utf8CodeUnitCount
-        guard pos + n <= b.count else { return false }
-        for i in 0..<n where b[pos + i] != word.utf8Start[i] { return false }
-        pos += n
-        return true
-    }
-
     /// `["a", "b"]` written `["a","b"]`.
-    mutating func tags(into out: inout [UInt8]) -> Bool {
+    mutating func compactTags(into out: inout [UInt8]) -> Bool {
         guard take(UInt8(ascii: "[")) else { return false }
         out.append(UInt8(ascii: "["))
         space()
@@ -152,7 +143,7 @@ struct StoredTaskText {
             while true {
                 space()
                 let start = pos
-                guard string() else { return false }
+                guard stringAsWritten() else { return false }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: b[start..<pos]))
                 space()
                 guard pos < b.count else { return false }
@@ -171,14 +162,14 @@ struct StoredTaskText {
     }
 
     /// A string of twenty characters ending in `Z` (`outputTime` prints it as it is).
-    mutating func time() -> Bool {
+    mutating func storedTime() -> Bool {
         let start = pos
-        guard string(), pos - start == 22, b[pos - 2] == UInt8(ascii: "Z") else { return false }
+        guard stringAsWritten(), pos - start == 22, b[pos - 2] == UInt8(ascii: "Z") else { return false }
         return !b[start..<pos].contains(UInt8(ascii: "\\"))
     }
 
     /// A string (already validated by `WorkspaceScanner`) that the JSON writer would write with the same bytes.
-    mutating func string() -> Bool {
+    mutating func stringAsWritten() -> Bool {
         guard pos < b.count, b[pos] == UInt8(ascii: "\"") else { return false }
         pos += 1
         while true {

@@ -63,17 +63,7 @@ enum ListCommand: Command {
         filter.dueWithin = options.dueWithin
         filter.done = options.done
         filter.tags = options.tags
-        let listing = try bench.store.tasks(matching: filter)
-        let format = RecordList.format(bench.output, options.list)
-        // Compact JSON (JSON Lines, the piped default, or -o json without --pretty) straight from the stored bytes.
-        if options.list.fields == nil, format == .jsonl || format == .json && bench.output.mode != .pretty {
-            var out: [UInt8] = []
-            out.reserveCapacity(listing.count * 320 + 16)
-            try listing.writeCompact(lines: format == .jsonl, into: &out)
-            bench.output.writeBytes(out)
-        } else {
-            bench.emitList(try listing.records(), options.list, columns: ["number", "id", "title", "due", "tags"])
-        }
+        try bench.emitTasks(try bench.store.tasks(matching: filter), options.list, columns: ["number", "id", "title", "due", "tags"])
         return .ok
     }
 }

@@ -63,21 +63,44 @@ struct Workbench {
     /// written here in one piece (`bench/tasks` measures it against Taskwarrior and jq); on a terminal a table
     /// of `columns`.
     func emitList(_ records: [JSON], _ list: ListOptions, columns: [String]) {
+        emit(list, columns: columns, count: records.count, records: { records }) { lines, out in
+            if lines {
+                for r in records {
+                    r.write(to: &out, style: .compact, indent: 0)
+                    out.append(0x0A)
+                }
+            } else {
+                JSON.array(records).write(to: &out, style: .compact, indent: 0)
+                out.append(0x0A)
+            }
+        }
+    }
+
+    /// `emitList` of a task listing: its compact JSON straight from the stored bytes (`TaskListing.writeCompact`).
+    func emitTasks(_ listing: TaskListing, _ list: ListOptions, columns: [String]) throws {
+        try emit(list, columns: columns, count: listing.count, records: { try listing.records() }) { lines, out in
+            try listing.writeCompact(lines: lines, into: &out)
+        }
+    }
+
+    /// The decision of both: a table, CSV, `--fields` or pretty JSON from `records()`; compact JSON (JSON Lines,
+    /// or one array with -o json) as `compact` writes it, ending in a newline (`lines`: a record a line).
+    private func emit(
+        _ list: ListOptions, columns: [String], count: Int, records: () throws -> [JSON],
+        compact: (_ lines: Bool, _ out: inout [UInt8]) throws -> Void
+    ) rethrows {
         let format = RecordList.format(output, list)
         guard format == .json || format == .jsonl, list.fields == nil else {
-            RecordList.print(records, output, list, columns: columns, now: now)
+            RecordList.print(try records(), output, list, columns: columns, now: now)
             return
         }
-        var w = JSONWriter(capacity: records.count * 320 + 16)
-        if format == .jsonl {
-            for r in records {
-                w.write(r, pretty: false)
-                w.bytes.append(0x0A)
-            }
-        } else {
-            w.write(.array(records), pretty: output.mode == .pretty)
-            w.bytes.append(0x0A)
+        if format == .json, output.mode == .pretty {
+            output.writeBytes(JSONWriter.document(.array(try records()), pretty: true))
+            return
         }
-        output.writeBytes(w.bytes)
+        var out: [UInt8] = []
+        out.reserveCapacity(count * 320 + 16)
+        try compact(format == .jsonl, &out)
+        output.writeBytes(out)
     }
 }

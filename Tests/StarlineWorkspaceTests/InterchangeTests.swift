@@ -245,25 +245,10 @@ import Testing
         #expect(scan.tasks.count == 14)
         let tasks = try Workspace(json: try JSON.parse(bytes)).tasks
         let now = Timestamp(rfc3339: "2026-11-30T08:00:00Z")!
-        var filters: [TaskFilter] = []
-        for done in [TaskFilter.DoneMode.open, .only, .all] {
-            var f = TaskFilter(now: now)
-            f.done = done
-            filters.append(f)
-            var overdue = f
-            overdue.overdue = true
-            filters.append(overdue)
-            var noDue = f
-            noDue.noDue = true
-            filters.append(noDue)
-            var within = f
-            within.dueWithin = TimeSpan(seconds: 86400)
-            filters.append(within)
-            var range = f
+        let filters = TaskFilter.samples(now: now, dueWithin: TimeSpan(seconds: 86400)) { range in
             range.dueAfter = now - 86400
             range.dueBefore = now + 3600
             range.tags = ["a"]
-            filters.append(range)
         }
         for f in filters {
             // The same tasks with the same working-set numbers, whichever path lists them.

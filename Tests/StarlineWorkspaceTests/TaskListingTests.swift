@@ -8,6 +8,32 @@ import Testing
 /// `StoredTaskText`). These tests hold that path to the general one: every filter, every output form, on
 /// files whose tasks have each oddity that could make the stored bytes differ from what the JSON writer
 /// prints.
+extension TaskFilter {
+    /// For each done mode (open, only done, all): no other filter, --overdue, --no-due, --due-within `dueWithin`,
+    /// and one more that `last` makes from the plain one.
+    static func samples(now: Timestamp, dueWithin: TimeSpan, last: (inout TaskFilter) -> Void) -> [TaskFilter] {
+        var filters: [TaskFilter] = []
+        for done in [TaskFilter.DoneMode.open, .only, .all] {
+            var f = TaskFilter(now: now)
+            f.done = done
+            filters.append(f)
+            var overdue = f
+            overdue.overdue = true
+            filters.append(overdue)
+            var noDue = f
+            noDue.noDue = true
+            filters.append(noDue)
+            var within = f
+            within.dueWithin = dueWithin
+            filters.append(within)
+            var other = f
+            last(&other)
+            filters.append(other)
+        }
+        return filters
+    }
+}
+
 @Suite struct TaskListingTests {
     let now = Timestamp(rfc3339: "2026-11-30T08:00:00Z")!
 
@@ -63,25 +89,7 @@ import Testing
     }
 
     func filters() -> [TaskFilter] {
-        var filters: [TaskFilter] = []
-        for done in [TaskFilter.DoneMode.open, .only, .all] {
-            var f = TaskFilter(now: now)
-            f.done = done
-            filters.append(f)
-            var overdue = f
-            overdue.overdue = true
-            filters.append(overdue)
-            var noDue = f
-            noDue.noDue = true
-            filters.append(noDue)
-            var within = f
-            within.dueWithin = TimeSpan(seconds: 3 * 86400)
-            filters.append(within)
-            var tagged = f
-            tagged.tags = ["work"]
-            filters.append(tagged)
-        }
-        return filters
+        TaskFilter.samples(now: now, dueWithin: TimeSpan(seconds: 3 * 86400)) { $0.tags = ["work"] }
     }
 
     @Test("W1: a listing printed from the stored bytes is byte for byte what decoding every task and writing it gives")
