@@ -121,7 +121,7 @@ extension Option where Value: RawRepresentable & CaseIterable, Value.RawValue ==
         Option(
             spec: .value(
                 long, short: short, valueName, help: help, default: defaultValue.rawValue,
-                choices: Value.allCases.map { $0.rawValue }, env: env, configKey: configKey)
+                listChoices: { Value.allCases.map { $0.rawValue } }, env: env, configKey: configKey)
         ) { arguments in
             try arguments.choice(long, Value.self) ?? defaultValue
         }
@@ -137,7 +137,7 @@ extension Option {
     where Value == Choice?, Choice: RawRepresentable & CaseIterable & Sendable, Choice.RawValue == String {
         Option(
             spec: .value(
-                long, short: short, valueName, help: help, choices: Choice.allCases.map { $0.rawValue }, env: env,
+                long, short: short, valueName, help: help, listChoices: { Choice.allCases.map { $0.rawValue } }, env: env,
                 configKey: configKey)
         ) { arguments in try arguments.choice(long, Choice.self) }
     }
