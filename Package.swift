@@ -131,7 +131,7 @@ let package = Package(
 
         // StarlinePlatform: the scripted transport (ScriptedTransport) that in-process tool runs are given.
         .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "StarlinePlatform", "CProcess"], path: "Tests/StarlineTestSupport"),
-        .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
+        .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineLoader", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"],
                     exclude: ["Photos"]),

@@ -51,6 +51,18 @@ static inline CURLcode starline_curl_getinfo_long(void *fn, CURL *handle, CURLIN
     return ((starline_curl_getinfo_fn)fn)(handle, info, value);
 }
 
+// The type of each function CurlLibrary looks up with dlsym, taken from curl.h's own declaration, so a
+// binding cannot disagree with the library's signature (a mismatch fails to compile, not at the first call).
+typedef __typeof__(&curl_global_init) starline_curl_global_init_f;
+typedef __typeof__(&curl_easy_init) starline_curl_easy_init_f;
+typedef __typeof__(&curl_easy_cleanup) starline_curl_easy_cleanup_f;
+typedef __typeof__(&curl_easy_reset) starline_curl_easy_reset_f;
+typedef __typeof__(&curl_easy_perform) starline_curl_easy_perform_f;
+typedef __typeof__(&curl_easy_strerror) starline_curl_easy_strerror_f;
+typedef __typeof__(&curl_slist_append) starline_curl_slist_append_f;
+typedef __typeof__(&curl_slist_free_all) starline_curl_slist_free_all_f;
+typedef __typeof__(&curl_version) starline_curl_version_f;
+
 // Macros Swift may not import (they are built from other macros).
 static const long starline_curl_global_default = CURL_GLOBAL_DEFAULT;
 static const long starline_curlproto_http_https = CURLPROTO_HTTP | CURLPROTO_HTTPS;

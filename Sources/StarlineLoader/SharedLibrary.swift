@@ -84,7 +84,10 @@ public struct SharedLibrary {
     }
 
     /// The function `name` as the C function pointer type `T`; never call it while `missing` is not empty.
-    public mutating func function<T>(_ name: String, as type: T.Type) -> T {
+    /// `T` is best the header's own declaration (`typedef __typeof__(&name) …_f` in the C module's shim.h):
+    /// then a binding cannot disagree with the library's signature — a mismatch fails to compile instead of
+    /// crashing at the first call.
+    public mutating func function<T>(_ name: String, as type: T.Type = T.self) -> T {
         unsafeBitCast(address(name), to: type)
     }
 
@@ -93,6 +96,66 @@ public struct SharedLibrary {
         if let pointer = dlsym(handle, name) { return pointer }
         missing.append(name)
         return unsafeBitCast(sharedLibraryMissingSymbol, to: UnsafeMutableRawPointer.self)
+    }
+}
+
+extension SharedLibrary {
+    /// What messages say about a library a loader needs.
+    public struct Requirement: Sendable {
+        /// How messages name it ("libzbar").
+        public let name: String
+        /// The Debian package that installs it ("libzbar0").
+        public let package: String
+        /// What to do when a function is missing ("zbar 0.23 or newer is needed").
+        public let remedy: String?
+
+        public init(_ name: String, package: String, remedy: String? = nil) {
+            self.name = name
+            self.package = package
+            self.remedy = remedy
+        }
+    }
+
+    /// The one way a library is loaded: the first of `sonames` opened (`open(_:)`), its functions bound by
+    /// `bind`, and the library refused as a whole when one of them is missing — so a loader never hands out a
+    /// table with a stub in it, and every loader says the same things when it cannot load.
+    public static func load<Functions>(
+        _ sonames: [String], _ requirement: Requirement, bind: (inout SharedLibrary) -> Functions
+    ) -> Result<Functions, StarlineError> {
+        switch open(sonames) {
+        case .success(var library): return library.bound(requirement, bind)
+        case .failure(let error): return .failure(requirement.cannotLoad(error.reason))
+        }
+    }
+
+    /// The same for the library at the absolute `path` (`open(path:)`): a file the trust rule refused is said
+    /// to be refused, not missing.
+    public static func load<Functions>(
+        path: String, _ requirement: Requirement, bind: (inout SharedLibrary) -> Functions
+    ) -> Result<Functions, StarlineError> {
+        switch open(path: path, name: requirement.name) {
+        case .success(var library): return library.bound(requirement, bind)
+        case .failure(let error) where error.refused:
+            return .failure(StarlineError(.internalError, "\(requirement.name) not loaded: \(error.reason)"))
+        case .failure(let error): return .failure(requirement.cannotLoad(error.reason))
+        }
+    }
+
+    private mutating func bound<Functions>(_ requirement: Requirement, _ bind: (inout SharedLibrary) -> Functions)
+        -> Result<Functions, StarlineError>
+    {
+        let functions = bind(&self)
+        guard missing.isEmpty else {
+            let remedy = requirement.remedy.map { ": " + $0 } ?? ""
+            return .failure(StarlineError(.internalError, "\(requirement.name) lacks \(missing.joined(separator: ", "))\(remedy)"))
+        }
+        return .success(functions)
+    }
+}
+
+extension SharedLibrary.Requirement {
+    func cannotLoad(_ reason: String) -> StarlineError {
+        StarlineError(.internalError, "cannot load \(name) (install the \(package) package): \(reason)")
     }
 }
 

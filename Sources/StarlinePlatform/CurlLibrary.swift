@@ -15,14 +15,15 @@ package struct CurlLibrary: @unchecked Sendable {
     typealias Easy = UnsafeMutableRawPointer  // CURL * (`typedef void CURL`)
     typealias SList = UnsafeMutablePointer<curl_slist>
 
-    let easyInit: @convention(c) () -> Easy?
-    let easyCleanup: @convention(c) (Easy?) -> Void
-    let easyReset: @convention(c) (Easy?) -> Void
-    let easyPerform: @convention(c) (Easy?) -> CURLcode
-    let easyStrerror: @convention(c) (CURLcode) -> UnsafePointer<CChar>?
-    let slistAppend: @convention(c) (SList?, UnsafePointer<CChar>?) -> SList?
-    let slistFreeAll: @convention(c) (SList?) -> Void
-    let versionFunction: @convention(c) () -> UnsafeMutablePointer<CChar>?
+    // Typed by curl.h itself (CCurl's shim.h: `typedef __typeof__(&curl_…) starline_curl_…_f`).
+    let easyInit: starline_curl_easy_init_f
+    let easyCleanup: starline_curl_easy_cleanup_f
+    let easyReset: starline_curl_easy_reset_f
+    let easyPerform: starline_curl_easy_perform_f
+    let easyStrerror: starline_curl_easy_strerror_f
+    let slistAppend: starline_curl_slist_append_f
+    let slistFreeAll: starline_curl_slist_free_all_f
+    let versionFunction: starline_curl_version_f
     /// `curl_easy_setopt` / `curl_easy_getinfo`, only ever called through the shim's variadic wrappers.
     let setoptFunction: UnsafeMutableRawPointer
     let getinfoFunction: UnsafeMutableRawPointer
@@ -48,32 +49,30 @@ package struct CurlLibrary: @unchecked Sendable {
 
     static func load() -> Result<CurlLibrary, StarlineError> {
         // The soname of Debian's libcurl4 (OpenSSL flavour); the unversioned name exists only with the -dev package.
-        var library: SharedLibrary
-        switch SharedLibrary.open(["libcurl.so.4", "libcurl.so"]) {
-        case .success(let opened): library = opened
-        case .failure(let error):
-            return .failure(
-                StarlineError(
-                    .internalError, "cannot load libcurl (install libcurl4)",
-                    details: .object([("reason", .string(error.reason))])))
+        let loaded = SharedLibrary.load(
+            ["libcurl.so.4", "libcurl.so"], .init("libcurl", package: "libcurl4", remedy: "libcurl 7.32 or newer is needed")
+        ) {
+            library in
+            (
+                CurlLibrary(
+                    easyInit: library.function("curl_easy_init"),
+                    easyCleanup: library.function("curl_easy_cleanup"),
+                    easyReset: library.function("curl_easy_reset"),
+                    easyPerform: library.function("curl_easy_perform"),
+                    easyStrerror: library.function("curl_easy_strerror"),
+                    slistAppend: library.function("curl_slist_append"),
+                    slistFreeAll: library.function("curl_slist_free_all"),
+                    versionFunction: library.function("curl_version"),
+                    setoptFunction: library.address("curl_easy_setopt"),
+                    getinfoFunction: library.address("curl_easy_getinfo")),
+                globalInit: library.function("curl_global_init") as starline_curl_global_init_f
+            )
         }
-        func symbol<T>(_ name: String, as type: T.Type) -> T { library.function(name, as: type) }
-        func raw(_ name: String) -> UnsafeMutableRawPointer { library.address(name) }
-        let globalInit = symbol("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self)
-        let curl = CurlLibrary(
-            easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Easy?).self),
-            easyCleanup: symbol("curl_easy_cleanup", as: (@convention(c) (Easy?) -> Void).self),
-            easyReset: symbol("curl_easy_reset", as: (@convention(c) (Easy?) -> Void).self),
-            easyPerform: symbol("curl_easy_perform", as: (@convention(c) (Easy?) -> CURLcode).self),
-            easyStrerror: symbol("curl_easy_strerror", as: (@convention(c) (CURLcode) -> UnsafePointer<CChar>?).self),
-            slistAppend: symbol("curl_slist_append", as: (@convention(c) (SList?, UnsafePointer<CChar>?) -> SList?).self),
-            slistFreeAll: symbol("curl_slist_free_all", as: (@convention(c) (SList?) -> Void).self),
-            versionFunction: symbol("curl_version", as: (@convention(c) () -> UnsafeMutablePointer<CChar>?).self),
-            setoptFunction: raw("curl_easy_setopt"),
-            getinfoFunction: raw("curl_easy_getinfo"))
-        guard library.missing.isEmpty else {
-            return .failure(
-                StarlineError(.internalError, "libcurl lacks \(library.missing.joined(separator: ", ")): libcurl 7.32 or newer is needed"))
+        let curl: CurlLibrary
+        let globalInit: starline_curl_global_init_f
+        switch loaded {
+        case .success(let bound): (curl, globalInit) = bound
+        case .failure(let error): return .failure(error)
         }
         let status = globalInit(starline_curl_global_default)
         guard status == CURLE_OK else {

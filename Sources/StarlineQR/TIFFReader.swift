@@ -118,31 +118,18 @@ struct TIFFLibrary: @unchecked Sendable {
     static let shared: Result<TIFFLibrary, StarlineError> = load()
 
     static func load() -> Result<TIFFLibrary, StarlineError> {
-        var library: SharedLibrary
-        switch SharedLibrary.open(["libtiff.so.6"]) {
-        case .success(let opened): library = opened
-        case .failure(let error):
-            return .failure(StarlineError(.internalError, "libtiff cannot be loaded (install the libtiff6 package): \(error.reason)"))
+        let loaded = SharedLibrary.load(["libtiff.so.6"], .init("libtiff", package: "libtiff6")) { library in
+            (
+                TIFFLibrary(
+                    clientOpen: library.function("TIFFClientOpen"), close: library.function("TIFFClose"),
+                    readRGBAImageOriented: library.function("TIFFReadRGBAImageOriented"), getField: library.address("TIFFGetField")),
+                handlers: (library.address("TIFFSetErrorHandler"), library.address("TIFFSetWarningHandler"))
+            )
         }
-        let setErrorHandler = library.address("TIFFSetErrorHandler")
-        let setWarningHandler = library.address("TIFFSetWarningHandler")
-        let tiff = TIFFLibrary(
-            clientOpen: library.function(
-                "TIFFClientOpen",
-                as: (@convention(c) (
-                    UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?, ReadWrite, ReadWrite, Seek, Close, Size, Map,
-                    Unmap
-                ) -> OpaquePointer?).self),
-            close: library.function("TIFFClose", as: (@convention(c) (OpaquePointer?) -> Void).self),
-            readRGBAImageOriented: library.function(
-                "TIFFReadRGBAImageOriented",
-                as: (@convention(c) (OpaquePointer?, UInt32, UInt32, UnsafeMutablePointer<UInt32>?, Int32, Int32) -> Int32).self),
-            getField: library.address("TIFFGetField"))
-        guard library.missing.isEmpty else {
-            return .failure(StarlineError(.internalError, "libtiff lacks \(library.missing.joined(separator: ", "))"))
+        return loaded.map { tiff, handlers in
+            starline_tiff_install_handlers(handlers.0, handlers.1)
+            return tiff
         }
-        starline_tiff_install_handlers(setErrorHandler, setWarningHandler)
-        return .success(tiff)
     }
 
     /// libtiff's last error on this thread, or `fallback`.

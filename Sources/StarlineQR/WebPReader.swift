@@ -61,24 +61,9 @@ struct WebPLibrary: @unchecked Sendable {
     static let shared: Result<WebPLibrary, StarlineError> = load()
 
     static func load() -> Result<WebPLibrary, StarlineError> {
-        var library: SharedLibrary
-        switch SharedLibrary.open(["libwebp.so.7"]) {
-        case .success(let opened): library = opened
-        case .failure(let error):
-            return .failure(StarlineError(.internalError, "libwebp cannot be loaded (install the libwebp7 package): \(error.reason)"))
+        SharedLibrary.load(["libwebp.so.7"], .init("libwebp", package: "libwebp7")) { library in
+            WebPLibrary(getFeatures: library.function("WebPGetFeaturesInternal"), decodeRGBAInto: library.function("WebPDecodeRGBAInto"))
         }
-        let webp = WebPLibrary(
-            getFeatures: library.function(
-                "WebPGetFeaturesInternal", as: (@convention(c) (UnsafePointer<UInt8>?, UInt, UnsafeMutableRawPointer?, Int32) -> Int32).self
-            ),
-            decodeRGBAInto: library.function(
-                "WebPDecodeRGBAInto",
-                as: (@convention(c) (UnsafePointer<UInt8>?, UInt, UnsafeMutablePointer<UInt8>?, UInt, Int32) -> UnsafeMutablePointer<UInt8>?)
-                    .self))
-        guard library.missing.isEmpty else {
-            return .failure(StarlineError(.internalError, "libwebp lacks \(library.missing.joined(separator: ", "))"))
-        }
-        return .success(webp)
     }
 
     static func statusText(_ status: Int32) -> String {

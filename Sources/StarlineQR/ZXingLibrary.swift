@@ -24,7 +24,7 @@ package struct ZXingLibrary: @unchecked Sendable {
     let orientation: @convention(c) (Results?, Int32) -> Int32
     let free: @convention(c) (Results?) -> Void
     /// The ZXing-C++ version the shim was built against.
-    package let version: String
+    package private(set) var version: String
     /// Where the shim was loaded from.
     package let path: String
 
@@ -74,31 +74,25 @@ package struct ZXingLibrary: @unchecked Sendable {
         }
         // A library decides what code runs: SharedLibrary.open(path:) loads it from the descriptor it checked
         // (FileTrust.trustDeciding: regular, owned by root or by us, writable by nobody else).
-        var library: SharedLibrary
-        switch SharedLibrary.open(path: path) {
-        case .success(let opened): library = opened
-        case .failure(let error) where error.refused:
-            return .failure(StarlineError(.internalError, "not loaded: \(error.reason)"))
-        case .failure(let error):
-            return .failure(StarlineError(.internalError, "cannot load \(path) (install the libzxing2 package): \(error.reason)"))
+        let requirement = SharedLibrary.Requirement(
+            "ZXing-C++ shim \(path)", package: "libzxing2", remedy: "rebuild it with this sl-qr (scripts/build-zxing)")
+        let loaded = SharedLibrary.load(path: path, requirement) { library in
+            (
+                ZXingLibrary(
+                    read: library.function("starline_zxing_read"), count: library.function("starline_zxing_count"),
+                    bytes: library.function("starline_zxing_bytes"), corners: library.function("starline_zxing_corners"),
+                    orientation: library.function("starline_zxing_orientation"), free: library.function("starline_zxing_free"),
+                    version: "?",
+                    path: path),
+                versionFunction: library.function("starline_zxing_version") as @convention(c) () -> UnsafePointer<CChar>?
+            )
         }
-        func symbol<T>(_ name: String, as type: T.Type) -> T { library.function(name, as: type) }
-        let versionFunction = symbol("starline_zxing_version", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
-        let zxing = ZXingLibrary(
-            read: symbol("starline_zxing_read", as: (@convention(c) (UnsafePointer<UInt8>?, Int32, Int32) -> Results?).self),
-            count: symbol("starline_zxing_count", as: (@convention(c) (Results?) -> Int32).self),
-            bytes: symbol(
-                "starline_zxing_bytes", as: (@convention(c) (Results?, Int32, UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?).self),
-            corners: symbol("starline_zxing_corners", as: (@convention(c) (Results?, Int32, UnsafeMutablePointer<Int32>?) -> Void).self),
-            orientation: symbol("starline_zxing_orientation", as: (@convention(c) (Results?, Int32) -> Int32).self),
-            free: symbol("starline_zxing_free", as: (@convention(c) (Results?) -> Void).self),
-            version: library.missing.isEmpty ? versionFunction().map { String(cString: $0) } ?? "?" : "?",
-            path: path)
-        guard library.missing.isEmpty else {
-            return .failure(
-                StarlineError(.internalError, "\(path) lacks \(library.missing.joined(separator: ", ")): rebuild it with this sl-qr"))
+        // The version is asked for only once every function is there (a stub is never called).
+        return loaded.map { zxing, versionFunction in
+            var zxing = zxing
+            zxing.version = versionFunction().map { String(cString: $0) } ?? "?"
+            return zxing
         }
-        return .success(zxing)
     }
 
     /// The QR symbols ZXing-C++ finds in `image`, corners in its coordinates; empty when none (or when ZXing
