@@ -101,7 +101,7 @@ enum DecodeCommand: Command {
         var classifier: PayloadClassifier
         var raw: Bool
         var quiet: Bool
-        var limits: Limits
+        var limits: QRBatchDecoder.Limits
         var list: ListOptions
     }
 
@@ -117,16 +117,6 @@ enum DecodeCommand: Command {
         return row
     }
 
-    /// The bounds on one run's reads and work (hostile images never cost unbounded memory or time), all
-    /// from typed options.
-    struct Limits: Sendable {
-        var maxFileBytes: Int
-        var maxPixels: Int
-        var pixelBudget: Int
-        /// Seconds.
-        var imageTimeout: Double
-    }
-
     static func options(_ arguments: ParsedArguments) throws -> Options {
         let files = arguments.positionals
         if files.filter({ $0 == "-" }).count > 1 { throw StarlineError(.usage, "standard input (-) can be read only once") }
@@ -136,7 +126,7 @@ enum DecodeCommand: Command {
             classifier: PayloadClassifier(
                 chatBase: try arguments[StandardOptions.chatBase], showSecrets: try arguments[StandardOptions.showSecrets]),
             raw: try arguments[raw], quiet: try arguments[quiet],
-            limits: Limits(
+            limits: QRBatchDecoder.Limits(
                 maxFileBytes: try arguments[maxFileSize] << 20, maxPixels: try arguments[maxPixels] * 1_000_000,
                 pixelBudget: try arguments[pixelBudget] * 1_000_000, imageTimeout: Double(try arguments[imageTimeout]) / 1000),
             list: try listOptions(arguments))
@@ -149,30 +139,6 @@ enum DecodeCommand: Command {
             throw StarlineError(.usage, "--raw prints only the payloads: it cannot be combined with -o/--output or --fields")
         }
         return list
-    }
-
-    struct FileOutcome: Sendable {
-        var records: [JSON]
-        /// Each symbol's kind and what `--raw` prints of it (its bytes, or its redacted text).
-        var payloads: [(kind: PayloadKind, bytes: [UInt8])] = []
-        var found: Bool
-        var error: StarlineError?
-        var unexpectedKinds: [String]
-
-        /// A file that could not be decoded: `{"file","error":{…}}`.
-        /// The record names the file once, in "file": its error's message and details do not repeat it.
-        static func failed(_ file: String, _ failure: StarlineError) -> FileOutcome {
-            var shown = failure
-            let prefix = file + ": "
-            if shown.message.hasPrefix(prefix) { shown.message = String(shown.message.dropFirst(prefix.count)) }
-            if let members = shown.details?.objectValue {
-                let rest = members.filter { $0.0 != "file" }
-                shown.details = rest.isEmpty ? nil : .object(rest)
-            }
-            return FileOutcome(
-                records: [.object([("file", .string(file)), ("error", shown.json["error"] ?? .null)])], found: false,
-                error: failure, unexpectedKinds: [])
-        }
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
@@ -191,37 +157,11 @@ enum DecodeCommand: Command {
                 return bytes
             }
         }
-        let standardInput = stdin
-        let budget = PixelBudget(total: limits.pixelBudget)
+        let decoder = QRBatchDecoder(
+            classifier: classifier, expect: expect, limits: limits, jobs: options.jobs,
+            isolation: IsolatedScan.available ? IsolatedScan.isolation : nil)
         let progress = DecodeProgress(total: files.count, output: output, quiet: options.quiet)
-        func decode(_ file: String, _ scanner: QRScanner) -> FileOutcome {
-            let outcome = decodeFile(
-                file, stdin: standardInput, scanner: scanner, classifier: classifier, expect: expect, limits: limits,
-                budget: budget, progress: progress)
-            progress.finished(file, found: outcome.found)
-            return outcome
-        }
-
-        var outcomes = [FileOutcome?](repeating: nil, count: files.count)
-        _ = try ZBarLibrary.shared.get()  // fail once, up front, if libzbar is missing
-        if options.jobs <= 1 {
-            let scanner = try QRScanner()
-            for (i, file) in files.enumerated() { outcomes[i] = decode(file, scanner) }
-        } else {
-            // Workers take the next file from a shared counter; each owns its zbar scanner (not thread-safe).
-            let next = Atomic<Int>(0)
-            let results = Locked<[FileOutcome?]>(outcomes)
-            WorkerThreads.run(count: options.jobs) { _ in
-                guard let scanner = try? QRScanner() else { return }  // cannot fail: the library is loaded
-                while true {
-                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard i < files.count else { return }
-                    let outcome = decode(files[i], scanner)
-                    results.withLock { $0[i] = outcome }
-                }
-            }
-            outcomes = results.withLock { $0 }
-        }
+        let outcomes = try decoder.decode(files, stdin: stdin, progress: progress)
 
         var found = 0, failed = 0
         // As every list: JSON Lines piped, a table on a terminal, one indented array with --pretty, or -o.
@@ -231,7 +171,7 @@ enum DecodeCommand: Command {
         var firstError: StarlineError?
         /// A file failed for another reason than having no symbol (it could not be read).
         var unreadable = false
-        for outcome in outcomes.compactMap({ $0 }) {
+        for outcome in outcomes {
             // With --expect, stdout carries only records of that kind, so `| jq -r .url` sees no others.
             if options.raw {
                 for payload in outcome.payloads where expect == nil || payload.kind == expect {
@@ -276,76 +216,11 @@ enum DecodeCommand: Command {
             .partial, "\(failed) of \(files.count) files gave no QR code",
             details: .object([("files", .int(files.count)), ("failed", .int(failed))]))
     }
-
-    static func decodeFile(
-        _ file: String, stdin: Result<[UInt8], any Error>?, scanner: QRScanner, classifier: PayloadClassifier, expect: PayloadKind?,
-        limits: Limits, budget: PixelBudget, progress: DecodeProgress? = nil
-    ) -> FileOutcome {
-        let image: GrayImage
-        // The image's pixels come out of the shared budget from its header on, and go back once it is scanned.
-        let reservation = PixelBudget.Reservation(budget)
-        defer { reservation.release() }
-        do {
-            image =
-                file == "-"
-                ? try ImageLoader.load(
-                    bytes: try (stdin ?? .success([])).get(), name: "-", maxPixels: limits.maxPixels, reservation: reservation)
-                : try ImageLoader.load(path: file, maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes, reservation: reservation)
-        } catch {
-            return .failed(file, (error as? StarlineError) ?? StarlineError(.unreadableImage, "\(file): \(error)"))
-        }
-        let start = QRScanner.now()
-        let result: ScanResult
-        if image.pixelCount > IsolatedScan.threshold, IsolatedScan.available {
-            // A large image: a helper process, killed at the deadline (a zbar pass cannot be interrupted).
-            // With --image-timeout 0 only the image as it is is tried, within the default deadline.
-            let attempts = limits.imageTimeout > 0 ? QRScanner.Attempt.allCases : [.original]
-            let bound = limits.imageTimeout > 0 ? limits.imageTimeout : Double(defaultImageTimeout) / 1000
-            do {
-                var isolated = try IsolatedScan.scan(image, attempts: attempts, deadline: start + bound)
-                if limits.imageTimeout == 0 { isolated.timedOut = true }
-                result = isolated
-            } catch {
-                return .failed(file, (error as? StarlineError) ?? StarlineError(.internalError, "\(error)"))
-            }
-        } else {
-            result = scanner.scan(image, deadline: start + limits.imageTimeout) { attempt in
-                progress?.retrying(file, attempt, after: QRScanner.now() - start)
-            }
-        }
-        guard !result.symbols.isEmpty else {
-            let record: [(String, JSON)] =
-                [("file", .string(file)), ("found", .int(0))] + (result.timedOut ? [("timedOut", .bool(true))] : [])
-            return FileOutcome(
-                records: [.object(record)], found: false,
-                error: StarlineError(.noSymbol, "no QR code found in \(file)"), unexpectedKinds: [])
-        }
-        var records: [JSON] = []
-        var payloads: [(kind: PayloadKind, bytes: [UInt8])] = []
-        var unexpected: [String] = []
-        for (index, symbol) in result.symbols.enumerated() {
-            let payload = classifier.classify(symbol.bytes)
-            // --raw prints the text in UTF-8 as zbarimg --raw does (a Shift_JIS payload as the characters it
-            // holds, a redacted code redacted), and binary payloads as they are.
-            payloads.append((payload.kind, payload.text.map { Array($0.utf8) } ?? symbol.bytes))
-            if let expect, payload.kind != expect { unexpected.append(payload.kind.rawValue) }
-            var fields: [(String, JSON)] = [
-                ("file", .string(file)), ("index", .int(index)), ("kind", .string(payload.kind.rawValue)),
-                ("text", .optional(payload.text)), ("charset", .optional(payload.charset?.rawValue))
-            ]
-            if payload.includesBytes { fields.append(("bytesBase64", .string(Base64.encode(symbol.bytes)))) }
-            fields.append(("corners", .array(symbol.corners.map { .array([.int($0.x), .int($0.y)]) })))
-            fields.append(("attempt", .string(result.attempt)))
-            fields += payload.fields
-            records.append(.object(fields))
-        }
-        return FileOutcome(records: records, payloads: payloads, found: true, error: nil, unexpectedKinds: unexpected)
-    }
 }
 
 /// "decoded 3 of 10 files" on stderr while a long run goes on: only on a terminal or with --progress
 /// (Output decides), at most four lines a second, and always the last one.
-final class DecodeProgress: Sendable {
+final class DecodeProgress: QRBatchDecoder.Progress {
     let total: Int
     let output: Output
     /// Progress lines at all: on a terminal or with --progress, and not with -q.

@@ -20,6 +20,11 @@ enum IsolatedScan {
     /// Set by `QRTool.main`: this process is sl-qr, so it can be its own helper. A tool run in-process (tests)
     /// scans in-process.
     nonisolated(unsafe) static var available = false
+    /// The helper as the batch decoder's isolation: images above `threshold` pixels, `--image-timeout 0` bounded by
+    /// the default timeout.
+    static let isolation = QRBatchDecoder.Isolation(
+        threshold: threshold, defaultDeadline: Double(DecodeCommand.defaultImageTimeout) / 1000,
+        scan: { image, attempts, deadline in try scan(image, attempts: attempts, deadline: deadline) })
 
     /// The attempts on `image` in a helper; at `deadline` (QRScanner.now() seconds) the helper is killed
     /// and the result says `timedOut`.
