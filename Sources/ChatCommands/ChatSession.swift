@@ -37,12 +37,8 @@ struct ReadOptions: Sendable {
         list = try ListOptions(arguments)
     }
 
-    /// True when data fetched at `at` may be served from the cache now.
-    func isFresh(_ at: Int64?, now: Int64) -> Bool {
-        if offline { return true }
-        guard let at, maxAge > 0 else { return false }
-        return now - at <= maxAge && now >= at
-    }
+    /// When the cache may answer (ChatReader's policy).
+    var freshness: ChatReader.Freshness { ChatReader.Freshness(offline: offline, maxAge: maxAge) }
 }
 
 /// Everything a chat command runs with: the session of app `workbench` from the session store (or
@@ -60,6 +56,8 @@ struct ChatSession {
     let api: ChatAPI
     let store: ChatStore
     let sameAccount: @Sendable () -> Bool
+    /// The reads, with S14/S15 around their requests (StarlineChat).
+    let reader: ChatReader
 
     static func open(_ options: ChatOptions, _ context: CommandContext, network: Bool = true, parallel: Int = 2) async throws -> ChatSession
     {
@@ -88,29 +86,16 @@ struct ChatSession {
         let api = ChatAPI(
             base: options.chat, token: credentials.token, transport: factory.transport(maxConnections: parallel),
             timeout: Double(options.platform.timeout), clock: factory.clock)
+        let sameAccount = client.sameAccountCheck(credentials)
+        let accountGuard = ChatReader.AccountGuard(
+            sameAccount: sameAccount, sessionEnded: { [client, credentials] in client.runSessionEnded(credentials, reason: $0) })
         return ChatSession(
             factory: factory, client: client, credentials: credentials, account: account, api: api, store: store,
-            sameAccount: client.sameAccountCheck(credentials))
+            sameAccount: sameAccount, reader: ChatReader(api: api, store: store, account: account, accountGuard: accountGuard))
     }
 
-    /// Runs `body` (requests and what follows them) with S14 and S15: SESSION_CHANGED when the stored account
-    /// changed meanwhile; a session-ending answer clears the stored session only if it is still this one.
-    func guarded<T>(_ body: () throws -> T) throws -> T {
-        do {
-            let result = try body()
-            try checkSameAccount()
-            return result
-        } catch let error as StarlineError where error.exitStatus == .sessionEnded {
-            try checkSameAccount()
-            throw client.runSessionEnded(credentials, reason: error)
-        }
-    }
-
-    func checkSameAccount() throws {
-        guard sameAccount() else {
-            throw StarlineError(.sessionChanged, "the stored account changed while the request was in flight; its result was discarded")
-        }
-    }
+    /// Runs `body` (requests and what follows them) with S14 and S15 (ChatReader.AccountGuard).
+    func guarded<T>(_ body: () throws -> T) throws -> T { try reader.accountGuard.run(body) }
 
     /// An error that stopped a run, with S15 applied.
     func ended(_ error: StarlineError) -> StarlineError {

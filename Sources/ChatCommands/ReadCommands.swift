@@ -19,19 +19,7 @@ enum ConversationList {
     }
 
     static func load(_ session: ChatSession, _ read: ReadOptions, now: Int64) throws -> (conversations: [JSON], source: ReadSource) {
-        let cached = try session.store.conversations(account: session.account)
-        if read.isFresh(cached.fetchedAt, now: now) {
-            guard cached.fetchedAt != nil else {
-                throw StarlineError(
-                    .noResult,
-                    "nothing is cached for \(session.account.userId) at \(session.account.chatBase) yet; run sl-chat conversations (or sync) once online"
-                )
-            }
-            return (cached.conversations, ReadSource(.cache, freshAsOf: cached.fetchedAt))
-        }
-        let conversations = try session.guarded { try session.api.conversations() }
-        try session.store.storeConversations(conversations, account: session.account, now: now)
-        return (conversations, ReadSource(.server, freshAsOf: now))
+        try session.reader.conversations(read.freshness, now: now)
     }
 }
 
@@ -138,39 +126,11 @@ enum HistoryCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context, network: !options.read.offline)
-        let now = context.io.now().seconds
-        let synced = try session.store.syncState(account: session.account).syncedAt
-        if options.read.isFresh(synced, now: now),
-            let cached = try session.store.cachedHistory(options.page, account: session.account, conversation: options.conversation)
-        {
-            let source = ReadSource(.cache, freshAsOf: synced)
-            RecordList.print(
-                cached.map { source.annotate($0.json) }, context.output, options.read.list, columns: HistoryCommand.columns)
-            return .ok
-        }
-        if options.read.offline {
-            throw StarlineError(
-                .noResult, "this page of \(options.conversation) is not in the cache (run sl-chat sync or history once online)")
-        }
-        let page = options.page
-        let messages = try session.guarded {
-            try session.api.messages(conversation: options.conversation, before: page.before, after: page.after, limit: page.limit)
-        }
-        // W8: the answer is for the conversation asked for, or it is not stored.
-        guard messages.allSatisfy({ $0.conversationId == options.conversation }) else {
-            throw ChatAPIError.wrongConversation(options.conversation)
-        }
-        try session.store.storeHistory(messages, page: page, account: session.account, conversation: options.conversation, now: now)
-        let source = ReadSource(.server, freshAsOf: now)
+        let (messages, source) = try session.reader.history(
+            options.conversation, page: options.page, options.read.freshness, now: context.io.now().seconds)
         RecordList.print(
             messages.map { source.annotate($0.json) }, context.output, options.read.list, columns: HistoryCommand.columns)
         return .ok
-    }
-}
-
-enum ChatAPIError {
-    static func wrongConversation(_ conversation: String) -> StarlineError {
-        StarlineError(.data, "the server answered with messages of another conversation than \(conversation); nothing was stored")
     }
 }
 

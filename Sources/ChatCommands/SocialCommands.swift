@@ -21,16 +21,7 @@ enum FriendsCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context, network: !options.offline)
-        let now = context.io.now().seconds
-        if options.offline {
-            let source = ReadSource(.cache, freshAsOf: nil)
-            RecordList.print(
-                try session.store.friends(account: session.account).map(source.annotate), context.output, options.list, columns: columns)
-            return .ok
-        }
-        let friends = try session.guarded { try session.api.friends() }
-        try session.store.storeFriends(friends, account: session.account)
-        let source = ReadSource(.server, freshAsOf: now)
+        let (friends, source) = try session.reader.friends(offline: options.offline, now: context.io.now().seconds)
         RecordList.print(friends.map(source.annotate), context.output, options.list, columns: columns)
         return .ok
     }
@@ -177,10 +168,7 @@ enum MomentsListCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context)
-        let moments = try session.guarded { try session.api.moments(before: options.before, limit: options.limit) }
-        let now = context.io.now().seconds
-        try session.store.storeMoments(moments, account: session.account, now: now)
-        let source = ReadSource(.server, freshAsOf: now)
+        let (moments, source) = try session.reader.moments(before: options.before, limit: options.limit, now: context.io.now().seconds)
         RecordList.print(
             moments.map(source.annotate), context.output, options.list, columns: ["createdAt", "authorId", "text"])
         return .ok
