@@ -5,37 +5,6 @@ import StarlineCore
 import StarlineCrypto
 import StarlineMemory
 
-/// The share code of an export: 24 Crockford base32 characters (120 random bits) in groups of four. It is the
-/// age passphrase, so `age -d` opens the file with it.
-enum ShareCode {
-    static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
-
-    static func generate() -> String {
-        var bits = Sodium.randomBytes(15)
-        defer { Sodium.wipe(&bits) }
-        var characters: [Character] = []
-        for i in 0..<24 {
-            let bit = i * 5
-            let word = (UInt16(bits[bit / 8]) << 8) | UInt16(bit / 8 + 1 < bits.count ? bits[bit / 8 + 1] : 0)
-            characters.append(alphabet[Int((word >> (11 - UInt16(bit % 8))) & 0x1F)])
-            if i % 4 == 3 && i < 23 { characters.append("-") }
-        }
-        return String(characters)
-    }
-
-    /// What a person typed: spaces dropped, upper case, the dashes put back into a bare 24-character code.
-    static func normalize(_ text: String) -> String {
-        let compact = text.uppercased().filter { !$0.isWhitespace }
-        guard !compact.contains("-"), compact.count == 24 else { return compact }
-        var out = ""
-        for (i, c) in compact.enumerated() {
-            if i > 0 && i % 4 == 0 { out.append("-") }
-            out.append(c)
-        }
-        return out
-    }
-}
-
 /// `sl-memory export -o FILE`.
 enum ExportCommand: Command {
     static let output = Option<String?>.string(
@@ -74,27 +43,9 @@ enum ExportCommand: Command {
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
-        let code = ShareCode.generate()
-        let passphrase = SecretBytes(copying: Array(code.utf8))
-        let verify: ((String, MemoryExportPackage.Summary) throws -> Void)? =
-            !options.verify
-            ? nil
-            : { partial, summary in
-                let file = try ExportFile.open(partial)
-                let checked = try MemoryExportPackage.check { try file.decrypt(AgeDecryptor(passphrase: passphrase), to: $0) }
-                guard checked == summary else {
-                    throw StarlineError(
-                        .data, "the written export does not hold what was exported (\(checked.notes) of \(summary.notes) notes)")
-                }
-            }
-        let summary = try CompletedFile.write(to: options.output, check: verify) { fd in
-            let encryptor = try AgeEncryptor(
-                passphrase: passphrase, workFactor: AgeEncryptor.defaultWorkFactor,
-                armored: options.armor, output: .fileDescriptor(fd, name: options.output))
-            let summary = try MemoryExportPackage.write(vault, exportedAt: context.io.now()) { try encryptor.write($0) }
-            try encryptor.finish()
-            return summary
-        }
+        let export = try MemoryTransfer.export(
+            vault, to: options.output, armored: options.armor, verify: options.verify, exportedAt: context.io.now())
+        let (summary, code) = (export.summary, export.shareCode)
         // What a person must act on goes to stderr, TTY or not (README, Conventions) — or where they said.
         if let fd = options.shareCodeFD {
             guard Array((code + "\n").utf8).withUnsafeBytes({ FileBytes.write(fd: Int32(fd), $0) }) else {
@@ -111,42 +62,6 @@ enum ExportCommand: Command {
         if options.showSecrets { result.append(("shareCode", .string(code))) }
         context.output.emit(.object(result))
         return .ok
-    }
-}
-
-/// An export to read, opened once: every pass reads this descriptor from its start, so a file put in place of
-/// the path meanwhile (whoever can write its directory can rename one over it) is never read. Symbolic links
-/// are followed — an export linked from ~/Downloads is as good as the file — because nothing here trusts the
-/// file: every byte of it is authenticated by the share code, and the import commits only after its last one.
-/// Only a regular file: it is read twice (checked whole, then imported), which a pipe or device cannot be.
-final class ExportFile {
-    let fd: Int32
-    let path: String
-
-    private init(fd: Int32, path: String) {
-        self.fd = fd
-        self.path = path
-    }
-
-    deinit { close(fd) }
-
-    /// O_NONBLOCK: a FIFO at the path is refused at once instead of waiting for a writer at open.
-    static func open(_ path: String) throws -> ExportFile {
-        let (fd, info) = try InputFile.openExamined(path, failure: "cannot read \(path)")
-        let file = ExportFile(fd: fd, path: path)
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw StarlineError(
-                .usage, "\(path) is not a regular file: an export is read twice (checked whole, then imported), so it must be a file",
-                details: .object([("path", .string(path))]))
-        }
-        InputFile.makeBlocking(fd)
-        return file
-    }
-
-    /// Decrypts the whole file, from its first byte, into `writer`.
-    func decrypt(_ decryptor: AgeDecryptor, to writer: AgeWriter) throws {
-        guard lseek(fd, 0, SEEK_SET) == 0 else { throw FileBytes.posixError("cannot read \(path)", path: path) }
-        try decryptor.decrypt(from: .fileDescriptor(fd, name: path), to: writer)
     }
 }
 
@@ -195,31 +110,22 @@ enum ImportCommand: Command {
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let file = try ExportFile.open(options.file)
-        let typed = try shareCode(options, context)
-        // As typed first (an age -p passphrase is any text); then as a share code is written (upper case, dashes).
-        var decryptor = AgeDecryptor(passphrase: SecretBytes(copying: Array(typed.utf8)), maximumWorkFactor: options.maxWorkFactor)
         // Pass 1: everything checked, nothing written.
-        let checked: MemoryExportPackage.Summary
-        do {
-            checked = try MemoryExportPackage.check(listingTitles: options.dryRun) { try file.decrypt(decryptor, to: $0) }
-        } catch let error as StarlineError where error.code == .ageWrongPassphrase && ShareCode.normalize(typed) != typed {
-            decryptor = AgeDecryptor(
-                passphrase: SecretBytes(copying: Array(ShareCode.normalize(typed).utf8)), maximumWorkFactor: options.maxWorkFactor)
-            checked = try MemoryExportPackage.check(listingTitles: options.dryRun) { try file.decrypt(decryptor, to: $0) }
-        }
+        let checked = try MemoryTransfer.check(
+            file, shareCode: try shareCode(options, context), maximumWorkFactor: options.maxWorkFactor, listingTitles: options.dryRun)
         if options.dryRun {
             context.output.emit(
                 .object([
                     ("file", .string(options.file)), ("dryRun", .bool(true)),
-                    ("wouldImport", .object([("notes", .int(checked.notes)), ("attachments", .int(checked.attachments))])),
-                    ("notes", .array(checked.titles.map(JSON.string))),
-                    ("notesNotListed", .int(checked.notes - checked.titles.count))
+                    ("wouldImport", .object([("notes", .int(checked.summary.notes)), ("attachments", .int(checked.summary.attachments))])),
+                    ("notes", .array(checked.summary.titles.map(JSON.string))),
+                    ("notesNotListed", .int(checked.summary.notes - checked.summary.titles.count))
                 ]))
             return .ok
         }
         let vault = try VaultAccess.open(options.memory, context)
         // Pass 2, from the same descriptor, in one transaction that commits only if it reads what pass 1 checked.
-        let summary = try MemoryExportPackage.importPackage(into: vault, expecting: checked) { try file.decrypt(decryptor, to: $0) }
+        let summary = try MemoryTransfer.importChecked(file, checked, into: vault)
         context.output.emit(
             .object([
                 ("file", .string(options.file)),

@@ -8,10 +8,10 @@ import StarlineCore
 /// failure removes the partial file; PATH is never left half-written. A PATH that is not a regular file (a
 /// device such as /dev/null, a FIFO, /dev/stdout: `OutputTarget`) is written in place instead, as a redirection
 /// would; a check, which needs the written file, is then refused.
-enum CompletedFile {
+public enum CompletedFile {
     /// `body` writes to the descriptor; `check` gets the synced, closed partial file's path and what `body`
     /// returned, before the rename.
-    static func write<T>(
+    public static func write<T>(
         to path: String, check: ((_ partialPath: String, _ written: T) throws -> Void)? = nil,
         _ body: (_ fd: Int32) throws -> T
     ) throws -> T {
