@@ -67,3 +67,40 @@ extension StarlightClient {
         }
     }
 }
+
+extension StarlightClient {
+    /// S15: clear the stored session only if it is still the one the failed request used.
+    func compareAndClear(_ store: SessionStore, sessionId: String, reason: StarlineError) -> RestoreOutcome {
+        do {
+            let cleared: Bool = try store.withState { state in
+                guard let current = try state.candidate(), current.sessionId == sessionId else { return false }
+                do {
+                    try state.deleteCandidate()
+                } catch {
+                    try? state.setRevocationMarker(sessionId: sessionId)
+                    throw error
+                }
+                state.bumpGenerationQuietly()
+                return true
+            }
+            if cleared, session?.sessionId == sessionId || session == nil { publish(nil) }
+            if !cleared {
+                return RestoreOutcome(
+                    state: .noResult, reason: "superseded",
+                    error: StarlineError(
+                        .sessionChanged, "the session was rejected (\(reason.code.rawValue)) but a newer one is stored now; it was kept"))
+            }
+            return RestoreOutcome(state: .cleared, reason: reason.code.rawValue, error: reason)
+        } catch {
+            let failure = Self.starline(error)
+            _ = reportStorageError(failure)
+            if session?.sessionId == sessionId { publish(nil) }
+            return RestoreOutcome(
+                state: .cleared, reason: reason.code.rawValue,
+                error: StarlineError(
+                    .storage,
+                    "the session ended (\(reason.code.rawValue)) but the stored copy could not be deleted: \(failure.message); run sl-login clear",
+                    details: .object([("serverCode", .string(reason.code.rawValue))])))
+        }
+    }
+}

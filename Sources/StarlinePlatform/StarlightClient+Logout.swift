@@ -239,3 +239,51 @@ private struct LogoutRevocation {
     /// Why the last revocation attempt failed.
     var lastFailure: StarlineError?
 }
+
+// MARK: - Pending revocations (S12)
+
+extension StarlightClient {
+    /// Best-effort: revoke tokens an earlier offline logout could not; never changes the caller's result.
+    /// How long best-effort work (revoking tokens an offline logout left behind) may take in all, so it never
+    /// delays a command's own answer by more: each attempt gets what is left, with no retries, and what does not
+    /// fit waits for a later run. (Before: 4 pending tokens against an unreachable server cost every sl-restore
+    /// 26 s with --timeout 2.)
+    public static let bestEffortBudget: Double = 2
+
+    /// `sl-login logout`, asked explicitly, passes a budget that lets every token have its full attempts.
+    /// Returns the last revocation that failed (nil: none failed, or there was nothing to do).
+    @discardableResult
+    public func retryPendingRevocations(budget: Double = StarlightClient.bestEffortBudget, retries: Int = 0) async -> StarlineError? {
+        guard let store else { return nil }
+        guard let pending = try? store.withState({ try $0.pendingRevocations() }), !pending.isEmpty else { return nil }
+        var lastFailure: StarlineError?
+        let deadline = MonotonicClock.nanoseconds() + UInt64(min(max(0, budget), 86_400) * 1_000_000_000)
+        var revokedAny = false
+        // The last token revoked may leave the keyring key unused (a logged-out store).
+        defer { if revokedAny, let failure = store.releaseUnusedKeyringItems() { onError?(failure) } }
+        for item in pending {
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { return lastFailure }
+            let remaining = min(Double(deadline - now) / 1_000_000_000, configuration.timeout)
+            // The run's transport, each request bounded by what is left of the budget.
+            var api = platform
+            api.retries = retries
+            api.requestTimeout = max(0.05, remaining)
+            do {
+                try await api.revoke(token: item.accessToken)
+                _ = try? store.withState { try $0.removePendingRevocation(id: item.id) }
+                revokedAny = true
+            } catch {
+                let failure = Self.starline(error)
+                lastFailure = failure
+                let attempts = item.attempts == .max ? item.attempts : item.attempts + 1
+                _ = try? store.withState { try $0.updatePendingRevocation(id: item.id, attempts: attempts, lastError: failure.message) }
+            }
+        }
+        return lastFailure
+    }
+
+    public func pendingRevocationCount() -> Int {
+        (try? store?.withState { try $0.pendingRevocations().count }) ?? 0
+    }
+}
