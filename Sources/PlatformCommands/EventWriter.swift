@@ -6,6 +6,8 @@ import StarlinePlatform
 
 /// `--events FILE|-`: one JSON line per event, appended (O_APPEND, so concurrent runs interleave whole lines).
 final class EventWriter: @unchecked Sendable {
+    // @unchecked: both properties are set once in init; each event is one write(2) to an O_APPEND descriptor
+    // (whole lines whatever the thread), or goes through `Output`, which serialises its own writes.
     private let fd: Int32
     private let output: Output?
 

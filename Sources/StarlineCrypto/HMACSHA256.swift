@@ -8,6 +8,8 @@ import StarlineCore
 /// arrives in pieces. The state holds the key-derived pads, so it lives in `sodium_malloc` memory and is
 /// zeroed when freed. Noncopyable for the reason `SecretStreamEncryptor` is: one state, one owner.
 public struct HMACSHA256: ~Copyable, @unchecked Sendable {
+    // @unchecked: the state is uniquely owned (noncopyable) and `update`/`finalize` need exclusive access, so
+    // moving it to another thread moves the only handle to it.
     /// The tag length: 32 bytes.
     public static var tagBytes: Int { crypto_auth_hmacsha256_bytes() }
 

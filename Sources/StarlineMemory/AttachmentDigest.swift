@@ -39,6 +39,8 @@ enum AttachmentDigest: UInt8, Sendable {
 /// (`BlockPipeline`'s inspector thread, or the thread that reads); the caller finalizes it once all blocks
 /// went through.
 final class AttachmentHasher: @unchecked Sendable {
+    // @unchecked: its streams are mutated by one stage only (the pipeline's inspector thread, or the reading
+    // thread when there is none) and finalized after that stage has finished, so never by two threads at once.
     let digest: AttachmentDigest
     private var blake2b: GenericHashStream?
     private var sha256: SHA256Stream?
