@@ -40,24 +40,16 @@ final class ResultReporter: Sendable {
     /// are not journaled again. Returns the journal's write error, which stops the run.
     func write(_ report: BulkRevocation.Report) -> StarlineError? {
         if report.kind == .planned { return plan(report) }
-        var fields: [(String, JSON)] = [
-            ("line", .int(report.line)), ("id", .optional(report.target?.id)), ("user", .optional(report.target?.user)),
-            ("status", .string(report.status.rawValue)), ("attempts", .int(report.attempts))
-        ]
-        if let error = report.error {
-            var described: [(String, JSON)] = [("code", .string(error.code.rawValue)), ("message", .string(error.message))]
-            if let server = error.details?["serverCode"] { described.append(("serverCode", server)) }
-            fields.append(("error", .object(described)))
-        }
-        if report.kind == .fromJournal { fields.append(("fromJournal", .bool(true))) }
-        let record = JSON.object(fields)
+        var entry = BulkJournalEntry(
+            line: report.line, id: report.target?.id, user: report.target?.user, status: report.status, attempts: report.attempts,
+            error: report.error.map(BulkJournalEntry.Failure.init), fromJournal: report.kind == .fromJournal)
+        let record = entry.json
         return state.withLock { s -> StarlineError? in
             guard !s.finished else { return nil }
             var failure: StarlineError?
             if report.kind != .fromJournal, let journal, s.failure == nil {
-                var entry = record
-                entry.set("at", .string(Timestamp.rfc3339String(now().seconds)))
-                failure = journal.record(entry)
+                entry.at = now().seconds
+                failure = journal.record(entry.json)
                 if let failure { s.failure = failure }
             }
             output.emitLine(record)
@@ -71,9 +63,7 @@ final class ResultReporter: Sendable {
     /// A planned item: a journal record only (`{"planned":{"line","id","user"}}`), written as the input is read.
     private func plan(_ report: BulkRevocation.Report) -> StarlineError? {
         guard let journal, let target = report.target else { return nil }
-        let record = JSON.object([
-            ("planned", .object([("line", .int(report.line)), ("id", .string(target.id)), ("user", .optional(target.user))]))
-        ])
+        let record = BulkJournalPlan(line: report.line, target: target).json
         return state.withLock { s -> StarlineError? in
             guard !s.finished, s.failure == nil else { return s.failure }
             let failure = journal.record(record)

@@ -58,34 +58,15 @@ final class RevokeRun {
                     ])
                 },
                 checkHeader: { header in
-                    reason = try Self.matchHeader(
-                        header, path: path, api: api, caller: caller, shard: options.shard, reason: options.reason)
+                    reason = try BulkJournalHeader(header).resumed(
+                        by: BulkJournalHeader(api: api, caller: caller, shard: options.shard?.description, reason: options.reason),
+                        journal: path, reasonGiven: options.reason != nil)
                 },
                 finished: { id, user, status in
                     try index.finished(id: id, user: user, status: status)
                 })
         }
         self.reason = reason
-    }
-
-    /// `--resume` continues the run its journal's header describes: the same API, caller and shard; the
-    /// header's reason is kept (a different `--reason` is refused). Returns the reason of the run.
-    nonisolated static func matchHeader(
-        _ header: JSON, path: String, api: String, caller: String?, shard: BulkShard?,
-        reason: String?
-    ) throws -> String? {
-        let theirs = BulkJournalHeader(header)
-        let ours = BulkJournalHeader(api: api, caller: caller, shard: shard?.description, reason: reason)
-        if let difference = theirs.difference(from: ours, sameShard: true, reasonGiven: reason != nil) {
-            let what =
-                ["api": "against", "caller": "by user", "shard": "of shard", "reason": "for the reason"][difference.field]
-                ?? difference.field
-            throw StarlineError(
-                .journalMismatch,
-                "the journal \(path) records a run \(what) \(difference.this.map { "'\($0)'" } ?? "(none)"), not \(difference.other.map { "'\($0)'" } ?? "(none)"): --resume continues that run only; name a new journal for this one",
-                details: .object([("path", .string(path)), ("journal", .optional(difference.this)), ("this", .optional(difference.other))]))
-        }
-        return theirs.reason
     }
 
     func execute() throws -> ExitStatus {

@@ -134,20 +134,14 @@ public final class BulkJournal: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// A planned record's line, id and user (`{"planned":{…}}`, written as the input is read); nil for anything else.
+    /// A planned record's line and target (`BulkJournalPlan`); nil for anything else.
     public static func planned(_ record: JSON) -> (line: Int, target: RevocationTarget)? {
-        guard let planned = record["planned"], let id = planned["id"]?.stringValue, let line = planned["line"]?.intValue,
-            let number = Int(exactly: line)
-        else { return nil }
-        return (number, RevocationTarget(id: id, user: planned["user"]?.stringValue))
+        BulkJournalPlan(record).map { ($0.line, $0.target) }
     }
 
-    /// An item record's id, user and status; nil for anything else (a header, a foreign line).
+    /// An item record's id, user and status (`BulkJournalEntry`); nil for anything else (a header, a foreign line).
     public static func item(_ record: JSON) -> (id: String, user: String?, status: BulkItemStatus)? {
-        guard let id = record["id"]?.stringValue, let status = record["status"]?.stringValue.flatMap(BulkItemStatus.init) else {
-            return nil
-        }
-        return (id, record["user"]?.stringValue, status)
+        BulkJournalEntry(record).flatMap { entry in entry.id.map { ($0, entry.user, entry.status) } }
     }
 
     static func untrusted(_ path: String, _ problem: String) -> StarlineError {

@@ -56,6 +56,24 @@ public struct BulkJournalHeader: Sendable, Equatable {
     }
 }
 
+extension BulkJournalHeader {
+    /// `revoke --resume` continues the run this header (its journal's first) describes: the same API, caller and
+    /// shard, and the header's reason is kept — a different `--reason` is refused (`JOURNAL_MISMATCH`). `ours` is
+    /// the resuming run's; returns the reason of the run.
+    public func resumed(by ours: BulkJournalHeader, journal path: String, reasonGiven: Bool) throws -> String? {
+        if let difference = difference(from: ours, sameShard: true, reasonGiven: reasonGiven) {
+            let what =
+                ["api": "against", "caller": "by user", "shard": "of shard", "reason": "for the reason"][difference.field]
+                ?? difference.field
+            throw StarlineError(
+                .journalMismatch,
+                "the journal \(path) records a run \(what) \(difference.this.map { "'\($0)'" } ?? "(none)"), not \(difference.other.map { "'\($0)'" } ?? "(none)"): --resume continues that run only; name a new journal for this one",
+                details: .object([("path", .string(path)), ("journal", .optional(difference.this)), ("this", .optional(difference.other))]))
+        }
+        return reason
+    }
+}
+
 extension BulkItemStatus {
     /// The one definition of success, for the run's exit status and its audit alike: the session is revoked
     /// (by this run, or before it). notFound is final — nothing more can be asked — but not a success: the
