@@ -58,7 +58,7 @@ extension ChatRoutes {
             "INSERT INTO messages(id, client_id, conversation_id, sender_id, text, created_at) VALUES(?,?,?,?,?,?)",
             [
                 .text(DevServerStore.identifier("msg")), .text(clientId), .text(id), .text(c.user), .text(text),
-                .integer(Timestamp.now().seconds)
+                .integer(c.server.clock.now().seconds)
             ])
         guard let row = try c.db.queryFirst("SELECT * FROM messages WHERE seq = ?", [.integer(c.db.lastInsertRowID)]) else {
             throw APIError(500, "INTERNAL", "message vanished")

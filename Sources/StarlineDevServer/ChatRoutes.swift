@@ -118,7 +118,7 @@ enum ChatRoutes {
             ttl = v
         }
         let code = Base64.encodeURL(Sodium.randomBytes(12))
-        let expires = Timestamp.now().seconds + ttl
+        let expires = c.server.clock.now().seconds + ttl
         try c.db.run("INSERT INTO friend_links(code, user_id, expires_at) VALUES(?,?,?)", [.text(code), .text(c.user), .integer(expires)])
         return .json(
             201,
@@ -149,10 +149,10 @@ enum ChatRoutes {
                 ]))
         }
         guard link.isNull("redeemed_by") else { throw APIError(410, "LINK_USED", "the friend link was already used") }
-        guard (link.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
+        guard (link.int64("expires_at") ?? 0) > c.server.clock.now().seconds else {
             throw APIError(410, "LINK_EXPIRED", "the friend link expired")
         }
-        let now = Timestamp.now().seconds
+        let now = c.server.clock.now().seconds
         try c.db.run("UPDATE friend_links SET redeemed_by = ?, redeemed_at = ? WHERE code = ?", [.text(c.user), .integer(now), .text(code)])
         let conversation = DevServerStore.identifier("c")
         let names = [inviter, c.user].sorted()
@@ -220,7 +220,7 @@ enum ChatRoutes {
         }
         try c.db.run(
             "INSERT INTO moments(id, client_id, author_id, text, created_at) VALUES(?,?,?,?,?)",
-            [.text(DevServerStore.identifier("mom")), .text(clientId), .text(c.user), .text(text), .integer(Timestamp.now().seconds)])
+            [.text(DevServerStore.identifier("mom")), .text(clientId), .text(c.user), .text(text), .integer(c.server.clock.now().seconds)])
         guard let row = try c.db.queryFirst("SELECT * FROM moments WHERE seq = ?", [.integer(c.db.lastInsertRowID)]) else {
             throw APIError(500, "INTERNAL", "moment vanished")
         }

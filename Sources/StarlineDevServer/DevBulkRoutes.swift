@@ -74,7 +74,7 @@ extension DevControlRoutes {
         // clientIds must be new for (conversation, sender) even when this route runs twice: a random batch name.
         let batch = DevServerStore.identifier("bulk")
         let retention = SQLiteValue.integer(Int64(c.server.configuration.eventRetention))
-        let now = Timestamp.now().seconds
+        let now = c.server.clock.now().seconds
         let (first, last) = try c.db.transaction { () throws -> (Int64, Int64) in
             let insertMessage = try c.db.prepare(
                 "INSERT INTO messages(id, client_id, conversation_id, sender_id, text, created_at) VALUES(?,?,?,?,?,?)")

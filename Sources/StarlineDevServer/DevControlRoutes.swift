@@ -20,7 +20,9 @@ enum DevControlRoutes {
             Route("GET", "/__dev/sms/{phone}", .dev, sms),
             Route("POST", "/__dev/rate-limit", .dev, rateLimit),
             Route("GET", "/__dev/counters", .dev, counters),
-            Route("POST", "/__dev/reset", .dev, reset)
+            Route("POST", "/__dev/reset", .dev, reset),
+            Route("GET", "/__dev/clock", .dev, clock),
+            Route("POST", "/__dev/clock", .dev, moveClock)
         ]
     }
 
@@ -133,7 +135,7 @@ enum DevControlRoutes {
 
     static func expire(_ c: RouteContext) throws -> HTTPResponse {
         let id = c.parameter("id")
-        try c.db.run("UPDATE sessions SET expires_at = ? WHERE id = ?", [.integer(Timestamp.now().seconds - 1), .text(id)])
+        try c.db.run("UPDATE sessions SET expires_at = ? WHERE id = ?", [.integer(c.server.clock.now().seconds - 1), .text(id)])
         guard c.db.changes == 1 else { throw APIError.notFound("session \(id)") }
         return .json(200, .object([("session", .string(id)), ("expired", .bool(true))]))
     }
@@ -190,6 +192,39 @@ enum DevControlRoutes {
     static func reset(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
         try c.store.reset()
         state.reset()
+        c.server.timeOffset.withLock { $0 = 0 }
         return .json(200, .object([("reset", .bool(true))]))
+    }
+
+    /// The most the clock moves away from the system's, either way: ten years.
+    static let maxClockOffset: Int64 = 315_360_000
+
+    /// `GET /__dev/clock`: the server's time and how far it is moved.
+    static func clock(_ c: RouteContext) throws -> HTTPResponse {
+        .json(200, clockState(c))
+    }
+
+    /// `POST /__dev/clock` `{"advanceSeconds":N}`: moves the server's wall time by N seconds (negative: back), so
+    /// what has a lifetime — auth codes, device codes, SMS codes, friend links, sessions — expires without a test
+    /// sleeping it out. The moves add up, within ten years of the system's time; `POST /__dev/reset` undoes them.
+    static func moveClock(_ c: RouteContext) throws -> HTTPResponse {
+        let limit = maxClockOffset
+        guard let step = try member(c.jsonBody(), "advanceSeconds", "an integer of seconds", { $0.intValue }) else {
+            throw APIError.invalidRequest("give 'advanceSeconds', an integer of seconds (negative moves the clock back)")
+        }
+        try c.server.timeOffset.withLock { offset in
+            guard (-limit...limit).contains(step), (-limit...limit).contains(offset + step) else {
+                throw APIError.invalidRequest("the clock moves at most \(limit) seconds (ten years) from the system's, either way")
+            }
+            offset += step
+        }
+        return .json(200, clockState(c))
+    }
+
+    static func clockState(_ c: RouteContext) -> JSON {
+        .object([
+            ("now", .string(Timestamp.rfc3339String(c.server.clock.now().seconds))),
+            ("offsetSeconds", .int(c.server.timeOffset.withLock { $0 }))
+        ])
     }
 }

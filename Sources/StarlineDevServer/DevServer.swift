@@ -12,6 +12,12 @@ public final class DevServer: @unchecked Sendable {
     // `baseURL` are set by start/stop, not while requests are served; the rest is immutable.
     let configuration: DevServerConfiguration
     package let store: DevServerStore
+    /// The server's wall time: the system's, moved by `POST /__dev/clock` (`timeOffset` seconds), so tests
+    /// see codes, links and sessions expire without sleeping out their lifetimes. What limits throughput (the
+    /// rate limit's window, sign-in throttling) counts real seconds.
+    package let clock: StarlineClock
+    /// Seconds the clock is moved by.
+    let timeOffset = Locked<Int64>(0)
     package let devToken: String
     /// One request at a time touches the database and this state; long polls wait on its condition.
     private let state = Locked(DevServerState())
@@ -29,8 +35,10 @@ public final class DevServer: @unchecked Sendable {
             throw StarlineError(.usage, "the dev token must not be empty")
         }
         self.configuration = configuration
+        let offset = timeOffset
+        clock = StarlineClock.system.shifted { offset.withLock { $0 } }
         store = try DevServerStore(
-            path: configuration.databasePath, fixture: configuration.fixture, scratch: configuration.databaseIsScratch)
+            path: configuration.databasePath, fixture: configuration.fixture, scratch: configuration.databaseIsScratch, clock: clock)
         devToken = try store.devToken(explicit: configuration.devToken) { Base64.encodeURL(Sodium.randomBytes(18)) }
         if let logPath = configuration.logPath {
             guard let file = fopen(logPath, "a") else {
@@ -263,7 +271,7 @@ public final class DevServer: @unchecked Sendable {
         else {
             throw APIError(401, "INVALID_TOKEN", "the bearer token is not valid", headers: challenge)
         }
-        let now = Timestamp.now().seconds
+        let now = clock.now().seconds
         if !row.isNull("revoked_at") { throw APIError(401, "SESSION_REVOKED", "the session was revoked", headers: challenge) }
         let expiresAt = row.int64("expires_at") ?? 0
         if expiresAt <= now { throw APIError(401, "SESSION_EXPIRED", "the session expired", headers: challenge) }

@@ -5,6 +5,8 @@ import StarlineCrypto
 /// The devserver's state: one SQLite database (in memory unless `--db FILE`), seeded from a JSON
 /// fixture. All access happens under `DevServer`'s lock, so one connection serves every thread.
 package final class DevServerStore {
+    /// The server's clock (`DevServer.clock`): what expiries and timestamps are computed from.
+    let clock: StarlineClock
     let db: SQLiteDatabase
     let fixture: JSON
 
@@ -49,7 +51,8 @@ package final class DevServerStore {
 
     /// `scratch`: the file is the server's own, thrown away when it stops (`ScratchStore`), so no commit
     /// waits for the disk.
-    init(path: String, fixture: JSON, scratch: Bool = false) throws {
+    init(path: String, fixture: JSON, scratch: Bool = false, clock: StarlineClock = .system) throws {
+        self.clock = clock
         do {
             db = try SQLiteDatabase(path: path)
             if scratch { try db.disableSyncing() }
@@ -109,7 +112,7 @@ package final class DevServerStore {
     /// device codes) bounded: rows expired for a while go (kept a little past expiry so late polls
     /// still get `expired_token`, not an unknown code), and past `Limits.maxPendingRows` the oldest.
     func prunePending(_ table: String) throws {
-        try db.run("DELETE FROM \(table) WHERE expires_at <= ?", [.integer(Timestamp.now().seconds - 600)])
+        try db.run("DELETE FROM \(table) WHERE expires_at <= ?", [.integer(clock.now().seconds - 600)])
         // Row ids only grow, so this keeps at most the newest maxPendingRows - 1, before the insert.
         try db.run(
             "DELETE FROM \(table) WHERE rowid <= (SELECT max(rowid) FROM \(table)) - ?", [.integer(Int64(Limits.maxPendingRows - 1))])
@@ -118,7 +121,7 @@ package final class DevServerStore {
     func seed() throws { try db.transaction { try seedRows() } }
 
     private func seedRows() throws {
-        let now = Timestamp.now().seconds
+        let now = clock.now().seconds
         for user in fixture["users"]?.arrayValue ?? [] {
             guard let id = user["id"]?.stringValue, let password = user["password"]?.stringValue else {
                 throw StarlineError(.data, "seed: every user needs an id and a password")
@@ -210,7 +213,7 @@ package final class DevServerStore {
     ) throws -> (id: String, token: String) {
         let id = Self.identifier("ses")
         let token = Self.token()
-        let now = Timestamp.now().seconds
+        let now = clock.now().seconds
         try db.run(
             """
             INSERT INTO sessions(id, token, user_id, app_id, device_name, device_platform, ip, created_at, last_seen_at, expires_at, auth_code)

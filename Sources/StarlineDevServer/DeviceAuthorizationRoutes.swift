@@ -25,7 +25,7 @@ extension PlatformRoutes {
             """,
             [
                 .text(deviceCode), .text(userCode), .text(app), .text(auto == nil ? "pending" : "approved"),
-                auto.map(SQLiteValue.text) ?? .null, .integer(Timestamp.now().seconds + c.server.configuration.deviceCodeTTL),
+                auto.map(SQLiteValue.text) ?? .null, .integer(c.server.clock.now().seconds + c.server.configuration.deviceCodeTTL),
                 .integer(Int64(interval)),
                 .integer(Int64(c.server.configuration.deviceSlowDowns))
             ])
@@ -48,7 +48,7 @@ extension PlatformRoutes {
         let form = c.form()
         let userCode = (form["user_code"] ?? "").uppercased()
         guard let row = try c.db.queryFirst("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]),
-            row.string("status") == "pending", (row.int64("expires_at") ?? 0) > Timestamp.now().seconds
+            row.string("status") == "pending", (row.int64("expires_at") ?? 0) > c.server.clock.now().seconds
         else {
             return .html(400, Pages.device(userCode: userCode, message: "This code is unknown, expired or already used."))
         }

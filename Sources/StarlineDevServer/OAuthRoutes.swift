@@ -71,7 +71,7 @@ extension PlatformRoutes {
             "INSERT INTO auth_requests(id, app_id, redirect_uri, state, challenge, expires_at) VALUES(?,?,?,?,?,?)",
             [
                 .text(requestId), .text(app), .text(redirectURI), state.map(SQLiteValue.text) ?? .null, .text(challenge),
-                .integer(Timestamp.now().seconds + authRequestLifetime)
+                .integer(c.server.clock.now().seconds + authRequestLifetime)
             ])
         return .html(200, Pages.signIn(app: app, requestId: requestId, message: nil), formRedirect: redirectURI)
     }
@@ -83,7 +83,7 @@ extension PlatformRoutes {
             "INSERT INTO auth_codes(code, app_id, user_id, redirect_uri, challenge, expires_at) VALUES(?,?,?,?,?,?)",
             [
                 .text(code), .text(app), .text(user), .text(redirectURI), .text(challenge),
-                .integer(Timestamp.now().seconds + c.server.configuration.codeTTL)
+                .integer(c.server.clock.now().seconds + c.server.configuration.codeTTL)
             ])
         return code
     }
@@ -94,7 +94,7 @@ extension PlatformRoutes {
         // cross-site form cannot know it (CSRF).
         guard let requestId = form["request_id"],
             let row = try c.db.queryFirst("SELECT * FROM auth_requests WHERE id = ?", [.text(requestId)]),
-            (row.int64("expires_at") ?? 0) > Timestamp.now().seconds
+            (row.int64("expires_at") ?? 0) > c.server.clock.now().seconds
         else {
             return .html(
                 400,
@@ -159,10 +159,10 @@ extension PlatformRoutes {
                 // RFC 6749 §4.1.2: a reused code revokes the tokens issued from it.
                 try c.db.run(
                     "UPDATE sessions SET revoked_at = ? WHERE auth_code = ? AND revoked_at IS NULL",
-                    [.integer(Timestamp.now().seconds), .text(code)])
+                    [.integer(c.server.clock.now().seconds), .text(code)])
                 throw OAuthError("invalid_grant", "the authorization code was already used")
             }
-            guard (row.int64("expires_at") ?? 0) > Timestamp.now().seconds else {
+            guard (row.int64("expires_at") ?? 0) > c.server.clock.now().seconds else {
                 throw OAuthError("invalid_grant", "the authorization code expired")
             }
             guard row.string("app_id") == app else { throw OAuthError("invalid_grant", "the code was issued to another client") }
@@ -173,7 +173,7 @@ extension PlatformRoutes {
             guard verifier.count >= 43, verifier.count <= 128, computed == row.string("challenge") else {
                 throw OAuthError("invalid_grant", "the code_verifier does not match the code_challenge")
             }
-            try c.db.run("UPDATE auth_codes SET used_at = ? WHERE code = ?", [.integer(Timestamp.now().seconds), .text(code)])
+            try c.db.run("UPDATE auth_codes SET used_at = ? WHERE code = ?", [.integer(c.server.clock.now().seconds), .text(code)])
             let user = row.string("user_id") ?? ""
             if let disabled = try c.db.queryFirst("SELECT disabled FROM apps WHERE id = ?", [.text(app)])?.bool("disabled"), disabled {
                 throw OAuthError("invalid_client", "the app is unavailable")
@@ -199,7 +199,10 @@ extension PlatformRoutes {
                     [.integer(nowMs), .text(deviceCode)])
                 throw OAuthError("slow_down", "polling too fast (injected by --device-slow-down)")
             }
-            if (row.int64("expires_at") ?? 0) * 1000 <= nowMs { throw OAuthError("expired_token", "the device code expired") }
+            // Expiry on the server's clock (which tests move); the polling interval above counts real milliseconds.
+            if (row.int64("expires_at") ?? 0) <= c.server.clock.now().seconds {
+                throw OAuthError("expired_token", "the device code expired")
+            }
             switch row.string("status") {
             case "denied": throw OAuthError("access_denied", "the user denied the request")
             case "approved":
@@ -234,7 +237,8 @@ extension PlatformRoutes {
             throw OAuthError("invalid_request", "the token to revoke is required (RFC 7009 §2.1)")
         }
         try c.db.run(
-            "UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [.integer(Timestamp.now().seconds), .text(token)])
+            "UPDATE sessions SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL",
+            [.integer(c.server.clock.now().seconds), .text(token)])
         return .json(200, .object([]))
     }
 

@@ -1682,6 +1682,63 @@ enum OpenAPIDocument {
                   $ref: '#/components/responses/DevUnauthorized'
                 '429':
                   $ref: '#/components/responses/RateLimited'
+          /__dev/clock:
+            get:
+              tags: [dev]
+              operationId: devGetClock
+              summary: The server's time and how far it is moved (dev only)
+              security:
+                - devToken: []
+              responses:
+                '200':
+                  description: The server's clock.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/DevClock'
+                '401':
+                  $ref: '#/components/responses/DevUnauthorized'
+                '429':
+                  $ref: '#/components/responses/RateLimited'
+            post:
+              tags: [dev]
+              operationId: devMoveClock
+              summary: Move the server's wall time (dev only)
+              description: >-
+                Moves the server's wall time by `advanceSeconds` (negative: back), so what has a lifetime — authorization
+                codes, device codes, SMS codes, friend links, sessions — expires without waiting it out. Moves add up,
+                within ten years (315,360,000 seconds) of the system's time either way; `POST /__dev/reset` undoes them.
+                What limits throughput (the rate limit's one-second window, sign-in throttling) keeps real seconds.
+              security:
+                - devToken: []
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: true
+                      required: [advanceSeconds]
+                      properties:
+                        advanceSeconds:
+                          type: integer
+                          minimum: -315360000
+                          maximum: 315360000
+              responses:
+                '200':
+                  description: The clock after the move.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/DevClock'
+                '400':
+                  $ref: '#/components/responses/BadRequest'
+                '401':
+                  $ref: '#/components/responses/DevUnauthorized'
+                '413':
+                  $ref: '#/components/responses/PayloadTooLarge'
+                '429':
+                  $ref: '#/components/responses/RateLimited'
         components:
           securitySchemes:
             bearer:
@@ -2768,6 +2825,20 @@ enum OpenAPIDocument {
                   examples:
                     - ses_0a1b2c3d4e5f60718293: 1
                       ses_9f8e7d6c5b4a39281706: 0
+            DevClock:
+              type: object
+              additionalProperties: true
+              required: [now, offsetSeconds]
+              properties:
+                now:
+                  type: string
+                  format: date-time
+                  description: The server's wall time (RFC 3339, UTC).
+                offsetSeconds:
+                  type: integer
+                  minimum: -315360000
+                  maximum: 315360000
+                  description: How far it is moved from the system's time.
             RateLimit:
               type: object
               additionalProperties: true

@@ -47,7 +47,7 @@ extension PlatformRoutes {
         let salt = Sodium.randomBytes(16)
         try c.db.run(
             "UPDATE users SET password_salt = ?, password_hash = ?, password_updated_at = ? WHERE id = ?",
-            [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(Timestamp.now().seconds), .text(user)])
+            [.blob(salt), .blob(DevServerStore.passwordHash(password, salt: salt)), .integer(c.server.clock.now().seconds), .text(user)])
     }
 
     static func changePassword(_ c: RouteContext, _ state: inout DevServerState) throws -> HTTPResponse {
@@ -80,7 +80,7 @@ extension PlatformRoutes {
             let code = String(format6(Int(Sodium.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) } % 1_000_000)))
             try c.db.run(
                 "INSERT OR REPLACE INTO sms_codes(phone, code, expires_at) VALUES(?,?,?)",
-                [.text(phone), .text(code), .integer(Timestamp.now().seconds + 300)])
+                [.text(phone), .text(code), .integer(c.server.clock.now().seconds + 300)])
         }
         return .json(202, .object([("sent", .bool(true)), ("expiresIn", .int(300))]))
     }
@@ -101,7 +101,7 @@ extension PlatformRoutes {
         if (state.smsWrongAttempts[phone] ?? 0) >= Limits.smsCodeAttempts { throw codeBurned }
         let invalid = APIError(400, "INVALID_CODE", "the SMS code is wrong or expired")
         guard let row = try c.db.queryFirst("SELECT code, expires_at FROM sms_codes WHERE phone = ?", [.text(phone)]),
-            (row.int64("expires_at") ?? 0) > Timestamp.now().seconds,
+            (row.int64("expires_at") ?? 0) > c.server.clock.now().seconds,
             let user = try c.db.queryFirst("SELECT id FROM users WHERE phone = ?", [.text(phone)])?.string("id")
         else { throw invalid }
         guard Sodium.constantTimeEquals(Array((row.string("code") ?? "").utf8), Array(code.utf8)) else {

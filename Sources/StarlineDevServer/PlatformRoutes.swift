@@ -59,7 +59,7 @@ enum PlatformRoutes {
         let count =
             try c.db.queryFirst(
                 "SELECT count(*) AS n FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
-                [.text(c.user), .integer(Timestamp.now().seconds)])?.int("n") ?? 0
+                [.text(c.user), .integer(c.server.clock.now().seconds)])?.int("n") ?? 0
         return .json(
             200,
             .object([
@@ -78,7 +78,7 @@ enum PlatformRoutes {
     static func sessionsJSON(_ c: RouteContext, user: String) throws -> JSON {
         let rows = try c.db.query(
             "SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id",
-            [.text(user), .integer(Timestamp.now().seconds)])
+            [.text(user), .integer(c.server.clock.now().seconds)])
         return .array(
             rows.map { row in
                 .object([
@@ -107,7 +107,7 @@ enum PlatformRoutes {
         }
         try c.store.countRevokeRequest(session: id)
         guard row.isNull("revoked_at") else { return false }
-        try c.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ?", [.integer(Timestamp.now().seconds), .text(id)])
+        try c.db.run("UPDATE sessions SET revoked_at = ? WHERE id = ?", [.integer(c.server.clock.now().seconds), .text(id)])
         return true
     }
 
@@ -120,7 +120,7 @@ enum PlatformRoutes {
     static func revokeAll(_ c: RouteContext, user: String, except: String?) throws -> Int {
         try c.db.run(
             "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
-            [.integer(Timestamp.now().seconds), .text(user), .text(except ?? "")])
+            [.integer(c.server.clock.now().seconds), .text(user), .text(except ?? "")])
         return c.db.changes
     }
 

@@ -244,7 +244,7 @@ import Testing
         #expect(try server.request("POST", "/chat/v1/friend-links/unknown-code/redeem", token: bob.token).status == 404)
         let short = try server.request("POST", "/chat/v1/friend-links", token: alice.token, body: .json(.object([("ttlSeconds", .int(1))])))
             .json()
-        Thread.sleep(forTimeInterval: 2.1)
+        try server.advanceClock(2)
         let expired = try server.request("POST", "/chat/v1/friend-links/\(short["code"]?.stringValue ?? "")/redeem", token: dave.token)
         #expect(expired.status == 410 && expired.errorCode == "LINK_EXPIRED")
     }

@@ -159,7 +159,7 @@ import Testing
     @Test func codesExpire() throws {
         let server = try DevServerProcess(["--code-ttl", "1"])
         let (code, verifier) = try code(server)
-        Thread.sleep(forTimeInterval: 2.1)
+        try server.advanceClock(2)
         #expect(try exchange(server, code: code, verifier: verifier).errorCode == "invalid_grant")
     }
 
@@ -207,7 +207,7 @@ import Testing
             "POST", "/oauth/device", body: .form([("user_code", denied["user_code"]?.stringValue ?? ""), ("action", "deny")]))
         #expect(try poll(server, denied["device_code"]?.stringValue ?? "").errorCode == "access_denied")
         let expiring = try deviceStart(server)
-        Thread.sleep(forTimeInterval: 2.5)
+        try server.advanceClock(3)
         #expect(try poll(server, expiring["device_code"]?.stringValue ?? "").errorCode == "expired_token")
         let unknownClient = try server.request("POST", "/oauth/device_authorization", body: .form([("client_id", "nope")]))
         #expect(unknownClient.status == 401 && unknownClient.errorCode == "invalid_client")

@@ -134,7 +134,7 @@ import StarlineCrypto
         let shortLived = try DevServerProcess(["--device-interval", "0", "--device-code-ttl", "1"])
         let shortAPI = try self.api(shortLived)
         let expiring = try await shortAPI.deviceAuthorization()
-        try await Task.sleep(nanoseconds: 2_100_000_000)
+        try shortLived.advanceClock(2)
         let expired = await failure { try await shortAPI.pollDevice(deviceCode: expiring.deviceCode) }
         #expect(expired?.code == .noResult && expired?.message == "the device code expired" && expired?.exitStatus == .noResult)
 

@@ -121,6 +121,15 @@ public final class DevServerProcess: @unchecked Sendable {
         try request(method, path, dev: true, body: json.map { .json($0) })
     }
 
+    /// Moves the server's wall time by `seconds` (`POST /__dev/clock`): what has a lifetime expires without the
+    /// test sleeping it out.
+    public func advanceClock(_ seconds: Int) throws {
+        let moved = try dev("POST", "/__dev/clock", .object([("advanceSeconds", .int(seconds))]))
+        guard moved.status == 200 else {
+            throw StarlineError(.data, "POST /__dev/clock answered \(moved.status): \(moved.text)")
+        }
+    }
+
     /// A PKCE verifier and its S256 challenge.
     public static func pkce() -> (verifier: String, challenge: String) {
         let verifier = Base64.encodeURL(Sodium.randomBytes(32))
