@@ -8,7 +8,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath
 RELEASE_BIN = $(shell swift build $(RELEASE_FLAGS) --show-bin-path)
 DEBUG_BIN = $(shell swift build --show-bin-path)
 
-.PHONY: all build bootstrap test generated format install uninstall deb package-check fresh-check demo torture fuzz bench bench-tasks clean
+.PHONY: all build bootstrap test tsan generated format install uninstall deb package-check fresh-check demo torture fuzz bench bench-tasks clean
 
 all: build
 
@@ -151,6 +151,16 @@ bench-tasks: build
 # FUZZ_SECONDS (default 60) from its seed corpus in fuzz/corpus/; findings fail the target (scripts/fuzz).
 fuzz: bootstrap
 	scripts/fuzz
+
+# ThreadSanitizer over the in-process test targets (the end-to-end ones run the tools, which are not built with
+# it; the photo corpus needs the ZXing-C++ shim beside the binary). A build of its own in .build/tsan: -static
+# (sl-tasks) cannot link the sanitizer's runtime, so only the test product is built. Any report fails it.
+TSAN_SUITES = StarlineCoreTests\.|StarlinePlatformTests\.|StarlineQRTests\.|StarlineWorkspaceTests\.|StarlineMemoryTests\.|StarlineCryptoTests\.|StarlineKeyringTests\.
+tsan: bootstrap
+	swift build --sanitize=thread --scratch-path .build/tsan --product StarlinePackageTests
+	TSAN_OPTIONS="halt_on_error=1 abort_on_error=0 exitcode=66" \
+		"$$(swift build --sanitize=thread --scratch-path .build/tsan --show-bin-path)/StarlinePackageTests.xctest" \
+		--testing-library swift-testing --filter '$(TSAN_SUITES)' --skip PhotoCorpusTests
 
 clean:
 	swift package clean

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import StarlineCore
 import StarlineQR
-import Synchronization
 
 /// `sl-qr decode FILE…|-`: the QR symbols of images as classified JSON records.
 enum DecodeCommand: Command {
@@ -225,7 +224,7 @@ final class DecodeProgress: QRBatchDecoder.Progress {
     let output: Output
     /// Progress lines at all: on a terminal or with --progress, and not with -q.
     let shown: Bool
-    private let state = Mutex<(done: Int, found: Int, last: Double)>((0, 0, 0))
+    private let state = Locked<(done: Int, found: Int, last: Double)>((0, 0, 0))
 
     init(total: Int, output: Output, quiet: Bool = false) {
         self.total = total

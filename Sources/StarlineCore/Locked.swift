@@ -7,10 +7,13 @@ import Glibc
 /// (a free connection handle, a new event for a long poll).
 ///
 /// Why not `Synchronization.Mutex` alone: it has no condition variable, and two of our waits need one; a
-/// single primitive keeps the house to one way of locking. The mutex and condition are heap-allocated,
-/// so their addresses never move (pthread objects must not be copied or moved once initialised).
-public final class Locked<State>: @unchecked Sendable {
-    // @unchecked: `state` is touched only between pthread_mutex_lock and pthread_mutex_unlock.
+/// single primitive keeps the house to one way of locking — and ThreadSanitizer sees a pthread mutex, where
+/// it reports `Mutex`'s futex-guarded value as raced. The mutex and condition are heap-allocated, so their
+/// addresses never move (pthread objects must not be copied or moved once initialised).
+///
+/// Sendable only when its state is: the lock makes access exclusive, not a non-Sendable value safe to hand to
+/// another thread (a class reference inside would escape the lock).
+public final class Locked<State> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var state: State
@@ -82,3 +85,6 @@ public enum MonotonicClock {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
+
+// @unchecked: `state` is touched only between pthread_mutex_lock and pthread_mutex_unlock.
+extension Locked: @unchecked Sendable where State: Sendable {}

@@ -78,15 +78,15 @@ public final class BulkJournal: @unchecked Sendable {
         guard reading >= 0 else { throw FileBytes.posixError("cannot read the journal \(path)", path: path) }
         // The reader is used under its lock only (the run's source lock serialises the calls anyway); nil once
         // the end was read and the descriptor closed.
-        let reader = Locked<LineReader?>(LineReader(fd: reading, name: path, maxLineBytes: Self.maxRecordBytes))
+        let reader = Locked(PlanReading(lines: LineReader(fd: reading, name: path, maxLineBytes: Self.maxRecordBytes)))
         return {
             try reader.withLock { current in
-                guard let lines = current else { return nil }
+                guard let lines = current.lines else { return nil }
                 while let line = try lines.next() {
                     guard let bytes = line.bytes, let record = try? JSON.parse(bytes), let planned = Self.planned(record) else { continue }
                     return planned
                 }
-                current = nil
+                current.lines = nil
                 close(reading)
                 return nil
             }
@@ -164,4 +164,10 @@ public final class BulkJournal: @unchecked Sendable {
         let ok = line.withUnsafeBytes { FileBytes.write(fd: fd, $0) }
         return ok ? nil : FileBytes.posixError("cannot write the journal \(path)", path: path)
     }
+}
+
+/// The journal's plan being read back. @unchecked: the reader (a buffer and a descriptor) is used only inside
+/// its `Locked`, never handed out.
+private struct PlanReading: @unchecked Sendable {
+    var lines: LineReader?
 }

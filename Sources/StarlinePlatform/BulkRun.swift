@@ -28,8 +28,9 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
     }
 
     private let state = Locked(State())
-    /// Held while a worker asks the source for the next item (which may block on a pipe).
-    private let sourceLock = Locked(())
+    /// Held while a worker asks the source for the next item (which may block on a pipe); counts the asks. (A
+    /// count, not `()`: ThreadSanitizer reports the inout access of a zero-sized state as a race.)
+    private let sourceLock = Locked(0)
 
     /// The outage probe when no fresh item is left: nil when the server answered, else why not (`BulkCallerCheck.serverAnswers`).
     let serverAnswers: (@Sendable () -> StarlineError?)?
@@ -126,7 +127,8 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
 
     /// The next item, unless the run was abandoned; registered as in flight under the same lock as its report.
     private func take(_ source: @Sendable () -> Item?) -> (Int, Item)? {
-        sourceLock.withLock { _ in
+        sourceLock.withLock { asks in
+            asks += 1
             guard !state.withLock({ $0.abandoned }), let item = source() else { return nil }
             return state.withLock { s in
                 defer { s.next += 1 }

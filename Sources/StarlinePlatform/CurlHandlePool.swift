@@ -8,7 +8,9 @@ import StarlineCore
 /// function simultaneously from two places using the same handle". At most `capacity` handles exist (and so
 /// connections); a transfer that finds none idle waits for one to come back.
 final class CurlHandlePool: Sendable {
-    private struct State {
+    // @unchecked: easy handles are raw pointers; each is used by one thread at a time — taken out of `idle`
+    // under the lock, used by the transfer that took it, put back under the lock.
+    private struct State: @unchecked Sendable {
         /// Most recently used last: `popLast` takes the handle whose connection is the likeliest to be alive.
         var idle: [CurlLibrary.Easy] = []
         var created = 0

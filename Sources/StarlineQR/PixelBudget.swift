@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import StarlineCore
 
 /// Pixels that decoding may hold in memory at once, shared by every `-j` worker, so the memory of a
 /// decode run is bounded by the budget rather than by `jobs × largest image` (a
@@ -14,7 +14,7 @@ import Synchronization
 /// whole budget), and a worker holds one image at a time, so the wait always ends.
 public final class PixelBudget: Sendable {
     public let total: Int
-    private let used = Mutex<Int>(0)
+    private let used = Locked<Int>(0)
 
     public init(total: Int) {
         precondition(total > 0, "an empty pixel budget")

@@ -1,7 +1,6 @@
 import Foundation
 import StarlineCore
 import StarlineTestSupport
-import Synchronization
 import Testing
 
 /// `GET /chat/v1/sync?timeout=N` waits on the server's lock condition: woken at once by events for its user,
@@ -10,7 +9,7 @@ import Testing
     /// Polls `/chat/v1/sync` on a thread of its own; `finish()` waits for the answer and the time it took.
     final class Poll: @unchecked Sendable {
         private let done = DispatchGroup()
-        private let outcome = Mutex<(HTTPResult?, Duration)>((nil, .zero))
+        private let outcome = Locked<(HTTPResult?, Duration)>((nil, .zero))
 
         init(_ server: DevServerProcess, token: String, since: String, timeout: Int) {
             done.enter()

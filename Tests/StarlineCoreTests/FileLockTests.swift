@@ -20,7 +20,7 @@ final class FileLockTests: Sendable {
 
         let inside = Atomic<Int>(0)
         let maxInside = Atomic<Int>(0)
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let threads = (0..<8).map { _ in
             startThread {
                 for _ in 0..<50 {
@@ -126,7 +126,7 @@ final class FileLockTests: Sendable {
         let path = dir + "/x.lock"
         let holder = try FileLock(path: path)
         try holder.lock()
-        let acquiredAfter = Mutex<Duration?>(nil)
+        let acquiredAfter = Locked<Duration?>(nil)
         let start = ContinuousClock.now
         let waiter = startThread {
             do {

@@ -311,7 +311,7 @@ final class SQLiteDatabaseTests: Sendable {
         try first.execute("CREATE TABLE t (x INTEGER)")
         try first.execute("BEGIN IMMEDIATE")
 
-        let outcome = Mutex<String?>(nil)
+        let outcome = Locked<String?>(nil)
         let writer = startThread {
             do {
                 let second = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 10_000)
@@ -335,7 +335,7 @@ final class SQLiteDatabaseTests: Sendable {
     func sharedConnection() throws {
         let db = try SQLiteDatabase(path: dir + "/counter.db")
         try db.execute("CREATE TABLE c (n INTEGER); INSERT INTO c VALUES (0)")
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let threads = (0..<4).map { _ in
             startThread {
                 for _ in 0..<25 {

@@ -10,8 +10,8 @@ import Testing
         "every worker runs exactly once, on distinct threads, and all have finished when run returns",
         arguments: [0, 1, 2, 7])
     func everyWorkerRunsOnce(count: Int) {
-        let runs = Mutex<[Int: Int]>([:])
-        let threads = Mutex<Set<UInt>>([])
+        let runs = Locked<[Int: Int]>([:])
+        let threads = Locked<Set<UInt>>([])
         WorkerThreads.run(count: count) { worker in
             usleep(2_000)  // overlap, so that distinct threads are really needed
             runs.withLock { $0[worker, default: 0] += 1 }
@@ -26,7 +26,7 @@ import Testing
     @Test("workers sharing a counter process every item exactly once")
     func sharedCounterCoversAllItems() {
         let next = Atomic<Int>(0)
-        let done = Mutex<[Int]>(Array(repeating: 0, count: 1_000))
+        let done = Locked<[Int]>(Array(repeating: 0, count: 1_000))
         WorkerThreads.run(count: 4) { _ in
             while true {
                 let i = next.wrappingAdd(1, ordering: .relaxed).oldValue

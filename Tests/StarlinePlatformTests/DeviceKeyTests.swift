@@ -18,8 +18,8 @@ final class DeviceKeyTests: Sendable {
     @Test("S3 the device key is created 0600 once even with 8 threads racing (same key bytes afterwards)")
     func racingCreation() throws {
         let keyPath = self.keyPath, lockPath = self.lockPath
-        let results = Mutex<[[UInt8]]>([])
-        let failures = Mutex<[String]>([])
+        let results = Locked<[[UInt8]]>([])
+        let failures = Locked<[String]>([])
         let threads = (0..<8).map { _ in
             startThread {
                 do {
@@ -48,7 +48,7 @@ final class DeviceKeyTests: Sendable {
     func racingStores() throws {
         let fixture = self.fixture
         let keys = (0..<8).map { StoreKey(apiOrigin: "https://account.thestarline.cn", appId: "app\($0)", service: "default") }
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let threads = keys.enumerated().map { i, k in
             startThread {
                 do {
@@ -122,7 +122,7 @@ final class DeviceKeyTests: Sendable {
         // Generated: 8 racing threads agree on one host id.
         let missingEnv = Environment(["STARLINE_MACHINE_ID_FILE": fixture.dir + "/none"])
         let state = fixture.state
-        let ids = Mutex<[[UInt8]]>([])
+        let ids = Locked<[[UInt8]]>([])
         let threads = (0..<8).map { _ in
             startThread {
                 if let m = try? MachineIdentity.resolve(environment: missingEnv, stateDirectory: state, lockPath: state + "/h.lock") {

@@ -691,7 +691,7 @@ final class SessionStoreTests: Sendable {
     func concurrentIncrements() throws {
         let fixture = self.fixture
         try fixture.store().withState { try $0.saveCandidate(counterCandidate(0)) }
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let threads = (0..<8).map { _ in
             startThread {
                 do {
@@ -723,7 +723,7 @@ final class SessionStoreTests: Sendable {
         let fixture = self.fixture
         let keys = (0..<3).map { StoreKey(apiOrigin: "https://account.thestarline.cn", appId: "app\($0)", service: "default") }
         let shared = try fixture.store(key: keys[0])
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let threads = (0..<6).map { i in
             startThread {
                 do {

@@ -2,7 +2,6 @@ import Foundation
 import StarlineCore
 import StarlineQR
 import StarlineTestSupport
-import Synchronization
 import Testing
 
 /// W6's batch decode in the domain, in-process: the worker pool, the order of outcomes, the records, the
@@ -52,7 +51,7 @@ import Testing
 
     /// Records what the decoder hands to its isolation.
     final class StandIn: Sendable {
-        let calls = Mutex<[(pixels: Int, attempts: [QRScanner.Attempt])]>([])
+        let calls = Locked<[(pixels: Int, attempts: [QRScanner.Attempt])]>([])
         func isolation(threshold: Int, failing: Bool = false) -> QRBatchDecoder.Isolation {
             QRBatchDecoder.Isolation(threshold: threshold, defaultDeadline: 10) { [self] image, attempts, _ in
                 calls.withLock { $0.append((image.pixelCount, attempts)) }
