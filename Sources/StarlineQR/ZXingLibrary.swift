@@ -75,7 +75,7 @@ package struct ZXingLibrary: @unchecked Sendable {
         // A library decides what code runs: SharedLibrary.open(path:) loads it from the descriptor it checked
         // (FileTrust.trustDeciding: regular, owned by root or by us, writable by nobody else).
         let requirement = SharedLibrary.Requirement(
-            "ZXing-C++ shim \(path)", package: "libzxing2", remedy: "rebuild it with this sl-qr (scripts/build-zxing)")
+            path, package: "libzxing2", remedy: "rebuild it with this sl-qr (scripts/build-zxing)")
         let loaded = SharedLibrary.load(path: path, requirement) { library in
             (
                 ZXingLibrary(
