@@ -55,9 +55,10 @@ struct ChatSession {
     let account: ChatAccount
     let api: ChatAPI
     let store: ChatStore
-    let sameAccount: @Sendable () -> Bool
     /// The reads, with S14/S15 around their requests (StarlineChat).
     let reader: ChatReader
+    /// S14's check, safe on any thread: the stored session is still the one this run started with.
+    var sameAccount: @Sendable () -> Bool { reader.accountGuard.sameAccount }
 
     static func open(_ options: ChatOptions, _ context: CommandContext, network: Bool = true, parallel: Int = 2) async throws -> ChatSession
     {
@@ -86,12 +87,12 @@ struct ChatSession {
         let api = ChatAPI(
             base: options.chat, token: credentials.token, transport: factory.transport(maxConnections: parallel),
             timeout: Double(options.platform.timeout), clock: factory.clock)
-        let sameAccount = client.sameAccountCheck(credentials)
         let accountGuard = ChatReader.AccountGuard(
-            sameAccount: sameAccount, sessionEnded: { [client, credentials] in client.runSessionEnded(credentials, reason: $0) })
+            sameAccount: client.sameAccountCheck(credentials),
+            sessionEnded: { [client, credentials] in client.runSessionEnded(credentials, reason: $0) })
         return ChatSession(
             factory: factory, client: client, credentials: credentials, account: account, api: api, store: store,
-            sameAccount: sameAccount, reader: ChatReader(api: api, store: store, account: account, accountGuard: accountGuard))
+            reader: ChatReader(api: api, store: store, account: account, accountGuard: accountGuard))
     }
 
     /// Runs `body` (requests and what follows them) with S14 and S15 (ChatReader.AccountGuard).

@@ -128,10 +128,7 @@ public final class FileLock {
     /// Blocks the calling thread (this is a synchronous API, like `flock` itself).
     private static func sleep(_ d: Duration) {
         let (seconds, attoseconds) = d.components
-        guard seconds > 0 || attoseconds > 0 else { return }
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        StarlineClock.threadSleep(seconds: Double(seconds) + Double(attoseconds) / 1e18)
     }
 }
 

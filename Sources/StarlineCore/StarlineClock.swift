@@ -25,14 +25,17 @@ public struct StarlineClock: Sendable {
 
     /// The system's clocks, and nanosleep.
     public static let system = StarlineClock(
-        now: { Timestamp.now() }, monotonicNanoseconds: { MonotonicClock.nanoseconds() },
-        sleep: { seconds in
-            guard seconds > 0, seconds.isFinite else { return }
-            let whole = min(seconds, 86_400 * 365)
-            var request = timespec(tv_sec: Int(whole), tv_nsec: Int((whole - whole.rounded(.down)) * 1e9))
-            var remaining = timespec()
-            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-        })
+        now: { Timestamp.now() }, monotonicNanoseconds: { MonotonicClock.nanoseconds() }, sleep: { threadSleep(seconds: $0) })
+
+    /// Blocks the calling thread for `seconds` (nothing for a negative, zero or NaN value; at most a year),
+    /// resuming after a signal: the suite's one nanosleep loop.
+    public static func threadSleep(seconds: Double) {
+        guard seconds > 0, seconds.isFinite else { return }
+        let whole = min(seconds, 86_400 * 365)
+        var request = timespec(tv_sec: Int(whole), tv_nsec: Int((whole - whole.rounded(.down)) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
 
     /// This clock with its wall time moved by what `offset` gives at each reading (seconds; negative is the
     /// past). Monotonic time and waits are left alone: moving the calendar does not make a wait shorter.

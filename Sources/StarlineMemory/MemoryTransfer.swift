@@ -50,15 +50,15 @@ public enum MemoryTransfer {
     /// nothing written. The code is tried as typed (an `age -p` passphrase is any text), then as a share code is
     /// written (upper case, dashes) when that differs and the first was the wrong passphrase.
     public static func check(_ file: ExportFile, shareCode typed: String, maximumWorkFactor: Int, listingTitles: Bool) throws -> Checked {
-        var decryptor = AgeDecryptor(passphrase: SecretBytes(copying: Array(typed.utf8)), maximumWorkFactor: maximumWorkFactor)
+        func opened(by code: String) throws -> Checked {
+            let decryptor = AgeDecryptor(passphrase: SecretBytes(copying: Array(code.utf8)), maximumWorkFactor: maximumWorkFactor)
+            let summary = try MemoryExportPackage.check(listingTitles: listingTitles) { try file.decrypt(decryptor, to: $0) }
+            return Checked(summary: summary, decryptor: decryptor)
+        }
         do {
-            let summary = try MemoryExportPackage.check(listingTitles: listingTitles) { try file.decrypt(decryptor, to: $0) }
-            return Checked(summary: summary, decryptor: decryptor)
+            return try opened(by: typed)
         } catch let error as StarlineError where error.code == .ageWrongPassphrase && ShareCode.normalize(typed) != typed {
-            decryptor = AgeDecryptor(
-                passphrase: SecretBytes(copying: Array(ShareCode.normalize(typed).utf8)), maximumWorkFactor: maximumWorkFactor)
-            let summary = try MemoryExportPackage.check(listingTitles: listingTitles) { try file.decrypt(decryptor, to: $0) }
-            return Checked(summary: summary, decryptor: decryptor)
+            return try opened(by: ShareCode.normalize(typed))
         }
     }
 

@@ -132,10 +132,7 @@ public final class HTTPTransport: HTTPExchange {
 
     /// Sleeps the calling thread, resuming after signals.
     package static func sleep(seconds: Double) {
-        let nanoseconds = ReplyLimits.nanoseconds(seconds)  // never negative, NaN or beyond a day
-        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        StarlineClock.threadSleep(seconds: min(seconds, 86_400))  // never beyond a day
     }
 
     /// A usable timeout: positive, finite, at most a day; nil otherwise.
