@@ -54,10 +54,14 @@ enum DecodeCommand: Command {
             one JSON record per symbol, in reading order: \
             {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds \
             appId, code, state, error), friendLink (adds code, url), url, text or binary. text is the payload in the \
-            charset that fits, named by charset: UTF-8 when the bytes are UTF-8 (or an ECI converted them), else \
-            Shift_JIS or ISO-8859-1 as ZXing guesses them (Kanji mode is Shift_JIS); bytesBase64 keeps the bytes; \
-            text and charset are null (kind binary) when no charset fits (in a guessed \
-            charset, control characters other than tab, CR and LF mean data). When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, \
+            charset named by charset: the one its ECI says (any of the AIM ECI table: ISO-8859-1 to -16, Shift_JIS, \
+            UTF-8, UTF-16BE, GB18030, Big5, EUC-KR, US-ASCII, windows-125x, IBM437; several joined by +), else the one \
+            that fits: UTF-8 when the bytes are UTF-8, else Shift_JIS or ISO-8859-1 as ZXing guesses them (Kanji mode \
+            is Shift_JIS); bytesBase64 keeps the bytes as stored; text and charset are null (kind binary) when no \
+            charset fits (in a guessed charset, control characters other than tab, CR and LF mean data). A structured- \
+            append sequence found whole is one record; each symbol of one found in part is a record of kind part \
+            (adds sequence {index,count}; never classified, not printed by --raw, and the file counts as giving no \
+            code). When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, \
             smoothed, sharpened and upscaled (attempts zxing, zxing-smoothed, zxing-sharpened, zxing-upscaled: strong \
             perspective, noise, blur, small modules; only when installed, see `sl-qr --version`), then libzbar tries \
             downscaled and upscaled copies and copies for photographs (stretched, binarized, sharpened, smooth-upscaled, \

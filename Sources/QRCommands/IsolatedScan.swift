@@ -112,8 +112,17 @@ enum IsolatedScan {
                 guard let x = c[0]?.intValue, let y = c[1]?.intValue else { return nil }
                 return QRPoint(x: Int(x), y: Int(y))
             }
+            let designators = (item["designators"]?.arrayValue ?? []).compactMap { d -> QRSymbol.ECIDesignator? in
+                guard let offset = d[0]?.intValue, let assignment = d[1]?.intValue else { return nil }
+                return QRSymbol.ECIDesignator(offset: Int(offset), assignment: Int(assignment))
+            }
+            let part = item["sequence"].flatMap { p -> QRSymbol.SequencePart? in
+                guard let index = p[0]?.intValue, let count = p[1]?.intValue else { return nil }
+                return QRSymbol.SequencePart(index: Int(index), count: Int(count))
+            }
             return QRSymbol(
-                bytes: bytes, corners: points, orientation: item["orientation"]?.stringValue.flatMap(QROrientation.init) ?? .unknown)
+                bytes: bytes, corners: points, orientation: item["orientation"]?.stringValue.flatMap(QROrientation.init) ?? .unknown,
+                designators: designators, sequencePart: part)
         }
         return ScanResult(symbols: symbols, attempt: attempt)
     }
@@ -143,7 +152,9 @@ enum IsolatedScan {
             .object([
                 ("bytes", .string(Base64.encode(symbol.bytes))),
                 ("corners", .array(symbol.corners.map { .array([.int($0.x), .int($0.y)]) })),
-                ("orientation", .string(symbol.orientation.rawValue))
+                ("orientation", .string(symbol.orientation.rawValue)),
+                ("designators", .array(symbol.designators.map { .array([.int($0.offset), .int($0.assignment)]) })),
+                ("sequence", symbol.sequencePart.map { .array([.int($0.index), .int($0.count)]) } ?? .null)
             ])
         }
         let line = Array((JSON.object([("attempt", .string(result.attempt)), ("symbols", .array(symbols))]).serialized() + "\n").utf8)

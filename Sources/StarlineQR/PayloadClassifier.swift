@@ -2,9 +2,10 @@ import StarlineCore
 
 /// What a scanned payload is, in the order W6 prescribes: an identity (login) callback first, then a
 /// friend link, then any web URL, then plain text — so a login callback is never treated as ordinary
-/// scanned content.
+/// scanned content. A `part` is one symbol of a structured-append sequence whose others were not found: a
+/// fragment, never classified (the start of a friend link is not a friend link).
 public enum PayloadKind: String, Sendable, CaseIterable {
-    case authCallback, friendLink, url, text, binary
+    case authCallback, friendLink, url, text, binary, part
 }
 
 public struct ClassifiedPayload: Sendable {
@@ -15,8 +16,8 @@ public struct ClassifiedPayload: Sendable {
     public var fields: [(String, JSON)]
     /// False for auth callbacks without --show-secrets: the raw bytes would reveal the code.
     public var includesBytes: Bool
-    /// The charset `text` was read in (`QRText`); nil for binary.
-    public var charset: QRText.Charset? = nil
+    /// The charset `text` was read in (`QRText.charsetName`); nil for binary.
+    public var charset: String? = nil
 }
 
 public struct PayloadClassifier: Sendable {
@@ -28,15 +29,26 @@ public struct PayloadClassifier: Sendable {
         self.showSecrets = showSecrets
     }
 
-    /// The payload's kind, read from its text in whichever charset fits (`QRText`: UTF-8, else Shift_JIS or
-    /// ISO-8859-1 as ZXing guesses), so a URL or a friend link written by a Japanese encoder is one too.
-    public func classify(_ bytes: [UInt8]) -> ClassifiedPayload {
-        guard let decoded = QRText.decode(bytes) else {
+    /// The payload's kind, read from its text in the charset its ECI designators name, else in whichever fits
+    /// (`QRText`: UTF-8, else Shift_JIS or ISO-8859-1 as ZXing guesses), so a URL or a friend link written by a
+    /// Japanese encoder is one too.
+    public func classify(_ bytes: [UInt8], designators: [QRSymbol.ECIDesignator] = []) -> ClassifiedPayload {
+        guard let decoded = QRText.decode(bytes, designators: designators) else {
             return ClassifiedPayload(kind: .binary, text: nil, fields: [], includesBytes: true)
         }
         var payload = classify(text: decoded.text)
-        payload.charset = decoded.charset
+        payload.charset = decoded.charsetName
         return payload
+    }
+
+    /// One symbol of an incomplete structured-append sequence: its text (as `classify` reads it) and its place,
+    /// and no kind but `part`.
+    public func part(_ bytes: [UInt8], designators: [QRSymbol.ECIDesignator], _ place: QRSymbol.SequencePart) -> ClassifiedPayload {
+        let decoded = QRText.decode(bytes, designators: designators)
+        return ClassifiedPayload(
+            kind: .part, text: decoded?.text,
+            fields: [("sequence", .object([("index", .int(place.index)), ("count", .int(place.count))]))], includesBytes: true,
+            charset: decoded?.charsetName)
     }
 
     func classify(text: String) -> ClassifiedPayload {

@@ -134,7 +134,8 @@ public struct QRBatchDecoder: Sendable {
         return outcome(file, result)
     }
 
-    /// The records of one scanned file: one per symbol, or `{"file","found":0}`.
+    /// The records of one scanned file: one per symbol, or `{"file","found":0}`. A file whose only symbols are
+    /// parts of an incomplete structured-append sequence has their records, but counts as giving no code.
     func outcome(_ file: String, _ result: ScanResult) -> QRFileOutcome {
         guard !result.symbols.isEmpty else {
             let record: [(String, JSON)] =
@@ -147,14 +148,17 @@ public struct QRBatchDecoder: Sendable {
         var payloads: [(kind: PayloadKind, bytes: [UInt8])] = []
         var unexpected: [String] = []
         for (index, symbol) in result.symbols.enumerated() {
-            let payload = classifier.classify(symbol.bytes)
+            let payload =
+                symbol.sequencePart.map { classifier.part(symbol.bytes, designators: symbol.designators, $0) }
+                ?? classifier.classify(symbol.bytes, designators: symbol.designators)
             // --raw prints the text in UTF-8 as zbarimg --raw does (a Shift_JIS payload as the characters it
-            // holds, a redacted code redacted), and binary payloads as they are.
-            payloads.append((payload.kind, payload.text.map { Array($0.utf8) } ?? symbol.bytes))
+            // holds, a redacted code redacted), and binary payloads as they are; never a fragment (zbarimg
+            // prints no part of an incomplete sequence either).
+            if payload.kind != .part { payloads.append((payload.kind, payload.text.map { Array($0.utf8) } ?? symbol.bytes)) }
             if let expect, payload.kind != expect { unexpected.append(payload.kind.rawValue) }
             var fields: [(String, JSON)] = [
                 ("file", .string(file)), ("index", .int(index)), ("kind", .string(payload.kind.rawValue)),
-                ("text", .optional(payload.text)), ("charset", .optional(payload.charset?.rawValue))
+                ("text", .optional(payload.text)), ("charset", .optional(payload.charset))
             ]
             if payload.includesBytes { fields.append(("bytesBase64", .string(Base64.encode(symbol.bytes)))) }
             fields.append(("corners", .array(symbol.corners.map { .array([.int($0.x), .int($0.y)]) })))
@@ -162,7 +166,18 @@ public struct QRBatchDecoder: Sendable {
             fields += payload.fields
             records.append(.object(fields))
         }
-        return QRFileOutcome(records: records, payloads: payloads, found: true, error: nil, unexpectedKinds: unexpected)
+        guard payloads.isEmpty else {
+            return QRFileOutcome(records: records, payloads: payloads, found: true, error: nil, unexpectedKinds: unexpected)
+        }
+        let parts = result.symbols.compactMap(\.sequencePart)
+        let count = parts.map(\.count).max() ?? 0
+        return QRFileOutcome(
+            records: records, found: false,
+            error: StarlineError(
+                .noSymbol,
+                "only \(parts.count) of the \(count) symbols of a structured-append sequence in \(file): scan them in one image",
+                details: .object([("file", .string(file)), ("parts", .int(parts.count)), ("count", .int(count))])),
+            unexpectedKinds: unexpected)
     }
 }
 

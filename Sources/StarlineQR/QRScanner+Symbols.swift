@@ -30,6 +30,38 @@ extension QRScanner {
         }
     }
 
+    /// libzbar does not say which charset a payload's ECI designators name: it drops them, and converts the few
+    /// charsets it knows to UTF-8 (ISO-8859-7 comes back as UTF-8, Big5 and EUC-KR as their raw bytes). A payload
+    /// that is not plain ASCII — where the charset can matter — is read again by ZXing-C++, which keeps them, and
+    /// when it finds the same symbol (at the same place) with designators, its bytes and designators are taken:
+    /// the exact stored bytes, read in the charset the symbol names. An ASCII payload (every friend link and
+    /// callback) costs nothing more; without the second engine, or when it does not read the symbol, libzbar's
+    /// bytes stay and their charset is guessed (`QRText`).
+    static func withDesignators(_ symbols: [QRSymbol], in image: GrayImage) -> [QRSymbol] {
+        func isPlainASCII(_ bytes: [UInt8]) -> Bool {
+            bytes.allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        }
+        guard symbols.contains(where: { !isPlainASCII($0.bytes) }), case .success(let zxing) = ZXingLibrary.shared else {
+            return symbols
+        }
+        let reread = zxing.decode(image).filter { !$0.designators.isEmpty }
+        guard !reread.isEmpty else { return symbols }
+        return symbols.map { symbol in
+            guard !isPlainASCII(symbol.bytes) else { return symbol }
+            let b = symbol.bounds
+            let tolerance = max(2, min(b.maxX - b.minX, b.maxY - b.minY) / 4)
+            guard
+                let same = reread.first(where: {
+                    abs($0.center.x - symbol.center.x) <= tolerance && abs($0.center.y - symbol.center.y) <= tolerance
+                })
+            else { return symbol }
+            var kept = symbol
+            kept.bytes = same.bytes
+            kept.designators = same.designators
+            return kept
+        }
+    }
+
     /// Drops a symbol that repeats an earlier one's bytes at (nearly) the same place —
     /// a second finder-pattern triple over the same code. The same payload elsewhere in
     /// the image is a different symbol and is kept.

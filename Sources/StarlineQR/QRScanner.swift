@@ -171,7 +171,7 @@ public final class QRScanner {
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             }
             lastTried = attempt.rawValue
-            let found = engine?.decode(variant) ?? decode(variant)
+            let found = engine?.decode(variant) ?? Self.withDesignators(decode(variant), in: variant)
             if !found.isEmpty {
                 let mapped = found.map { symbol in
                     var s = symbol

@@ -27,8 +27,7 @@ public enum QROrientation: String, Sendable {
 /// One decoded QR symbol.
 public struct QRSymbol: Sendable, Hashable {
     /// The payload exactly as stored in the symbol: byte-mode data is returned raw (no
-    /// charset guessing), and an ECI designator is dropped from the data, so a UTF-8 text
-    /// with or without a UTF-8 ECI comes back as the same UTF-8 bytes.
+    /// charset conversion), and ECI designators are not in the data but in `designators`.
     public var bytes: [UInt8]
 
     /// The four corners of the symbol in **original image** coordinates, in the symbol's
@@ -42,10 +41,45 @@ public struct QRSymbol: Sendable, Hashable {
 
     public var orientation: QROrientation
 
-    public init(bytes: [UInt8], corners: [QRPoint], orientation: QROrientation = .unknown) {
+    /// Where the payload switches charset (ISO/IEC 18004 §7.4.3, Extended Channel Interpretation): from byte
+    /// `offset` of `bytes` on, ECI `assignment` applies. Empty when the symbol has no ECI designator, or when the
+    /// engine that read it does not tell (libzbar; `QRScanner` asks ZXing-C++ for a payload that is not ASCII).
+    public var designators: [ECIDesignator]
+
+    /// For a symbol of a structured-append sequence whose other symbols were not all found (a sequence found
+    /// whole comes back joined, as one symbol); nil for any other.
+    public var sequencePart: SequencePart?
+
+    public struct ECIDesignator: Sendable, Hashable {
+        public var offset: Int
+        public var assignment: Int
+
+        public init(offset: Int, assignment: Int) {
+            self.offset = offset
+            self.assignment = assignment
+        }
+    }
+
+    /// Symbol `index` (0-based) of a sequence of `count` (ISO/IEC 18004's structured append: 2 to 16 symbols).
+    public struct SequencePart: Sendable, Hashable {
+        public var index: Int
+        public var count: Int
+
+        public init(index: Int, count: Int) {
+            self.index = index
+            self.count = count
+        }
+    }
+
+    public init(
+        bytes: [UInt8], corners: [QRPoint], orientation: QROrientation = .unknown, designators: [ECIDesignator] = [],
+        sequencePart: SequencePart? = nil
+    ) {
         self.bytes = bytes
         self.corners = corners
         self.orientation = orientation
+        self.designators = designators
+        self.sequencePart = sequencePart
     }
 
     /// The payload as a string when it is valid UTF-8, else nil.

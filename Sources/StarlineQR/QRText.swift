@@ -2,11 +2,15 @@
 import Glibc
 #endif
 
-/// The text of a QR payload, as the decoders people compare us with give it (ZXing's guess; ISO/IEC 18004
-/// says byte mode is ISO-8859-1 unless an ECI says otherwise, and Japanese encoders write Shift_JIS
-/// without one). libzbar hands over the bytes as stored (ZBAR_CFG_BINARY: a Kanji-mode segment comes back as
-/// its Shift_JIS bytes, an ECI designator is dropped), and they are read here:
+/// The text of a QR payload, as the decoders people compare us with give it.
 ///
+/// With ECI designators (ISO/IEC 18004 §7.4.3; `QRSymbol.designators`), each part of the payload is read in the
+/// charset its designator names (`Charset.init(eci:)`: every charset of the AIM ECI table ZXing-C++ reads), and
+/// text is null only when the bytes are not text in that charset (or ECI 899 declares them binary).
+///
+/// Without one (ISO/IEC 18004 says byte mode is then ISO-8859-1, and Japanese encoders write Shift_JIS without
+/// one), ZXing's guess. libzbar hands over the bytes as stored (ZBAR_CFG_BINARY: a Kanji-mode segment comes
+/// back as its Shift_JIS bytes), and they are read here:
 /// - valid UTF-8 (ASCII included) is UTF-8, as it always was;
 /// - else the first charset that fits by ZXing's rules: Shift_JIS when there are 3 or more Japanese characters
 ///   in a row (or the bytes can only be Shift_JIS), ISO-8859-1 when they can only be that, and between the
@@ -18,18 +22,130 @@ import Glibc
 /// Shift_JIS is read as Windows-31J (CP932, through iconv): what Japanese phones and generators write, with
 /// 0x5C and 0x7E as `\` and `~` (JIS X 0201 would turn them into ¥ and ‾ and break every URL with a tilde).
 public struct QRText: Sendable, Equatable {
+    /// A charset a QR payload can be in, named as IANA registers it (what the record's `charset` says).
     public enum Charset: String, Sendable, CaseIterable {
         case utf8 = "UTF-8"
         case shiftJIS = "Shift_JIS"
-        case iso8859_1 = "ISO-8859-1"
+        case iso8859_1 = "ISO-8859-1", iso8859_2 = "ISO-8859-2", iso8859_3 = "ISO-8859-3", iso8859_4 = "ISO-8859-4"
+        case iso8859_5 = "ISO-8859-5", iso8859_6 = "ISO-8859-6", iso8859_7 = "ISO-8859-7", iso8859_8 = "ISO-8859-8"
+        case iso8859_9 = "ISO-8859-9", iso8859_10 = "ISO-8859-10", iso8859_11 = "ISO-8859-11", iso8859_13 = "ISO-8859-13"
+        case iso8859_14 = "ISO-8859-14", iso8859_15 = "ISO-8859-15", iso8859_16 = "ISO-8859-16"
+        case ibm437 = "IBM437"
+        case windows1250 = "windows-1250", windows1251 = "windows-1251", windows1252 = "windows-1252", windows1256 = "windows-1256"
+        case utf16BE = "UTF-16BE", utf16LE = "UTF-16LE", utf32BE = "UTF-32BE", utf32LE = "UTF-32LE"
+        case usASCII = "US-ASCII"
+        case big5 = "Big5"
+        case gb18030 = "GB18030"
+        case eucKR = "EUC-KR"
+
+        /// The charset of ECI assignment number `eci` (the AIM ECI table, as ZXing-C++ reads it: 0 and 2 are
+        /// code page 437, 1 and 3 ISO-8859-1, 4–18 the rest of ISO-8859 (no 14: there is no ISO-8859-12),
+        /// 20 Shift_JIS, 21–24 Windows code pages, 25 UTF-16BE, 26 UTF-8, 27 and 170 ASCII, 28 Big5,
+        /// 29 and 32 GB18030 (GB 2312's superset), 30 EUC-KR, 33–35 UTF-16LE and UTF-32); nil for any other.
+        public init?(eci: Int) {
+            let iso8859: [Charset] = [
+                .iso8859_1, .iso8859_2, .iso8859_3, .iso8859_4, .iso8859_5, .iso8859_6, .iso8859_7, .iso8859_8, .iso8859_9,
+                .iso8859_10, .iso8859_11
+            ]
+            switch eci {
+            case 0, 2: self = .ibm437
+            case 1: self = .iso8859_1
+            case 3...13: self = iso8859[eci - 3]
+            case 15: self = .iso8859_13
+            case 16: self = .iso8859_14
+            case 17: self = .iso8859_15
+            case 18: self = .iso8859_16
+            case 20: self = .shiftJIS
+            case 21: self = .windows1250
+            case 22: self = .windows1251
+            case 23: self = .windows1252
+            case 24: self = .windows1256
+            case 25: self = .utf16BE
+            case 26: self = .utf8
+            case 27, 170: self = .usASCII
+            case 28: self = .big5
+            case 29, 32: self = .gb18030
+            case 30: self = .eucKR
+            case 33: self = .utf16LE
+            case 34: self = .utf32BE
+            case 35: self = .utf32LE
+            default: return nil
+            }
+        }
+
+        /// What glibc's iconv calls it (Shift_JIS as Windows-31J, see above).
+        var iconvName: String {
+            switch self {
+            case .shiftJIS: "CP932"
+            case .ibm437: "CP437"
+            case .windows1250: "CP1250"
+            case .windows1251: "CP1251"
+            case .windows1252: "CP1252"
+            case .windows1256: "CP1256"
+            case .usASCII: "ASCII"
+            case .big5: "BIG5"
+            default: rawValue
+            }
+        }
     }
 
+    /// ECI 899: "8-bit binary data", no charset at all.
+    public static let binaryECI = 899
+
     public var text: String
-    public var charset: Charset
+    /// The charsets the text was read in, in the order they first apply: one for all but payloads whose ECI
+    /// designators switch between charsets.
+    public var charsets: [Charset]
+
+    /// The one charset, nil when the payload switches between several.
+    public var charset: Charset? { charsets.count == 1 ? charsets[0] : nil }
+    /// What a record's `charset` says: the charset, or the charsets in order joined by `+` (`ISO-8859-7+Shift_JIS`).
+    public var charsetName: String { charsets.map(\.rawValue).joined(separator: "+") }
 
     public init(text: String, charset: Charset) {
         self.text = text
-        self.charset = charset
+        self.charsets = [charset]
+    }
+
+    public init(text: String, charsets: [Charset]) {
+        self.text = text
+        self.charsets = charsets
+    }
+
+    /// The text of `bytes` read as `designators` say (nil when one part is not text in its charset); without
+    /// designators, `decode(_:)`'s guess. The bytes before the first designator, and those after one naming no
+    /// charset this knows, are guessed on their own.
+    public static func decode(_ bytes: [UInt8], designators: [QRSymbol.ECIDesignator]) -> QRText? {
+        guard !designators.isEmpty else { return decode(bytes) }
+        var parts: [(eci: Int?, range: Range<Int>)] = []
+        var start = 0, eci: Int? = nil
+        for designator in designators {
+            // The parser gives them in order and in range; anything else is not trusted, and the bytes are guessed.
+            guard designator.offset >= start, designator.offset <= bytes.count else { return decode(bytes) }
+            parts.append((eci, start..<designator.offset))
+            (start, eci) = (designator.offset, designator.assignment)
+        }
+        parts.append((eci, start..<bytes.count))
+        var text = "", charsets: [Charset] = []
+        for part in parts where !part.range.isEmpty {
+            if part.eci == binaryECI { return nil }
+            let slice = Array(bytes[part.range])
+            let read: QRText?
+            if let eci = part.eci, let charset = Charset(eci: eci) {
+                read = convert(slice, from: charset).map { QRText(text: $0, charset: charset) }
+            } else {
+                read = decode(slice)
+            }
+            guard let read else { return nil }
+            text += read.text
+            for charset in read.charsets where !charsets.contains(charset) { charsets.append(charset) }
+        }
+        if charsets.isEmpty {
+            // No byte at all: the charset the last designator names, as the symbol states it.
+            guard let last = designators.last?.assignment, last != binaryECI else { return nil }
+            charsets = [Charset(eci: last) ?? .utf8]
+        }
+        return QRText(text: text, charsets: charsets)
     }
 
     /// The text of `bytes`, or nil when no charset fits (binary data).
@@ -38,9 +154,9 @@ public struct QRText: Sendable, Equatable {
         // Control characters other than tab, LF and CR are data, not text, in a charset that was only guessed.
         guard !bytes.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D || $0 == 0x7F }) else { return nil }
         switch guess(bytes) {
-        case .shiftJIS?: return shiftJIS(bytes).map { QRText(text: $0, charset: .shiftJIS) } ?? latin1IfItFits(bytes)
+        case .shiftJIS?: return convert(bytes, from: .shiftJIS).map { QRText(text: $0, charset: .shiftJIS) } ?? latin1IfItFits(bytes)
         case .iso8859_1?: return latin1IfItFits(bytes)
-        case .utf8?, nil: return nil
+        default: return nil
         }
     }
 
@@ -97,12 +213,13 @@ public struct QRText: Sendable, Equatable {
         return QRText(text: String(scalars), charset: .iso8859_1)
     }
 
-    /// Windows-31J through iconv(3); nil when a pair is not a character of it.
-    static func shiftJIS(_ bytes: [UInt8]) -> String? {
-        let converter = iconv_open("UTF-8", "CP932")
+    /// `bytes` read as `charset` through iconv(3); nil when they are not text in it.
+    static func convert(_ bytes: [UInt8], from charset: Charset) -> String? {
+        if charset == .utf8 { return String(validating: bytes, as: UTF8.self) }
+        let converter = iconv_open("UTF-8", charset.iconvName)
         guard converter != iconv_t(bitPattern: -1) else { return nil }
         defer { iconv_close(converter) }
-        // UTF-8 takes at most 3 bytes per Shift_JIS byte (a half-width katakana: 1 → 3).
+        // UTF-8 takes at most 3 bytes for a 1-byte character (a half-width katakana, €) and 4 for a 2-byte one.
         var output = [UInt8](repeating: 0, count: bytes.count * 3 + 4)
         var input = bytes.map { CChar(bitPattern: $0) }
         let written: Int? = input.withUnsafeMutableBufferPointer { inBuffer in

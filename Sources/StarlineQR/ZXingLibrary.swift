@@ -20,6 +20,8 @@ package struct ZXingLibrary: @unchecked Sendable {
     let read: @convention(c) (UnsafePointer<UInt8>?, Int32, Int32) -> Results?
     let count: @convention(c) (Results?) -> Int32
     let bytes: @convention(c) (Results?, Int32, UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?
+    let bytesECI: @convention(c) (Results?, Int32, UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?
+    let sequence: @convention(c) (Results?, Int32, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> Void
     let corners: @convention(c) (Results?, Int32, UnsafeMutablePointer<Int32>?) -> Void
     let orientation: @convention(c) (Results?, Int32) -> Int32
     let free: @convention(c) (Results?) -> Void
@@ -80,7 +82,8 @@ package struct ZXingLibrary: @unchecked Sendable {
             (
                 ZXingLibrary(
                     read: library.function("starline_zxing_read"), count: library.function("starline_zxing_count"),
-                    bytes: library.function("starline_zxing_bytes"), corners: library.function("starline_zxing_corners"),
+                    bytes: library.function("starline_zxing_bytes"), bytesECI: library.function("starline_zxing_bytes_eci"),
+                    sequence: library.function("starline_zxing_sequence"), corners: library.function("starline_zxing_corners"),
                     orientation: library.function("starline_zxing_orientation"), free: library.function("starline_zxing_free"),
                     version: "?",
                     path: path),
@@ -106,15 +109,55 @@ package struct ZXingLibrary: @unchecked Sendable {
         for index in 0..<max(0, count(results)) {
             var length = 0
             guard let start = bytes(results, index, &length) else { continue }
+            let payload = Array(UnsafeBufferPointer(start: start, count: length))
             var xy = [Int32](repeating: 0, count: 8)
             corners(results, index, &xy)
             let points = (0..<4).map { QRPoint(x: Int(xy[2 * $0]), y: Int(xy[2 * $0 + 1])) }
+            var eciLength = 0
+            let protocolBytes = bytesECI(results, index, &eciLength).map { Array(UnsafeBufferPointer(start: $0, count: eciLength)) }
+            var position: Int32 = -1, total: Int32 = -1
+            sequence(results, index, &position, &total)
             symbols.append(
                 QRSymbol(
-                    bytes: Array(UnsafeBufferPointer(start: start, count: length)), corners: points,
-                    orientation: Self.orientation(degrees: orientation(results, index))))
+                    bytes: payload, corners: points, orientation: Self.orientation(degrees: orientation(results, index)),
+                    designators: protocolBytes.flatMap { Self.designators(eciProtocol: $0, payload: payload) } ?? [],
+                    sequencePart: position >= 0 && total > position ? .init(index: Int(position), count: Int(total)) : nil))
         }
         return symbols
+    }
+
+    /// The ECI designators of a payload given in the ECI protocol (ZXing's `bytesECI()`: `]Q` and a digit, then the
+    /// bytes with each backslash doubled and each designator written as a backslash and six digits), as offsets
+    /// into `payload`. Nil when the protocol text does not spell out exactly `payload` (then nothing is claimed
+    /// about its charset): the shim's output is checked, not trusted.
+    static func designators(eciProtocol: [UInt8], payload: [UInt8]) -> [QRSymbol.ECIDesignator]? {
+        let backslash = UInt8(ascii: "\\")
+        var i = eciProtocol.starts(with: Array("]Q".utf8)) && eciProtocol.count >= 3 ? 3 : 0
+        var plain: [UInt8] = []
+        plain.reserveCapacity(payload.count)
+        var found: [QRSymbol.ECIDesignator] = []
+        while i < eciProtocol.count {
+            let byte = eciProtocol[i]
+            guard byte == backslash else {
+                plain.append(byte)
+                i += 1
+                continue
+            }
+            if i + 1 < eciProtocol.count, eciProtocol[i + 1] == backslash {
+                plain.append(backslash)
+                i += 2
+                continue
+            }
+            guard i + 7 <= eciProtocol.count else { return nil }
+            var assignment = 0
+            for digit in eciProtocol[(i + 1)..<(i + 7)] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
+                assignment = assignment * 10 + Int(digit - UInt8(ascii: "0"))
+            }
+            found.append(QRSymbol.ECIDesignator(offset: plain.count, assignment: assignment))
+            i += 7
+        }
+        return plain == payload ? found : nil
     }
 
     /// ZXing's clockwise rotation in degrees, to the nearest quarter turn.

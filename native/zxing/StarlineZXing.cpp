@@ -5,11 +5,15 @@
 #include <ZXing/ReadBarcode.h>
 #include <ZXing/ZXVersion.h>
 
+#include <map>
 #include <new>
+#include <string>
 #include <vector>
 
 struct starline_zxing_results {
     std::vector<ZXing::Result> symbols;
+    /// Each symbol's bytesECI(), kept so the pointer handed out stays valid until starline_zxing_free.
+    std::vector<ZXing::ByteArray> bytesECI;
 };
 
 #define STARLINE_STRING(x) #x
@@ -28,10 +32,29 @@ extern "C" starline_zxing_results *starline_zxing_read(const uint8_t *pixels, in
         hints.setTryDownscale(true);
         ZXing::ImageView view(pixels, width, height, ZXing::ImageFormat::Lum);
         auto found = ZXing::ReadBarcodes(view, hints);
+        // A structured-append sequence found whole is one payload (ISO/IEC 18004: its symbols' data are
+        // concatenated in order); MergeStructuredAppendSequence joins one sequence and returns an invalid result
+        // when a symbol is missing, and then its parts are kept as they are and the caller marks them
+        // (starline_zxing_sequence).
         auto *results = new starline_zxing_results;
+        std::map<std::string, ZXing::Results> sequences;
         for (auto &result : found) {
-            if (result.isValid()) results->symbols.push_back(std::move(result));
+            if (!result.isValid()) continue;
+            if (result.isPartOfSequence()) {
+                sequences[result.sequenceId()].push_back(std::move(result));
+            } else {
+                results->symbols.push_back(std::move(result));
+            }
         }
+        for (auto &[id, parts] : sequences) {
+            ZXing::Result joined = ZXing::MergeStructuredAppendSequence(parts);
+            if (joined.isValid()) {
+                results->symbols.push_back(std::move(joined));
+            } else {
+                for (auto &part : parts) results->symbols.push_back(std::move(part));
+            }
+        }
+        for (auto &symbol : results->symbols) results->bytesECI.push_back(symbol.bytesECI());
         return results;
     } catch (...) {
         return nullptr;
@@ -56,6 +79,24 @@ extern "C" const uint8_t *starline_zxing_bytes(const starline_zxing_results *res
     const ZXing::ByteArray &bytes = symbol->bytes();
     if (length) *length = bytes.size();
     return bytes.data();
+}
+
+extern "C" const uint8_t *starline_zxing_bytes_eci(const starline_zxing_results *results, int32_t index, size_t *length) {
+    if (symbol_at(results, index) == nullptr) {
+        if (length) *length = 0;
+        return nullptr;
+    }
+    const ZXing::ByteArray &bytes = results->bytesECI[static_cast<size_t>(index)];
+    if (length) *length = bytes.size();
+    return bytes.data();
+}
+
+extern "C" void starline_zxing_sequence(const starline_zxing_results *results, int32_t index, int32_t *position, int32_t *count) {
+    const ZXing::Result *symbol = symbol_at(results, index);
+    // A joined sequence reports the size of the sequence it came from, but is whole: only a lone part counts.
+    bool part = symbol != nullptr && symbol->isPartOfSequence() && symbol->sequenceIndex() >= 0;
+    if (position) *position = part ? symbol->sequenceIndex() : -1;
+    if (count) *count = part ? symbol->sequenceSize() : -1;
 }
 
 extern "C" void starline_zxing_corners(const starline_zxing_results *results, int32_t index, int32_t xy[8]) {
