@@ -75,6 +75,8 @@ let package = Package(
         cLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         // No pkg-config (it would add -lzbar): libzbar is loaded with dlopen, see ZBarLibrary.
         .systemLibrary(name: "CZBar", path: "Sources/CZBar", providers: [.apt(["libzbar-dev"])]),
+        // Header only too: libheif is dlopened by StarlineQR's HEIFLibrary when a HEIC or AVIF image is read.
+        .systemLibrary(name: "CHeif", path: "Sources/CHeif", providers: [.apt(["libheif-dev"])]),
         cHeaders("CPNG", apt: "libpng-dev"),
         cHeaders("CJPEG", apt: "libturbojpeg0-dev"),
         cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
@@ -103,7 +105,7 @@ let package = Package(
         // Domain libraries: domain logic only, no command front-ends.
         // CTIFFShim: libtiff's variadic TIFFGetField and va_list error handlers (libtiff itself is dlopened).
         .target(name: "CTIFFShim"),
-        .target(name: "StarlineQR", dependencies: ["StarlineCore", "StarlineLoader", "CQREncode", "CZBar", "CPNG", "CJPEG", "CTIFFShim"],
+        .target(name: "StarlineQR", dependencies: ["StarlineCore", "StarlineLoader", "CQREncode", "CZBar", "CHeif", "CPNG", "CJPEG", "CTIFFShim"],
                 linkerSettings: [staticArchive("png16"), staticArchive("turbojpeg"), staticArchive("z")]),
         // The workbench (W1): tasks, sites and recents in workspace.json. No networking, no Foundation.
         .target(name: "StarlineWorkspace", dependencies: ["StarlineCore"]),

@@ -48,9 +48,9 @@ enum DecodeCommand: Command {
     static let spec = CommandSpec(
         "decode", abstract: "Decode QR symbols in images into classified JSON records",
         discussion: """
-            Reads PNG, JPEG (including CMYK), PBM/PGM/PPM, BMP, GIF (the first image), WebP and TIFF (the first page) \
-            images (the format is detected from the content; transparent parts are white; a JPEG's Exif orientation is \
-            applied) and prints \
+            Reads PNG, JPEG (including CMYK), PBM/PGM/PPM, BMP, GIF (the first image), WebP, TIFF (the first page), \
+            HEIC and AVIF images (the format is detected from the content; transparent parts are white; a JPEG's Exif \
+            orientation and a HEIC's rotation are applied) and prints \
             one JSON record per symbol, in reading order: \
             {\"file\",\"index\",\"kind\",\"text\",\"bytesBase64\",\"corners\",\"attempt\",…}. kind is authCallback (adds \
             appId, code, state, error), friendLink (adds code, url), url, text or binary. text is the payload in the \

@@ -3,8 +3,9 @@ import Glibc
 #endif
 import StarlineCore
 
-/// Loads PNG, JPEG, PBM/PGM/PPM, BMP, GIF (its first image), WebP and TIFF (its first page) images as 8-bit
-/// luminance (WebP through libwebp, TIFF through libtiff, each loaded when the first such file is read).
+/// Loads PNG, JPEG, PBM/PGM/PPM, BMP, GIF (its first image), WebP, TIFF (its first page), HEIC and AVIF images as
+/// 8-bit luminance (WebP through libwebp, TIFF through libtiff, HEIC and AVIF through libheif, each loaded when
+/// the first such file is read).
 ///
 /// The format comes from the first bytes, never from the file name: `-` (stdin), files
 /// without an extension and misnamed files all work. Every failure — missing file,
@@ -28,6 +29,8 @@ public enum ImageLoader {
         case gif = "GIF"
         case webp = "WebP"
         case tiff = "TIFF"
+        case heic = "HEIC"
+        case avif = "AVIF"
     }
 
     /// The formats this install reads, for `sl-qr --version`: WebP only when libwebp loads (it is loaded for it).
@@ -42,7 +45,12 @@ public enum ImageLoader {
             case .success: "TIFF (libtiff)"
             case .failure(let error): "not TIFF (\(error.message))"
             }
-        return "image formats: PNG, JPEG, PBM/PGM/PPM, BMP, GIF, \(webp), \(tiff)"
+        let heif =
+            switch HEIFLibrary.shared {
+            case .success(let heif): "HEIC and AVIF (libheif \(heif.version))"
+            case .failure(let error): "not HEIC or AVIF (\(error.message))"
+            }
+        return "image formats: PNG, JPEG, PBM/PGM/PPM, BMP, GIF, \(webp), \(tiff), \(heif)"
     }
 
     /// Reads and decodes the file at `path` (taken literally: the CLI maps `-` to
@@ -65,12 +73,14 @@ public enum ImageLoader {
             throw StarlineError(.unreadableImage, "\(name): empty file, not an image", details: fileDetails(name))
         }
         guard let format = detectFormat(bytes) else {
-            // Say what it is when the magic bytes tell, and what to do: a user holding a GIF or a phone's HEIC
-            // photo needs the conversion, not the list of formats alone.
+            // Say what it is when the magic bytes tell, and what to do: a user holding a PDF needs the
+            // conversion, not the list of formats alone.
             let kind = otherFormat(bytes)
+            let formats = Format.allCases.map(\.rawValue)
+            let list = formats.dropLast().joined(separator: ", ") + " or " + formats[formats.count - 1]
             throw StarlineError(
                 .unreadableImage,
-                "\(name): \(kind.map { "a \($0) image, " } ?? "")not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP or TIFF image: convert it to PNG first (ImageMagick: convert IMAGE out.png\(kind == "HEIC" || kind == "AVIF" ? "; or heif-dec IMAGE out.png" : ""))",
+                "\(name): \(kind.map { "a \($0) file, " } ?? "")not a \(list) image: convert it to PNG first (ImageMagick: convert IMAGE out.png)",
                 details: .object([("file", .string(name))] + (kind.map { [("format", JSON.string($0))] } ?? [])))
         }
         let limits = DecodeLimits(name: name, maxPixels: maxPixels, reservation: reservation)
@@ -82,15 +92,28 @@ public enum ImageLoader {
         case .gif: return try GIFReader.decode(bytes, limits: limits)
         case .webp: return try WebPReader.decode(bytes, limits: limits)
         case .tiff: return try TIFFReader.decode(bytes, limits: limits)
+        case .heic, .avif: return try HEIFReader.decode(bytes, format: format, limits: limits)
         }
     }
 
-    /// An image format sl-qr does not read, by its magic bytes (for the message); nil when unknown.
+    /// A file sl-qr does not read, by its magic bytes (for the message); nil when unknown.
     static func otherFormat(_ bytes: [UInt8]) -> String? {
-        func at(_ offset: Int, _ text: StaticString) -> Bool { has(bytes, text, at: offset) }
-        if at(4, "ftypavif") || at(4, "ftypavis") { return "AVIF" }
-        if at(4, "ftypheic") || at(4, "ftypheix") || at(4, "ftypmif1") || at(4, "ftypmsf1") || at(4, "ftyphevc") { return "HEIC" }
-        if at(0, "%PDF") { return "PDF" }
+        has(bytes, "%PDF", at: 0) ? "PDF" : nil
+    }
+
+    /// The HEIF container's brands (ISO/IEC 23008-12 and the AV1 Image File Format): an `ftyp` box first, whose
+    /// major brand names HEVC (`heic`, `heix`, `hevc`, `hevx`, and the multi-view `heim`/`heis`), AV1 (`avif`,
+    /// `avis`) or only the container (`mif1`, `msf1`: then the compatible brands tell, and HEIC is the name
+    /// phones give it).
+    static func heifFormat(_ bytes: [UInt8]) -> Format? {
+        guard has(bytes, "ftyp", at: 4), bytes.count >= 16 else { return nil }
+        let size = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
+        let end = min(max(size, 16), bytes.count)
+        func brand(at offset: Int) -> String { String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self) }
+        // The major brand, then the compatible brands after the minor version.
+        let brands = [brand(at: 8)] + stride(from: 16, to: end - 3, by: 4).map(brand(at:))
+        if brands.contains(where: { $0 == "avif" || $0 == "avis" }) { return .avif }
+        if brands.contains(where: { ["heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1"].contains($0) }) { return .heic }
         return nil
     }
 
@@ -108,6 +131,7 @@ public enum ImageLoader {
         if at(0, "GIF87a") || at(0, "GIF89a") { return .gif }
         if at(0, "RIFF") && at(8, "WEBP") { return .webp }
         if at(0, "BM") && bytes.count >= 18 { return .bmp }
+        if let heif = heifFormat(bytes) { return heif }
         // Little- and big-endian TIFF (42), and BigTIFF (43).
         if [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A], [0x49, 0x49, 0x2B, 0x00], [0x4D, 0x4D, 0x00, 0x2B]].contains(where: {
             bytes.starts(with: $0)

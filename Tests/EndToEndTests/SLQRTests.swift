@@ -357,13 +357,13 @@ import Testing
         #expect(bad.status == 12 && bad.errorCode == "UNREADABLE_IMAGE")
         #expect(try bad.jsonLines().first?["error"]?["code"]?.stringValue == "UNREADABLE_IMAGE")
         // The record names the file once, in "file"; the run's error on stderr names it in its message.
-        let heic = home.write("photo.heic", Array("\0\0\0\u{18}ftypheic\0\0\0\0".utf8))
-        let unreadable = try qr(["decode", heic])
+        let pdf = home.write("scan.pdf", Array("%PDF-1.7\n%\u{E2}\u{E3}".utf8))
+        let unreadable = try qr(["decode", pdf])
         let record = try unreadable.jsonLines().first
-        #expect(record?["file"]?.stringValue == heic && record?["error"]?["details"]?["file"] == nil)
-        #expect(record.map { "\($0)" }?.components(separatedBy: "photo.heic").count == 2, "\(unreadable.stdoutText)")
+        #expect(record?["file"]?.stringValue == pdf && record?["error"]?["details"]?["file"] == nil)
+        #expect(record.map { "\($0)" }?.components(separatedBy: "scan.pdf").count == 2, "\(unreadable.stdoutText)")
         #expect(
-            record?["error"]?["message"]?.stringValue?.contains("a HEIC image") == true
+            record?["error"]?["message"]?.stringValue?.contains("a PDF file") == true
                 && unreadable.stderrText.contains("convert it to PNG"))
 
         let missing = try qr(["decode", home.file("missing.png")])
@@ -401,7 +401,8 @@ import Testing
         // The version, then which decoders this install has (PhotoCorpusTests covers both answers).
         #expect(version.stdoutText.hasPrefix("sl-qr \(StarlineVersion.current)\ndecoders: libzbar"))
         #expect(
-            version.stdoutText.contains("\nimage formats: PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP (libwebp), TIFF (libtiff)\n"),
+            version.stdoutText.contains(
+                "\nimage formats: PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP (libwebp), TIFF (libtiff), HEIC and AVIF (libheif 1."),
             "\(version.stdoutText)")
     }
 

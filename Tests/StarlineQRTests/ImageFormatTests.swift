@@ -16,7 +16,7 @@ private func loadError(_ bytes: [UInt8], _ name: String) -> StarlineError? {
     }
 }
 
-@Suite("Image formats: BMP, GIF, WebP, TIFF")
+@Suite("Image formats: BMP, GIF, WebP, TIFF, HEIC, AVIF")
 struct ImageFormatTests {
     /// Every gray level, and a size that is not a multiple of 4 or 8 (row padding, interlace passes).
     static let gradient = GrayImage(width: 37, height: 23, pixels: (0..<(37 * 23)).map { UInt8(($0 * 7) % 256) })
@@ -67,6 +67,36 @@ struct ImageFormatTests {
         #expect(ImageLoader.detectFormat(bytes)?.rawValue == ["bmp": "BMP", "gif": "GIF", "tiff": "TIFF"][suffix])
         let image = try ImageLoader.load(bytes: bytes, name: "x.\(suffix)")
         #expect(image == Self.gradient)
+    }
+
+    @Test(
+        """
+        HEIC and AVIF from heif-enc (lossy) load at their size, odd sides too, with the pixels they were made from, \
+        nearly
+        """)
+    func heifFilesLoadNearly() throws {
+        let dir = try TestImages.temporaryDirectory()
+        let input = dir.appendingPathComponent("in.png")
+        // heif-enc reads RGB PNGs: the gradient as RGB, through Pillow.
+        let pgm = dir.appendingPathComponent("in.pgm")
+        try TestImages.write(TestImages.pgm(Self.gradient), to: pgm)
+        let rgb = try Tools.runInstalled(
+            "/usr/bin/python3",
+            ["-c", "import sys\nfrom PIL import Image\nImage.open(sys.argv[1]).convert('RGB').save(sys.argv[2])", pgm.path, input.path])
+        try #require(rgb.status == 0, "Pillow: \(rgb.stderrText)")
+        for (suffix, options) in [("heic", ["-q", "95"]), ("avif", ["-A", "-q", "95"])] {
+            let output = dir.appendingPathComponent("out." + suffix)
+            let run = try Tools.runInstalled(
+                try TestImages.tool("heif-enc", package: "libheif-examples"), options + [input.path, "-o", output.path])
+            try #require(run.status == 0, "heif-enc: \(run.stderrText)")
+            let bytes = Array(try Data(contentsOf: output))
+            #expect(ImageLoader.detectFormat(bytes)?.rawValue == suffix.uppercased())
+            let image = try ImageLoader.load(bytes: bytes, name: "x." + suffix)
+            #expect(image.width == Self.gradient.width && image.height == Self.gradient.height, "\(suffix)")
+            // Lossy and through YCbCr: close, not exact (a gradient of every level, 7 apart from pixel to pixel).
+            let difference = zip(image.pixels, Self.gradient.pixels).map { abs(Int($0) - Int($1)) }.reduce(0, +) / image.pixels.count
+            #expect(difference <= 12, "\(suffix): mean difference \(difference)")
+        }
     }
 
     @Test("a GIF whose LZW table fills and clears many times (256 levels of noise, 320×240) loads exactly")

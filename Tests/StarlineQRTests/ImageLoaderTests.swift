@@ -174,21 +174,27 @@ struct ImageLoaderTests {
         }
     }
 
-    @Test("random bytes: not an image of a format sl-qr reads; HEIC, AVIF and PDF are named with the conversion")
+    @Test("random bytes: not an image of a format sl-qr reads; a PDF is named with the conversion")
     func randomBytes() {
         var rng = SeededRandom(seed: 1)
         let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        expectUnreadable("noise.bin: not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP or TIFF image") {
+        expectUnreadable("noise.bin: not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP, TIFF, HEIC or AVIF image") {
             try ImageLoader.load(bytes: bytes, name: "noise.bin")
         }
         // A format it does not read is named, with the conversion to make.
-        expectUnreadable("x: a HEIC image, not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP or TIFF image: convert it to PNG first") {
-            try ImageLoader.load(bytes: Array("\0\0\0\u{18}ftypheic\0\0".utf8), name: "x")
+        expectUnreadable("x: a PDF file, not a PNG, JPEG, PBM/PGM/PPM, BMP, GIF, WebP, TIFF, HEIC or AVIF image: convert it to PNG first") {
+            try ImageLoader.load(bytes: Array("%PDF-1.7".utf8), name: "x")
         }
-        for (magic, kind) in [(Array("\0\0\0\u{1C}ftypavif\0\0".utf8), "AVIF"), (Array("%PDF-1.7".utf8), "PDF")] {
-            expectUnreadable("a \(kind) image") { try ImageLoader.load(bytes: magic, name: "x") }
+        // HEIF brands: HEVC, AV1, and the container's own brand with a compatible one that tells.
+        let brands: [([UInt8], String?)] = [
+            (Array("\0\0\0\u{18}ftypheic\0\0\0\0mif1".utf8), "HEIC"), (Array("\0\0\0\u{1C}ftypavif\0\0\0\0mif1miaf".utf8), "AVIF"),
+            (Array("\0\0\0\u{1C}ftypmif1\0\0\0\0mif1avif".utf8), "AVIF"), (Array("\0\0\0\u{18}ftypmif1\0\0\0\0heic".utf8), "HEIC"),
+            (Array("\0\0\0\u{18}ftypisom\0\0\0\0mp41".utf8), nil)
+        ]
+        for (magic, kind) in brands {
+            #expect(ImageLoader.detectFormat(magic)?.rawValue == kind, "\(magic)")
+            expectUnreadable(kind.map { "x: corrupt \($0): " } ?? "x: not a PNG") { try ImageLoader.load(bytes: magic, name: "x") }
         }
-        expectUnreadable("or heif-dec") { try ImageLoader.load(bytes: Array("\0\0\0\u{18}ftypheic\0\0".utf8), name: "x") }
         expectUnreadable("not a PNG, JPEG, PBM/PGM/PPM") { try ImageLoader.load(bytes: Array("P7 1 1 255\n".utf8), name: "x") }
         // The magic bytes of a format it reads, and nothing after them: that format, damaged.
         let magics: [([UInt8], String?)] = [
