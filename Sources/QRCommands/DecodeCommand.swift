@@ -36,13 +36,15 @@ enum DecodeCommand: Command {
             No notices on stderr: no progress, nothing for a file without a symbol — the exit status says it (zbarimg's \
             -q); a file that cannot be read is still reported.
             """)
-    static let defaultImageTimeout = 10_000
+    static let defaultImageTimeout = 30_000
     static let imageTimeout = Option<Int>.integer(
         "image-timeout", "MS",
         help: """
-            Per-image deadline in milliseconds: no retry attempt starts after it, and an image over 2 megapixels, scanned \
-            in a helper process, is stopped at it (a smaller one finishes its pass, well under a second); the record then \
-            has \"timedOut\":true. 0 tries the image as it is only.
+            Per-image safety deadline in milliseconds: which retries run is decided by the image (each reads its pixels \
+            against a budget of 160 million, so every retry for a photo up to ~17 megapixels, and the same ones on a \
+            busy machine as on an idle one); this only stops a pass that takes far longer than its pixels say: no retry \
+            starts after it, and an image over 2 megapixels, scanned in a helper process, is stopped at it (a smaller one \
+            finishes its pass, well under a second); the record then has \"timedOut\":true. 0 tries the image as it is only.
             """, default: defaultImageTimeout, range: 0...3_600_000)
 
     static let spec = CommandSpec(
@@ -66,10 +68,10 @@ enum DecodeCommand: Command {
             perspective, noise, blur, small modules; only when installed, see `sl-qr --version`), then libzbar tries \
             downscaled and upscaled copies and copies for photographs (stretched, binarized, sharpened, smooth-upscaled, \
             inverted-binarized, inverted-upscaled); attempt says which one worked. A file without a symbol gives \
-            {\"file\",\"found\":0}; an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced \
+            {\"file\",\"found\":0,\"tried\":N} (N: how many attempts ran); an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced \
             by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that \
             kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), \
-            --pixel-budget (100 megapixels at once across workers), --image-timeout (10 s of retries per image). Progress \
+            --pixel-budget (100 megapixels at once across workers), --image-timeout (30 s per image, a safety net). Progress \
             goes to stderr on a terminal or with --progress; -q/--quiet drops it. With --raw only the payloads are \
             printed, each followed by a newline, as zbarimg --raw does (a file without a symbol gets a notice on stderr \
             unless -q), so `zbarimg --raw -q IMG` becomes `sl-qr decode --raw -q IMG`. Exit 0 when every file gave a \

@@ -16,7 +16,7 @@ enum IsolatedScan {
     /// Images with more pixels than this are scanned in a helper process.
     static let threshold = 2_000_000
     /// The argument that turns `sl-qr` into the helper (not a command: it is never typed).
-    static let helperArgument = "--internal-scan-helper-v1"
+    static let helperArgument = "--internal-scan-helper-v2"
     /// Set by `QRTool.main`: this process is sl-qr, so it can be its own helper. A tool run in-process (tests)
     /// scans in-process.
     nonisolated(unsafe) static var available = false
@@ -24,11 +24,11 @@ enum IsolatedScan {
     /// the default timeout.
     static let isolation = QRBatchDecoder.Isolation(
         threshold: threshold, defaultDeadline: Double(DecodeCommand.defaultImageTimeout) / 1000,
-        scan: { image, attempts, deadline in try scan(image, attempts: attempts, deadline: deadline) })
+        scan: { image, attempts, workBudget, deadline in try scan(image, attempts: attempts, workBudget: workBudget, deadline: deadline) })
 
     /// The attempts on `image` in a helper; at `deadline` (QRScanner.now() seconds) the helper is killed
     /// and the result says `timedOut`.
-    static func scan(_ image: GrayImage, attempts: [QRScanner.Attempt], deadline: Double) throws -> ScanResult {
+    static func scan(_ image: GrayImage, attempts: [QRScanner.Attempt], workBudget: Int, deadline: Double) throws -> ScanResult {
         // The pixels go over a socket, not a pipe: sent with MSG_NOSIGNAL, a helper killed mid-transfer is an
         // error for the writer, not a SIGPIPE that would end sl-qr.
         var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
@@ -50,7 +50,7 @@ enum IsolatedScan {
         guard spawned == 0 else { close(input[1]); close(output[0]); throw failure("posix_spawn", spawned) }
 
         // The pixels go in from a thread of their own, so that the deadline is watched while they do.
-        let header = "\(image.width) \(image.height) \(getpid()) \(attempts.map(\.rawValue).joined(separator: ","))\n"
+        let header = "\(image.width) \(image.height) \(getpid()) \(attempts.map(\.rawValue).joined(separator: ",")) \(workBudget)\n"
         let writer = input[1]
         let pixels = image.pixels
         let started = WorkerThreads.detach {
@@ -100,7 +100,7 @@ enum IsolatedScan {
 
     private static func parse(_ reply: [UInt8], status: Int32) throws -> ScanResult {
         guard (status & 0x7F) == 0, (status >> 8) & 0xFF == 0, let json = try? JSON.parse(reply),
-            let attempt = json["attempt"]?.stringValue, let list = json["symbols"]?.arrayValue
+            let attempt = json["attempt"]?.stringValue, let list = json["symbols"]?.arrayValue, let tried = json["tried"]?.intValue
         else {
             throw StarlineError(.internalError, "the scan helper process failed (wait status \(status))")
         }
@@ -124,7 +124,7 @@ enum IsolatedScan {
                 bytes: bytes, corners: points, orientation: item["orientation"]?.stringValue.flatMap(QROrientation.init) ?? .unknown,
                 designators: designators, sequencePart: part)
         }
-        return ScanResult(symbols: symbols, attempt: attempt)
+        return ScanResult(symbols: symbols, attempt: attempt, tried: Int(tried))
     }
 
     private static func failure(_ call: String, _ code: Int32) -> StarlineError {
@@ -133,21 +133,23 @@ enum IsolatedScan {
 
     // MARK: The helper
 
-    /// The helper's main: `WIDTH HEIGHT PARENT_PID ATTEMPTS\n` and the pixels on stdin, one JSON line on stdout.
+    /// The helper's main: `WIDTH HEIGHT PARENT_PID ATTEMPTS WORK_BUDGET\n` and the pixels on stdin, one JSON line on stdout.
     static func serveHelper() -> Never {
         // It must not outlive the parent (a Ctrl-C there, a kill -9): the kernel kills it when the parent
         // goes, and a parent gone already before that was set is noticed here.
         Interrupts.endWithParent()
         guard let all = try? FileBytes.read(fd: STDIN_FILENO, name: "-"), let newline = all.firstIndex(of: 0x0A) else { _exit(2) }
         let words = String(decoding: all[..<newline], as: UTF8.self).split(separator: " ").map(String.init)
-        guard words.count == 4, let width = Int(words[0]), let height = Int(words[1]), let parent = Int32(words[2]),
+        guard words.count == 5, let width = Int(words[0]), let height = Int(words[1]), let parent = Int32(words[2]),
+            let workBudget = Int(words[4]), workBudget > 0,
             getppid() == parent, width > 0, height > 0,
             width.multipliedReportingOverflow(by: height).partialValue == all.count - newline - 1,
             !width.multipliedReportingOverflow(by: height).overflow
         else { _exit(2) }
         let attempts = words[3].split(separator: ",").compactMap { QRScanner.Attempt(rawValue: String($0)) }
         guard let scanner = try? QRScanner() else { _exit(3) }
-        let result = scanner.scan(GrayImage(width: width, height: height, pixels: Array(all[(newline + 1)...])), attempts: attempts)
+        let result = scanner.scan(
+            GrayImage(width: width, height: height, pixels: Array(all[(newline + 1)...])), attempts: attempts, workBudget: workBudget)
         let symbols: [JSON] = result.symbols.map { symbol in
             .object([
                 ("bytes", .string(Base64.encode(symbol.bytes))),
@@ -157,7 +159,9 @@ enum IsolatedScan {
                 ("sequence", symbol.sequencePart.map { .array([.int($0.index), .int($0.count)]) } ?? .null)
             ])
         }
-        let line = Array((JSON.object([("attempt", .string(result.attempt)), ("symbols", .array(symbols))]).serialized() + "\n").utf8)
+        let line = Array(
+            (JSON.object([("attempt", .string(result.attempt)), ("tried", .int(result.tried)), ("symbols", .array(symbols))]).serialized()
+                + "\n").utf8)
         _exit(line.withUnsafeBytes { FileBytes.write(fd: STDOUT_FILENO, $0) } ? 0 : 4)
     }
 }

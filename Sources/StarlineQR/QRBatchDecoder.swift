@@ -17,14 +17,19 @@ public struct QRBatchDecoder: Sendable {
         public var maxFileBytes: Int
         public var maxPixels: Int
         public var pixelBudget: Int
-        /// Seconds one image may take; 0: only the image as it is, within `isolatedDeadline`.
+        /// Seconds one image may take, a safety net; 0: only the image as it is, within `isolatedDeadline`.
         public var imageTimeout: Double
+        /// The pixels one image's attempts may read (`QRScanner.defaultWorkBudget`): what decides the ladder.
+        public var workBudget: Int
 
-        public init(maxFileBytes: Int, maxPixels: Int, pixelBudget: Int, imageTimeout: Double) {
+        public init(
+            maxFileBytes: Int, maxPixels: Int, pixelBudget: Int, imageTimeout: Double, workBudget: Int = QRScanner.defaultWorkBudget
+        ) {
             self.maxFileBytes = maxFileBytes
             self.maxPixels = maxPixels
             self.pixelBudget = pixelBudget
             self.imageTimeout = imageTimeout
+            self.workBudget = workBudget
         }
     }
 
@@ -32,11 +37,12 @@ public struct QRBatchDecoder: Sendable {
     public struct Isolation: Sendable {
         public let threshold: Int
         public let defaultDeadline: Double
-        public let scan: @Sendable (_ image: GrayImage, _ attempts: [QRScanner.Attempt], _ deadline: Double) throws -> ScanResult
+        public let scan:
+            @Sendable (_ image: GrayImage, _ attempts: [QRScanner.Attempt], _ workBudget: Int, _ deadline: Double) throws -> ScanResult
 
         public init(
             threshold: Int, defaultDeadline: Double,
-            scan: @escaping @Sendable (GrayImage, [QRScanner.Attempt], Double) throws -> ScanResult
+            scan: @escaping @Sendable (GrayImage, [QRScanner.Attempt], Int, Double) throws -> ScanResult
         ) {
             self.threshold = threshold
             self.defaultDeadline = defaultDeadline
@@ -120,14 +126,14 @@ public struct QRBatchDecoder: Sendable {
             let attempts = limits.imageTimeout > 0 ? QRScanner.Attempt.allCases : [.original]
             let bound = limits.imageTimeout > 0 ? limits.imageTimeout : isolation.defaultDeadline
             do {
-                var isolated = try isolation.scan(image, attempts, start + bound)
+                var isolated = try isolation.scan(image, attempts, limits.workBudget, start + bound)
                 if limits.imageTimeout == 0 { isolated.timedOut = true }
                 result = isolated
             } catch {
                 return .failed(file, (error as? StarlineError) ?? StarlineError(.internalError, "\(error)"))
             }
         } else {
-            result = scanner.scan(image, deadline: start + limits.imageTimeout) { attempt in
+            result = scanner.scan(image, deadline: start + limits.imageTimeout, workBudget: limits.workBudget) { attempt in
                 progress?.retrying(file, attempt, after: QRScanner.now() - start)
             }
         }
@@ -138,8 +144,11 @@ public struct QRBatchDecoder: Sendable {
     /// parts of an incomplete structured-append sequence has their records, but counts as giving no code.
     func outcome(_ file: String, _ result: ScanResult) -> QRFileOutcome {
         guard !result.symbols.isEmpty else {
+            // How many ways it was read: the same on any machine (the work budget decides), unless the deadline, a
+            // safety net, stopped it.
             let record: [(String, JSON)] =
-                [("file", .string(file)), ("found", .int(0))] + (result.timedOut ? [("timedOut", .bool(true))] : [])
+                [("file", .string(file)), ("found", .int(0)), ("tried", .int(result.tried))]
+                + (result.timedOut ? [("timedOut", .bool(true))] : [])
             return QRFileOutcome(
                 records: [.object(record)], found: false, error: StarlineError(.noSymbol, "no QR code found in \(file)"),
                 unexpectedKinds: [])

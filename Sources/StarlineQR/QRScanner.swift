@@ -28,6 +28,18 @@ public final class QRScanner {
 
         /// Made by ZXing-C++ rather than libzbar.
         public var usesSecondEngine: Bool { self == .zxing || self == .zxingSmoothed || self == .zxingSharpened || self == .zxingUpscaled }
+
+        /// The pixels this attempt reads on `image` (its work, `defaultWorkBudget`); nil when it does not apply to
+        /// an image of that size (a copy too large to be worth it, or too small to survive halving).
+        public func pixelsRead(_ image: GrayImage) -> Int? {
+            switch self {
+            case .zxingUpscaled, .upscaled, .smoothUpscaled, .invertedUpscaled:
+                image.pixelCount <= QRScanner.maxPixelsForUpscale ? image.pixelCount * 4 : nil
+            case .downscaled:
+                min(image.width, image.height) >= QRScanner.minSideForDownscale ? (image.width / 2) * (image.height / 2) : nil
+            default: image.pixelCount
+            }
+        }
         /// ½ scale with a box filter: averages away sensor noise and JPEG ringing in
         /// large photos, where module edges are too soft for zbar's edge detector.
         case downscaled
@@ -57,6 +69,14 @@ public final class QRScanner {
     /// The upscaled attempt is skipped above this many pixels (the copy would be 4× as
     /// big and slow to scan; large images don't have 1-pixel modules in practice).
     public static let maxPixelsForUpscale = 4_000_000
+
+    /// The work one image's ladder may do, counted in pixels read: each attempt costs the pixels of the copy it
+    /// reads (a 2× copy four times the image's, a ½ copy a quarter), and an attempt that would take the total past
+    /// the budget is skipped (the first attempt always runs). 160 million: every attempt for a photo of up to ~17
+    /// megapixels (a 12-megapixel one reads about 111 million), the first few for a larger one. The ladder is
+    /// decided by the image alone, so a busy machine makes the same attempts as an idle one and gets the same
+    /// answer; the deadline is only a safety net for passes that take far longer than their pixels say.
+    public static let defaultWorkBudget = 160_000_000
 
     private let scanner: OpaquePointer
     private let zbar: ZBarLibrary
@@ -103,13 +123,14 @@ public final class QRScanner {
     /// `willTry` is called before each retry (not before the first attempt): progress for long decodes.
     public func scan(
         _ image: GrayImage, attempts: [Attempt] = Attempt.allCases, deadline: Double? = nil,
-        willTry: ((Attempt) -> Void)? = nil
+        workBudget: Int = QRScanner.defaultWorkBudget, willTry: ((Attempt) -> Void)? = nil
     ) -> ScanResult {
         guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
         var lastTried = "none"
+        var tried = 0, work = 0
         for attempt in attempts {
             if let deadline, lastTried != "none", Self.now() >= deadline {
-                return ScanResult(symbols: [], attempt: lastTried, timedOut: true)
+                return ScanResult(symbols: [], attempt: lastTried, timedOut: true, tried: tried)
             }
             // Without the second engine its attempt is not made, and not announced either.
             var engine: ZXingLibrary? = nil
@@ -117,6 +138,10 @@ public final class QRScanner {
                 guard case .success(let zxing) = ZXingLibrary.shared else { continue }
                 engine = zxing
             }
+            guard let cost = attempt.pixelsRead(image) else { continue }
+            if tried > 0, work + cost > workBudget { continue }
+            work += cost
+            tried += 1
             if lastTried != "none" { willTry?(attempt) }
             let variant: GrayImage
             let mapBack: (QRPoint) -> QRPoint
@@ -137,15 +162,12 @@ public final class QRScanner {
                 variant = image.sharpened()
                 mapBack = { $0 }
             case .zxingUpscaled:
-                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
                 variant = image.smoothlyUpscaled(by: 2)
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             case .downscaled:
-                guard min(image.width, image.height) >= Self.minSideForDownscale else { continue }
                 variant = image.downscaled(by: 2)
                 mapBack = { QRPoint(x: $0.x * 2, y: $0.y * 2) }
             case .upscaled:
-                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
                 variant = image.upscaled(by: 2)
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             case .stretched:
@@ -159,14 +181,12 @@ public final class QRScanner {
                 variant = image.sharpened()
                 mapBack = { $0 }
             case .smoothUpscaled:
-                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
                 variant = image.smoothlyUpscaled(by: 2)
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             case .invertedBinarized:
                 variant = image.inverted().locallyBinarized(window: max(15, min(image.width, image.height) / 10) | 1)
                 mapBack = { $0 }
             case .invertedUpscaled:
-                guard image.pixelCount <= Self.maxPixelsForUpscale else { continue }
                 variant = image.inverted().smoothlyUpscaled(by: 2)
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
             }
@@ -178,10 +198,10 @@ public final class QRScanner {
                     s.corners = s.corners.map { clamp(mapBack($0), to: image) }
                     return s
                 }
-                return ScanResult(symbols: Self.readingOrder(Self.deduplicated(mapped)), attempt: attempt.rawValue)
+                return ScanResult(symbols: Self.readingOrder(Self.deduplicated(mapped)), attempt: attempt.rawValue, tried: tried)
             }
         }
-        return ScanResult(symbols: [], attempt: lastTried)
+        return ScanResult(symbols: [], attempt: lastTried, tried: tried)
     }
 
     /// Seconds on the monotonic clock (no Foundation or Dispatch in sl-qr).

@@ -110,13 +110,17 @@ public struct ScanResult: Sendable {
     /// "none" for an empty image.
     public var attempt: String
 
-    /// True when the per-image deadline passed before every attempt was tried (the remaining
-    /// retries were skipped).
+    /// True when the per-image deadline (a safety net: the work budget decides the attempts) passed before the
+    /// ladder was done (the remaining retries were skipped, or the helper scanning a large image was stopped).
     public var timedOut: Bool
 
-    public init(symbols: [QRSymbol], attempt: String, timedOut: Bool = false) {
+    /// How many attempts ran: decided by the image (its size, the work budget), not by the machine's speed.
+    public var tried: Int
+
+    public init(symbols: [QRSymbol], attempt: String, timedOut: Bool = false, tried: Int = 0) {
         self.symbols = symbols
         self.attempt = attempt
         self.timedOut = timedOut
+        self.tried = tried
     }
 }

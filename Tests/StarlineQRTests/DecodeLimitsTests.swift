@@ -91,6 +91,38 @@ import Testing
         #expect(retries == QRScanner.Attempt.allCases.dropFirst().filter { !$0.usesSecondEngine || zxingInstalled })
     }
 
+    @Test("W6: the work budget decides the ladder: the attempts whose pixels fit, the same whatever the machine's load")
+    func w6TheWorkBudgetDecidesTheLadder() throws {
+        let zxingInstalled = (try? ZXingLibrary.shared.get()) != nil
+        // 3000×2000 (6 megapixels, too large for the 2× copies): with a budget of 30 million pixels read, the image
+        // and its inverse (12 million), then the second engine's three full-size reads (30 million) when it is
+        // there; the ½ copy (1.5 million) would pass the budget; without the engine, the ½ copy and the full-size
+        // photo copies up to 30 million.
+        let image = GrayImage(width: 3000, height: 2000)
+        let expected: [QRScanner.Attempt] =
+            zxingInstalled
+            ? [.original, .inverted, .zxing, .zxingSmoothed, .zxingSharpened]
+            : [.original, .inverted, .downscaled, .stretched, .binarized]
+        func ladder() throws -> (attempts: [QRScanner.Attempt], result: ScanResult) {
+            var attempts: [QRScanner.Attempt] = [.original]
+            let result = try QRScanner().scan(image, deadline: QRScanner.now() + 600, workBudget: 30_000_000) { attempts.append($0) }
+            return (attempts, result)
+        }
+        let idle = try ladder()
+        #expect(idle.attempts == expected && idle.result.tried == expected.count && !idle.result.timedOut, "\(idle.attempts)")
+        // Both cores busy: the same attempts (a wall-clock bound would have made fewer).
+        let spinning = Atomic<Bool>(true)
+        let spinners = (0..<2).map { _ in WorkerThreads.detach { while spinning.load(ordering: .relaxed) {} } }
+        let busy = try ladder()
+        spinning.store(false, ordering: .relaxed)
+        #expect(spinners.allSatisfy { $0 })
+        #expect(busy.attempts == idle.attempts && busy.result.tried == idle.result.tried && !busy.result.timedOut)
+        // The first attempt runs whatever the budget; an attempt that does not apply costs nothing.
+        #expect(try QRScanner().scan(image, workBudget: 1).tried == 1)
+        #expect(QRScanner.Attempt.upscaled.pixelsRead(image) == nil && QRScanner.Attempt.downscaled.pixelsRead(image) == 1_500_000)
+        #expect(QRScanner.Attempt.smoothUpscaled.pixelsRead(GrayImage(width: 100, height: 100)) == 40_000)
+    }
+
     // MARK: PBM and CMYK JPEG (what zbarimg reads)
 
     @Test func rawAndPlainPBM() throws {

@@ -51,10 +51,10 @@ import Testing
 
     /// Records what the decoder hands to its isolation.
     final class StandIn: Sendable {
-        let calls = Locked<[(pixels: Int, attempts: [QRScanner.Attempt])]>([])
+        let calls = Locked<[(pixels: Int, attempts: [QRScanner.Attempt], workBudget: Int)]>([])
         func isolation(threshold: Int, failing: Bool = false) -> QRBatchDecoder.Isolation {
-            QRBatchDecoder.Isolation(threshold: threshold, defaultDeadline: 10) { [self] image, attempts, _ in
-                calls.withLock { $0.append((image.pixelCount, attempts)) }
+            QRBatchDecoder.Isolation(threshold: threshold, defaultDeadline: 10) { [self] image, attempts, workBudget, _ in
+                calls.withLock { $0.append((image.pixelCount, attempts, workBudget)) }
                 if failing { throw StarlineError(.internalError, "the helper was killed") }
                 return ScanResult(symbols: [QRSymbol(bytes: Array("isolated".utf8), corners: [])], attempt: "original")
             }
@@ -76,6 +76,8 @@ import Testing
         let outcome = try isolated.decode([file], stdin: nil, progress: nil)[0]
         #expect(outcome.records[0]["text"]?.stringValue == "isolated")
         #expect(standIn.calls.withLock { $0.count == 1 && $0[0].attempts == QRScanner.Attempt.allCases && $0[0].pixels > 0 })
+        // The work budget goes with the image: the helper makes the attempts the image's size allows, as in place.
+        #expect(standIn.calls.withLock { $0[0].workBudget == QRScanner.defaultWorkBudget })
 
         // --image-timeout 0: the image as it is, and the record says the time ran out for the rest.
         var noTime = Self.limits
