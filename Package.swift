@@ -67,7 +67,7 @@ let package = Package(
         // What other programs may reuse. Not the dev server (fixture passwords, libmicrohttpd, the OpenAPI
         // text) and no tool front-end.
         .library(name: "StarlineKit", targets: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader",
-                                                "StarlineQR", "StarlineWorkspace", "StarlineMemory", "StarlinePlatform", "StarlineKeyring", "StarlineChat"]),
+                                                "StarlineQR", "StarlineWorkspace", "StarlineMemory", "StarlineHTTP", "StarlineBulk", "StarlinePlatform", "StarlineKeyring", "StarlineChat"]),
     ] + tools.map { .executable(name: $0.name, targets: [$0.name]) },
     targets: [
         cHeaders("CSQLite", apt: "libsqlite3-dev"),
@@ -113,9 +113,17 @@ let package = Package(
         // CProcess: prctl, SO_PEERCRED, accept4 and POSIX_SPAWN_SETSID for the unlock agent (Swift cannot call them).
         .target(name: "StarlineMemory", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CProcess"]),
         .target(name: "StarlineDevServer", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "CMicroHTTPD"]),
-        .target(name: "StarlinePlatform", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "StarlineKeyring", "CCurl"]),
+        // The platform in three parts (docs/architecture.md): HTTP (exchange, transport, curl, TLS trust, retries,
+        // reply limits, the contract's error mapping), bulk execution (run, engine, rate gate, outage watch,
+        // journal and audit, item index, shards), and the session client (StarlinePlatform: client, store,
+        // custody, platform API, loopback listener). StarlineChat needs the first two only.
+        .target(name: "StarlineHTTP", dependencies: ["StarlineCore", "StarlineLoader", "CCurl"]),
+        .target(name: "StarlineBulk", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineHTTP"]),
+        .target(
+            name: "StarlinePlatform",
+            dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineLoader", "StarlineKeyring", "StarlineHTTP", "StarlineBulk"]),
         // The chat client (W4–W8): the chat routes, the cache and the durable outbox in chat.db, sync and tail.
-        .target(name: "StarlineChat", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlinePlatform"]),
+        .target(name: "StarlineChat", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineCrypto", "StarlineHTTP", "StarlineBulk"]),
 
         // Tool front-ends: the command specs, typed options and run functions of each tool.
         .target(name: "QRCommands", dependencies: ["StarlineQR"]),
@@ -137,7 +145,7 @@ let package = Package(
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"],
                     exclude: ["Photos"]),
-        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "SessionsCommands", "StarlineTestSupport"]),
+        .testTarget(name: "StarlinePlatformTests", dependencies: ["StarlineHTTP", "StarlineBulk", "StarlinePlatform", "PlatformCommands", "LoginCommands", "RestoreCommands", "SessionsCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineWorkspaceTests", dependencies: ["StarlineWorkspace", "TasksCommands", "StarlineTestSupport"]),
         .testTarget(name: "StarlineKeyringTests", dependencies: ["StarlineKeyring", "StarlineTestSupport"]),
         .testTarget(name: "StarlineMemoryTests", dependencies: ["StarlineMemory", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport", "CProcess"]),
@@ -149,7 +157,7 @@ let package = Package(
                     exclude: ["age-testkit", "agepty.py"], linkerSettings: [staticArchive("z")]),
         // The front-ends for their specs only (OptionCoverageTests walks every command tree); the tools run as
         // the built executables.
-        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineTestSupport",
+        .testTarget(name: "EndToEndTests", dependencies: ["StarlineCore", "StarlineSQLite", "StarlineWorkspace", "StarlineHTTP", "StarlineBulk", "StarlineTestSupport",
                                                           "QRCommands", "TasksCommands", "DevServerCommands", "LoginCommands",
                                                           "RestoreCommands", "SessionsCommands", "MemoryCommands", "ChatCommands"]),
     ] + tools.map { .executableTarget(name: $0.name, dependencies: [.target(name: $0.frontEnd)], linkerSettings: $0.linkerSettings) },

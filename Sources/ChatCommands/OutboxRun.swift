@@ -2,6 +2,7 @@ import StarlineCore
 import StarlinePlatform
 import StarlineChat
 import PlatformCommands
+import StarlineBulk
 
 /// The engine options every delivering command shares (send, outbox flush, moments post).
 struct DeliveryOptions: Sendable {

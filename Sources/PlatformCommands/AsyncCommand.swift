@@ -3,6 +3,7 @@ import Glibc
 #endif
 import StarlineCore
 import StarlinePlatform
+import StarlineHTTP
 
 // Here, not in StarlineCore: every object file of a library is linked into each tool that uses the library,
 // and an async function pulls in the Swift concurrency runtime and libdispatch (whose tables cost every start

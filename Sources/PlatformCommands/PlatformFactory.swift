@@ -1,5 +1,7 @@
 import StarlineCore
 import StarlinePlatform
+import StarlineHTTP
+import StarlineBulk
 
 /// The one place a networked tool's clients are built (gh's `cmdutil.Factory`): a command makes one from its
 /// context and its platform options at the start of its run, and gets from it the session client

@@ -1,6 +1,7 @@
 import StarlineCore
 import StarlinePlatform
 import PlatformCommands
+import StarlineBulk
 
 /// `list --user …|- | --all-users`: many users' sessions, listed in parallel through the bulk engine.
 @MainActor

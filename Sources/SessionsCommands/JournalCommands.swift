@@ -4,6 +4,7 @@ import Glibc
 import StarlineCore
 import StarlinePlatform
 import PlatformCommands
+import StarlineBulk
 
 /// `sl-sessions journal verify [--plan PLAN] J…`: proves that the journals of a run split across processes or
 /// machines (`revoke --shard K/N`, one journal each) did every planned item exactly once.

@@ -1,6 +1,7 @@
 import StarlineCore
 import StarlinePlatform
 import PlatformCommands
+import StarlineBulk
 
 /// The result lines of a revoke run, in the order items end: journal first, then stdout (one lock for both,
 /// each line flushed as it is written), the counts for the summary, the progress line and the outage notices

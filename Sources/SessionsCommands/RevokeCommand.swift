@@ -1,6 +1,7 @@
 import StarlineCore
 import StarlinePlatform
 import PlatformCommands
+import StarlineBulk
 
 /// `sl-sessions revoke`: one session, the others, a user's, or thousands from a pipeline — exactly, resumably.
 enum RevokeCommand: AsyncCommand {

@@ -4,6 +4,7 @@ import Glibc
 import StarlineCore
 import StarlinePlatform
 import PlatformCommands
+import StarlineBulk
 
 /// One `sl-sessions revoke` run, the front end's half: the journal (checked, its header matched on
 /// `--resume`), the result lines and summary, the outage notices, the signal clean-up; the orchestration is

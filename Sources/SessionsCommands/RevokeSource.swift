@@ -1,6 +1,7 @@
 import StarlineCore
 import StarlinePlatform
 import PlatformCommands
+import StarlineBulk
 
 /// Where a revoke run's items come from: the arguments, `--others` and `--user UID --all`
 /// (listed before the run), or stdin read as it arrives (`RevokeInputStream`) — one unit at a time, so a

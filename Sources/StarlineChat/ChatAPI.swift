@@ -1,5 +1,5 @@
 import StarlineCore
-import StarlinePlatform
+import StarlineHTTP
 
 /// The chat routes of the HTTP contract (docs/openapi.yaml), typed, as blocking calls on the
 /// calling thread: the outbox and `tail --follow` run on worker threads over reused keep-alive handles
@@ -7,7 +7,7 @@ import StarlinePlatform
 ///
 /// Reads (GET) are repeated on transient failures as `RetryPolicy` says; writes are single attempts whose
 /// answer the caller classifies (`attemptPut`), because only the outbox knows what a lost answer means.
-/// Errors are `StarlineError`s mapped by `PlatformAPI.error` (the one mapping of the suite), with `route`.
+/// Errors are `StarlineError`s mapped by `PlatformHTTP.error` (the one mapping of the suite), with `route`.
 public struct ChatAPI: Sendable {
     public let base: BaseURL
     public let token: String
@@ -147,7 +147,7 @@ public struct ChatAPI: Sendable {
             return (route, .success(try transport.performBlocking(spec)))
         } catch {
             var e = (error as? StarlineError) ?? StarlineError(.internalError, "\(error)")
-            e.details = PlatformAPI.adding([("route", .string(route))], to: e.details)
+            e.details = PlatformHTTP.adding([("route", .string(route))], to: e.details)
             return (route, .failure(e))
         }
     }
@@ -180,7 +180,7 @@ public struct ChatAPI: Sendable {
         do {
             return try transport.sendBlocking(request, retries: retries, clock: clock)
         } catch var error as StarlineError {
-            error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
+            error.details = PlatformHTTP.adding([("route", .string(route))], to: error.details)
             throw error
         }
     }
@@ -188,7 +188,7 @@ public struct ChatAPI: Sendable {
     /// The JSON object of a 2xx answer, or the mapped error.
     public func success(_ reply: HTTPReply, _ route: String) throws -> JSON {
         guard (200...299).contains(reply.status) else {
-            throw PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: clock.now())
+            throw PlatformHTTP.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: clock.now())
         }
         guard let json = try? JSON.parse(reply.body), case .object = json else {
             throw Self.malformed(route, "not a JSON object (HTTP \(reply.status))")
@@ -206,7 +206,7 @@ public struct ChatAPI: Sendable {
     }
 
     /// One path segment, percent-encoded ("." and ".." too, so an id cannot climb the path).
-    static func segment(_ value: String) -> String { PlatformAPI.segment(value) }
+    static func segment(_ value: String) -> String { PlatformHTTP.segment(value) }
 }
 
 /// One answer of `GET /v1/sync`.

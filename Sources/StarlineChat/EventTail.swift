@@ -1,7 +1,7 @@
 import StarlineCore
 import StarlineSQLite
 import StarlineCrypto
-import StarlinePlatform
+import StarlineHTTP
 
 /// `tail`: the event stream as JSON Lines, optionally for one conversation, optionally following it, and
 /// with `--cursor NAME` a named consumer whose position lives in the chat store (W9).

@@ -1,5 +1,6 @@
 import StarlineCore
-import StarlinePlatform
+import StarlineHTTP
+import StarlineBulk
 
 /// Delivers outbox entries through the bulk engine (one rate gate for the run: a 429's Retry-After pauses
 /// every send; backoff with jitter for network errors and 5xx).
@@ -163,7 +164,7 @@ public final class OutboxDelivery: Sendable {
         if reply.status == 429 {
             return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0, now: api.clock.now()) })
         }
-        let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: api.clock.now())
+        let error = PlatformHTTP.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: api.clock.now())
         if error.exitStatus == .sessionEnded { return .stopRun(error) }
         return RetryPolicy.isRetryable(status: reply.status) ? .transient(error) : .failed(error)
     }

@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// Whose a 403 FORBIDDEN in a bulk run is (S16). The server refuses for the caller — no admin role, or the
 /// role taken away mid-run — and for one target — a protected account, a policy on that user. Only the first
@@ -77,7 +78,7 @@ public final class BulkCallerCheck: Sendable {
 
     /// The error an answer of `GET /api/me` stands for.
     private func error(_ reply: HTTPReply) -> StarlineError {
-        PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: Self.meRoute, now: api.clock.now())
+        PlatformHTTP.error(status: reply.status, body: reply.body, headers: reply.headers, route: Self.meRoute, now: api.clock.now())
     }
 
     /// The caller's roles, as the server says now (or said less than `maxAge` ago).

@@ -1,4 +1,6 @@
 import StarlineCore
+import StarlineHTTP
+import StarlineBulk
 
 /// One blocking request of a bulk worker, and the rules by which the engine takes its answer — shared by
 /// every multi-item command (`SessionRevoker`, `SessionLister`): a transport error is transient when it is
@@ -12,7 +14,7 @@ enum BulkRequest {
         do {
             return .success(try transport.performBlocking(request))
         } catch var error as StarlineError {
-            error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
+            error.details = PlatformHTTP.adding([("route", .string(route))], to: error.details)
             return .failure(error)
         } catch {
             return .failure(StarlineError(.internalError, "\(error)", details: .object([("route", .string(route))])))
@@ -36,7 +38,7 @@ enum BulkRequest {
         if reply.status == 429 {
             return .throttled(retryAfter: reply.header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0, now: now()) })
         }
-        let error = PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: now())
+        let error = PlatformHTTP.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: now())
         if error.exitStatus == .sessionEnded { return .stopRun(error) }
         if error.exitStatus == .forbidden {
             guard let callerCheck else { return .stopRun(error) }

@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineBulk
 
 /// One bulk revocation (`sl-sessions revoke`), the domain half: the input taken as
 /// it arrives — this shard's items only, duplicates and items an earlier run's journal finished answered

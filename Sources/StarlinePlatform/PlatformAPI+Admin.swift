@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// The admin routes (role admin, else FORBIDDEN).
 extension PlatformAPI {
@@ -26,21 +27,21 @@ extension PlatformAPI {
 
     public func adminSessions(token: String, user: String) async throws -> [JSON] {
         let route = "GET /api/admin/users/{uid}/sessions"
-        let json = try await call(route, "/api/admin/users/\(PlatformAPI.segment(user))/sessions", token: token)
+        let json = try await call(route, "/api/admin/users/\(PlatformHTTP.segment(user))/sessions", token: token)
         return try AnswerReader(json: json, route: route).array("sessions")
     }
 
     public func adminRevokeSession(token: String, user: String, id: String) async throws -> Bool {
         let route = "DELETE /api/admin/users/{uid}/sessions/{id}"
         let json = try await call(
-            route, "/api/admin/users/\(PlatformAPI.segment(user))/sessions/\(PlatformAPI.segment(id))",
+            route, "/api/admin/users/\(PlatformHTTP.segment(user))/sessions/\(PlatformHTTP.segment(id))",
             method: "DELETE", token: token)
         return try AnswerReader(json: json, route: route).bool("revoked")
     }
 
     public func adminRevokeAll(token: String, user: String) async throws -> Int {
         let route = "POST /api/admin/users/{uid}/sessions/revoke-all"
-        let json = try await call(route, "/api/admin/users/\(PlatformAPI.segment(user))/sessions/revoke-all", method: "POST", token: token)
+        let json = try await call(route, "/api/admin/users/\(PlatformHTTP.segment(user))/sessions/revoke-all", method: "POST", token: token)
         return Int(try AnswerReader(json: json, route: route).int("revoked"))
     }
 }

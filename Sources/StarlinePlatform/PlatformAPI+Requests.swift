@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// How every route is sent and its answer read: one request shape, one success check, one form encoding.
 extension PlatformAPI {
@@ -36,7 +37,7 @@ extension PlatformAPI {
         do {
             return try await transport.send(request, retry: RetryPolicy(retries: idempotent ? retries : 0), clock: clock)
         } catch var error as StarlineError {
-            error.details = PlatformAPI.adding([("route", .string(route))], to: error.details)
+            error.details = PlatformHTTP.adding([("route", .string(route))], to: error.details)
             throw error
         }
     }
@@ -44,7 +45,7 @@ extension PlatformAPI {
     /// The JSON body of a 2xx answer, or the mapped error.
     func expectSuccess(_ reply: HTTPReply, _ route: String, allowEmpty: Bool = false) throws -> JSON {
         guard (200...299).contains(reply.status) else {
-            throw PlatformAPI.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: clock.now())
+            throw PlatformHTTP.error(status: reply.status, body: reply.body, headers: reply.headers, route: route, now: clock.now())
         }
         if allowEmpty, reply.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .object([]) }
         let json: JSON
@@ -79,15 +80,4 @@ extension PlatformAPI {
         fields.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
     }
 
-    /// One path segment, percent-encoded; "." and ".." are encoded too so they cannot climb the path.
-    package static func segment(_ value: String) -> String {
-        value == "." || value == ".." ? String(repeating: "%2E", count: value.count) : PercentEncoding.encode(value)
-    }
-
-    package static func adding(_ members: [(String, JSON)], to details: JSON?) -> JSON {
-        var result = details ?? .object([])
-        if case .object = result {} else { result = .object([("value", result)]) }
-        for (key, value) in members where result[key] == nil { result.set(key, value) }
-        return result
-    }
 }

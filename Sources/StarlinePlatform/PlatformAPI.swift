@@ -1,9 +1,10 @@
 import StarlineCore
+import StarlineHTTP
 
 /// The platform routes of the HTTP contract (docs/openapi.yaml), typed.
 ///
 /// Every failure is a `StarlineError`: transport errors from the `HTTPExchange`, HTTP error answers mapped
-/// in `PlatformAPI.error(status:body:headers:route:now:)`, and `DATA_ERROR` for answers that do not have the
+/// in `PlatformHTTP.error(status:body:headers:route:now:)`, and `DATA_ERROR` for answers that do not have the
 /// contract's shape. Every error's details carry `route` ("GET /api/me"), and `status` when the server
 /// answered. Tokens, codes and passwords never appear in messages or details.
 public struct PlatformAPI: Sendable {
@@ -158,7 +159,7 @@ public struct PlatformAPI: Sendable {
     public func revokeSession(token: String, id: String) async throws -> (revoked: Bool, current: Bool) {
         let route = "DELETE /api/sessions/{id}"
         let d = AnswerReader(
-            json: try await call(route, "/api/sessions/" + PlatformAPI.segment(id), method: "DELETE", token: token), route: route)
+            json: try await call(route, "/api/sessions/" + PlatformHTTP.segment(id), method: "DELETE", token: token), route: route)
         return (try d.bool("revoked"), try d.bool("current"))
     }
 

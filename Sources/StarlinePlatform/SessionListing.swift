@@ -1,4 +1,6 @@
 import StarlineCore
+import StarlineHTTP
+import StarlineBulk
 
 /// Listing many users' device sessions as an admin, one blocking request per user, for the workers of
 /// `BulkEngine` (S16): the same rate gate, retries and stop rules as a bulk revocation.
@@ -19,7 +21,7 @@ public struct SessionLister: Sendable {
 
     /// `GET /api/admin/users/{uid}/sessions`: the user's sessions.
     public func sessions(of user: String) -> BulkAttempt<[JSON]> {
-        get("GET /api/admin/users/{uid}/sessions", "/api/admin/users/\(PlatformAPI.segment(user))/sessions") { try $0.array("sessions") }
+        get("GET /api/admin/users/{uid}/sessions", "/api/admin/users/\(PlatformHTTP.segment(user))/sessions") { try $0.array("sessions") }
     }
 
     /// `GET /api/sessions`: the caller's own sessions.

@@ -1,16 +1,6 @@
 import StarlineCore
-
-/// One device session to revoke: the caller's own (`user` nil: `DELETE /api/sessions/{id}`) or a user's, as an
-/// admin (`DELETE /api/admin/users/{uid}/sessions/{id}`).
-public struct RevocationTarget: Sendable, Hashable {
-    public var id: String
-    public var user: String?
-
-    public init(id: String, user: String?) {
-        self.id = id
-        self.user = user
-    }
-}
+import StarlineHTTP
+import StarlineBulk
 
 /// One attempt at revoking a target, blocking, for the workers of `BulkEngine` (S16).
 public struct SessionRevoker: Sendable {
@@ -46,9 +36,9 @@ public struct SessionRevoker: Sendable {
             adminUser.map {
                 (
                     "DELETE /api/admin/users/{uid}/sessions/{id}",
-                    "/api/admin/users/\(PlatformAPI.segment($0))/sessions/\(PlatformAPI.segment(target.id))"
+                    "/api/admin/users/\(PlatformHTTP.segment($0))/sessions/\(PlatformHTTP.segment(target.id))"
                 )
-            } ?? ("DELETE /api/sessions/{id}", "/api/sessions/" + PlatformAPI.segment(target.id))
+            } ?? ("DELETE /api/sessions/{id}", "/api/sessions/" + PlatformHTTP.segment(target.id))
         let request = HTTPRequestSpec(
             method: "DELETE", url: api.url(path),
             headers: [("Accept", "application/json"), ("Authorization", "Bearer " + token)])

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import StarlineCore
 import StarlineCrypto
+import StarlineHTTP
 
 extension StarlightClient {
     /// How `login(_:)` signs in.

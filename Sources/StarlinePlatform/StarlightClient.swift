@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// The platform SDK's session engine (seed 000), made to work across processes.
 ///

@@ -4,6 +4,7 @@ import StarlineCore
 import StarlinePlatform
 import StarlineTestSupport
 import Testing
+import StarlineHTTP
 
 /// The chat reads in the domain (ChatReader), in-process over a scripted transport and a real chat.db: one
 /// freshness policy, and W8/S14/S15 applied before anything is stored.

@@ -8,6 +8,7 @@ import PlatformCommands
 @testable import RestoreCommands
 @testable import SessionsCommands
 @testable import ChatCommands
+import StarlineHTTP
 
 /// Whole tools run in-process (`ToolMain.execute`) with a `ScriptedTransport` injected through the run's
 /// `PlatformFactory`: no server, no process, no real waits. Each test scripts exactly the requests the

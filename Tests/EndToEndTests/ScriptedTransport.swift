@@ -4,6 +4,7 @@ import Glibc
 import StarlineCore
 import StarlinePlatform
 import Testing
+import StarlineHTTP
 
 /// A stub `HTTPExchange` that plays a script of expected exchanges — method, path (with its query, when
 /// the expectation names one) and the answer — and fails the test when the run asks for anything the script

@@ -3,6 +3,7 @@ import StarlineCore
 import StarlineSQLite
 import Testing
 @testable import StarlinePlatform
+@testable import StarlineHTTP
 
 /// Numbers from server replies and stored rows at the ends of Int64, beyond
 /// it (1e30) and negative. Each one is a clear error or a clamped, documented value (`ReplyLimits`), never a

@@ -3,6 +3,7 @@ import StarlineCore
 @testable import StarlinePlatform
 import StarlineTestSupport
 import Testing
+@testable import StarlineHTTP
 
 /// `PlatformAPI.adminUsers` against a real sl-devserver.
 @Suite struct AdminUsersClientTests {

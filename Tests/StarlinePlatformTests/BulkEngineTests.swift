@@ -2,6 +2,8 @@ import Foundation
 import StarlineCore
 @testable import StarlinePlatform
 import Testing
+@testable import StarlineHTTP
+@testable import StarlineBulk
 
 /// The bulk engine's logic, with the requests stubbed (the end-to-end tests run the real tool
 /// against sl-devserver with faults).

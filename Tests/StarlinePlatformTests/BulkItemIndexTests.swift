@@ -2,6 +2,7 @@ import Foundation
 import StarlineCore
 @testable import StarlinePlatform
 import Testing
+@testable import StarlineBulk
 
 /// The on-disk item index of a bulk run: exact across its in-memory batches and the database behind them.
 @Suite struct BulkItemIndexTests {

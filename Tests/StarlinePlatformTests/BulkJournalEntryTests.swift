@@ -1,6 +1,7 @@
 import StarlineCore
 import StarlinePlatform
 import Testing
+import StarlineBulk
 
 /// The journal's records, typed (S16's crash-safe record of a bulk run): written by `revoke`, read by `--resume`,
 /// `journal verify` and `journal merge` through one definition.

@@ -3,6 +3,7 @@ import StarlineCore
 import StarlineTestSupport
 @testable import StarlinePlatform
 import Testing
+@testable import StarlineBulk
 
 /// Bulk runs at fleet scale: outages are the run's problem, not the item's; a stopped run drains; items are
 /// pulled as they come. The requests are stubbed and time is virtual (`BulkClock.virtual`): a 300 s outage

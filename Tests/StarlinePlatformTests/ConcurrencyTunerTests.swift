@@ -1,6 +1,7 @@
 import StarlineCore
 import Testing
 @testable import StarlinePlatform
+@testable import StarlineBulk
 
 /// S16: one process as fast as the server allows. `--parallel auto` raises the number in flight while that
 /// raises the throughput, and no further; `--rate` takes a ceiling as providers publish it and as shards split it.

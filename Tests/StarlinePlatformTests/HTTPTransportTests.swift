@@ -3,6 +3,7 @@ import StarlineCore
 @testable import StarlinePlatform
 import StarlineTestSupport
 import Testing
+@testable import StarlineHTTP
 
 /// HTTPTransport against a real sl-devserver over loopback: no mocks.
 @Suite struct HTTPTransportTests {

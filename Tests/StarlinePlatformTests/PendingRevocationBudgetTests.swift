@@ -2,6 +2,7 @@ import Foundation
 import StarlineCore
 import Testing
 @testable import StarlinePlatform
+@testable import StarlineHTTP
 
 /// S12: tokens an offline logout left behind are retried best-effort within a small total budget,
 /// so they never delay a restore's answer by more (before: every token with full timeouts and retries).

@@ -4,6 +4,7 @@ import StarlineCore
 import StarlineTestSupport
 import Testing
 import StarlineCrypto
+@testable import StarlineHTTP
 
 /// PlatformAPI against a real sl-devserver over loopback, and its error mapping on the server's real answers.
 @Suite struct PlatformAPITests {
@@ -331,7 +332,7 @@ import StarlineCrypto
     // MARK: The mapping itself
 
     func mapped(_ status: Int, _ body: String, headers: [String: String] = [:]) -> StarlineError {
-        PlatformAPI.error(status: status, body: Array(body.utf8), headers: headers, route: "GET /api/x", now: 1_700_000_000)
+        PlatformHTTP.error(status: status, body: Array(body.utf8), headers: headers, route: "GET /api/x", now: 1_700_000_000)
     }
 
     func api(_ code: String) -> String { #"{"error":{"code":"\#(code)","message":"msg for \#(code)"}}"# }
@@ -384,7 +385,7 @@ import StarlineCrypto
         let noisy = mapped(409, #"{"error":{"code":"X","message":"line\nbreak\#(String(repeating: "y", count: 500))"}}"#)
         #expect(!noisy.message.contains("\n") && noisy.message.count < 400)
         // Without a route (the brief's three-argument form).
-        let bare = PlatformAPI.error(status: 404, body: [], headers: [:], now: 1_700_000_000)
+        let bare = PlatformHTTP.error(status: 404, body: [], headers: [:], now: 1_700_000_000)
         #expect(bare.code == .notFound && bare.details?["route"] == nil && bare.details?["status"]?.intValue == 404)
     }
 

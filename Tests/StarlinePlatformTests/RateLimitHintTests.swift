@@ -1,6 +1,8 @@
 import StarlineCore
 import Testing
 @testable import StarlinePlatform
+@testable import StarlineHTTP
+@testable import StarlineBulk
 
 /// S16: what a server says of its rate limit is read strictly, and paces the run's gate.
 @Suite struct RateLimitHintTests {

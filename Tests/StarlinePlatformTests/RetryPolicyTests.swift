@@ -1,6 +1,7 @@
 import StarlineCore
 @testable import StarlinePlatform
 import Testing
+@testable import StarlineHTTP
 
 /// The retry loop (`HTTPExchange.send`) and PlatformAPI's use of it, over a stub exchange: no server, and
 /// the waits are recorded by an injected clock instead of slept.

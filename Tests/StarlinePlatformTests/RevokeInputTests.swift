@@ -3,6 +3,7 @@ import StarlineCore
 @testable import SessionsCommands
 import StarlinePlatform
 import Testing
+import StarlineBulk
 
 /// What `sl-sessions revoke -` reads, in each format, with the line of every bad row.
 @Suite struct RevokeInputTests {

@@ -4,6 +4,7 @@ import StarlineTestSupport
 import Testing
 @testable import StarlinePlatform
 @testable import LoginCommands
+@testable import StarlineHTTP
 
 /// StarlightClient in one process against a real sl-devserver: callbacks, tear-down and the
 /// device-session operations (S1, S7, S8, S10, S16).

@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// The one gate every worker of a bulk run passes before each request (S16, bulk runs): a server's 429
 /// pauses *all* workers until its `Retry-After` is over, not just the one that got it; while throttled the

@@ -1,6 +1,9 @@
 import StarlineCore
 
-extension PlatformAPI {
+/// The rules every route of the HTTP contract shares (docs/openapi.yaml), for the platform's session client, the
+/// bulk runs and the chat client alike: one mapping of error answers to `StarlineError`s, path segments, and the
+/// details errors carry.
+public enum PlatformHTTP {
     /// The one mapping from an HTTP error answer to a `StarlineError` (exit statuses follow from the code):
     ///
     /// | answer | code | exit |
@@ -96,5 +99,18 @@ extension PlatformAPI {
         var out = String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
         if out.count > 300 { out = String(out.prefix(300)) + "…" }
         return out
+    }
+
+    /// One path segment, percent-encoded; "." and ".." are encoded too so they cannot climb the path.
+    package static func segment(_ value: String) -> String {
+        value == "." || value == ".." ? String(repeating: "%2E", count: value.count) : PercentEncoding.encode(value)
+    }
+
+    /// `details` with `members` added where it has no such key (a non-object becomes `{"value": …}`).
+    package static func adding(_ members: [(String, JSON)], to details: JSON?) -> JSON {
+        var result = details ?? .object([])
+        if case .object = result {} else { result = .object([("value", result)]) }
+        for (key, value) in members where result[key] == nil { result.set(key, value) }
+        return result
     }
 }

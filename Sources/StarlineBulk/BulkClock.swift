@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StarlineCore
+import StarlineHTTP
 
 /// The time a bulk run reads and waits on: the monotonic clock and real sleeps for a tool, a virtual clock
 /// for the engine's tests (an outage of 300 s, probes with backoff, are then decided in microseconds).

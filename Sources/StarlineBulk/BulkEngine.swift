@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// What happened to one item of a bulk run: each item is reported once, with one of these.
 public enum BulkItemStatus: String, Sendable, CaseIterable {
@@ -54,6 +55,18 @@ public enum BulkEngine {
         public var outageRequests: Int = 0
         /// The most requests the run allowed in flight at once (`--parallel auto` finds it).
         public var peakConcurrency: Int = 0
+
+        package init(
+            stopError: StarlineError? = nil, throttledMilliseconds: Int, requests: Int, outageMilliseconds: Int = 0,
+            outageRequests: Int = 0, peakConcurrency: Int = 0
+        ) {
+            self.stopError = stopError
+            self.throttledMilliseconds = throttledMilliseconds
+            self.requests = requests
+            self.outageMilliseconds = outageMilliseconds
+            self.outageRequests = outageRequests
+            self.peakConcurrency = peakConcurrency
+        }
     }
 
     public static func run<Item: Sendable, Value: Sendable>(

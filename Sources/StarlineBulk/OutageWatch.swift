@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// Whether the server is down for everyone, as a bulk run sees it: an outage is the run's
 /// problem, not the item's; a few bad items are their own problem and never hold the others.

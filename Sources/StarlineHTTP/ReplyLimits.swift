@@ -21,13 +21,13 @@ public enum ReplyLimits {
     public static let defaultPollInterval: Int64 = 5
 
     /// `interval` of a device authorization: clamped into `pollInterval`, the default when it is no usable number.
-    static func pollInterval(_ value: JSON?) -> Int64 {
+    package static func pollInterval(_ value: JSON?) -> Int64 {
         guard let seconds = value.flatMap(saturatingInteger), seconds >= 0 else { return defaultPollInterval }
         return min(seconds, pollInterval.upperBound)
     }
 
     /// The slow_down step of RFC 8628 §3.5 (+5 s), within `pollInterval`.
-    static func slowedDown(_ interval: Int64) -> Int64 {
+    package static func slowedDown(_ interval: Int64) -> Int64 {
         min(max(interval, 0), pollInterval.upperBound - 5) + 5
     }
 
@@ -43,14 +43,14 @@ public enum ReplyLimits {
     }
 
     /// `now + seconds` kept inside the times the store and the output can hold (`Timestamp.supportedRange`).
-    static func instant(_ now: Int64, plus seconds: Int64) -> Int64 {
+    package static func instant(_ now: Int64, plus seconds: Int64) -> Int64 {
         let (sum, overflow) = now.addingReportingOverflow(seconds)
         let bounded = overflow ? (seconds < 0 ? Int64.min : Int64.max) : sum
         return min(max(bounded, Timestamp.supportedRange.lowerBound), Timestamp.supportedRange.upperBound)
     }
 
     /// Nanoseconds of `seconds` for `Task.sleep`, 0 for a negative or non-finite wait, at most a day.
-    static func nanoseconds(_ seconds: Double) -> UInt64 {
+    package static func nanoseconds(_ seconds: Double) -> UInt64 {
         guard seconds.isFinite, seconds > 0 else { return 0 }
         return UInt64(min(seconds, 86_400) * 1_000_000_000)
     }
@@ -59,7 +59,7 @@ public enum ReplyLimits {
 extension AnswerReader {
     /// A lifetime in whole seconds (`expires_in`): clamped to `max`, DATA_ERROR when missing, not an integer
     /// or not positive.
-    func lifetime(_ key: String, max: Int64) throws -> Int64 {
+    package func lifetime(_ key: String, max: Int64) throws -> Int64 {
         guard let value = json[key], let seconds = ReplyLimits.saturatingInteger(value) else {
             throw malformed("'\(prefix)\(key)' is missing or not an integer")
         }

@@ -1,4 +1,5 @@
 import StarlineCore
+import StarlineHTTP
 
 /// One bulk run: `attempt` over every item a source yields, on blocking worker
 /// threads through one `RateGate` and, when `outageTimeout` is set, one `OutageWatch`; each item's end is
@@ -12,7 +13,7 @@ import StarlineCore
 /// a late answer is never printed after the run's summary.
 public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
     public let configuration: BulkConfiguration
-    let gate: RateGate
+    package let gate: RateGate
     let outage: OutageWatch?
 
     private struct State {
