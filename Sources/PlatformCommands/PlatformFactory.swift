@@ -45,16 +45,16 @@ public struct PlatformFactory: Sendable {
     public init(_ options: PlatformOptions, _ context: CommandContext) {
         self.options = options
         self.context = context
-        let io = context.io
-        let now: @Sendable () -> Int64 = { io.now().seconds }
+        // Views of the run's one clock (IOStreams.clock); an injection replaces the waits.
+        let runClock = context.io.clock
         injection = Self.injected
         if let injection {
             let wait = injection.wait
-            clock = RetryClock(now: now, sleep: { seconds in wait(seconds) }, pause: wait)
+            clock = RetryClock(now: { runClock.now().seconds }, sleep: { seconds in wait(seconds) }, pause: wait)
             bulkClock = injection.bulkClock
         } else {
-            clock = .waiting(now: now)
-            bulkClock = .system
+            clock = RetryClock(runClock)
+            bulkClock = BulkClock(runClock)
         }
     }
 

@@ -21,27 +21,20 @@ public struct BulkClock: Sendable {
         self.sleep = sleep
     }
 
-    public static let system = BulkClock(
-        now: { MonotonicClock.nanoseconds() },
-        sleep: { HTTPTransport.sleep(seconds: Double($0) / 1e9) })
+    /// A view of `clock` (the run's, `IOStreams.clock`): its monotonic time and its waits.
+    public init(_ clock: StarlineClock) {
+        self.init(now: clock.monotonicNanoseconds, sleep: { clock.sleep(Double($0) / 1e9) })
+    }
+
+    public static let system = BulkClock(StarlineClock.system)
 
     /// Sleeps `seconds` (negative and non-finite are 0; at most a day).
     public func sleep(seconds: Double) {
         sleep(ReplyLimits.nanoseconds(seconds))
     }
 
-    /// A clock that only moves when a thread sleeps on it: each sleep moves it forward by its length at once
-    /// (concurrent sleeps add up, so virtual time runs ahead of what real waits would take, never behind),
-    /// and gives up the CPU for 100 µs of real time, so that the other workers run between one worker's
-    /// attempts as they would while it really waited (else one thread could spend all of an item's backoffs
-    /// before any other thread is scheduled).
+    /// A virtual clock (`StarlineClock.virtual`): time moves only when a thread sleeps on it.
     public static func virtual(start: UInt64 = 1_000_000_000) -> BulkClock {
-        let time = Locked(start)
-        return BulkClock(
-            now: { time.withLock { $0 } },
-            sleep: { nanoseconds in
-                time.withLock { now in now = max(now, now &+ nanoseconds) }
-                usleep(100)
-            })
+        BulkClock(StarlineClock.virtual(start: start))
     }
 }

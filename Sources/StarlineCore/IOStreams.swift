@@ -17,12 +17,14 @@ public final class IOStreams: Sendable {
     public let environment: Environment
     /// The width of the terminal on stdout in columns, when stdout is one and says (tables fit it).
     public let terminalColumns: Int?
-    private let clock: @Sendable () -> Timestamp
+    /// The run's clock (wall time, monotonic time, waits): what every other clock of the run is a view of — the
+    /// retries' (`RetryClock`), the bulk engine's (`BulkClock`); a test's fixed time or virtual clock.
+    public let clock: StarlineClock
 
     public init(
         stdin: InputSource, stdout: any ByteSink, stderr: any ByteSink, stdinIsTerminal: Bool, stdoutIsTerminal: Bool,
         stderrIsTerminal: Bool, environment: Environment, terminalColumns: Int? = nil,
-        clock: @escaping @Sendable () -> Timestamp = { .now() }
+        clock: StarlineClock = .system
     ) {
         self.stdin = stdin
         self.stdout = stdout
@@ -36,7 +38,7 @@ public final class IOStreams: Sendable {
     }
 
     /// The wall clock (or the test's fixed time).
-    public func now() -> Timestamp { clock() }
+    public func now() -> Timestamp { clock.now() }
 
     /// This process's descriptors 0, 1 and 2 and its environment.
     public static func process() -> IOStreams {
@@ -57,7 +59,7 @@ public final class IOStreams: Sendable {
         columns: Int? = nil, now: Timestamp? = nil
     ) -> (io: IOStreams, stdout: CapturingSink, stderr: CapturingSink) {
         let out = CapturingSink(), err = CapturingSink()
-        let clock: @Sendable () -> Timestamp = if let now { { now } } else { { .now() } }
+        let clock = now.map { now in StarlineClock.system.withWallTime { now } } ?? .system
         let io = IOStreams(
             stdin: .bytes(stdin), stdout: out, stderr: err, stdinIsTerminal: terminal, stdoutIsTerminal: terminal,
             stderrIsTerminal: terminal, environment: environment, terminalColumns: columns, clock: clock)

@@ -56,15 +56,15 @@ public struct RetryClock: Sendable {
         self.pause = pause
     }
 
-    /// Real waits (`Task.sleep`, `nanosleep`) with the time read from `now`: what a tool runs on, with its
-    /// `IOStreams`' clock.
-    public static func waiting(now: @escaping @Sendable () -> Int64) -> RetryClock {
-        RetryClock(now: now, sleep: realSleep, pause: realPause)
+    /// A view of `clock` (the run's, `IOStreams.clock`): its wall time in Unix seconds and its blocking waits;
+    /// the async waits are `Task.sleep`, since a blocking wait must not hold the main actor (S1).
+    public init(_ clock: StarlineClock) {
+        self.init(now: { clock.now().seconds }, sleep: RetryClock.realSleep, pause: clock.sleep)
     }
 
-    /// The wall clock and real waits: the default of library callers that inject nothing (the tools inject
-    /// their `IOStreams`' clock through the factory instead).
-    public static let system = RetryClock.waiting(now: { Timestamp.now().seconds })
+    /// The system's clock: the default of library callers that inject nothing (the tools pass their run's
+    /// clock through the factory instead).
+    public static let system = RetryClock(StarlineClock.system)
 
     public static let realSleep: @Sendable (Double) async throws -> Void = { seconds in
         try await Task.sleep(nanoseconds: ReplyLimits.nanoseconds(seconds))

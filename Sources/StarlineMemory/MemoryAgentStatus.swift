@@ -56,11 +56,11 @@ public struct MemoryAgentClock: Sendable {
         self.now = now
     }
 
-    public static let system = MemoryAgentClock(elapsed: { bootTimeNanoseconds() }, now: { Timestamp.now() })
-}
+    /// A view of `clock`: its monotonic time (CLOCK_BOOTTIME for the system's, so the TTL counts a suspended
+    /// laptop's sleep) and its wall time.
+    public init(_ clock: StarlineClock) {
+        self.init(elapsed: clock.monotonicNanoseconds, now: clock.now)
+    }
 
-func bootTimeNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_BOOTTIME, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    public static let system = MemoryAgentClock(StarlineClock.system)
 }

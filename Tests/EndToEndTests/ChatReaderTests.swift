@@ -21,7 +21,8 @@ import StarlineHTTP
         let paths = StarlinePaths(
             config: home.file("config"), state: home.file("state"), data: home.file("data"), runtime: home.file("runtime"))
         let api = ChatAPI(
-            base: base, token: "t", transport: transport, timeout: 5, clock: RetryClock.waiting(now: { Self.now }))
+            base: base, token: "t", transport: transport, timeout: 5,
+            clock: RetryClock(StarlineClock.system.withWallTime { Timestamp(seconds: Self.now) }))
         let (same, ended) = (sameAccount, ended)
         return ChatReader(
             api: api, store: try ChatStore(paths: paths), account: ChatAccount(chatBase: base, userId: "u_alice"),

@@ -23,4 +23,25 @@ import Testing
         #expect(StarlineClock.system.monotonicNanoseconds() >= a + 1_000_000)
         #expect(abs(StarlineClock.system.now().seconds - Timestamp.now().seconds) <= 1)
     }
+
+    @Test("a virtual clock moves only when a thread sleeps on it, by the wait's length, and its wall time with it")
+    func virtualClockMovesOnSleep() {
+        let clock = StarlineClock.virtual(start: 5_000_000_000, epoch: 1_700_000_000)
+        #expect(clock.monotonicNanoseconds() == 5_000_000_000 && clock.now().seconds == 1_700_000_000)
+        clock.sleep(300)
+        #expect(clock.monotonicNanoseconds() == 305_000_000_000 && clock.now().seconds == 1_700_000_300)
+        // Nothing for a negative, zero or NaN wait.
+        for wait in [-1.0, 0, .nan] { clock.sleep(wait) }
+        #expect(clock.monotonicNanoseconds() == 305_000_000_000)
+    }
+
+    @Test("withWallTime replaces the wall time only; the system clock's monotonic time counts suspended time")
+    func wallTimeAndBootTime() {
+        let fixed = StarlineClock.virtual().withWallTime { Timestamp(seconds: 42) }
+        fixed.sleep(10)
+        #expect(fixed.now().seconds == 42 && fixed.monotonicNanoseconds() == 11_000_000_000)
+        // CLOCK_BOOTTIME is CLOCK_MONOTONIC plus the time suspended: never behind it.
+        let monotonic = MonotonicClock.nanoseconds()
+        #expect(StarlineClock.system.monotonicNanoseconds() >= monotonic)
+    }
 }
