@@ -95,7 +95,11 @@ let package = Package(
         // Split from Core so that a tool links SQLite, libsodium or the dlopen code only when it uses them
         // (every object file of a library target is linked into each tool that depends on it).
         .target(name: "StarlineSQLite", dependencies: ["StarlineCore", "CSQLite"], linkerSettings: [staticArchive("sqlite3")]),
-        .target(name: "StarlineCrypto", dependencies: ["StarlineCore", "StarlineLoader", "CSodium"], linkerSettings: [staticArchive("sodium")]),
+        // CCrypto: OpenSSL 3's declarations only (libcrypto is dlopened for its SHA-256 and ChaCha20/Poly1305 code).
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        .target(
+            name: "StarlineCrypto", dependencies: ["StarlineCore", "StarlineLoader", "CSodium", "CCrypto"],
+            linkerSettings: [staticArchive("sodium")]),
         .target(name: "StarlineLoader", dependencies: ["StarlineCore"]),
         // The Secret Service keyring: libsecret and GLib loaded with dlopen (no link-time dependency, so a tool
         // that links this pays for GLib only when it opens the keyring). No C module: the few functions are

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CSodium
 import StarlineCore
+import CCrypto
 import StarlineLoader
 
 /// SHA-256 of a stream of bytes: OpenSSL's libcrypto 3 (loaded with dlopen on first use) where it loads,
@@ -102,36 +103,29 @@ public struct SHA256Stream: ~Copyable {
     struct Library: @unchecked Sendable {
         // @unchecked: C function pointers and one fetched algorithm object, which OpenSSL documents as
         // shareable between threads once fetched (each stream has a context of its own).
-        typealias Handle = OpaquePointer
-        let contextNew: @convention(c) () -> Handle?
+        // Typed by OpenSSL's own declarations (CCrypto's shim.h: `typedef __typeof__(&EVP_…) starline_EVP_…_f`).
+        let contextNew: starline_EVP_MD_CTX_new_f
         /// `void EVP_MD_CTX_free(EVP_MD_CTX *ctx)`: "cleans up digest context ctx and frees up the space
         /// allocated to it".
-        let contextFree: @convention(c) (Handle?) -> Void
-        /// `int EVP_DigestInit_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl)`.
-        let digestInit: @convention(c) (Handle?, Handle?, Handle?) -> Int32
-        /// `int EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t cnt)`.
-        let digestUpdate: @convention(c) (Handle?, UnsafeRawPointer?, Int) -> Int32
-        /// `int EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s)`.
-        let digestFinal: @convention(c) (Handle?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
-        let sha256: Handle
-
-        init?(_ lib: inout SharedLibrary) {
-            func symbol<T>(_ name: String) -> T { lib.function(name, as: T.self) }
-            typealias Fetch = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> OpaquePointer?
-            let fetch: Fetch = symbol("EVP_MD_fetch")
-            contextNew = symbol("EVP_MD_CTX_new")
-            contextFree = symbol("EVP_MD_CTX_free")
-            digestInit = symbol("EVP_DigestInit_ex")
-            digestUpdate = symbol("EVP_DigestUpdate")
-            digestFinal = symbol("EVP_DigestFinal_ex")
-            guard lib.missing.isEmpty, let sha256 = fetch(nil, "SHA2-256", nil) else { return nil }
-            self.sha256 = sha256
-        }
+        let contextFree: starline_EVP_MD_CTX_free_f
+        let digestInit: starline_EVP_DigestInit_ex_f
+        let digestUpdate: starline_EVP_DigestUpdate_f
+        let digestFinal: starline_EVP_DigestFinal_ex_f
+        let fetch: starline_EVP_MD_fetch_f
+        /// SHA2-256, fetched once every function is there (a stub is never called).
+        var sha256: OpaquePointer? = nil
     }
 
     /// libcrypto 3, or nil when it cannot be loaded or lacks SHA-256 (libsodium then does the work).
     static let library: Library? = {
-        guard case .success(var lib) = SharedLibrary.open(["libcrypto.so.3"]) else { return nil }
-        return Library(&lib)
+        let loaded = SharedLibrary.load(["libcrypto.so.3"], .init("libcrypto", package: "libssl3")) { lib in
+            Library(
+                contextNew: lib.function("EVP_MD_CTX_new"), contextFree: lib.function("EVP_MD_CTX_free"),
+                digestInit: lib.function("EVP_DigestInit_ex"), digestUpdate: lib.function("EVP_DigestUpdate"),
+                digestFinal: lib.function("EVP_DigestFinal_ex"), fetch: lib.function("EVP_MD_fetch"))
+        }
+        guard case .success(var library) = loaded, let sha256 = library.fetch(nil, "SHA2-256", nil) else { return nil }
+        library.sha256 = sha256
+        return library
     }()
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CCrypto
 import CSodium
 import StarlineCore
 import StarlineLoader
@@ -29,55 +30,47 @@ final class SecretStreamAccelerator {
     struct Library: @unchecked Sendable {
         // @unchecked: C function pointers and two fetched algorithm objects, which OpenSSL documents as
         // shareable between threads once fetched (each stream has contexts of its own).
-        typealias Handle = OpaquePointer
-        let cipherContextNew: @convention(c) () -> Handle?
-        let cipherContextFree: @convention(c) (Handle?) -> Void
+        // Typed by OpenSSL's own declarations (CCrypto's shim.h: `typedef __typeof__(&EVP_…) starline_EVP_…_f`).
+        let cipherContextNew: starline_EVP_CIPHER_CTX_new_f
+        let cipherContextFree: starline_EVP_CIPHER_CTX_free_f
         /// `int EVP_EncryptInit_ex(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *type, ENGINE *impl, const unsigned
         /// char *key, const unsigned char *iv)`; ChaCha20's iv is the 32-bit counter (little-endian), then the
         /// 96-bit nonce.
-        let encryptInit: @convention(c) (Handle?, Handle?, Handle?, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?) -> Int32
+        let encryptInit: starline_EVP_EncryptInit_ex_f
         /// `int EVP_EncryptUpdate(EVP_CIPHER_CTX *ctx, unsigned char *out, int *outl, const unsigned char *in,
         /// int inl)`: for a stream cipher, the keystream goes on where the previous update stopped.
-        let encryptUpdate:
-            @convention(c) (Handle?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int32>?, UnsafePointer<UInt8>?, Int32)
-                -> Int32
-        let macContextNew: @convention(c) (Handle?) -> Handle?
-        let macContextFree: @convention(c) (Handle?) -> Void
+        let encryptUpdate: starline_EVP_EncryptUpdate_f
+        let macContextNew: starline_EVP_MAC_CTX_new_f
+        let macContextFree: starline_EVP_MAC_CTX_free_f
         /// `int EVP_MAC_init(EVP_MAC_CTX *ctx, const unsigned char *key, size_t keylen, const OSSL_PARAM params[])`:
         /// "initializes the MAC context ctx with the given key"; a Poly1305 context takes a new key each time.
-        let macInit: @convention(c) (Handle?, UnsafePointer<UInt8>?, Int, OpaquePointer?) -> Int32
-        let macUpdate: @convention(c) (Handle?, UnsafePointer<UInt8>?, Int) -> Int32
-        let macFinal: @convention(c) (Handle?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?, Int) -> Int32
-        let chacha20: Handle
-        let poly1305: Handle
-
-        /// Each function looked up as its field's type; nil when one is missing (`SharedLibrary` answers a
-        /// missing symbol with a stub, never called: the check comes before the fetches) or a fetch fails.
-        init?(_ lib: inout SharedLibrary) {
-            func symbol<T>(_ name: String) -> T { lib.function(name, as: T.self) }
-            typealias Fetch = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> OpaquePointer?
-            let fetchCipher: Fetch = symbol("EVP_CIPHER_fetch"), fetchMAC: Fetch = symbol("EVP_MAC_fetch")
-            cipherContextNew = symbol("EVP_CIPHER_CTX_new")
-            cipherContextFree = symbol("EVP_CIPHER_CTX_free")
-            encryptInit = symbol("EVP_EncryptInit_ex")
-            encryptUpdate = symbol("EVP_EncryptUpdate")
-            macContextNew = symbol("EVP_MAC_CTX_new")
-            macContextFree = symbol("EVP_MAC_CTX_free")
-            macInit = symbol("EVP_MAC_init")
-            macUpdate = symbol("EVP_MAC_update")
-            macFinal = symbol("EVP_MAC_final")
-            guard lib.missing.isEmpty, let chacha20 = fetchCipher(nil, "ChaCha20", nil), let poly1305 = fetchMAC(nil, "POLY1305", nil)
-            else { return nil }
-            self.chacha20 = chacha20
-            self.poly1305 = poly1305
-        }
+        let macInit: starline_EVP_MAC_init_f
+        let macUpdate: starline_EVP_MAC_update_f
+        let macFinal: starline_EVP_MAC_final_f
+        let fetchCipher: starline_EVP_CIPHER_fetch_f
+        let fetchMAC: starline_EVP_MAC_fetch_f
+        /// ChaCha20 and Poly1305, fetched once every function is there (a stub is never called).
+        var chacha20: OpaquePointer? = nil
+        var poly1305: OpaquePointer? = nil
     }
 
     /// libcrypto 3, or nil when it cannot be loaded or lacks ChaCha20 or Poly1305 (the streams then stay on
     /// libsodium). Loaded once per process, on first use.
     static let library: Library? = {
-        guard case .success(var lib) = SharedLibrary.open(["libcrypto.so.3"]) else { return nil }
-        return Library(&lib)
+        let loaded = SharedLibrary.load(["libcrypto.so.3"], .init("libcrypto", package: "libssl3")) { lib in
+            Library(
+                cipherContextNew: lib.function("EVP_CIPHER_CTX_new"), cipherContextFree: lib.function("EVP_CIPHER_CTX_free"),
+                encryptInit: lib.function("EVP_EncryptInit_ex"), encryptUpdate: lib.function("EVP_EncryptUpdate"),
+                macContextNew: lib.function("EVP_MAC_CTX_new"), macContextFree: lib.function("EVP_MAC_CTX_free"),
+                macInit: lib.function("EVP_MAC_init"), macUpdate: lib.function("EVP_MAC_update"), macFinal: lib.function("EVP_MAC_final"),
+                fetchCipher: lib.function("EVP_CIPHER_fetch"), fetchMAC: lib.function("EVP_MAC_fetch"))
+        }
+        guard case .success(var library) = loaded, let chacha20 = library.fetchCipher(nil, "ChaCha20", nil),
+            let poly1305 = library.fetchMAC(nil, "POLY1305", nil)
+        else { return nil }
+        library.chacha20 = chacha20
+        library.poly1305 = poly1305
+        return library
     }()
 
     enum Outcome: Equatable {

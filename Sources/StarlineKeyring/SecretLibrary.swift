@@ -68,25 +68,34 @@ struct SecretLibrary: @unchecked Sendable {
     static func load() -> Result<SecretLibrary, StarlineError> {
         // Debian's runtime sonames; libsecret-1.so.0 pulls in the others, so opening them again only takes a
         // reference. The unversioned names exist only with the -dev packages.
-        let wanted: [(soname: String, package: String)] = [
-            ("libsecret-1.so.0", "libsecret-1-0"), ("libglib-2.0.so.0", "libglib2.0-0"),
-            ("libgobject-2.0.so.0", "libglib2.0-0"), ("libgio-2.0.so.0", "libglib2.0-0")
+        let remedy = "libsecret 0.19 or newer is needed; upgrade it, or use --no-keyring"
+        let wanted: [(sonames: [String], requirement: SharedLibrary.Requirement)] = [
+            (["libsecret-1.so.0"], .init("libsecret", package: "libsecret-1-0", remedy: remedy)),
+            (["libglib-2.0.so.0"], .init("GLib", package: "libglib2.0-0", remedy: remedy)),
+            (["libgobject-2.0.so.0"], .init("GObject", package: "libglib2.0-0", remedy: remedy)),
+            (["libgio-2.0.so.0"], .init("GIO", package: "libglib2.0-0", remedy: remedy))
         ]
-        var opened: [SharedLibrary] = []
-        for (soname, package) in wanted {
-            switch SharedLibrary.open([soname]) {
-            case .success(let library): opened.append(library)
-            case .failure(let error):
-                return .failure(
-                    StarlineError(
-                        .keyringUnavailable,
-                        "the Secret Service keyring needs libsecret, which is not installed (Debian package \(package), "
-                            + "e.g. apt-get install libsecret-1-0); install it, or use --no-keyring",
-                        details: .object([("library", .string(soname)), ("reason", .string(error.reason))])))
-            }
+        let loaded = SharedLibrary.load(wanted) { libraries -> SecretLibrary in
+            var (secret, glib, gobject, gio) = (libraries[0], libraries[1], libraries[2], libraries[3])
+            let bound = bind(secret: &secret, glib: &glib, gobject: &gobject, gio: &gio)
+            // Back into the list, whose `missing` the loader checks.
+            libraries = [secret, glib, gobject, gio]
+            return bound
         }
-        var secret = opened[0], glib = opened[1], gobject = opened[2], gio = opened[3]
-        let library = SecretLibrary(
+        // The keyring's own code and what to do: the store works without the keyring (--no-keyring).
+        return loaded.mapError { error in
+            StarlineError(
+                .keyringUnavailable,
+                error.message.hasPrefix("cannot load")
+                    ? "the Secret Service keyring needs libsecret: \(error.message); install it, or use --no-keyring"
+                    : "the Secret Service keyring: \(error.message)")
+        }
+    }
+
+    private static func bind(
+        secret: inout SharedLibrary, glib: inout SharedLibrary, gobject: inout SharedLibrary, gio: inout SharedLibrary
+    ) -> SecretLibrary {
+        SecretLibrary(
             hashTableNewFull: glib.function(
                 "g_hash_table_new_full", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?) -> Pointer?).self),
             hashTableInsert: glib.function("g_hash_table_insert", as: (@convention(c) (Pointer?, Pointer?, Pointer?) -> Int32).self),
@@ -132,15 +141,6 @@ struct SecretLibrary: @unchecked Sendable {
                 "secret_schema_newv", as: (@convention(c) (UnsafePointer<CChar>?, UInt32, Pointer?) -> Pointer?).self),
             schemaUnref: secret.function("secret_schema_unref", as: (@convention(c) (Pointer?) -> Void).self),
             secretErrorQuark: secret.function("secret_error_get_quark", as: (@convention(c) () -> UInt32).self))
-        let missing = secret.missing + glib.missing + gobject.missing + gio.missing
-        guard missing.isEmpty else {
-            return .failure(
-                StarlineError(
-                    .keyringUnavailable,
-                    "the installed libsecret or GLib lacks \(missing.joined(separator: ", ")): libsecret 0.19 or newer is needed; "
-                        + "upgrade it, or use --no-keyring"))
-        }
-        return .success(library)
     }
 
     /// A new `GHashTable` of strings to strings (`g_str_hash`, `g_str_equal`, both freed with `g_free`), as

@@ -141,6 +141,30 @@ extension SharedLibrary {
         }
     }
 
+    /// Several libraries loaded as one, for a library whose functions are spread over the libraries under it
+    /// (libsecret and GLib, GObject, GIO): each opened (`open(_:)`), the functions bound from all of them by
+    /// `bind` (the libraries in the order given), and the whole refused when one cannot be opened or any function
+    /// is missing, in the same words as `load(_:_:bind:)`.
+    public static func load<Functions>(
+        _ libraries: [(sonames: [String], requirement: Requirement)], bind: (inout [SharedLibrary]) -> Functions
+    ) -> Result<Functions, StarlineError> {
+        var opened: [SharedLibrary] = []
+        for (sonames, requirement) in libraries {
+            switch open(sonames) {
+            case .success(let library): opened.append(library)
+            case .failure(let error): return .failure(requirement.cannotLoad(error.reason))
+            }
+        }
+        let functions = bind(&opened)
+        for (index, library) in opened.enumerated() where !library.missing.isEmpty {
+            let requirement = libraries[index].requirement
+            let remedy = requirement.remedy.map { ": " + $0 } ?? ""
+            return .failure(
+                StarlineError(.internalError, "\(requirement.name) lacks \(library.missing.joined(separator: ", "))\(remedy)"))
+        }
+        return .success(functions)
+    }
+
     private mutating func bound<Functions>(_ requirement: Requirement, _ bind: (inout SharedLibrary) -> Functions)
         -> Result<Functions, StarlineError>
     {

@@ -4,7 +4,8 @@ import StarlineLoader
 import StarlineTestSupport
 import Testing
 
-/// The one way a dlopen'ed library is loaded (libzbar, libcurl, libwebp, libtiff, the ZXing-C++ shim): opened,
+/// The one way a dlopen'ed library is loaded (libzbar, libcurl, libwebp, libtiff, libheif, libcrypto, libsecret, the
+/// ZXing-C++ shim): opened,
 /// bound, and refused as a whole with the same words when it is missing, lacks a function or breaks the trust rule.
 @Suite struct SharedLibraryTests {
     typealias ZlibVersion = @convention(c) () -> UnsafePointer<CChar>?
@@ -55,5 +56,32 @@ import Testing
         #expect(chmod(copy, 0o644) == 0)
         let version = try SharedLibrary.load(path: copy, Self.zlib) { library in library.function("zlibVersion") as ZlibVersion }.get()
         #expect(version() != nil)
+    }
+
+    @Test(
+        """
+        libraries loaded as one (libsecret and GLib): bound from each, refused whole when one is missing or lacks a \
+        function
+        """)
+    func severalLibrariesLoadAsOne() throws {
+        typealias Cosine = @convention(c) (Double) -> Double
+        let libm = SharedLibrary.Requirement("libm", package: "libc6")
+        let both = try SharedLibrary.load([(["libz.so.1"], Self.zlib), (["libm.so.6"], libm)]) { libraries in
+            (libraries[0].function("zlibVersion") as ZlibVersion, libraries[1].function("cos") as Cosine)
+        }.get()
+        #expect(both.1(0) == 1 && both.0() != nil)
+        // The second lacks a function: the whole is refused, naming that library and function.
+        let lacking = SharedLibrary.load([(["libz.so.1"], Self.zlib), (["libm.so.6"], libm)]) { libraries in
+            (libraries[0].function("zlibVersion") as ZlibVersion, libraries[1].address("starline_no_such_function"))
+        }
+        guard case .failure(let error) = lacking else { Issue.record("a table with a stub was handed out"); return }
+        #expect(error.message == "libm lacks starline_no_such_function")
+        // One not installed: nothing is bound at all, and the message names its package.
+        var bound = false
+        let missing = SharedLibrary.load([(["libz.so.1"], Self.zlib), (["libstarline-none.so.9"], .init("libnone", package: "libnone9"))]) {
+            _ in bound = true
+        }
+        guard case .failure(let absent) = missing else { Issue.record("loaded a library that does not exist"); return }
+        #expect(!bound && absent.message.hasPrefix("cannot load libnone (install the libnone9 package): "), "\(absent.message)")
     }
 }
