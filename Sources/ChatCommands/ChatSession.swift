@@ -42,8 +42,12 @@ struct ReadOptions: Sendable {
 }
 
 /// Everything a chat command runs with: the session of app `workbench` from the session store (or
-/// STARLINE_TOKEN), the account it belongs to, the chat API with that token, and the chat store — the
-/// client and the chat API's transport and clock from the run's `PlatformFactory`.
+/// STARLINE_TOKEN), the account it belongs to, the chat API with that token, and the domain types over the chat
+/// store — the client and the chat API's transport and clock from the run's `PlatformFactory`.
+///
+/// W9: the store itself is private to this file. A command reaches persistence through `outbox` (no requests)
+/// or through a domain type built here (`reader`, `sync()`, `tail`, `delivery`), where the network and the store
+/// meet; so a command that would fetch and store by itself does not compile.
 ///
 /// S14/W8: `sameAccount` is checked after every request, before anything is stored or printed; S15: an
 /// answer that ends the session (401, an ending 403) clears it only if it is still the stored one (`ended`).
@@ -54,7 +58,9 @@ struct ChatSession {
     let credentials: StarlightClient.RunCredentials
     let account: ChatAccount
     let api: ChatAPI
-    let store: ChatStore
+    private let store: ChatStore
+    /// The account's outbox, persistence alone (queue, list, requeue, drop).
+    let outbox: ChatOutbox
     /// The reads, with S14/S15 around their requests (StarlineChat).
     let reader: ChatReader
     /// S14's check, safe on any thread: the stored session is still the one this run started with.
@@ -92,7 +98,23 @@ struct ChatSession {
             sessionEnded: { [client, credentials] in client.runSessionEnded(credentials, reason: $0) })
         return ChatSession(
             factory: factory, client: client, credentials: credentials, account: account, api: api, store: store,
+            outbox: ChatOutbox(store: store, account: account),
             reader: ChatReader(api: api, store: store, account: account, accountGuard: accountGuard))
+    }
+
+    /// `sl-chat sync`'s engine over this session.
+    func sync() -> ChatSync {
+        ChatSync(api: api, store: store, account: account, sameAccount: sameAccount)
+    }
+
+    /// `sl-chat tail`'s consumer `name` (nil: none, nothing committed), of one conversation or all.
+    func tail(name: String?, conversation: String?) -> EventTail {
+        EventTail(api: api, store: store, account: account, name: name, conversation: conversation, sameAccount: sameAccount)
+    }
+
+    /// The outbox's delivery over this session, telling what it does through `notice`.
+    func delivery(notice: @escaping @Sendable (String) -> Void) -> OutboxDelivery {
+        OutboxDelivery(api: api, store: store, account: account, notice: notice, sameAccount: sameAccount)
     }
 
     /// Runs `body` (requests and what follows them) with S14 and S15 (ChatReader.AccountGuard).

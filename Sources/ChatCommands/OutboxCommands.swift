@@ -36,11 +36,11 @@ enum OutboxListCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context, network: false)
-        let holders = try session.store.holders(account: session.account)
+        let holders = try session.outbox.holders()
         let list = RecordList(
             context.output, options.list,
             columns: ["clientId", "conversationId", "state", "attempts", "heldBy", "text"])
-        for entry in try session.store.outbox(account: session.account, states: options.states) {
+        for entry in try session.outbox.entries(states: options.states) {
             var record = entry.json
             if entry.kind == .message, let holder = holders[entry.clientId] { record.set("heldBy", .string(holder)) }
             list.add(record)
@@ -82,7 +82,7 @@ enum OutboxFlushCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context)
-        let open = try session.store.outbox(account: session.account, states: [.pending, .unknown, .sending])
+        let open = try session.outbox.entries(states: [.pending, .unknown, .sending])
         let jobs = open.map { OutboxDelivery.Job($0) }
         let run = OutboxRun(session: session, context: context)
         let outcome = run.deliver(jobs, options.delivery)
@@ -118,7 +118,7 @@ enum OutboxRetryCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context, network: options.flush)
-        let results = try session.store.requeue(options.ids, account: session.account, now: context.io.now().seconds)
+        let results = try session.outbox.requeue(options.ids, now: context.io.now().seconds)
         var missing: [String] = []
         var queued: [OutboxEntry] = []
         for r in results {
@@ -135,7 +135,7 @@ enum OutboxRetryCommand: AsyncCommand {
             let conversations = Set(queued.filter { $0.kind == .message }.map(\.conversationId))
             var jobs = queued.filter { $0.kind == .moment }
             for conversation in conversations.sorted() {
-                jobs += try session.store.openMessages(account: session.account, conversation: conversation)
+                jobs += try session.outbox.openMessages(conversation: conversation)
             }
             let run = OutboxRun(session: session, context: context)
             let outcome = run.deliver(jobs.sorted { $0.seq < $1.seq }.map { OutboxDelivery.Job($0) }, options.delivery)
@@ -169,7 +169,7 @@ enum OutboxDropCommand: AsyncCommand {
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context, network: false)
         var missing: [String] = [], busy: [String] = []
-        for r in try session.store.drop(options.ids, account: session.account) {
+        for r in try session.outbox.drop(options.ids) {
             if let entry = r.dropped {
                 var record = entry.json
                 record.set("dropped", .bool(true))

@@ -44,9 +44,7 @@ struct OutboxRun {
     /// `send` prints only its own entry; they are counted on stderr instead).
     func deliver(_ jobs: [OutboxDelivery.Job], _ options: DeliveryOptions, printEarlier: Bool = true) -> Outcome {
         let output = context.output
-        let delivery = OutboxDelivery(
-            api: session.api, store: session.store, account: session.account,
-            notice: { output.notice("sl-chat: " + $0) }, sameAccount: session.sameAccount)
+        let delivery = session.delivery(notice: { output.notice("sl-chat: " + $0) })
         let collected = Locked(Outcome())
         var engine = options.engine
         engine.clock = session.factory.bulkClock

@@ -100,10 +100,10 @@ struct OutboxSubmission: OptionGroup {
         if texts.isEmpty { return Self.nothingToSend(context) }
         let now = context.io.now().seconds
         let submissions = texts.map { line, text in
-            ChatStore.Submission(
+            ChatOutbox.Submission(
                 conversation: conversation, text: text, clientId: clientId.map { key in line.map { "\(key).\($0)" } ?? key })
         }
-        let stored = try session.store.enqueue(kind, submissions, account: session.account, now: now)
+        let stored = try session.outbox.enqueue(kind, submissions, now: now)
         let entries = zip(texts.map(\.line), stored).map { ($0, $1) }
         let run = OutboxRun(session: session, context: context)
         if queue {
@@ -118,7 +118,7 @@ struct OutboxSubmission: OptionGroup {
         let ours = Set(stored.map(\.clientId))
         let earlier =
             kind == .message
-            ? try session.store.openMessages(account: session.account, conversation: conversation, before: stored.map(\.seq).max())
+            ? try session.outbox.openMessages(conversation: conversation, before: stored.map(\.seq).max())
                 .filter { !ours.contains($0.clientId) }.map { (line: Int?.none, entry: $0, earlier: true) }
             : []
         let jobs = (earlier + entries.map { (line: $0, entry: $1, earlier: false) }).sorted { $0.entry.seq < $1.entry.seq }

@@ -137,11 +137,7 @@ enum FriendLinkRedeemCommand: AsyncCommand {
         }
         let code = try code(input, chatBase: options.chat.chat)
         let session = try await ChatSession.open(options.chat, context)
-        let answer = try session.guarded { try session.api.redeemFriendLink(code: code) }
-        if let friend = answer["friend"], friend["id"]?.stringValue != nil {
-            try? session.store.addFriends([friend], account: session.account)
-        }
-        context.output.emit(answer)
+        context.output.emit(try session.reader.redeemFriendLink(code: code))
         return .ok
     }
 }

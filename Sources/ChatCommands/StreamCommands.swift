@@ -28,7 +28,7 @@ enum SyncCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context)
-        let sync = ChatSync(api: session.api, store: session.store, account: session.account, sameAccount: session.sameAccount)
+        let sync = session.sync()
         let report = try session.guarded { try sync.run() }
         for gap in report.gaps { context.output.notice("sl-chat sync: \(gap.serialized())") }
         context.output.emit(
@@ -102,9 +102,7 @@ enum TailCommand: AsyncCommand {
     @MainActor
     static func run(_ options: Options, _ context: CommandContext) async throws -> ExitStatus {
         let session = try await ChatSession.open(options.chat, context)
-        let tail = EventTail(
-            api: session.api, store: session.store, account: session.account, name: options.cursor,
-            conversation: options.conversation, sameAccount: session.sameAccount)
+        let tail = session.tail(name: options.cursor, conversation: options.conversation)
         let output = context.output
         // TEST-ONLY (debug builds, `TestHooks`): die by SIGKILL right after the first page was printed and
         // flushed, before its cursor is committed — the instant a consumer killed "between print and commit" dies at.

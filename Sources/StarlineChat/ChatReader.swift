@@ -127,6 +127,18 @@ public struct ChatReader: Sendable {
         return (moments, ReadSource(.server, freshAsOf: now))
     }
 
+    /// Redeems a friend link (`POST /v1/friend-links/{code}/redeem`) and keeps the friend it names in the cached
+    /// friend list, so `friends --offline` knows them at once; a cache that cannot be written does not undo the
+    /// redemption, which the server has made.
+    @MainActor
+    public func redeemFriendLink(code: String) throws -> JSON {
+        let answer = try accountGuard.run { try api.redeemFriendLink(code: code) }
+        if let friend = answer["friend"], friend["id"]?.stringValue != nil {
+            try? store.addFriends([friend], account: account)
+        }
+        return answer
+    }
+
     static func wrongConversation(_ conversation: String) -> StarlineError {
         StarlineError(.data, "the server answered with messages of another conversation than \(conversation); nothing was stored")
     }

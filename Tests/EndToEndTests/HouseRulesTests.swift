@@ -105,6 +105,19 @@ import Testing
         )
     }
 
+    /// W9: network and persistence meet only in the domain library. sl-chat's commands never hold the chat store
+    /// (ChatSession keeps it private and hands out the outbox and the domain types built over it), and the
+    /// session and revoke commands never open a store of their own: the one file allowed to name the store is
+    /// the one that builds the domain types.
+    @Test func w9OnlyTheSessionNamesTheChatStoreInTheCommands() {
+        let found = Self.findings([Self.regex(#"\bChatStore\b|\.store\b"#, caseInsensitive: false)])
+            .filter { $0.path.hasPrefix("Sources/ChatCommands/") && $0.path != "Sources/ChatCommands/ChatSession.swift" }
+            .filter { !$0.text.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+        #expect(found.isEmpty, "reach the store through ChatSession's domain types:\n\(found.map(\.description).joined(separator: "\n"))")
+        let session = Self.texts.first { $0.path == "Sources/ChatCommands/ChatSession.swift" }?.lines ?? []
+        #expect(session.contains { $0.contains("private let store: ChatStore") }, "ChatSession keeps the store private")
+    }
+
     @Test func nothingPointsOutsideTheTree() {
         let patterns = [
             Self.regex(#"\bDESIGN\b"#, caseInsensitive: false),  // the outside specification, by any of its names
