@@ -51,6 +51,24 @@ import StarlineHTTP
         #expect(noCache.source.origin == .cache)
     }
 
+    @Test("W9 redeeming a friend link in the domain keeps the friend in the cache: friends --offline knows them at once")
+    func w9RedeemCachesTheFriend() throws {
+        let answer = #"{"friend":{"id":"u_bob","name":"bob"},"alreadyFriends":false}"#
+        let stub = ScriptedTransport().expect("POST", "/v1/friend-links/AbCdEfGh1234/redeem", json: answer)
+        let first = try reader(stub)
+        #expect(try first.redeemFriendLink(code: "AbCdEfGh1234")["alreadyFriends"] == .bool(false))
+        let cached = try first.friends(offline: true, now: Self.now)
+        #expect(cached.source.origin == .cache && cached.friends.compactMap { $0["id"]?.stringValue } == ["u_bob"])
+        // An answer after the account changed is discarded: nothing more is cached.
+        let again = ScriptedTransport().expect(
+            "POST", "/v1/friend-links/ZzZzZzZz9999/redeem", json: #"{"friend":{"id":"u_carol","name":"carol"},"alreadyFriends":false}"#)
+        let changed = try reader(again)
+        sameAccount.withLock { $0 = false }
+        #expect(throws: StarlineError.self) { try changed.redeemFriendLink(code: "ZzZzZzZz9999") }
+        sameAccount.withLock { $0 = true }
+        #expect(try changed.friends(offline: true, now: Self.now).friends.compactMap { $0["id"]?.stringValue } == ["u_bob"])
+    }
+
     @Test("W4 offline with nothing cached is NO_RESULT, and asks nothing")
     func w4OfflineWithNothingCached() throws {
         let reader = try reader(ScriptedTransport())
