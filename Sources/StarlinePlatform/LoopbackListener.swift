@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import StarlineCore
 import StarlineCrypto
 
@@ -45,10 +44,14 @@ public final class LoopbackListener: @unchecked Sendable {
     /// on sockets, so on the monotonic clock: the pending login's lifetime, not an instant of the wall clock.
     public func waitForCallback(state: String, within seconds: Int64) async throws -> StarlightClient.Callback {
         let deadline = MonotonicClock.nanoseconds() &+ UInt64(min(max(0, seconds), 86_400)) * 1_000_000_000
+        // A thread of the project's own (WorkerThreads), as every blocking wait of the suite: a cooperative thread
+        // must not block, and libdispatch is not linked into the tools.
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { [self] in
+            let started = WorkerThreads.detach { [self] in
                 continuation.resume(with: Result { try self.acceptCallback(state: state, deadline: deadline) })
             }
+            // No thread to be had (EAGAIN): wait on this one rather than fail the sign-in.
+            if !started { continuation.resume(with: Result { try self.acceptCallback(state: state, deadline: deadline) }) }
         }
     }
 
