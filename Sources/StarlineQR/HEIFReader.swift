@@ -9,12 +9,12 @@ import StarlineLoader
 enum HEIFReader {
     static func decode(_ bytes: [UInt8], format: ImageLoader.Format, limits: DecodeLimits) throws -> GrayImage {
         let heif = try limits.library(HEIFLibrary.shared, for: format)
-        guard let context = heif.contextAlloc() else { throw limits.corrupt(format, "libheif could not allocate a context") }
-        defer { heif.contextFree(context) }
-        // libheif's own bound on each side, before it allocates anything for a tile grid; ours on the pixel count follows.
-        heif.contextSetMaximumImageSizeLimit(context, Int32(clamping: limits.maxPixels))
         return try bytes.withUnsafeBytes { data in
-            // "without copy": the bytes must outlive the context, which the defer above ends inside this closure.
+            // "without copy": the bytes must outlive the context, so it lives and dies inside this closure.
+            guard let context = heif.contextAlloc() else { throw limits.corrupt(format, "libheif could not allocate a context") }
+            defer { heif.contextFree(context) }
+            // libheif's own bound on each side, before it allocates anything for a tile grid; ours on the pixel count follows.
+            heif.contextSetMaximumImageSizeLimit(context, Int32(clamping: limits.maxPixels))
             try check(heif.contextReadFromMemoryWithoutCopy(context, data.baseAddress, data.count, nil), format, limits)
             var handle: OpaquePointer?
             try check(heif.contextGetPrimaryImageHandle(context, &handle), format, limits)
