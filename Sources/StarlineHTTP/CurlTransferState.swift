@@ -15,13 +15,26 @@ final class TransferState {
     }
 }
 
-/// Set from a task-cancellation handler (any thread), read by the transfer's progress callback.
-package final class CancelFlag: Sendable {
+/// Set from a task-cancellation handler (any thread), read by the transfer's progress callback and the retry
+/// loop, and waking the loop's wait.
+public final class CancelFlag: Sendable {
     private let value = Locked(false)
 
-    package init() {}
-    package func cancel() { value.withLock { $0 = true } }
-    package var isCancelled: Bool { value.withLock { $0 } }
+    public init() {}
+    public func cancel() { value.withLock { $0 = true } }
+    public var isCancelled: Bool { value.withLock { $0 } }
+
+    /// Sleeps up to `seconds` of real time, ending within 20 ms of `cancel()` (slices of nanosleep: the flag is
+    /// set from another thread, and a wait this rare does not need a condition variable).
+    public func sleep(_ seconds: Double) {
+        guard seconds > 0, seconds.isFinite else { return }
+        let end = MonotonicClock.nanoseconds() &+ UInt64(min(seconds, 86_400) * 1e9)
+        while !isCancelled {
+            let now = MonotonicClock.nanoseconds()
+            guard now < end else { return }
+            StarlineClock.threadSleep(seconds: min(Double(end - now) / 1e9, 0.02))
+        }
+    }
 }
 
 // The callbacks are free functions: libcurl calls them through C function pointers, on the thread running

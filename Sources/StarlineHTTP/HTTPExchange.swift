@@ -19,11 +19,18 @@ import StarlineCore
 public protocol HTTPExchange: Sendable {
     /// One attempt on the calling thread, which it blocks.
     func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply
+    /// The same, given up with `INTERRUPTED` once `cancel` is set (an exchange that cannot abort a transfer
+    /// lets it finish: the retry loop checks the flag after it).
+    func performBlocking(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply
     /// One attempt without blocking the caller's thread.
     func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply
 }
 
 extension HTTPExchange {
+    public func performBlocking(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
+        try performBlocking(request)
+    }
+
     /// `performBlocking` on a worker thread (or, without a thread to be had, on this one).
     public func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply {
         if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
@@ -42,34 +49,30 @@ extension HTTPExchange {
 public struct RetryClock: Sendable {
     /// Unix seconds: to turn a `Retry-After` date into a wait, and every time a client stores or compares.
     public var now: @Sendable () -> Int64
-    /// Waits `seconds`; throws when the task is cancelled meanwhile (as `Task.sleep` does).
-    public var sleep: @Sendable (_ seconds: Double) async throws -> Void
-    /// Blocks the calling thread for `seconds` (the blocking callers' waits: `sendBlocking`, `tail`'s pauses).
+    /// Blocks the calling thread for `seconds` (the retry loop's waits, `tail`'s pauses).
     public var pause: @Sendable (_ seconds: Double) -> Void
+    /// The retry loop's wait when its task may be cancelled meanwhile: ends early once `cancel` is set.
+    public var cancellablePause: @Sendable (_ seconds: Double, _ cancel: CancelFlag) -> Void
 
-    public init(
-        now: @escaping @Sendable () -> Int64, sleep: @escaping @Sendable (_ seconds: Double) async throws -> Void,
-        pause: @escaping @Sendable (_ seconds: Double) -> Void = RetryClock.realPause
-    ) {
+    /// A clock whose waits are `pause` (a test's: recorded, not slept), cancelled or not.
+    public init(now: @escaping @Sendable () -> Int64, pause: @escaping @Sendable (_ seconds: Double) -> Void) {
         self.now = now
-        self.sleep = sleep
         self.pause = pause
+        self.cancellablePause = { seconds, _ in pause(seconds) }
     }
 
-    /// A view of `clock` (the run's, `IOStreams.clock`): its wall time in Unix seconds and its blocking waits;
-    /// the async waits are `Task.sleep`, since a blocking wait must not hold the main actor (S1).
+    /// A view of `clock` (the run's, `IOStreams.clock`): its wall time in Unix seconds and its waits; a wait
+    /// that may be cancelled is a real one, woken by the cancellation (S1: cancelling a sign-in ends its
+    /// retries at once, not after the back-off).
     public init(_ clock: StarlineClock) {
-        self.init(now: { clock.now().seconds }, sleep: RetryClock.realSleep, pause: clock.sleep)
+        now = { clock.now().seconds }
+        pause = clock.sleep
+        cancellablePause = { seconds, cancel in cancel.sleep(seconds) }
     }
 
     /// The system's clock: the default of library callers that inject nothing (the tools pass their run's
     /// clock through the factory instead).
     public static let system = RetryClock(StarlineClock.system)
-
-    public static let realSleep: @Sendable (Double) async throws -> Void = { seconds in
-        try await Task.sleep(nanoseconds: ReplyLimits.nanoseconds(seconds))
-    }
-    public static let realPause: @Sendable (Double) -> Void = { seconds in HTTPTransport.sleep(seconds: seconds) }
 }
 
 extension HTTPExchange {
@@ -80,26 +83,22 @@ extension HTTPExchange {
         try await send(request, retry: RetryPolicy(retries: retries))
     }
 
-    /// Sends `request` as `retry` says, waiting on `clock` between attempts. Task cancellation ends it with
-    /// `INTERRUPTED`, during an attempt (the exchange aborts it) or a wait.
+    /// Sends `request` as `retry` says, waiting on `clock` between attempts, without blocking the caller: the
+    /// blocking loop (`sendBlocking`) on a thread of its own. Task cancellation ends it with `INTERRUPTED`, during
+    /// an attempt (an exchange that can aborts it) or a wait (woken at once).
     public func send(_ request: HTTPRequestSpec, retry: RetryPolicy, clock: RetryClock = .system) async throws -> HTTPReply {
-        var attempt = 0
-        while true {
-            let outcome: Result<HTTPReply, StarlineError>
-            do {
-                outcome = .success(try await perform(request))
-            } catch let error as StarlineError {
-                outcome = .failure(error)
+        if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
+        let cancel = CancelFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPReply, any Error>) in
+                let loop: @Sendable () -> Void = {
+                    continuation.resume(with: Result { try self.sendBlocking(request, retry: retry, clock: clock, cancel: cancel) })
+                }
+                // No thread to be had (EAGAIN): block this one rather than fail the request.
+                if !WorkerThreads.detach(loop) { loop() }
             }
-            guard let wait = retry.delay(after: outcome, attempt: attempt, now: clock.now()) else { return try outcome.get() }
-            attempt += 1
-            do {
-                try await clock.sleep(wait)
-            } catch {
-                throw StarlineError.requestCancelled(request.url)
-            }
-            // Also when the wait ended without noticing (a zero Retry-After, an injected clock): no new attempt.
-            if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
+        } onCancel: {
+            cancel.cancel()
         }
     }
 
@@ -108,19 +107,28 @@ extension HTTPExchange {
         try sendBlocking(request, retry: RetryPolicy(retries: retries), clock: clock)
     }
 
-    /// `send(_:retry:clock:)` on the calling thread: the same decisions, with the waits `clock.pause`d in place.
-    public func sendBlocking(_ request: HTTPRequestSpec, retry: RetryPolicy, clock: RetryClock = .system) throws -> HTTPReply {
+    /// The retry loop, the one of the suite: an attempt, `retry`'s decision on its outcome, a wait on `clock`,
+    /// until the decision is to stop. With `cancel` (set by `send`'s task cancellation), no attempt starts once it
+    /// is set, and a wait ends when it is.
+    public func sendBlocking(
+        _ request: HTTPRequestSpec, retry: RetryPolicy, clock: RetryClock = .system, cancel: CancelFlag? = nil
+    ) throws -> HTTPReply {
         var attempt = 0
         while true {
+            if cancel?.isCancelled == true { throw StarlineError.requestCancelled(request.url) }
             let outcome: Result<HTTPReply, StarlineError>
             do {
-                outcome = .success(try performBlocking(request))
+                outcome = .success(try performBlocking(request, cancel: cancel))
             } catch let error as StarlineError {
                 outcome = .failure(error)
             }
             guard let wait = retry.delay(after: outcome, attempt: attempt, now: clock.now()) else { return try outcome.get() }
             attempt += 1
-            clock.pause(wait)
+            if let cancel {
+                clock.cancellablePause(wait, cancel)
+            } else {
+                clock.pause(wait)
+            }
         }
     }
 }

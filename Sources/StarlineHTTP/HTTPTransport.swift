@@ -130,6 +130,11 @@ public final class HTTPTransport: HTTPExchange {
         try transfer(request, cancel: nil)
     }
 
+    /// One attempt on the calling thread, aborted once `cancel` is set (the progress callback reads it).
+    public func performBlocking(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
+        try transfer(request, cancel: cancel)
+    }
+
     /// Sleeps the calling thread, resuming after signals.
     package static func sleep(seconds: Double) {
         StarlineClock.threadSleep(seconds: min(seconds, 86_400))  // never beyond a day

@@ -3,7 +3,8 @@ import StarlineCore
 /// When to repeat a request, and how long to wait first. Only for requests that are safe to repeat (GET,
 /// DELETE, idempotent PUT): the transport cannot tell whether a failed request reached the server.
 ///
-/// The loop that applies it is `HTTPExchange.send(_:retry:clock:)`, over any exchange; this type only decides.
+/// The loop that applies it is `HTTPExchange.sendBlocking(_:retry:clock:cancel:)`, the one retry loop (the async
+/// `send` runs it on a thread of its own), over any exchange; this type only decides.
 public struct RetryPolicy: Sendable, Equatable {
     /// Retries after the first attempt (0: none).
     public var retries: Int

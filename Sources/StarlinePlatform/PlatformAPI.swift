@@ -10,7 +10,8 @@ import StarlineHTTP
 public struct PlatformAPI: Sendable {
     public let base: BaseURL
     public let appId: String
-    /// One attempt per call; the retries are `send(_:retry:clock:)`'s, over whatever exchange this is.
+    /// One attempt per call; the retries are the one retry loop's (`sendBlocking(_:retry:clock:cancel:)`, which `send`
+    /// runs off the caller's thread), over whatever exchange this is.
     public let transport: any HTTPExchange
     /// Retries for requests that are safe to repeat (GET, DELETE, revocation); others are never repeated.
     public var retries: Int

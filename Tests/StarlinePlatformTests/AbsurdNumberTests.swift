@@ -32,7 +32,7 @@ import Testing
     func api(_ routes: [(String, HTTPReply)]) throws -> PlatformAPI {
         PlatformAPI(
             base: try BaseURL(validating: "https://api.test"), appId: "workbench", transport: RoutedExchange(routes), retries: 0,
-            clock: RetryClock(now: { 1_700_000_000 }, sleep: { _ in }))
+            clock: RetryClock(now: { 1_700_000_000 }, pause: { _ in }))
     }
 
     // MARK: Server replies
@@ -122,7 +122,7 @@ import Testing
         arguments: ["9223372036854775807", "99999999999999999999999", "-9223372036854775808", "-5", "1e30"])
     func retryAfter(_ value: String) async throws {
         let waits = Locked<[Double]>([])
-        let clock = RetryClock(now: { 1_700_000_000 }, sleep: { s in waits.withLock { $0.append(s) } })
+        let clock = RetryClock(now: { 1_700_000_000 }, pause: { s in waits.withLock { $0.append(s) } })
         let stub = RoutedExchange([("/api/me", HTTPReply(status: 429, headers: ["retry-after": value], body: Array("{}".utf8)))])
         let reply = try await stub.send(HTTPRequestSpec(url: "https://api.test/api/me"), retry: RetryPolicy(retries: 1), clock: clock)
         #expect(reply.status == 429)

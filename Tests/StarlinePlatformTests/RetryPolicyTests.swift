@@ -42,7 +42,7 @@ import Testing
         init(now: Int64 = 1_700_000_000) { self.now = now }
 
         var clock: RetryClock {
-            RetryClock(now: { [now] in now }, sleep: { [waits] seconds in waits.withLock { $0.append(seconds) } })
+            RetryClock(now: { [now] in now }, pause: { [waits] seconds in waits.withLock { $0.append(seconds) } })
         }
         var recorded: [Double] { waits.withLock { $0 } }
     }
@@ -224,12 +224,19 @@ import Testing
     // MARK: Cancellation
 
     @Test func cancellationDuringAnAttemptStopsRetries() async throws {
-        // The second attempt cancels its task; the injected wait returns regardless, and no third attempt follows.
+        // The loop runs on a thread of its own: the second attempt holds until the task has been cancelled from
+        // outside; the injected wait returns regardless, and no third attempt follows.
+        let second = Locked(false), cancelled = Locked(false)
         let stub = StubExchange([Self.reply(503)]) { attempt in
-            if attempt == 2 { withUnsafeCurrentTask { $0?.cancel() } }
+            guard attempt == 2 else { return }
+            second.withLock { $0 = true }
+            while !cancelled.withLock({ $0 }) { StarlineClock.threadSleep(seconds: 0.001) }
         }
         let clock = RecordingClock()
         let task = Task { try await stub.send(Self.request, retry: RetryPolicy(retries: 5), clock: clock.clock) }
+        while !second.withLock({ $0 }) { try await Task.sleep(nanoseconds: 1_000_000) }
+        task.cancel()
+        cancelled.withLock { $0 = true }
         let result = await task.result
         guard case .failure(let error as StarlineError) = result else { Issue.record("expected an error, got \(result)"); return }
         #expect(error.code == .interrupted && error.exitStatus == .interrupted)
@@ -238,19 +245,14 @@ import Testing
     }
 
     @Test func cancellationDuringAWaitStopsRetries() async throws {
-        // Task.sleep, the system clock's wait, must be cut short: a wait that ran its course (30–60 s here)
-        // leaves `interrupted` false. Not timed: under the full suite a task can wait long for a thread.
+        // The system clock's wait must be cut short: a wait that ran its course (60 s here) leaves `interrupted`
+        // false. Not timed: under the full suite a task can wait long for a thread.
         let interrupted = Locked(false)
-        let clock = RetryClock(
-            now: RetryClock.system.now,
-            sleep: { seconds in
-                do {
-                    try await RetryClock.system.sleep(seconds)
-                } catch {
-                    interrupted.withLock { $0 = true }
-                    throw error
-                }
-            })
+        var clock = RetryClock.system
+        clock.cancellablePause = { seconds, cancel in
+            cancel.sleep(seconds)
+            if cancel.isCancelled { interrupted.withLock { $0 = true } }
+        }
         let stub = StubExchange([Self.reply(503)])
         let task = Task { try await stub.send(Self.request, retry: RetryPolicy(retries: 3, baseDelay: 60, maxDelay: 60), clock: clock) }
         while stub.attempts == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
