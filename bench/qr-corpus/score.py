@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """Scores QR decoders on the corpus of generate.py, per family, in one run (bench/qr-accuracy runs this).
 
-Usage: score.py BIN_DIR [--keep DIR | --corpus DIR] [--sample] [--seed N] [--out DIR] [--no-per-file]
+Usage: score.py BIN_DIR [--keep DIR | --corpus DIR] [--sample] [--seed N] [--rotations] [--out DIR] [--no-per-file]
+
+--corpus scores any directory with an expected.jsonl of {"file", "payload"} lines ("family", "index" and
+"severity" optional): the generated corpus, or real photographs with known payloads (for example
+opencv_extra's testdata/cv/qrcode with the texts OpenCV's tests expect; such sets are kept outside the tree).
+--rotations scores every image at 0, 90, 180 and 270 degrees (rotated copies, lossless for PNG/PPM, JPEG at
+quality 95), with a table per rotation.
 
 A decoder reads an image when one of the symbols it reports is, byte for byte, the expected payload;
 a symbol with other bytes is counted as a misread (ZXing-C++: its ECI-decoded text, or its raw bytes). Decoders: sl-qr decode (one call for all files,
@@ -152,6 +158,7 @@ def main():
     ap.add_argument("--seed", type=int, help="another corpus than the default seed's (a held-out check)")
     ap.add_argument("--out", default=os.path.join(HERE, "..", "out"))
     ap.add_argument("--no-per-file", action="store_true", help="skip the one-process-per-file sl-qr run")
+    ap.add_argument("--rotations", action="store_true", help="score every image at 0, 90, 180 and 270 degrees")
     args = ap.parse_args()
     sl = os.path.join(args.bin_dir, "sl-qr")
     if not os.access(sl, os.X_OK):
@@ -173,13 +180,45 @@ def main():
             with Clock() as c:
                 subprocess.run(gen, check=True)
             print(f"corpus generated in {c.wall:.1f} s", file=sys.stderr)
+        if args.rotations:
+            corpus = rotated(corpus, os.path.join(tmp, "rotated"))
         score(args, sl, corpus)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def rotated(corpus, out):
+    """A corpus of every image of `corpus` at 0, 90, 180 and 270 degrees (clockwise), each entry with its
+    "rotation"; the family is kept, so the per-family table counts every rotation of it."""
+    import cv2
+    os.makedirs(out, exist_ok=True)
+    turns = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
+    lines = []
+    for i, line in enumerate(open(os.path.join(corpus, "expected.jsonl"), encoding="utf-8")):
+        e = json.loads(line)
+        image = cv2.imread(os.path.join(corpus, e["file"]), cv2.IMREAD_UNCHANGED)
+        if image is None:
+            sys.exit(f"score.py: cannot read {e['file']} to rotate it")
+        stem, ext = os.path.splitext(e["file"])
+        for degrees in (0, 90, 180, 270):
+            name = f"{stem}@{degrees}{ext}"
+            os.makedirs(os.path.dirname(os.path.join(out, name)) or out, exist_ok=True)
+            copy = image if degrees == 0 else cv2.rotate(image, turns[degrees])
+            params = [cv2.IMWRITE_JPEG_QUALITY, 95] if ext.lower() in (".jpg", ".jpeg") else []
+            cv2.imwrite(os.path.join(out, name), copy, params)
+            lines.append(json.dumps(dict(e, file=name, rotation=degrees, index=e.get("index", i))))
+    with open(os.path.join(out, "expected.jsonl"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return out
+
+
 def score(args, sl, corpus):
     expected = [json.loads(line) for line in open(os.path.join(corpus, "expected.jsonl"), encoding="utf-8")]
+    # A manifest of someone's photographs may give only file and payload.
+    for i, e in enumerate(expected):
+        e.setdefault("family", "photos")
+        e.setdefault("index", i)
+        e.setdefault("severity", "")
     paths = [os.path.join(corpus, e["file"]) for e in expected]
     version = subprocess.run([sl, "--version"], capture_output=True, text=True).stdout.strip()
 
@@ -214,7 +253,8 @@ def score(args, sl, corpus):
     per_image = []
     for e, path in zip(expected, paths):
         want = e["payload"].encode()
-        row = {"file": e["file"], "family": e["family"], "index": e["index"], "severity": e["severity"]}
+        row = {"file": e["file"], "family": e["family"], "index": e["index"], "severity": e["severity"],
+               "rotation": e.get("rotation", 0)}
         for d in decoders:
             row[d] = verdict(results[d].get(path, []), want)
         row["sl-qr attempt"] = attempts.get(path)
@@ -251,6 +291,16 @@ def report(per_image, decoders, times, notes, version, total):
     lines.append(f"| **total** | {total} | " + " | ".join(f"**{t}**" for t in totals) + " |")
     mis = [sum(r[d] == "misread" for r in per_image) for d in decoders]
     lines.append("| misreads (other bytes) | | " + " | ".join(str(m) for m in mis) + " |")
+    rotations = sorted({r["rotation"] for r in per_image})
+    if len(rotations) > 1:
+        lines += ["", "Per rotation (clockwise):", "", "| rotation | N | " + " | ".join(decoders) + " |",
+                  "|---|---|" + "---|" * len(decoders)]
+        for degrees in rotations:
+            rows = [r for r in per_image if r["rotation"] == degrees]
+            counts = [sum(r[d] == "ok" for r in rows) for d in decoders]
+            misreads = [sum(r[d] == "misread" for r in rows) for d in decoders]
+            lines.append(f"| {degrees}° | {len(rows)} | " + " | ".join(
+                f"{c}" + (f" ({m} misread)" if m else "") for c, m in zip(counts, misreads)) + " |")
 
     lines += ["", "Per image, easy to hard (● read, ○ not, ✗ misread):", "", "```"]
     mark = {"ok": "●", "none": "○", "misread": "✗"}
