@@ -8,11 +8,11 @@ import StarlineCore
 /// builds (through the front ends' factory); tests put a scripted stub here to run clients, and whole tools,
 /// in-process.
 ///
-/// The blocking form is the requirement: the bulk workers, the outbox and `tail` run on worker threads
-/// and call it directly. `perform` is its async form (by default on a thread of its own, since a
-/// cooperative thread must not block; `HTTPTransport` also aborts the transfer when the task is cancelled).
+/// An attempt blocks its thread: the bulk workers, the outbox and `tail` run on worker threads and call it
+/// directly, and the async `send` runs the retry loop on a thread of its own (a cooperative thread must not
+/// block), aborting the transfer through a `CancelFlag` when its task is cancelled (`HTTPTransport`).
 ///
-/// Both return the server's answer whatever its status — a 503 is an answer, not an error — and throw a
+/// Both forms return the server's answer whatever its status — a 503 is an answer, not an error — and throw a
 /// `StarlineError` only when there is none: `TIMEOUT` or `NETWORK_ERROR` (retryable: `send` repeats those),
 /// `USAGE` for a request that cannot be sent, `DATA_ERROR` for an answer over the size limit, `INTERRUPTED`
 /// when the task is cancelled. Neither repeats the request itself.
@@ -22,23 +22,21 @@ public protocol HTTPExchange: Sendable {
     /// The same, given up with `INTERRUPTED` once `cancel` is set (an exchange that cannot abort a transfer
     /// lets it finish: the retry loop checks the flag after it).
     func performBlocking(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply
-    /// One attempt without blocking the caller's thread.
-    func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply
 }
 
 extension HTTPExchange {
     public func performBlocking(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         try performBlocking(request)
     }
+}
 
-    /// `performBlocking` on a worker thread (or, without a thread to be had, on this one).
-    public func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply {
-        if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPReply, any Error>) in
-            let started = WorkerThreads.detach {
-                continuation.resume(with: Result { try self.performBlocking(request) })
-            }
-            if !started { continuation.resume(with: Result { try self.performBlocking(request) }) }
+extension WorkerThreads {
+    /// `body`, blocking, on a thread of the project's own, awaited: a cooperative thread must not block (S1), and
+    /// libdispatch is not linked into the tools. Without a thread to be had (EAGAIN), on this one rather than fail.
+    package static func awaiting<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let run: @Sendable () -> Void = { continuation.resume(with: Result { try body() }) }
+            if !detach(run) { run() }
         }
     }
 }
@@ -90,13 +88,7 @@ extension HTTPExchange {
         if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
         let cancel = CancelFlag()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPReply, any Error>) in
-                let loop: @Sendable () -> Void = {
-                    continuation.resume(with: Result { try self.sendBlocking(request, retry: retry, clock: clock, cancel: cancel) })
-                }
-                // No thread to be had (EAGAIN): block this one rather than fail the request.
-                if !WorkerThreads.detach(loop) { loop() }
-            }
+            try await WorkerThreads.awaiting { try self.sendBlocking(request, retry: retry, clock: clock, cancel: cancel) }
         } onCancel: {
             cancel.cancel()
         }

@@ -49,26 +49,6 @@ public final class HTTPTransport: HTTPExchange {
 
     // MARK: One attempt
 
-    /// One attempt, on a thread of its own: curl_easy_perform blocks, and a cooperative thread must not.
-    /// Task cancellation aborts the transfer (`INTERRUPTED`).
-    public func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply {
-        if Task.isCancelled { throw StarlineError.requestCancelled(request.url) }
-        let flag = CancelFlag()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPReply, any Error>) in
-                let started = WorkerThreads.detach {
-                    continuation.resume(with: Result { try self.transfer(request, cancel: flag) })
-                }
-                if !started {
-                    // No thread to be had (EAGAIN): block this one rather than fail the request.
-                    continuation.resume(with: Result { try self.transfer(request, cancel: flag) })
-                }
-            }
-        } onCancel: {
-            flag.cancel()
-        }
-    }
-
     /// One blocking transfer on the calling thread.
     package func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
         let curl = try CurlLibrary.shared.get()
@@ -125,7 +105,7 @@ public final class HTTPTransport: HTTPExchange {
 
     // MARK: Blocking
 
-    /// One attempt on the calling thread (the blocking form of `perform`; `sendBlocking` retries it).
+    /// One attempt on the calling thread, which cannot be cancelled (`sendBlocking` retries it).
     public func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
         try transfer(request, cancel: nil)
     }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import StarlineCore
 import StarlineCrypto
+import StarlineHTTP
 
 /// The browser login's redirect target (RFC 8252 §7.3): bound before the authorization URL is built, so
 /// `redirect_uri` names the port actually held; accepts exactly one valid `/callback` request and
@@ -44,15 +45,7 @@ public final class LoopbackListener: @unchecked Sendable {
     /// on sockets, so on the monotonic clock: the pending login's lifetime, not an instant of the wall clock.
     public func waitForCallback(state: String, within seconds: Int64) async throws -> StarlightClient.Callback {
         let deadline = MonotonicClock.nanoseconds() &+ UInt64(min(max(0, seconds), 86_400)) * 1_000_000_000
-        // A thread of the project's own (WorkerThreads), as every blocking wait of the suite: a cooperative thread
-        // must not block, and libdispatch is not linked into the tools.
-        return try await withCheckedThrowingContinuation { continuation in
-            let started = WorkerThreads.detach { [self] in
-                continuation.resume(with: Result { try self.acceptCallback(state: state, deadline: deadline) })
-            }
-            // No thread to be had (EAGAIN): wait on this one rather than fail the sign-in.
-            if !started { continuation.resume(with: Result { try self.acceptCallback(state: state, deadline: deadline) }) }
-        }
+        return try await WorkerThreads.awaiting { [self] in try acceptCallback(state: state, deadline: deadline) }
     }
 
     /// What one connection may take: a browser sends its request line at once, so a connection still without

@@ -10,11 +10,6 @@ import Testing
     /// Answers every revocation after 0.7 s.
     final class SlowRevocations: HTTPExchange {
         let calls = Locked(0)
-        func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply {
-            calls.withLock { $0 += 1 }
-            try await Task.sleep(nanoseconds: 700_000_000)
-            return HTTPReply(status: 200, headers: [:], body: [])
-        }
         func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
             calls.withLock { $0 += 1 }
             HTTPTransport.sleep(seconds: 0.7)

@@ -19,8 +19,6 @@ import Testing
             self.onAttempt = onAttempt
         }
 
-        func perform(_ request: HTTPRequestSpec) async throws -> HTTPReply { try performBlocking(request) }
-
         func performBlocking(_ request: HTTPRequestSpec) throws -> HTTPReply {
             let (attempt, outcome) = state.withLock { s in
                 s.requests.append(request)
