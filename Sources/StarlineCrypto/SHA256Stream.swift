@@ -118,7 +118,7 @@ public struct SHA256Stream: ~Copyable {
 
     /// libcrypto 3, or nil when it cannot be loaded or lacks SHA-256 (libsodium then does the work).
     static let library: Library? = {
-        let loaded = SharedLibrary.load(["libcrypto.so.3"], .init("libcrypto", package: "libssl3")) { lib in
+        let loaded = SharedLibrary.load(LibCrypto.sonames, LibCrypto.requirement) { lib in
             Library(
                 contextNew: lib.function("EVP_MD_CTX_new"), contextFree: lib.function("EVP_MD_CTX_free"),
                 digestInit: lib.function("EVP_DigestInit_ex"), digestUpdate: lib.function("EVP_DigestUpdate"),

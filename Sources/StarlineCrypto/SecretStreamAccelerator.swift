@@ -57,7 +57,7 @@ final class SecretStreamAccelerator {
     /// libcrypto 3, or nil when it cannot be loaded or lacks ChaCha20 or Poly1305 (the streams then stay on
     /// libsodium). Loaded once per process, on first use.
     static let library: Library? = {
-        let loaded = SharedLibrary.load(["libcrypto.so.3"], .init("libcrypto", package: "libssl3")) { lib in
+        let loaded = SharedLibrary.load(LibCrypto.sonames, LibCrypto.requirement) { lib in
             Library(
                 cipherContextNew: lib.function("EVP_CIPHER_CTX_new"), cipherContextFree: lib.function("EVP_CIPHER_CTX_free"),
                 encryptInit: lib.function("EVP_EncryptInit_ex"), encryptUpdate: lib.function("EVP_EncryptUpdate"),

@@ -27,8 +27,7 @@ public final class CancelFlag: Sendable {
     /// Sleeps up to `seconds` of real time, ending within 20 ms of `cancel()` (slices of nanosleep: the flag is
     /// set from another thread, and a wait this rare does not need a condition variable).
     public func sleep(_ seconds: Double) {
-        guard seconds > 0, seconds.isFinite else { return }
-        let end = MonotonicClock.nanoseconds() &+ UInt64(min(seconds, 86_400) * 1e9)
+        let end = MonotonicClock.nanoseconds() &+ ReplyLimits.nanoseconds(seconds)
         while !isCancelled {
             let now = MonotonicClock.nanoseconds()
             guard now < end else { return }

@@ -49,7 +49,7 @@ public enum ReplyLimits {
         return min(max(bounded, Timestamp.supportedRange.lowerBound), Timestamp.supportedRange.upperBound)
     }
 
-    /// Nanoseconds of `seconds` for `Task.sleep`, 0 for a negative or non-finite wait, at most a day.
+    /// Nanoseconds of `seconds` for a wait or a deadline, 0 for a negative or non-finite one, at most a day.
     package static func nanoseconds(_ seconds: Double) -> UInt64 {
         guard seconds.isFinite, seconds > 0 else { return 0 }
         return UInt64(min(seconds, 86_400) * 1_000_000_000)

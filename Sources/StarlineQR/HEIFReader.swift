@@ -33,17 +33,8 @@ enum HEIFReader {
             guard let plane = heif.imageGetPlaneReadonly(image, heif_channel_interleaved, &stride), Int(stride) >= width * 4 else {
                 throw limits.corrupt(format, "libheif gave no RGBA plane")
             }
-            var gray = [UInt8](repeating: 255, count: width * height)
-            gray.withUnsafeMutableBufferPointer { out in
-                for y in 0..<height {
-                    let row = plane + y * Int(stride)
-                    for x in 0..<width {
-                        let p = row + 4 * x
-                        out[y * width + x] = Luminance.overWhite(Luminance.of(Int(p[0]), Int(p[1]), Int(p[2])), alpha: Int(p[3]))
-                    }
-                }
-            }
-            return GrayImage(width: width, height: height, pixels: gray)
+            return GrayImage(
+                width: width, height: height, pixels: Luminance.overWhite(rgba: plane, width: width, height: height, rowBytes: Int(stride)))
         }
     }
 

@@ -35,21 +35,16 @@ public enum ImageLoader {
 
     /// The formats this install reads, for `sl-qr --version`: WebP only when libwebp loads (it is loaded for it).
     package static var formatsStatus: String {
-        let webp =
-            switch WebPLibrary.shared {
-            case .success: "WebP (libwebp)"
-            case .failure(let error): "not WebP (\(error.message))"
+        /// `read` when the library loaded, else `not <formats> (why)`.
+        func status<Library>(_ loaded: Result<Library, StarlineError>, _ formats: String, _ read: (Library) -> String) -> String {
+            switch loaded {
+            case .success(let library): read(library)
+            case .failure(let error): "not \(formats) (\(error.message))"
             }
-        let tiff =
-            switch TIFFLibrary.shared {
-            case .success: "TIFF (libtiff)"
-            case .failure(let error): "not TIFF (\(error.message))"
-            }
-        let heif =
-            switch HEIFLibrary.shared {
-            case .success(let heif): "HEIC and AVIF (libheif \(heif.version))"
-            case .failure(let error): "not HEIC or AVIF (\(error.message))"
-            }
+        }
+        let webp = status(WebPLibrary.shared, "WebP") { _ in "WebP (libwebp)" }
+        let tiff = status(TIFFLibrary.shared, "TIFF") { _ in "TIFF (libtiff)" }
+        let heif = status(HEIFLibrary.shared, "HEIC or AVIF") { "HEIC and AVIF (libheif \($0.version))" }
         return "image formats: PNG, JPEG, PBM/PGM/PPM, BMP, GIF, \(webp), \(tiff), \(heif)"
     }
 

@@ -8,4 +8,20 @@ enum Luminance {
     @inline(__always) static func overWhite(_ gray: UInt8, alpha: Int) -> UInt8 {
         UInt8((Int(gray) * alpha + 255 * (255 - alpha) + 127) / 255)
     }
+
+    /// The gray of interleaved 8-bit RGBA rows (`rowBytes` apart, at least `width * 4`) over white, as the
+    /// libraries that decode to RGBA hand them over (libwebp, libheif).
+    static func overWhite(rgba: UnsafePointer<UInt8>, width: Int, height: Int, rowBytes: Int) -> [UInt8] {
+        var gray = [UInt8](repeating: 255, count: width * height)
+        gray.withUnsafeMutableBufferPointer { out in
+            for y in 0..<height {
+                let row = rgba + y * rowBytes
+                for x in 0..<width {
+                    let p = row + 4 * x
+                    out[y * width + x] = overWhite(of(Int(p[0]), Int(p[1]), Int(p[2])), alpha: Int(p[3]))
+                }
+            }
+        }
+        return gray
+    }
 }

@@ -28,14 +28,8 @@ enum WebPReader {
                 webp.decodeRGBAInto(data.baseAddress, UInt(data.count), out.baseAddress, UInt(out.count), Int32(width * 4))
             }
             guard decoded != nil else { throw limits.corrupt(.webp, "libwebp could not decode it (damaged or truncated)") }
-            var gray = [UInt8](repeating: 255, count: width * height)
-            rgba.withUnsafeBufferPointer { p in
-                gray.withUnsafeMutableBufferPointer { out in
-                    for i in 0..<out.count {
-                        let gray = Luminance.of(Int(p[4 * i]), Int(p[4 * i + 1]), Int(p[4 * i + 2]))
-                        out[i] = Luminance.overWhite(gray, alpha: Int(p[4 * i + 3]))
-                    }
-                }
+            let gray = rgba.withUnsafeBufferPointer {
+                Luminance.overWhite(rgba: $0.baseAddress!, width: width, height: height, rowBytes: width * 4)
             }
             return GrayImage(width: width, height: height, pixels: gray)
         }
