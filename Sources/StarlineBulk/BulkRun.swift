@@ -179,8 +179,9 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
                             probing = true
                             break
                         }
+                        let ticket = outage.ticket
                         switch serverAnswers() {
-                        case nil: outage.answered(probe: true)
+                        case nil: outage.answered(probe: true, ticket: ticket)
                         case let error?: outage.probeFailed(error: error)
                         }
                         continue
@@ -199,26 +200,28 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
             }
             requests += 1
             state.withLock { $0.requests += 1 }
+            // Which failures this request's answer can speak of (`OutageWatch.answered(probe:ticket:)`).
+            let ticket = outage?.ticket
             switch attempt(item) {
             case .done(let value):
                 gate.release(.answered)
-                outage?.answered(probe: probing)
+                outage?.answered(probe: probing, ticket: ticket)
                 return end(value, nil, nil)
             case .failed(let error):
                 gate.release(.answered)
-                outage?.answered(probe: probing)
+                outage?.answered(probe: probing, ticket: ticket)
                 if configuration.failFast { stop(StarlineError(.partial, "--fail-fast: item \(index + 1) failed: \(error.message)")) }
                 return end(nil, .failed, error)
             case .stopRun(let error):
                 gate.release(.answered)
-                outage?.answered(probe: probing)
+                outage?.answered(probe: probing, ticket: ticket)
                 stop(error)
                 var result = end(nil, .failed, error)
                 result.stoppedTheRun = true
                 return result
             case .throttled(let retryAfter):
                 throttled += 1
-                outage?.answered(probe: probing)
+                outage?.answered(probe: probing, ticket: ticket)
                 gate.release(.throttled(retryAfter: retryAfter, fallback: BulkEngine.backoff(throttled - 1, configuration)))
                 // One budget for every wait of the run (`outageTimeout`): the throttled pauses (each Retry-After,
                 // counted when it is set) with the outage's waiting. A server that answers 429 forever would

@@ -66,8 +66,12 @@ public final class OutageWatch: Sendable {
     private struct State {
         var phase = Phase.up
         var streakId = 0
-        /// The distinct items (not known-bad) that failed since the last answer.
-        var streakItems: Set<Int> = []
+        /// The distinct items (not known-bad) that failed since the last answer, each with the number of its
+        /// latest failure (`failures` then).
+        var streakItems: [Int: UInt64] = [:]
+        /// Transient failures so far (the latest is number `failures`): a request's `ticket` is this count when
+        /// it went out.
+        var failures: UInt64 = 0
         var outageStreaks: Set<Int> = []
         /// Items with a transient failure so far; `knownBad` those that failed while the server answered others.
         /// Both forget an item when it ends (`ended`), so they hold at most the items in flight and waiting.
@@ -154,15 +158,33 @@ public final class OutageWatch: Sendable {
         }
     }
 
-    /// An answer (any status the run can act on: a success, a 4xx, a 429): the server is up.
-    public func answered(probe: Bool = false) {
+    /// Taken just before a request goes out and given back with its answer (`answered(probe:ticket:)`): which
+    /// failures the answer can speak of.
+    public var ticket: UInt64 { state.withLock { $0.failures } }
+
+    /// An answer (any status the run can act on: a success, a 4xx, a 429): the server is up — as of when the
+    /// request went out. `ticket` (taken then) tells the failures before it from those after: with several
+    /// workers, the answer to a request sent before the server went down can arrive after other items failed,
+    /// and it proves nothing about them. Without a ticket the request went out after every failure so far.
+    public func answered(probe: Bool = false, ticket: UInt64? = nil) {
         let event: Event? = state.withLock { s in
             let now = clock.now()
             if probe { s.probing = false }
-            // The server answered while these items failed: unless an outage explained it, they fail on their own.
-            if !s.outageStreaks.contains(s.streakId) { s.knownBad.formUnion(s.streakItems) }
-            s.streakId += 1
-            s.streakItems = []
+            let sent = ticket ?? s.failures
+            let later = s.streakItems.filter { $0.value > sent }
+            // The server answered a request sent after these items failed: unless an outage explained it, they
+            // fail on their own.
+            if !s.outageStreaks.contains(s.streakId) {
+                s.knownBad.formUnion(s.streakItems.filter { $0.value <= sent }.keys)
+            }
+            // Failures after the request went out: the streak goes on, and a probe's answer alone ends a wait.
+            if !later.isEmpty {
+                s.streakItems = later
+                guard probe else { return nil }
+            } else {
+                s.streakId += 1
+                s.streakItems = [:]
+            }
             guard s.phase != .up else { return nil }
             let wasDown = s.phase == .down
             let lasted = Self.elapsed(now, since: s.since)
@@ -180,6 +202,7 @@ public final class OutageWatch: Sendable {
         let charge: Charge = state.withLock { s in
             let now = clock.now()
             s.lastError = error
+            s.failures += 1
             s.failed.insert(item)
             if probe { s.probing = false }
             if s.knownBad.contains(item) {
@@ -193,7 +216,7 @@ public final class OutageWatch: Sendable {
                 return .free
             }
             guard s.phase == .up else { return .free }
-            s.streakItems.insert(item)
+            s.streakItems[item] = s.failures
             let streak = s.streakId
             if s.streakItems.count >= threshold {
                 s.phase = .suspect

@@ -18,14 +18,19 @@ import Testing
     /// `answer(item, request number of the whole run)` plays the server.
     func run(
         _ count: Int, parallel: Int = 8, maxAttempts: Int = 5, outageTimeout: Double? = 300,
-        serverAnswers: (@Sendable () -> StarlineError?)? = nil, answer: @escaping @Sendable (Int, Int) -> BulkAttempt<BulkItemStatus>
+        serverAnswers: (@Sendable () -> StarlineError?)? = nil, onOutage: @escaping @Sendable (OutageWatch.Event.Kind) -> Void = { _ in },
+        answer: @escaping @Sendable (Int, Int) -> BulkAttempt<BulkItemStatus>
     ) -> Run {
         let requests = Locked(0)
         let results = Locked([BulkItemResult<Int, BulkItemStatus>]())
         let events = Locked([OutageWatch.Event.Kind]())
         let configuration = BulkConfiguration(parallel: parallel, maxAttempts: maxAttempts, outageTimeout: outageTimeout, clock: .virtual())
         let engine = BulkRun<Int, BulkItemStatus>(
-            configuration, onOutage: { event in events.withLock { $0.append(event.kind) } }, serverAnswers: serverAnswers)
+            configuration,
+            onOutage: { event in
+                events.withLock { $0.append(event.kind) }
+                onOutage(event.kind)
+            }, serverAnswers: serverAnswers)
         let next = Locked(0)
         let summary = engine.run(
             source: {
@@ -81,6 +86,56 @@ import Testing
         #expect(r.summary.stopError?.code == .network && r.summary.stopError?.exitStatus == .transient)
         #expect(r.summary.stopError?.details?["outage"] == .bool(true))
         #expect(r.summary.outageMilliseconds >= 300_000, "waited the whole budget (virtual time)")
+    }
+
+    /// S16: with several workers, the answer to a request sent before the server went down can come after other
+    /// items failed. It proves nothing about them: it neither ends the outage nor makes them known-bad, so no
+    /// item fails and every one not done is skipped. (The 8th request is held until the failures after it made
+    /// the server suspect, which under load happened by chance and failed a few items.)
+    @Test func testS16AnAnswerToARequestSentBeforeTheOutageBlamesNoItem() {
+        let suspected = Locked(false)
+        let r = run(100, outageTimeout: 300, onOutage: { kind in if kind == .suspect { suspected.withLock { $0 = true } } }) { _, n in
+            if n == 8 {
+                let deadline = MonotonicClock.nanoseconds() + 30_000_000_000
+                while !suspected.withLock({ $0 }), MonotonicClock.nanoseconds() < deadline { usleep(1000) }
+                return .done(.revoked)
+            }
+            return n < 8 ? .done(.revoked) : .transient(StarlineError(.network, "connection refused", retryable: true))
+        }
+        #expect(suspected.withLock { $0 }, "the failures after the held request made the server suspect")
+        #expect(
+            !r.results.contains { $0.status == .failed },
+            "an outage fails no item: \(r.results.filter { $0.status == .failed }.map(\.item))")
+        #expect(r.results.filter { $0.status == .revoked }.count == 8)
+        #expect(r.results.filter { $0.status == .skipped }.count == 92)
+        #expect(!r.events.contains(.up), "an answer older than the failures ends no outage: \(r.events)")
+        #expect(r.summary.stopError?.details?["outage"] == .bool(true))
+    }
+
+    /// The watch itself: an answer counts against the failures before its request went out (`ticket`), not
+    /// those after.
+    @Test func testS16AnAnswerSpeaksOnlyOfTheFailuresBeforeItsRequest() {
+        let events = Locked([OutageWatch.Event.Kind]())
+        let watch = OutageWatch(threshold: 3, timeout: 300, clock: .virtual(), onEvent: { e in events.withLock { $0.append(e.kind) } })
+        let error = StarlineError(.server, "503")
+        _ = watch.transientFailure(item: 1, probe: false, error: error)
+        let early = watch.ticket  // a request sent after item 1 failed, before 2 and 3 did
+        for item in 2...3 { _ = watch.transientFailure(item: item, probe: false, error: error) }
+        #expect(watch.phase == .suspect)
+        watch.answered(ticket: early)
+        #expect(watch.phase == .suspect, "items 2 and 3 failed after that request went out: still suspect")
+        guard case .probe = watch.admit(item: 9) else {
+            Issue.record("an item that never failed probes")
+            return
+        }
+        #expect(watch.transientFailure(item: 9, probe: true, error: error) == .free)
+        #expect(watch.phase == .down, "the probe failed: the suspicion is confirmed")
+        watch.answered(ticket: early)
+        #expect(watch.phase == .down, "an answer older than the outage does not end it")
+        #expect(watch.transientFailure(item: 1, probe: false, error: error) == .charged(streak: -1), "1 failed before it: known-bad")
+        watch.answered(probe: true)
+        #expect(watch.phase == .up)
+        #expect(events.withLock { $0 } == [.suspect, .down, .up])
     }
 
     /// One bad item among good ones is no outage: it is charged its own attempts and fails; the others pass.
