@@ -144,7 +144,10 @@ let package = Package(
         .target(name: "ChatCommands", dependencies: ["PlatformCommands", "StarlineChat"]),
 
         // StarlinePlatform: the scripted transport (ScriptedTransport) that in-process tool runs are given.
-        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "StarlinePlatform", "CProcess"], path: "Tests/StarlineTestSupport"),
+        // CTestExecutor: the test binary's global executor, wider than one thread per core (most tests wait on a
+        // process); linked into the test binary only.
+        .target(name: "CTestExecutor", path: "Tests/CTestExecutor"),
+        .target(name: "StarlineTestSupport", dependencies: ["StarlineCore", "StarlineCrypto", "StarlinePlatform", "CProcess", "CTestExecutor"], path: "Tests/StarlineTestSupport"),
         .testTarget(name: "StarlineCoreTests", dependencies: ["StarlineCore", "StarlineLoader", "StarlineSQLite", "StarlineCrypto", "StarlineTestSupport"]),
         // CPNG/CJPEG/CQREncode: the tests write their own PNG, JPEG and ECI-tagged QR images.
         .testTarget(name: "StarlineQRTests", dependencies: ["StarlineQR", "QRCommands", "StarlineTestSupport", "CPNG", "CJPEG", "CQREncode"],

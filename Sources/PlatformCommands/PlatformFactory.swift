@@ -50,7 +50,7 @@ public struct PlatformFactory: Sendable {
         injection = Self.injected
         if let injection {
             let wait = injection.wait
-            clock = RetryClock(now: { runClock.now().seconds }, pause: wait)
+            clock = RetryClock(now: { runClock.now().seconds }, monotonic: runClock.monotonicNanoseconds, pause: wait)
             bulkClock = injection.bulkClock
         } else {
             clock = RetryClock(runClock)

@@ -47,14 +47,20 @@ extension WorkerThreads {
 public struct RetryClock: Sendable {
     /// Unix seconds: to turn a `Retry-After` date into a wait, and every time a client stores or compares.
     public var now: @Sendable () -> Int64
+    /// Monotonic nanoseconds: what a budget of seconds is counted on (the best-effort revocations').
+    public var monotonic: @Sendable () -> UInt64
     /// Blocks the calling thread for `seconds` (the retry loop's waits, `tail`'s pauses).
     public var pause: @Sendable (_ seconds: Double) -> Void
     /// The retry loop's wait when its task may be cancelled meanwhile: ends early once `cancel` is set.
     public var cancellablePause: @Sendable (_ seconds: Double, _ cancel: CancelFlag) -> Void
 
     /// A clock whose waits are `pause` (a test's: recorded, not slept), cancelled or not.
-    public init(now: @escaping @Sendable () -> Int64, pause: @escaping @Sendable (_ seconds: Double) -> Void) {
+    public init(
+        now: @escaping @Sendable () -> Int64, monotonic: @escaping @Sendable () -> UInt64 = StarlineClock.bootTimeNanoseconds,
+        pause: @escaping @Sendable (_ seconds: Double) -> Void
+    ) {
         self.now = now
+        self.monotonic = monotonic
         self.pause = pause
         self.cancellablePause = { seconds, _ in pause(seconds) }
     }
@@ -64,6 +70,7 @@ public struct RetryClock: Sendable {
     /// retries at once, not after the back-off).
     public init(_ clock: StarlineClock) {
         now = { clock.now().seconds }
+        monotonic = clock.monotonicNanoseconds
         pause = clock.sleep
         cancellablePause = { seconds, cancel in cancel.sleep(seconds) }
     }

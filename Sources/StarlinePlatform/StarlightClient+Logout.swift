@@ -257,12 +257,12 @@ extension StarlightClient {
         guard let store else { return nil }
         guard let pending = try? store.withState({ try $0.pendingRevocations() }), !pending.isEmpty else { return nil }
         var lastFailure: StarlineError?
-        let deadline = MonotonicClock.nanoseconds() + UInt64(min(max(0, budget), 86_400) * 1_000_000_000)
+        let deadline = clock.monotonic() + UInt64(min(max(0, budget), 86_400) * 1_000_000_000)
         var revokedAny = false
         // The last token revoked may leave the keyring key unused (a logged-out store).
         defer { if revokedAny, let failure = store.releaseUnusedKeyringItems() { onError?(failure) } }
         for item in pending {
-            let now = MonotonicClock.nanoseconds()
+            let now = clock.monotonic()
             guard now < deadline else { return lastFailure }
             let remaining = min(Double(deadline - now) / 1_000_000_000, configuration.timeout)
             // The run's transport, each request bounded by what is left of the budget.

@@ -148,9 +148,10 @@ import Testing
     }
 
     /// A Python one-liner that holds connections to the listener, sending one byte a second and never a whole
-    /// request line; `reconnect` opens a new one whenever one is dropped, for `seconds`.
-    static func dribbler(seconds: Int) -> String {
-        "\(python) -c 'import socket,sys,time\nend=time.time()+\(seconds)\nwhile time.time()<end:\n s=socket.create_connection((\"127.0.0.1\",int(sys.argv[1])))\n try:\n  while time.time()<end: s.send(b\"G\"); time.sleep(1)\n except OSError: pass' \"$port\""
+    /// request line; it opens a new one whenever one is dropped, for `seconds`, and creates `marker` (when
+    /// given) once its first connection is open.
+    static func dribbler(seconds: Int, marker: String = "/dev/null") -> String {
+        "\(python) -c 'import socket,sys,time\nend=time.time()+\(seconds)\nwhile time.time()<end:\n s=socket.create_connection((\"127.0.0.1\",int(sys.argv[1])))\n open(sys.argv[2],\"a\").close()\n try:\n  while time.time()<end: s.send(b\"G\"); time.sleep(1)\n except OSError: pass' \"$port\" '\(marker)'"
     }
 
     /// One slow connection (a byte a second, never a request line) does not hold the listener: the
@@ -160,8 +161,8 @@ import Testing
         let browser = try Self.pageReadingBrowser(
             h,
             """
-            \(Self.dribbler(seconds: 40)) &
-            sleep 1
+            \(Self.dribbler(seconds: 40, marker: h.home.file("dribbling"))) &
+            while [ ! -e '\(h.home.file("dribbling"))' ]; do sleep 0.05; done
             \(h.approveInShell(url: "\"$url\"", user: "bob"))
             curl -s -o /dev/null "$loc"
             """)

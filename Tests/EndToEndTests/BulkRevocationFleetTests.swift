@@ -55,9 +55,10 @@ import Testing
         #expect(try remaining(h.server).isEmpty)
     }
 
-    /// The server is killed mid-run and comes back 10 s later on the same port and database: with default
-    /// options the run waits for it and finishes, exit 0, every session revoked once, no item charged for it.
-    @Test func aServerDownForTenSecondsIsWaitedFor() throws {
+    /// The server is killed mid-run and comes back, on the same port and database, once the run has said it is
+    /// not answering: with default options the run waits for it and finishes, exit 0, every session revoked
+    /// once, no item charged for it.
+    @Test func aServerDownMidRunIsWaitedFor() throws {
         let dir = TemporaryDirectory("outage-db")
         let first = try DevServerProcess(["--db", dir.file("dev.db")])
         let h = try harness(first)
@@ -65,7 +66,7 @@ import Testing
         let revoke = try h.spawn("sl-sessions", ["revoke", "--user", "carol", "--all"])
         #expect(revoke.waitForStdout(seconds: 60) { $0.split(separator: "\n").count >= 500 }, "the run is under way")
         first.kill()
-        usleep(10_000_000)
+        #expect(revoke.waitForStderr(seconds: 60) { $0.contains("not answering") }, "the run noticed the outage")
         let second = try DevServerProcess(["--db", dir.file("dev.db")], port: first.port)
         let run = revoke.waitOrKill(seconds: 300)
         #expect(run.status == 0, "\(run.stderrText)")
@@ -74,7 +75,7 @@ import Testing
         // A request in flight when the server died may be answered "already revoked" by its repeat; none is
         // charged more than that one repeat.
         #expect(lines.allSatisfy { ($0["attempts"]?.intValue ?? 9) <= 2 }, "the outage is charged to no item")
-        #expect((try summary(run)?["outageMs"]?.intValue ?? 0) >= 8_000)
+        #expect((try summary(run)?["outageMs"]?.intValue ?? 0) > 0)
         #expect(run.stderrText.contains("not answering") && run.stderrText.contains("answers again"))
         #expect(try remaining(second).isEmpty)
     }

@@ -96,13 +96,14 @@ import Testing
         }
         let (h, env) = try harness(hostile)
         let follower = try h.spawn("sl-chat", ["tail", "--follow"], environment: env)
-        Thread.sleep(forTimeInterval: 4)
-        let asked = hostile.count("/chat/v1/sync")
+        let askedThrice = eventually { hostile.count("/chat/v1/sync") >= 3 }
         follower.signal(SIGTERM)
         let run = follower.waitOrKill(seconds: 30)
-        // A hot loop asks thousands of times in 4 s; the pauses (0.25–0.5 s, then doubling) allow a handful.
-        #expect(asked >= 2, "it keeps asking: \(run.stderrText.prefix(400))")
-        #expect(asked < 50, "\(asked) requests in 4 s")
+        #expect(askedThrice, "it keeps asking: \(run.stderrText.prefix(400))")
+        // A hot loop asks again at once; the pauses (0.25–0.5 s, then 0.5–1 s, doubling) keep each gap above 0.2 s.
+        let arrivals = hostile.requests.filter { $0.path == "/chat/v1/sync" }.prefix(3).map(\.arrived)
+        let gaps = zip(arrivals.dropFirst(), arrivals).map { Double($0 - $1) / 1e9 }
+        #expect(gaps.count == 2 && gaps.allSatisfy { $0 >= 0.2 }, "seconds between requests: \(gaps)")
         #expect(run.stderrText.contains("no new event"), "\(run.stderrText.prefix(400))")
     }
 

@@ -120,12 +120,13 @@ import Testing
         // A long poll waiting on the old cursor while the events are dropped hears of it too.
         nonisolated(unsafe) var waited: HTTPResult?
         let done = DispatchGroup()
+        let asked = try server.requests("GET /chat/v1/sync")
         done.enter()
         Thread.detachNewThread {
             waited = try? server.request("GET", "/chat/v1/sync?since=\(old)&timeout=20", token: carol.token)
             done.leave()
         }
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try server.waitForRequests("GET /chat/v1/sync", atLeast: asked + 1), "the poll reached the server")
         #expect(try bulk(server, "c_team", .object([("count", .int(200)), ("sender", .string("bob"))])).status == 201)  // 600 events
         done.wait()
         #expect(waited?.status == 410 && waited?.errorCode == "CURSOR_EXPIRED", "\(waited?.status ?? 0) \(waited?.text ?? "")")

@@ -173,12 +173,13 @@ import Testing
         let cursor = try #require(initial["cursor"]?.stringValue)
         let waiting = DispatchGroup()
         nonisolated(unsafe) var polled: HTTPResult?
+        let asked = try server.requests("GET /chat/v1/sync")
         waiting.enter()
         Thread.detachNewThread {
             polled = try? server.request("GET", "/chat/v1/sync?since=\(cursor)&timeout=20", token: bob.token)
             waiting.leave()
         }
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try server.waitForRequests("GET /chat/v1/sync", atLeast: asked + 1), "the poll reached the server")
         _ = try send(server, alice.token, "c_alice_bob", "wake", "wake up")
         waiting.wait()
         let events = try #require(polled).json()["events"]?.arrayValue ?? []

@@ -279,7 +279,7 @@ import Testing
         let script = """
             '\(Tools.path("sl-devserver"))' --port 0 > '\(dir.file("out"))' 2>/dev/null & pid=$!
             while [ ! -s '\(dir.file("out"))' ]; do sleep 0.05; done
-            sleep 0.2; kill -INT $pid; wait $pid; echo "exit=$?"
+            kill -INT $pid; wait $pid; echo "exit=$?"
             """
         let run = try Tools.shell(script)
         #expect(run.stdoutText.contains("exit=0"), "\(run.stdoutText) \(run.stderrText)")

@@ -36,12 +36,14 @@ import Testing
     func sendWakesMembersOnly() throws {
         let server = try DevServerProcess()
         let alice = try server.login("alice"), bob = try server.login("bob"), carol = try server.login("carol")
+        let cursors = try [alice, bob, carol].map { try cursor(server, $0.token) }
+        let asked = try server.requests("GET /chat/v1/sync")
         let polls = [
-            try Poll(server, token: alice.token, since: cursor(server, alice.token), timeout: 30),
-            try Poll(server, token: bob.token, since: cursor(server, bob.token), timeout: 30)
+            Poll(server, token: alice.token, since: cursors[0], timeout: 30),
+            Poll(server, token: bob.token, since: cursors[1], timeout: 30)
         ]
-        let bystander = try Poll(server, token: carol.token, since: cursor(server, carol.token), timeout: 3)
-        Thread.sleep(forTimeInterval: 0.5)
+        let bystander = Poll(server, token: carol.token, since: cursors[2], timeout: 3)
+        #expect(try server.waitForRequests("GET /chat/v1/sync", atLeast: asked + 3), "the three polls reached the server")
         let sent = ContinuousClock().now
         #expect(
             try server.request(

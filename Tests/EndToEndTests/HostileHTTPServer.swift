@@ -12,6 +12,8 @@ final class HostileHTTPServer: @unchecked Sendable {
     struct Request: Sendable {
         var path: String
         var query: [String: String]
+        /// When it was read (`MonotonicClock` nanoseconds).
+        var arrived: UInt64 = 0
     }
 
     typealias Handler = @Sendable (Request) -> (status: Int, body: JSON)
@@ -88,7 +90,7 @@ final class HostileHTTPServer: @unchecked Sendable {
                 query[kv[0]] = kv.count == 2 ? kv[1] : ""
             }
         }
-        let request = Request(path: parts.first ?? "/", query: query)
+        let request = Request(path: parts.first ?? "/", query: query, arrived: MonotonicClock.nanoseconds())
         log.withLock { $0.append(request) }
         let (status, json) = handler(request)
         let body = Array((json.serialized() + "\n").utf8)

@@ -59,7 +59,12 @@ import Testing
                 let run = try Tools.run(
                     "/usr/sbin/sshd", ["-f", server.file("sshd_config"), "-E", server.file("sshd.log")], home: server.path,
                     runAs: .testProcess)
-                usleep(200_000)
+                // The daemon writes its pid file once it listens; one that cannot bind says so in its log and exits.
+                let (pidFile, logFile) = (server.file("sshd.pid"), server.file("sshd.log"))
+                _ = eventually(seconds: 10) {
+                    FileManager.default.fileExists(atPath: pidFile)
+                        || ((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "").contains("Cannot bind")
+                }
                 if run.status == 0, let text = try? String(contentsOfFile: server.file("sshd.pid"), encoding: .utf8),
                     let pid = pid_t(text.trimmingWhitespace())
                 {

@@ -222,17 +222,17 @@ import StarlineSQLite
     func s6LoginDuringRestore() throws {
         let h = try harness()
         try h.storeLogin("bob")
+        // The restore's token check is held at the server until the login has started.
         _ = try h.server.dev(
-            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(2000)), ("count", .int(1))]))
-        let script = """
-            \(h.shellEnvironment) '\(Tools.path("sl-restore"))' --compact > '\(h.home.path)/restore.out' & pid=$!
-            sleep 0.7
-            \(h.shellEnvironment) '\(Tools.path("sl-login"))' start > /dev/null 2>&1
-            wait $pid; echo "exit=$?"
-            """
-        let run = try Tools.shell(script)
-        #expect(run.stdoutText.contains("exit=9"), "\(run.stdoutText)")
-        #expect(try JSON.parse(Data(contentsOf: URL(fileURLWithPath: h.home.file("restore.out"))))["state"]?.stringValue == "noResult")
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("hold", .bool(true)), ("count", .int(1))]))
+        let asked = try h.counter("GET /api/me")
+        let restore = try h.spawn("sl-restore", ["--compact"])
+        #expect(try h.server.waitForRequests("GET /api/me", atLeast: asked + 1), "the restore's check reached the server")
+        #expect(try h.run("sl-login", ["start"]).status == 0)
+        _ = try h.server.dev("DELETE", "/__dev/faults")
+        let run = restore.waitOrKill(seconds: 60)
+        #expect(run.status == 9, "\(run.stdoutText) \(run.stderrText)")
+        #expect(try run.json()["state"]?.stringValue == "noResult")
     }
 
     /// Drives the authorize form for a pending paste login and returns the callback URL.

@@ -135,12 +135,12 @@ final class FileLockTests: Sendable {
                 acquiredAfter.withLock { $0 = ContinuousClock.now - start }
             } catch {}
         }
-        usleep(150_000)
+        usleep(100_000)
         #expect(acquiredAfter.withLock { $0 } == nil)
         holder.unlock()
         waiter.wait()
         let after = try #require(acquiredAfter.withLock { $0 })
-        #expect(after >= .milliseconds(140))
+        #expect(after >= .milliseconds(90))
     }
 
     @Test("releasing the FileLock object releases the lock even while a child holds a copy of its descriptor")

@@ -312,18 +312,22 @@ final class SQLiteDatabaseTests: Sendable {
         try first.execute("BEGIN IMMEDIATE")
 
         let outcome = Locked<String?>(nil)
+        let writing = Locked(false)
         let writer = startThread {
             do {
                 let second = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 10_000)
+                writing.withLock { $0 = true }
                 let start = ContinuousClock.now
                 try second.transaction { try second.run("INSERT INTO t VALUES (2)") }
                 let waited = ContinuousClock.now - start
-                outcome.withLock { $0 = waited >= .milliseconds(150) ? "waited" : "too fast: \(waited)" }
+                outcome.withLock { $0 = waited >= .milliseconds(50) ? "waited" : "too fast: \(waited)" }
             } catch {
                 outcome.withLock { $0 = "failed: \(error)" }
             }
         }
-        usleep(200_000)
+        // The lock is held 100 ms past the moment the writer starts to wait for it.
+        while !writing.withLock({ $0 }) { usleep(1_000) }
+        usleep(100_000)
         try first.run("INSERT INTO t VALUES (1)")
         try first.execute("COMMIT")
         writer.wait()

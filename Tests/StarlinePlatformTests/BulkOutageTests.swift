@@ -119,11 +119,11 @@ import Testing
         let watch = OutageWatch(threshold: 3, timeout: 300, clock: .virtual(), onEvent: { e in events.withLock { $0.append(e.kind) } })
         let error = StarlineError(.server, "503")
         _ = watch.transientFailure(item: 1, probe: false, error: error)
-        let early = watch.ticket  // a request sent after item 1 failed, before 2 and 3 did
+        let early = watch.ticket  // a request sent after the first failure, before the other two
         for item in 2...3 { _ = watch.transientFailure(item: item, probe: false, error: error) }
         #expect(watch.phase == .suspect)
         watch.answered(ticket: early)
-        #expect(watch.phase == .suspect, "items 2 and 3 failed after that request went out: still suspect")
+        #expect(watch.phase == .suspect, "two of the three failed after that request went out: still suspect")
         guard case .probe = watch.admit(item: 9) else {
             Issue.record("an item that never failed probes")
             return
@@ -262,6 +262,7 @@ import Testing
         let engine = BulkRun<Int, BulkItemStatus>(BulkConfiguration(parallel: 4))
         let reported = Locked([Int]())
         let stuck = Locked(false)
+        let released = Locked(false)
         let done = Locked(false)
         WorkerThreads.detach {
             let items = Locked(0)
@@ -276,7 +277,8 @@ import Testing
                 attempt: { item in
                     if item == 5 {
                         stuck.withLock { $0 = true }
-                        usleep(3_000_000)  // an answer that takes longer than the grace
+                        // An answer that takes longer than the grace: it comes once the test has drained.
+                        _ = released.await(deadline: MonotonicClock.nanoseconds() + 30_000_000_000) { $0 ? true : nil }
                     }
                     return .done(.revoked)
                 },
@@ -290,6 +292,7 @@ import Testing
         engine.stop(StarlineError(.interrupted, "SIGTERM"), abandon: true)
         let inFlight = engine.drain(seconds: 0.3)
         #expect(inFlight.map(\.item) == [5])
+        released.withLockNotifying { $0 = true }
         _ = done.await(deadline: MonotonicClock.nanoseconds() + 10_000_000_000) { $0 ? true : nil }
         #expect(!reported.withLock { $0 }.contains(5), "nothing is reported after the drain")
         #expect(reported.withLock { $0 }.count < 1000)

@@ -44,18 +44,22 @@ import Testing
         let probe = LoginProbe()
         c.onSessionChanged = { probe.published.append($0?.sessionId) }
         let login = try server.login("bob")
-        // The server holds the token check (GET /api/me) for 1.5 s.
+        // The server holds the token check (GET /api/me) until the test lets it go.
         _ = try server.dev(
-            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("delayMs", .int(1500)), ("count", .int(1))]))
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("hold", .bool(true)), ("count", .int(1))]))
+        let asked = try server.requests("GET /api/me")
         let pending = Task { @MainActor in
             defer { probe.finished = true }
             return try await c.login(.token(login.token))
         }
-        // Back on the main actor while the request waits: a login that blocked the main actor for its network
-        // call would let this line run only after it had finished.
-        try await Task.sleep(for: .milliseconds(300))
+        // Waits (off the main actor) until the request is at the server, held there, then comes back to the main
+        // actor: a login that blocked the main actor for its network call would let it come back only after the
+        // login had finished.
+        let reached = try await Task.detached { try server.waitForRequests("GET /api/me", atLeast: asked + 1) }.value
+        #expect(reached, "the token check reached the server")
         #expect(!probe.finished, "the main actor was blocked for the whole request")
         #expect(c.session == nil && probe.published.isEmpty, "nothing is published before the token is verified")
+        _ = try await Task.detached { try server.dev("DELETE", "/__dev/faults") }.value
         let session = try await pending.value
         #expect(probe.finished)
         #expect(session.user["id"]?.stringValue == "bob")

@@ -121,6 +121,22 @@ public final class DevServerProcess: @unchecked Sendable {
         try request(method, path, dev: true, body: json.map { .json($0) })
     }
 
+    /// How many requests matched `route` ("METHOD /template", as `GET /__dev/counters` keys them).
+    public func requests(_ route: String) throws -> Int {
+        Int(try dev("GET", "/__dev/counters").json()["counters"]?[route]?.intValue ?? 0)
+    }
+
+    /// Waits (up to `seconds`) until `route` has been asked `count` times in all: a request sent from another
+    /// thread has reached the server — a long poll is waiting — without guessing how long that takes.
+    public func waitForRequests(_ route: String, atLeast count: Int, seconds: Double = 30) throws -> Bool {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        while try requests(route) < count {
+            if MonotonicClock.nanoseconds() >= deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+
     /// Moves the server's wall time by `seconds` (`POST /__dev/clock`): what has a lifetime expires without the
     /// test sleeping it out.
     public func advanceClock(_ seconds: Int) throws {
