@@ -43,8 +43,9 @@ enum ExportCommand: Command {
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
+        let workFactor = KDFLevel.cheapKeys(context) ? KDFLevel.cheapWorkFactor : AgeEncryptor.defaultWorkFactor
         let export = try MemoryTransfer.export(
-            vault, to: options.output, armored: options.armor, verify: options.verify, exportedAt: context.io.now())
+            vault, to: options.output, armored: options.armor, verify: options.verify, exportedAt: context.io.now(), workFactor: workFactor)
         let (summary, code) = (export.summary, export.shareCode)
         // What a person must act on goes to stderr, TTY or not (README, Conventions) — or where they said.
         if let fd = options.shareCodeFD {
@@ -56,7 +57,7 @@ enum ExportCommand: Command {
         }
         var result: [(String, JSON)] = [
             ("file", .string(options.output)), ("notes", .int(summary.notes)), ("attachments", .int(summary.attachments)),
-            ("format", .string("age")), ("workFactor", .int(AgeEncryptor.defaultWorkFactor)), ("armored", .bool(options.armor)),
+            ("format", .string("age")), ("workFactor", .int(workFactor)), ("armored", .bool(options.armor)),
             ("verified", .bool(options.verify))
         ]
         if options.showSecrets { result.append(("shareCode", .string(code))) }

@@ -13,6 +13,16 @@ enum KDFLevel: String, CaseIterable, Sendable {
         }
     }
 
+    /// The limits a new passphrase key gets: this level's, or libsodium's least in a debug build whose
+    /// environment sets STARLINE_TEST_CHEAP_KEYS=1 (`TestHooks`: end-to-end tests that are not about the key's
+    /// cost spend no seconds deriving it; the release build has no such variable).
+    func limits(_ context: CommandContext) -> Argon2id.Limits { Self.cheapKeys(context) ? .minimum : limits }
+
+    /// An export's scrypt work factor under the same hook (2^10 instead of 2^18).
+    static let cheapWorkFactor = 10
+
+    static func cheapKeys(_ context: CommandContext) -> Bool { TestHooks.value(.cheapKeys, in: context.environment) == "1" }
+
     static func json(_ limits: Argon2id.Limits) -> JSON {
         .object([
             ("algorithm", .string("argon2id")), ("opsLimit", .int(Int64(clamping: limits.opsLimit))),
@@ -43,7 +53,8 @@ enum InitCommand: Command {
         let access = try VaultAccess(options.memory, context)
         var passphrase = options.memory.passphrase(context)
         let secret = try passphrase.read("New passphrase: ", confirm: true)
-        let vault = try MemoryVault.create(at: access.location, passphrase: secret, limits: options.kdf.limits, faults: access.faults)
+        let vault = try MemoryVault.create(
+            at: access.location, passphrase: secret, limits: options.kdf.limits(context), faults: access.faults)
         context.output.emit(
             .object([
                 ("vault", .string(access.location.directory)), ("vaultId", .string(vault.vaultID)),
@@ -74,7 +85,7 @@ enum PasswdCommand: Command {
             (try MemoryVault.open(at: access.location, passphrase: $0, faults: access.faults), $0)
         }
         let new = try passphrase.read("New passphrase: ", confirm: true)
-        try vault.changePassphrase(current: current, new: new, limits: options.kdf?.limits)
+        try vault.changePassphrase(current: current, new: new, limits: options.kdf?.limits(context))
         context.output.emit(.object([("changed", .bool(true)), ("vaultId", .string(vault.vaultID)), ("kdf", KDFLevel.json(vault.limits))]))
         return .ok
     }

@@ -12,7 +12,7 @@ public enum TestHooks {
     #endif
 
     public enum Variable: String, Sendable, CaseIterable {
-        case storageFault, vaultCrash, tailKillAfterPrint
+        case storageFault, vaultCrash, tailKillAfterPrint, cheapKeys
 
         /// The variable's name. Spelled out only in builds that have the hooks.
         public var name: String {
@@ -21,6 +21,7 @@ public enum TestHooks {
             case .storageFault: "STARLINE_TEST_STORAGE_FAULT"
             case .vaultCrash: "STARLINE_TEST_VAULT_CRASH"
             case .tailKillAfterPrint: "STARLINE_TEST_TAIL_KILL_AFTER_PRINT"
+            case .cheapKeys: "STARLINE_TEST_CHEAP_KEYS"
             }
             #else
             "(test hook \(rawValue), not in release builds)"

@@ -15,7 +15,10 @@ public enum MemoryTransfer {
     /// Writes every note and attachment of `vault` to `path` (a regular file appears only when complete; a
     /// device or FIFO is written in place), encrypted to a new share code. With `verify`, the written file is
     /// opened again with that code and its whole package checked before it is put in place.
-    public static func export(_ vault: MemoryVault, to path: String, armored: Bool, verify: Bool, exportedAt: Timestamp) throws -> Export {
+    public static func export(
+        _ vault: MemoryVault, to path: String, armored: Bool, verify: Bool, exportedAt: Timestamp,
+        workFactor: Int = AgeEncryptor.defaultWorkFactor
+    ) throws -> Export {
         let code = ShareCode.generate()
         let passphrase = SecretBytes(copying: Array(code.utf8))
         let check: ((String, MemoryExportPackage.Summary) throws -> Void)? =
@@ -31,7 +34,7 @@ public enum MemoryTransfer {
             }
         let summary = try CompletedFile.write(to: path, check: check) { fd in
             let encryptor = try AgeEncryptor(
-                passphrase: passphrase, workFactor: AgeEncryptor.defaultWorkFactor, armored: armored,
+                passphrase: passphrase, workFactor: workFactor, armored: armored,
                 output: .fileDescriptor(fd, name: path))
             let summary = try MemoryExportPackage.write(vault, exportedAt: exportedAt) { try encryptor.write($0) }
             try encryptor.finish()

@@ -241,6 +241,18 @@ import Testing
 
     @Test(
         """
+        init derives the passphrase key at the interactive cost (2 passes over 64 MiB) unless the debug build's test \
+        hook says least
+        """)
+    func initKeyCost() throws {
+        let real = try Home().ok(["init"], environment: ["STARLINE_TEST_CHEAP_KEYS": ""])
+        #expect(real["kdf"]?["opsLimit"]?.intValue == 2 && real["kdf"]?["memLimitBytes"]?.intValue == 64 << 20, "\(real)")
+        let cheap = try Home().ok(["init"])
+        #expect(cheap["kdf"]?["opsLimit"]?.intValue == 1 && cheap["kdf"]?["memLimitBytes"]?.intValue == 8 << 10, "\(cheap)")
+    }
+
+    @Test(
+        """
         W3 export is an age file that age -d opens with the share code; import checks it whole, adds its notes and \
         attachments; wrong code 13, damaged 12 with nothing added
         """)
@@ -254,7 +266,8 @@ import Testing
         _ = FileManager.default.createFile(atPath: file, contents: Data(photo))
         try h.ok(["attach", id, file])
         let exportPath = h.home.file("memory.age")
-        let export = try h.run(["export", "-o", exportPath, "--show-secrets"])
+        // The export's real cost (the other tests' tools run with STARLINE_TEST_CHEAP_KEYS, Tools.spawn).
+        let export = try h.run(["export", "-o", exportPath, "--show-secrets"], environment: ["STARLINE_TEST_CHEAP_KEYS": ""])
         #expect(export.status == 0, "\(export.stderrText)")
         let result = try export.json()
         let code = try #require(result["shareCode"]?.stringValue)

@@ -104,7 +104,13 @@ public enum Tools {
         environment: [String: String] = [:], workingDirectory: String? = nil, runAs: RunAs? = nil
     ) throws -> RunningTool {
         var home = home
-        var env = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "STARLINE_HOME": home + "/starline", "LANG": "C.UTF-8"]
+        // STARLINE_TEST_CHEAP_KEYS (a debug build's test hook, TestHooks): a vault's passphrase key and an export's
+        // scrypt key are derived at the least cost, not seconds of Argon2id and scrypt per command; a test about
+        // the cost sets it empty.
+        var env = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "STARLINE_HOME": home + "/starline", "LANG": "C.UTF-8",
+            "STARLINE_TEST_CHEAP_KEYS": "1"
+        ]
         for (k, v) in environment { env[k] = v }
         let scratch = TemporaryDirectory("starline-run")
         let outPath = scratch.file("stdout"), errPath = scratch.file("stderr"), inPath = scratch.file("stdin")
