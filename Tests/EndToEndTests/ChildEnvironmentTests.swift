@@ -128,9 +128,15 @@ import Testing
                 var st = stat()
                 return stat("/proc/\(run.pid)/environ", &st) == 0 && st.st_uid == 0
             }
-            // Until the tool has hardened itself at start (or 10 s: then the checks below say what is missing).
+            func runsTheTool() -> Bool {
+                // Not setpriv any more (ToolUser), which runs as root until it starts the tool (its name is readable
+                // whoever owns the process's other files).
+                let name = (try? String(contentsOfFile: "/proc/\(run.pid)/comm", encoding: .utf8)) ?? ""
+                return name.trimmingCharacters(in: .whitespacesAndNewlines) == tool
+            }
+            // Until the tool runs and has hardened itself at start (or 10 s: then the checks below say what is missing).
             _ = eventually(seconds: 10) {
-                coreLimit().split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"]
+                runsTheTool() && coreLimit().split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"]
                     && (tool != "sl-memory" || undumpable())
             }
             let core = coreLimit()
