@@ -165,27 +165,22 @@ public final class OutageWatch: Sendable {
     /// An answer (any status the run can act on: a success, a 4xx, a 429): the server is up — as of when the
     /// request went out. `ticket` (taken then) tells the failures before it from those after: with several
     /// workers, the answer to a request sent before the server went down can arrive after other items failed,
-    /// and it proves nothing about them. Without a ticket the request went out after every failure so far.
+    /// and it proves nothing about them — they are not known-bad for it, and a confirmed outage ends only with a
+    /// probe's answer (every other request in flight then went out before the suspicion). Without a ticket the
+    /// request went out after every failure so far.
     public func answered(probe: Bool = false, ticket: UInt64? = nil) {
         let event: Event? = state.withLock { s in
             let now = clock.now()
             if probe { s.probing = false }
             let sent = ticket ?? s.failures
-            let later = s.streakItems.filter { $0.value > sent }
             // The server answered a request sent after these items failed: unless an outage explained it, they
             // fail on their own.
             if !s.outageStreaks.contains(s.streakId) {
                 s.knownBad.formUnion(s.streakItems.filter { $0.value <= sent }.keys)
             }
-            // Failures after the request went out: the streak goes on, and a probe's answer alone ends a wait.
-            if !later.isEmpty {
-                s.streakItems = later
-                guard probe else { return nil }
-            } else {
-                s.streakId += 1
-                s.streakItems = [:]
-            }
-            guard s.phase != .up else { return nil }
+            s.streakId += 1
+            s.streakItems = [:]
+            guard s.phase != .up, probe || s.phase == .suspect else { return nil }
             let wasDown = s.phase == .down
             let lasted = Self.elapsed(now, since: s.since)
             s.waitedBefore += lasted

@@ -498,21 +498,26 @@ import StarlineSQLite
 
     // MARK: S14, S15 — requests racing an account switch
 
+    /// `sl-login center` for the stored account, its request held at the server while carol signs in with a token
+    /// in another process; the center run's result once the server lets the request go.
+    func requestHeldWhileCarolSignsIn(_ h: SessionToolsHarness, _ carol: DevServerProcess.Login) throws -> ToolRun {
+        _ = try h.server.dev(
+            "POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("hold", .bool(true)), ("count", .int(1))]))
+        let asked = try h.counter("GET /api/center")
+        let center = try h.spawn("sl-login", ["center"])
+        #expect(try h.server.waitForRequests("GET /api/center", atLeast: asked + 1), "the center request reached the server")
+        #expect(try h.run("sl-login", ["--with-token"], stdin: Array(carol.token.utf8)).status == 0)
+        _ = try h.server.dev("DELETE", "/__dev/faults")
+        return center.waitOrKill(seconds: 60)
+    }
+
     @Test("S14 an account switch while a request is in flight gives SESSION_CHANGED (exit 11)")
     func s14SessionChanged() throws {
         let h = try harness()
         try h.storeLogin("bob")
         let carol = try h.server.login("carol")
-        _ = try h.server.dev(
-            "POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
-        let script = """
-            \(h.shellEnvironment) '\(Tools.path("sl-login"))' center > /dev/null 2> '\(h.home.path)/center.err' & pid=$!
-            sleep 0.7
-            printf '%s' '\(carol.token)' | \(h.shellEnvironment) '\(Tools.path("sl-login"))' --with-token > /dev/null
-            wait $pid; echo "exit=$?"
-            """
-        let run = try Tools.shell(script)
-        #expect(run.stdoutText.contains("exit=11"), "\(run.stdoutText)")
+        let center = try requestHeldWhileCarolSignsIn(h, carol)
+        #expect(center.status == 11, "\(center.stderrText)")
         #expect((try h.status())["session"]?["user"]?.stringValue == "carol")
     }
 
@@ -522,16 +527,8 @@ import StarlineSQLite
         let bob = try h.storeLogin("bob")
         let carol = try h.server.login("carol")
         _ = try h.server.request("POST", "/oauth/revoke", body: .form([("token", bob.token)]))
-        _ = try h.server.dev(
-            "POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("delayMs", .int(2000)), ("count", .int(1))]))
-        let script = """
-            \(h.shellEnvironment) '\(Tools.path("sl-login"))' center > /dev/null 2>&1 & pid=$!
-            sleep 0.7
-            printf '%s' '\(carol.token)' | \(h.shellEnvironment) '\(Tools.path("sl-login"))' --with-token > /dev/null
-            wait $pid; echo "exit=$?"
-            """
-        let run = try Tools.shell(script)
-        #expect(!run.stdoutText.contains("exit=0"))
+        let center = try requestHeldWhileCarolSignsIn(h, carol)
+        #expect(center.status != 0, "\(center.stdoutText)")
         #expect((try h.status())["session"]?["user"]?.stringValue == "carol")
         #expect(try h.restore().state == "valid")
     }

@@ -128,8 +128,7 @@ import Testing
             """
             ulimit -c unlimited 2>/dev/null || ulimit -c 1024
             \(h.shellEnvironment) '\(Tools.path("sl-login"))' --no-browser --pending-ttl 30 > /dev/null 2>&1 & pid=$!
-            for i in $(seq 100); do grep -q 'Max core file size' /proc/$pid/limits 2>/dev/null && break; sleep 0.05; done
-            sleep 0.3
+            for i in $(seq 100); do grep 'Max core file size' /proc/$pid/limits 2>/dev/null | grep -q ' 0  *0 ' && break; sleep 0.05; done
             grep 'Max core file size' /proc/$pid/limits
             kill $pid; wait $pid 2>/dev/null; true
             """)

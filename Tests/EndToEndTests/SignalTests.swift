@@ -68,10 +68,15 @@ import Testing
             trap '' HUP
             \(h.shellEnvironment) '\(Tools.path("sl-login"))' --device --pending-ttl 60 2> '\(h.home.path)/err' & pid=$!
             for i in $(seq 100); do grep -q 'enter the code' '\(h.home.path)/err' 2>/dev/null && break; sleep 0.1; done
-            kill -HUP $pid; sleep 0.5
+            grep SigIgn /proc/$pid/status
+            kill -HUP $pid; sleep 0.1
             kill -0 $pid && echo alive
             kill -TERM $pid; wait $pid; echo "exit=$?"
             """)
+        // The disposition itself (bit 0 of the ignored mask is SIGHUP's), then a SIGHUP that leaves it running.
+        let ignored = run.stdoutText.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
+            .flatMap { UInt64($0.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16) }
+        #expect(ignored.map { $0 & 1 == 1 } == true, "SIGHUP is still ignored: \(run.stdoutText)")
         #expect(run.stdoutText.contains("alive"), "SIGHUP was ignored: \(run.stdoutText)")
         #expect(run.stdoutText.contains("exit=143"), "\(run.stdoutText)")
     }
