@@ -21,7 +21,8 @@ import Testing
     func w3ExportVerifiedThenImportedFromATypedCode() throws {
         let (source, vault) = try filled()
         let path = source.dir + "/memory.age"
-        let export = try MemoryTransfer.export(vault, to: path, armored: false, verify: true, exportedAt: Timestamp(seconds: 1_800_000_100))
+        let export = try MemoryTransfer.export(
+            vault, to: path, armored: false, verify: true, exportedAt: Timestamp(seconds: 1_800_000_100), workFactor: 10)
         #expect(export.summary.notes == 3)
         // 24 Crockford base32 characters in groups of four.
         #expect(export.shareCode.count == 29 && export.shareCode.split(separator: "-").map(\.count) == [4, 4, 4, 4, 4, 4])
@@ -43,7 +44,8 @@ import Testing
     func w3WrongCodeAndChangedFileImportNothing() throws {
         let (source, vault) = try filled()
         let path = source.dir + "/memory.age"
-        let first = try MemoryTransfer.export(vault, to: path, armored: true, verify: false, exportedAt: Timestamp(seconds: 1_800_000_100))
+        let first = try MemoryTransfer.export(
+            vault, to: path, armored: true, verify: false, exportedAt: Timestamp(seconds: 1_800_000_100), workFactor: 10)
         let file = try ExportFile.open(path)
         let wrong = starlineError {
             _ = try MemoryTransfer.check(file, shareCode: "0000-0000-0000-0000-0000-0000", maximumWorkFactor: 20, listingTitles: false)
@@ -53,7 +55,8 @@ import Testing
         let checked = try MemoryTransfer.check(file, shareCode: first.shareCode, maximumWorkFactor: 20, listingTitles: false)
         // Another export written into the same file (same inode, so the open descriptor sees it) after the check.
         let other = source.dir + "/other.age"
-        _ = try MemoryTransfer.export(vault, to: other, armored: false, verify: false, exportedAt: Timestamp(seconds: 1_800_000_200))
+        _ = try MemoryTransfer.export(
+            vault, to: other, armored: false, verify: false, exportedAt: Timestamp(seconds: 1_800_000_200), workFactor: 10)
         let replacement = try Data(contentsOf: URL(fileURLWithPath: other))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: 0)
