@@ -15,7 +15,8 @@ import StarlineHTTP
 /// Which item probes decides whether a few bad items can pass for an outage, so the watch ranks the waiting
 /// items and the probe goes to the best one: an item that has never failed, then one whose failures were all
 /// part of streaks with no answer around them, last a *known-bad* item — one that failed while the server
-/// answered other items (a persistent 500 on one user's sessions, a request that hangs). A known-bad item's
+/// answered other items sent after it failed (a persistent 500 on one user's sessions, a request that hangs;
+/// an answer to a request sent earlier proves nothing about it, `answered(probe:ticket:)`). A known-bad item's
 /// failures are its own: they are always charged, never extend a streak, and its failing probe confirms
 /// nothing (the next waiter probes). A request that times out is therefore one item's problem until other
 /// items time out too, and one bad item among good ones never makes the workers wait for it.
