@@ -129,12 +129,7 @@ public final class DevServerProcess: @unchecked Sendable {
     /// Waits (up to `seconds`) until `route` has been asked `count` times in all: a request sent from another
     /// thread has reached the server — a long poll is waiting — without guessing how long that takes.
     public func waitForRequests(_ route: String, atLeast count: Int, seconds: Double = 30) throws -> Bool {
-        let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-        while try requests(route) < count {
-            if MonotonicClock.nanoseconds() >= deadline { return false }
-            usleep(10_000)
-        }
-        return true
+        try eventually(seconds: seconds) { try requests(route) >= count }
     }
 
     /// Moves the server's wall time by `seconds` (`POST /__dev/clock`): what has a lifetime expires without the
