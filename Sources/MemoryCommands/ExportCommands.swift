@@ -43,7 +43,7 @@ enum ExportCommand: Command {
     }
     static func run(_ options: Options, _ context: CommandContext) throws -> ExitStatus {
         let vault = try VaultAccess.open(options.memory, context)
-        let workFactor = KDFLevel.cheapKeys(context) ? KDFLevel.cheapWorkFactor : AgeEncryptor.defaultWorkFactor
+        let workFactor = KDFLevel.exportWorkFactor(context)
         let export = try MemoryTransfer.export(
             vault, to: options.output, armored: options.armor, verify: options.verify, exportedAt: context.io.now(), workFactor: workFactor)
         let (summary, code) = (export.summary, export.shareCode)

@@ -18,10 +18,10 @@ enum KDFLevel: String, CaseIterable, Sendable {
     /// cost spend no seconds deriving it; the release build has no such variable).
     func limits(_ context: CommandContext) -> Argon2id.Limits { Self.cheapKeys(context) ? .minimum : limits }
 
-    /// An export's scrypt work factor under the same hook (2^10 instead of 2^18).
-    static let cheapWorkFactor = 10
+    /// An export's scrypt work factor: age's default (2^18), or 2^10 under the same hook.
+    static func exportWorkFactor(_ context: CommandContext) -> Int { cheapKeys(context) ? 10 : AgeEncryptor.defaultWorkFactor }
 
-    static func cheapKeys(_ context: CommandContext) -> Bool { TestHooks.value(.cheapKeys, in: context.environment) == "1" }
+    private static func cheapKeys(_ context: CommandContext) -> Bool { TestHooks.value(.cheapKeys, in: context.environment) == "1" }
 
     static func json(_ limits: Argon2id.Limits) -> JSON {
         .object([
