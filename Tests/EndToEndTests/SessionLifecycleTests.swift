@@ -223,14 +223,10 @@ import StarlineSQLite
         let h = try harness()
         try h.storeLogin("bob")
         // The restore's token check is held at the server until the login has started.
-        _ = try h.server.dev(
-            "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("hold", .bool(true)), ("count", .int(1))]))
-        let asked = try h.counter("GET /api/me")
-        let restore = try h.spawn("sl-restore", ["--compact"])
-        #expect(try h.server.waitForRequests("GET /api/me", atLeast: asked + 1), "the restore's check reached the server")
-        #expect(try h.run("sl-login", ["start"]).status == 0)
-        _ = try h.server.dev("DELETE", "/__dev/faults")
-        let run = restore.waitOrKill(seconds: 60)
+        let run = try runHeld(h, "sl-restore", ["--compact"], at: "GET /api/me") {
+            let start = try h.run("sl-login", ["start"])
+            #expect(start.status == 0, "\(start.stderrText)")
+        }
         #expect(run.status == 9, "\(run.stdoutText) \(run.stderrText)")
         #expect(try run.json()["state"]?.stringValue == "noResult")
     }
@@ -498,17 +494,27 @@ import StarlineSQLite
 
     // MARK: S14, S15 — requests racing an account switch
 
+    /// Runs `tool` with its next request to `route` held at the server (a `hold` fault) while `meanwhile` runs, then
+    /// lets the request go; the tool's result.
+    func runHeld(
+        _ h: SessionToolsHarness, _ tool: String, _ arguments: [String], at route: String, meanwhile: () throws -> Void
+    ) throws -> ToolRun {
+        _ = try h.server.dev("POST", "/__dev/faults", .object([("route", .string(route)), ("hold", .bool(true)), ("count", .int(1))]))
+        let asked = try h.counter(route)
+        let running = try h.spawn(tool, arguments)
+        #expect(try h.server.waitForRequests(route, atLeast: asked + 1), "\(tool)'s \(route) reached the server")
+        try meanwhile()
+        _ = try h.server.dev("DELETE", "/__dev/faults")
+        return running.waitOrKill(seconds: 60)
+    }
+
     /// `sl-login center` for the stored account, its request held at the server while carol signs in with a token
     /// in another process; the center run's result once the server lets the request go.
     func requestHeldWhileCarolSignsIn(_ h: SessionToolsHarness, _ carol: DevServerProcess.Login) throws -> ToolRun {
-        _ = try h.server.dev(
-            "POST", "/__dev/faults", .object([("route", .string("GET /api/center")), ("hold", .bool(true)), ("count", .int(1))]))
-        let asked = try h.counter("GET /api/center")
-        let center = try h.spawn("sl-login", ["center"])
-        #expect(try h.server.waitForRequests("GET /api/center", atLeast: asked + 1), "the center request reached the server")
-        #expect(try h.run("sl-login", ["--with-token"], stdin: Array(carol.token.utf8)).status == 0)
-        _ = try h.server.dev("DELETE", "/__dev/faults")
-        return center.waitOrKill(seconds: 60)
+        try runHeld(h, "sl-login", ["center"], at: "GET /api/center") {
+            let signIn = try h.run("sl-login", ["--with-token"], stdin: Array(carol.token.utf8))
+            #expect(signIn.status == 0, "\(signIn.stderrText)")
+        }
     }
 
     @Test("S14 an account switch while a request is in flight gives SESSION_CHANGED (exit 11)")
