@@ -48,6 +48,12 @@ enum ServeCommand: Command {
     static let eventRetention = Option<Int>.integer(
         "event-retention", "N", help: "Keep the newest N sync events; an older cursor gets 410 CURSOR_EXPIRED.", default: 100_000,
         range: 1...100_000_000)
+    static let maxPollWait = Option<Duration>.duration(
+        "max-poll-wait",
+        help: """
+            The longest a sync long poll (GET /chat/v1/sync?timeout=N) is held; a longer timeout is cut to it (0 \
+            answers at once).
+            """, default: 30, range: 0...30)
     static let routes = Option<Bool>.flag("routes", help: "Print the served routes, one 'METHOD /path' per line, and exit.")
 
     static let spec = CommandSpec(
@@ -72,7 +78,7 @@ enum ServeCommand: Command {
         options: [
             port.spec, db.spec, seed.spec, autoApprove.spec, log.spec, devToken.spec, deviceInterval.spec, sessionTTL.spec,
             codeTTL.spec, deviceCodeTTL.spec, deviceSlowDown.spec, connectionTimeout.spec, maxConnections.spec,
-            maxConnectionsPerIP.spec, eventRetention.spec, routes.spec
+            maxConnectionsPerIP.spec, eventRetention.spec, maxPollWait.spec, routes.spec
         ],
         examples: [
             Example("sl-devserver --port 8080", "Serve on http://127.0.0.1:8080 (chat at http://127.0.0.1:8080/chat)."),
@@ -123,6 +129,7 @@ enum ServeCommand: Command {
         configuration.maxConnections = try arguments[maxConnections]
         configuration.maxConnectionsPerIP = try arguments[maxConnectionsPerIP]
         configuration.eventRetention = try arguments[eventRetention]
+        configuration.maxPollWait = Int(try arguments[maxPollWait].components.seconds)
         return Options(
             configuration: configuration, database: try arguments[db], seedPath: try arguments[seed], listRoutes: try arguments[routes])
     }

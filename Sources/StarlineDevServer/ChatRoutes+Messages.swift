@@ -126,7 +126,8 @@ extension ChatRoutes {
             guard let v = Int64(cursor), v >= 0 else { throw APIError(400, "INVALID_CURSOR", "the cursor is not one this server issued") }
             since = v
         }
-        let timeout = try intQuery(c, "timeout", 0...30) ?? 0
+        // Validated against the contract's range, then cut to --max-poll-wait.
+        let timeout = min(try intQuery(c, "timeout", 0...30) ?? 0, Int64(c.server.configuration.maxPollWait))
         let limit = try intQuery(c, "limit", 1...1000) ?? 100
         return LongPoll(deadline: MonotonicClock.nanoseconds() + UInt64(timeout) * 1_000_000_000) {
             // Checked at every poll, not once: a request published while this one waited (a bulk

@@ -23,6 +23,9 @@ public struct DevServerConfiguration: Sendable {
     /// Sync events kept (newest first); every message adds one per member, so without a bound the
     /// table grows with the traffic. A cursor older than what is kept gets 410 `CURSOR_EXPIRED`.
     public var eventRetention = 100_000
+    /// The longest a sync long poll is held, in seconds: a client's `timeout` above it is cut to it. The contract's
+    /// 30 by default; shorter for a test or a pipeline that fuzzes or scripts `sync` and should not sit out 30 s.
+    public var maxPollWait = 30
     public init() {}
 }
 

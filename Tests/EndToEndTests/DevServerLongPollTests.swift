@@ -73,4 +73,19 @@ import Testing
         #expect(immediate.isEmpty)
         #expect(quick < .seconds(5))
     }
+
+    @Test(
+        """
+        --max-poll-wait cuts a poll's timeout: asked for 30 s, it answers empty at the cap; a timeout out of range is \
+        still 400
+        """)
+    func maxPollWaitCutsTheTimeout() throws {
+        let server = try DevServerProcess(["--max-poll-wait", "1"])
+        let bob = try server.login("bob")
+        let (events, elapsed) = try Poll(server, token: bob.token, since: cursor(server, bob.token), timeout: 30).finish()
+        #expect(events.isEmpty)
+        #expect(elapsed >= .milliseconds(950), "still a long poll, held to the cap")
+        #expect(elapsed < .seconds(20), "held \(elapsed): the 30 s asked for, not the 1 s cap")
+        #expect(try server.request("GET", "/chat/v1/sync?timeout=31", token: bob.token).errorCode == "INVALID_REQUEST")
+    }
 }

@@ -45,14 +45,16 @@ enum Schemathesis {
         try #require(
             FileManager.default.isExecutableFile(atPath: Schemathesis.executable),
             "\(Schemathesis.executable) is missing: run scripts/bootstrap")
-        let server = try DevServerProcess(["--device-interval", "0"])
+        // --max-poll-wait 1: the fuzzer asks sync for timeouts up to 30 s (validated in full, then cut to 1 s), and
+        // sitting those out was most of the run's time.
+        let server = try DevServerProcess(["--device-interval", "0", "--max-poll-wait", "1"])
         let login = try server.login("alice")
         let work = TemporaryDirectory()
         try Self.configuration.write(toFile: work.file("schemathesis.toml"), atomically: true, encoding: .utf8)
         // /__dev/ routes are left out: faults and resets would break the run on purpose (DevServerContractTests
         // holds their request rules). One worker: schemathesis 4.x with --workers hit an internal hypothesis race
         // here ("AST constructor recursion"). Every check, positive and negative data, every phase (examples,
-        // coverage, fuzzing, stateful); the response time limit is the long poll's 30 s and some room.
+        // coverage, fuzzing, stateful); the response time limit is the contract's long poll of 30 s and some room.
         // The stateful phase follows the contract's links, so it finds the caller's own session in a listing,
         // and the fuzzer names the caller's own user: the operations that can end the caller's session (revoking
         // it, revoking all of a user's, a password change or reset) would leave the rest of a run nothing but

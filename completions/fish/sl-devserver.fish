@@ -18,4 +18,5 @@ complete -c sl-devserver -l connection-timeout -x -d 'Close a connection idle th
 complete -c sl-devserver -l max-connections -x -d 'Connections served at once (each holds a thread); more are closed at once.'
 complete -c sl-devserver -l max-connections-per-ip -x -d 'Connections served at once from one client address.'
 complete -c sl-devserver -l event-retention -x -d 'Keep the newest N sync events; an older cursor gets 410 CURSOR_EXPIRED.'
+complete -c sl-devserver -l max-poll-wait -x -d 'The longest a sync long poll (GET /chat/v1/sync?timeout=N) is held; a longer timeout is cut to it (0 answers at once). DURATION: seconds, or a number with a unit s, m, h, d or w (90, 30s, 5m, 2h, 3d, 1w, 1d12h).'
 complete -c sl-devserver -l routes -d 'Print the served routes, one \'METHOD /path\' per line, and exit.'
