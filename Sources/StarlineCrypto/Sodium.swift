@@ -94,6 +94,24 @@ public enum GenericHash {
         }
     }
 
+    /// Keyed hash with a secret key and a result that is not secret (a MAC, a key check, a blind search token: each
+    /// is stored beside the data). The result in ordinary memory: `deriveSecret` would guard it in `SecretBytes`,
+    /// an mmap, three mprotects, an mlock and their undoing for every call — most of the kernel time of adding a
+    /// note, which derives one search token per word (W2).
+    public static func mac(_ data: [UInt8], key: SecretBytes, length: Int = 32) -> [UInt8] {
+        precondition((minimumLength...maximumLength).contains(length), "BLAKE2b output length must be 16...64")
+        precondition((minimumKeyLength...maximumKeyLength).contains(key.count), "BLAKE2b key must be 16...64 bytes")
+        Sodium.initialize()
+        return [UInt8](unsafeUninitializedCapacity: length) { out, initialized in
+            key.withUnsafeUInt8Pointer { k in
+                withNonNullBytes(data) { d, dlen in
+                    _ = crypto_generichash(out.baseAddress!, length, d, UInt64(dlen), k, key.count)
+                }
+            }
+            initialized = length
+        }
+    }
+
     private static func hash(into out: UnsafeMutablePointer<UInt8>, length: Int, data: [UInt8], key: [UInt8]?) {
         withNonNullBytes(data) { d, dlen in
             if let key {

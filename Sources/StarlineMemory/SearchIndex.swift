@@ -61,10 +61,7 @@ enum SearchIndex {
     }
 
     static func token(_ word: String, keys: EpochKeys) -> [UInt8] {
-        GenericHash.deriveSecret(
-            Array("starline-memory/v1 token\u{0}".utf8) + Array(word.utf8), key: keys.indexKey,
-            length: tokenBytes
-        ).copyBytes()
+        GenericHash.mac(Array("starline-memory/v1 token\u{0}".utf8) + Array(word.utf8), key: keys.indexKey, length: tokenBytes)
     }
 
     static func tokens(of payload: NotePayload, keys: EpochKeys) -> Set<[UInt8]> {

@@ -110,7 +110,7 @@ struct VaultFingerprint: Equatable {
         w.raw(Array("starline-memory/v1 fingerprint\u{0}".utf8))
         w.string(databasePath)
         w.string(body)
-        return GenericHash.deriveSecret(w.bytes, key: key).copyBytes()
+        return GenericHash.mac(w.bytes, key: key)
     }
 
     func encoded(databasePath: String, key: SecretBytes) -> [UInt8] {

@@ -94,7 +94,7 @@ enum KeyWrapping {
     /// A keyed BLAKE2b of a fixed string under the data key: equal for the right key, and says nothing
     /// about the key otherwise.
     static func keyCheck(_ key: SecretBytes, vaultID: [UInt8], epoch: UInt32) -> [UInt8] {
-        GenericHash.deriveSecret(wrapAD("key-check", vaultID: vaultID, epoch: epoch), key: key).copyBytes()
+        GenericHash.mac(wrapAD("key-check", vaultID: vaultID, epoch: epoch), key: key)
     }
 
     /// The key ring from the passphrase. Throws WRONG_PASSPHRASE when the passphrase does not unwrap the

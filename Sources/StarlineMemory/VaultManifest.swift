@@ -64,7 +64,7 @@ struct VaultManifest: Equatable {
         w.raw(Array("starline-memory/v1 manifest-mac\u{0}".utf8))
         w.u64(counter)
         w.raw(canonical)
-        return GenericHash.deriveSecret(w.bytes, key: keys.manifestMACKey).copyBytes()
+        return GenericHash.mac(w.bytes, key: keys.manifestMACKey)
     }
 
     static func additionalData(vaultID: [UInt8], counter: UInt64) -> [UInt8] {

@@ -330,4 +330,17 @@ struct KeyDerivationTests {
         #expect(secret.count == 32)
         #expect(hex(secret.copyBytes()) == expected)
     }
+
+    @Test("GenericHash.mac is the keyed hash under a SecretBytes key, at every output length")
+    func macUnderASecretKey() {
+        let keyBytes = (0..<32).map(UInt8.init)
+        let key = SecretBytes(copying: keyBytes)
+        #expect(hex(GenericHash.mac(Array("machine".utf8), key: key)) == "dc1b722ca8c792693151b08642091eb0db3332a47d6917795a2da2623cc1a46a")
+        for length in [16, 32, 64] {
+            let data = Array("starline-memory/v1 token\u{0}word".utf8)
+            #expect(GenericHash.mac(data, key: key, length: length) == GenericHash.hash(data, key: keyBytes, length: length))
+            #expect(GenericHash.mac(data, key: key, length: length) == GenericHash.deriveSecret(data, key: key, length: length).copyBytes())
+        }
+        #expect(GenericHash.mac([], key: key, length: 16).count == 16)
+    }
 }
