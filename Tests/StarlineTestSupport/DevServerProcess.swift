@@ -5,12 +5,13 @@ import StarlineCrypto
 import Glibc
 #endif
 
-/// An HTTP exchange made with curl (a real client over loopback, one process per request).
+/// An HTTP exchange of a test with a server on loopback (`LoopbackHTTPClient`).
 public struct HTTPResult: Sendable {
     public var status: Int
     public var headers: [String: String]
     public var body: [UInt8]
-    /// curl's exit code: 0, or e.g. 52/56 when the server dropped the connection, 28 on timeout.
+    /// How the exchange ended, as curl's exit code for it: 0, 52/56 when the server dropped the connection, 28 on
+    /// timeout (`LoopbackHTTPClient`).
     public var curlExit: Int32
 
     public var text: String { String(decoding: body, as: UTF8.self) }
@@ -69,46 +70,32 @@ public final class DevServerProcess: @unchecked Sendable {
         case raw([UInt8], contentType: String)
     }
 
-    /// One request with curl. `path` is appended to the base URL unless it is absolute.
+    /// One request (`LoopbackHTTPClient`, in this process). `path` is appended to the base URL unless it is absolute;
+    /// `maxTime` bounds it as curl's `--max-time` (default 300 s: a hang fails the test, it does not stall the run).
     public func request(
         _ method: String, _ path: String, token: String? = nil, dev: Bool = false, body: Body? = nil,
         headers: [(String, String)] = [], maxTime: Double? = nil
     ) throws -> HTTPResult {
-        let dir = TemporaryDirectory("curl")
-        var args = ["-sS", "-o", dir.file("body"), "-D", dir.file("headers"), "-w", "%{http_code}", "-X", method]
-        if let token { args += ["-H", "Authorization: Bearer \(token)"] }
-        if dev { args += ["-H", "X-Dev-Token: \(devToken)"] }
-        for (name, value) in headers { args += ["-H", "\(name): \(value)"] }
-        if let maxTime { args += ["--max-time", String(maxTime)] }
-        let upload: (contentType: String, bytes: [UInt8])?
+        var fields: [(String, String)] = []
+        if let token { fields.append(("Authorization", "Bearer \(token)")) }
+        if dev { fields.append(("X-Dev-Token", devToken)) }
+        fields += headers
+        var upload: [UInt8]?
         switch body {
         case .json(let value)?:
-            upload = ("application/json", Array(value.serialized().utf8))
-        case .form(let fields)?:
-            let encoded = fields.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
-            upload = ("application/x-www-form-urlencoded", Array(encoded.utf8))
+            fields.append(("Content-Type", "application/json"))
+            upload = Array(value.serialized().utf8)
+        case .form(let pairs)?:
+            fields.append(("Content-Type", "application/x-www-form-urlencoded"))
+            upload = Array(pairs.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&").utf8)
         case .raw(let bytes, let contentType)?:
-            upload = (contentType, bytes)
+            fields.append(("Content-Type", contentType))
+            upload = bytes
         case nil:
             upload = nil
         }
-        if let upload {
-            // A body that cannot be written fails here, not as a puzzling curl error.
-            try Data(upload.bytes).write(to: URL(fileURLWithPath: dir.file("in")))
-            args += ["-H", "Content-Type: \(upload.contentType)", "--data-binary", "@" + dir.file("in")]
-        }
-        args.append(path.hasPrefix("http") ? path : baseURL + path)
-        let run = try Tools.run("/usr/bin/curl", args, home: dir.path)
-        var headers: [String: String] = [:]
-        let headerText = (try? String(contentsOfFile: dir.file("headers"), encoding: .utf8)) ?? ""
-        for line in headerText.split(separator: "\r\n") {
-            if let colon = line.firstIndex(of: ":") {
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        return HTTPResult(
-            status: Int(run.stdoutText) ?? 0, headers: headers,
-            body: Array(FileManager.default.contents(atPath: dir.file("body")) ?? Data()), curlExit: run.status)
+        return LoopbackHTTPClient.exchange(
+            method, path.hasPrefix("http") ? path : baseURL + path, headers: fields, body: upload, seconds: maxTime ?? 300)
     }
 
     /// Creates `count` device sessions of `user` (`POST /__dev/users/{uid}/sessions`); their ids.
