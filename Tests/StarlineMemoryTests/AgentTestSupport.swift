@@ -53,16 +53,6 @@ final class AgentFixture: @unchecked Sendable {
         agents.append((server, thread))
         return server
     }
-
-    /// Calls `condition` every 20 ms until it is true or `timeout` passes; returns its last answer.
-    func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
 }
 
 /// A clock whose `elapsed` moves only when the test says so (wall time fixed): deadlines without sleeping.

@@ -109,7 +109,7 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
             }
             """
         let fake = try ChildProcess(setpriv, asNobody + [perl, "-e", script, planted + "/fake.sock"])
-        #expect(fixture.eventually { fake.text.contains("listening") })
+        #expect(eventually(seconds: 10) { fake.text.contains("listening") })
         #expect(mkdir(fixture.socketDirectory, 0o700) == 0)
         #expect(rename(planted + "/fake.sock", fixture.socketPath) == 0)
 
@@ -126,7 +126,7 @@ final class MemoryAgentSecurityTests: @unchecked Sendable {
             starlineError { _ = try MemoryAgentClient.status(vaultID: self.fixture.vaultID, environment: self.fixture.environment) }?.code
                 == .insecurePermissions)
 
-        #expect(fixture.eventually { fake.text.components(separatedBy: "request:").count == 3 })
+        #expect(eventually(seconds: 10) { fake.text.components(separatedBy: "request:").count == 3 })
         let output = fake.kill()
         // It was connected to twice (fetchKey, status) and heard nothing either time.
         #expect(output == "listening\nrequest:\nrequest:\n")

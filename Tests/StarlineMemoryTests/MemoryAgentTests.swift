@@ -149,7 +149,7 @@ final class MemoryAgentTests: @unchecked Sendable {
         let key = AgentFixture.randomKey()
         let server = try fixture.serve(key, ttl: .milliseconds(300))
         #expect(try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment) == key)
-        #expect(fixture.eventually { server.end != nil })
+        #expect(eventually(seconds: 10) { server.end != nil })
         #expect(server.end == .ttlExpired)
         #expect(!server.holdsKey)
         #expect(access(server.socketPath, F_OK) != 0)
@@ -159,7 +159,7 @@ final class MemoryAgentTests: @unchecked Sendable {
     @Test("--idle: expires when no key was asked for (real clock, 200 ms)")
     func idleExpires() throws {
         let server = try fixture.serve(AgentFixture.randomKey(), idle: .milliseconds(200))
-        #expect(fixture.eventually { server.end != nil })
+        #expect(eventually(seconds: 10) { server.end != nil })
         #expect(server.end == .idleExpired)
         #expect(!server.holdsKey)
         #expect(try MemoryAgentClient.fetchKey(vaultID: fixture.vaultID, environment: fixture.environment) == nil)

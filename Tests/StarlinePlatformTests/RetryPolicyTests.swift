@@ -243,8 +243,10 @@ import Testing
     }
 
     @Test func cancellationDuringAWaitStopsRetries() async throws {
-        // The system clock's wait must be cut short: a wait that ran its course (60 s here) leaves `interrupted`
-        // false. Not timed: under the full suite a task can wait long for a thread.
+        // The system clock's wait must be cut short: a wait that ran its course leaves `interrupted` false. Not
+        // timed, and the wait is long (600 s): under the full suite this test may come back from an await minutes
+        // later (the test executor runs it after the tests queued before it), and with 60 s waits the three had
+        // run their course before it cancelled.
         let interrupted = Locked(false)
         var clock = RetryClock.system
         clock.cancellablePause = { seconds, cancel in
@@ -252,7 +254,7 @@ import Testing
             if cancel.isCancelled { interrupted.withLock { $0 = true } }
         }
         let stub = StubExchange([Self.reply(503)])
-        let task = Task { try await stub.send(Self.request, retry: RetryPolicy(retries: 3, baseDelay: 60, maxDelay: 60), clock: clock) }
+        let task = Task { try await stub.send(Self.request, retry: RetryPolicy(retries: 1, baseDelay: 600, maxDelay: 600), clock: clock) }
         while stub.attempts == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
         task.cancel()
         let result = await task.result
