@@ -171,7 +171,7 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-/// The debug build (`make test`, `make generated`, `make tsan`, single-test runs) is optimised: `-O` after SwiftPM's
+/// The debug build (`make test`, `make generated`, single-test runs; not `make tsan`, see the Makefile) is optimised: `-O` after SwiftPM's
 /// `-Onone`, keeping `DEBUG`, the test hooks (STARLINE_TEST_HOOKS), `-enable-testing` and `-g`. The suite spends its
 /// time running the tools, the dev server and the QR and crypto code: unoptimised Swift took 296 s of user CPU over a
 /// full run, optimised 175 s (README, Development). `STARLINE_ONONE=1` builds as SwiftPM would, for a debugger that
