@@ -84,7 +84,7 @@ import Testing
                 "PUT", "/chat/v1/conversations/c_team/messages/held-1", token: bob.token,
                 body: .json(.object([("text", .string("held"))])), maxTime: 120)
         }
-        #expect(try DevServerStopTests().waitForCounter(server, route, 1), "the held request reached the server")
+        #expect(try server.waitForRequests(route, atLeast: 1, seconds: 10), "the held request reached the server")
         func stored(_ clientId: String) throws -> Bool {
             let history =
                 try server.request("GET", "/chat/v1/conversations/c_team/messages", token: bob.token).json()["messages"]?.arrayValue ?? []

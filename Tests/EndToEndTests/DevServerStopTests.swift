@@ -32,16 +32,6 @@ import Glibc
         }
     }
 
-    /// Waits until the server counted `route` at least `count` times (the request reached its handler).
-    func waitForCounter(_ server: DevServerProcess, _ route: String, _ count: Int) throws -> Bool {
-        for _ in 0..<200 {
-            let counters = try server.dev("GET", "/__dev/counters").json()["counters"]
-            if (counters?[route]?.intValue ?? 0) >= count { return true }
-            usleep(50_000)
-        }
-        return false
-    }
-
     /// True when 127.0.0.1:`port` can be bound (no one listens there).
     func portIsFree(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -89,10 +79,10 @@ import Glibc
             } == 0)
         let get = "GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"
         #expect(get.withCString { send(idle, $0, strlen($0), Int32(MSG_NOSIGNAL)) } > 0)
-        #expect(try waitForCounter(server, "GET /chat/v1/sync", 2), "the long poll reached the server")
-        #expect(try waitForCounter(server, "GET /api/me", 1), "the delayed request reached the server")
-        #expect(try waitForCounter(server, "GET /openapi.yaml", 1), "the keep-alive request was served")
-        #expect(try waitForCounter(server, "GET " + metadata, 1), "the held request reached the server")
+        #expect(try server.waitForRequests("GET /chat/v1/sync", atLeast: 2, seconds: 10), "the long poll reached the server")
+        #expect(try server.waitForRequests("GET /api/me", atLeast: 1, seconds: 10), "the delayed request reached the server")
+        #expect(try server.waitForRequests("GET /openapi.yaml", atLeast: 1, seconds: 10), "the keep-alive request was served")
+        #expect(try server.waitForRequests("GET " + metadata, atLeast: 1, seconds: 10), "the held request reached the server")
 
         let clock = ContinuousClock(), signalled = clock.now
         let status = server.stop()

@@ -37,8 +37,8 @@ import Testing
         try #require(photos.count >= 5)
         let files = photos + [large]
         func decode() throws -> [JSON] {
-            // The safety deadline raised: the tests run the debug build, several times slower than the release one,
-            // and it must not be what this test measures.
+            // The safety deadline raised: with both cores busy the ladder takes several times as long, and the
+            // deadline must not be what this test measures.
             let run = try Tools.run("sl-qr", ["decode", "--jsonl", "-j", "1", "--image-timeout", "120000"] + files, home: home.path)
             #expect(run.status == 8, "\(run.stderrText)")  // the large image has no code
             return try run.jsonLines()

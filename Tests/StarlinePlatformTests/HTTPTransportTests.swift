@@ -7,10 +7,6 @@ import Testing
 
 /// HTTPTransport against a real sl-devserver over loopback: no mocks.
 @Suite struct HTTPTransportTests {
-    func counter(_ server: DevServerProcess, _ route: String) throws -> Int {
-        Int(try server.dev("GET", "/__dev/counters").json()["counters"]?[route]?.intValue ?? 0)
-    }
-
     func get(_ server: DevServerProcess, _ path: String, token: String? = nil) -> HTTPRequestSpec {
         HTTPRequestSpec(method: "GET", url: server.baseURL + path, headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [])
     }
@@ -172,21 +168,21 @@ import Testing
         _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(503)), ("count", .int(2))]))
         let reply = try await transport.send(get(server, "/api/me", token: bob.token), retries: 3)
         #expect(reply.status == 200)
-        #expect(try counter(server, "GET /api/me") == 3)
+        #expect(try server.requests("GET /api/me") == 3)
         // Without retries the 503 answer comes back as it is; when retries run out, the last answer does.
         _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("status", .int(503)), ("count", .int(4))]))
         #expect(try await transport.send(get(server, "/api/me", token: bob.token)).status == 503)
         #expect(
             try await transport.send(get(server, "/api/me", token: bob.token), retry: RetryPolicy(retries: 2, baseDelay: 0.01)).status
                 == 503)
-        #expect(try counter(server, "GET /api/me") == 7)  // 3 + 1 + 3
+        #expect(try server.requests("GET /api/me") == 7)  // 3 + 1 + 3
         // Network errors are retried too (the blocking form).
         _ = try server.dev(
             "POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("reset", .bool(true)), ("count", .int(1))]))
         #expect(try transport.sendBlocking(get(server, "/api/me", token: bob.token), retries: 1).status == 200)
         // 4xx answers are not retried.
         #expect(try await transport.send(get(server, "/api/me"), retries: 3).status == 401)
-        #expect(try counter(server, "GET /api/me") == 10)  // 7 + 2 + 1
+        #expect(try server.requests("GET /api/me") == 10)  // 7 + 2 + 1
     }
 
     /// Blocking calls, so nothing but the server's Retry-After stands between the 429 and the retry.
@@ -197,7 +193,7 @@ import Testing
         _ = try server.dev("POST", "/__dev/rate-limit", .object([("rps", .int(1))]))
         var sawRetry = false
         for _ in 0..<4 where !sawRetry {
-            let initial = try counter(server, "GET /api/me")
+            let initial = try server.requests("GET /api/me")
             // Use up this second's budget until the server answers 429 with Retry-After.
             var limited: HTTPReply?
             var sent = 0
@@ -213,7 +209,7 @@ import Testing
             let reply = try transport.sendBlocking(get(server, "/api/me", token: bob.token), retries: 3)
             let elapsed = Date().timeIntervalSince(started)
             #expect(reply.status == 200)
-            let attempts = try counter(server, "GET /api/me") - initial - sent
+            let attempts = try server.requests("GET /api/me") - initial - sent
             if attempts == 2 {
                 // Refused, then repeated after the server's Retry-After (1 s), not the 0.1–0.2 s backoff.
                 #expect(elapsed >= 0.95)

@@ -159,18 +159,18 @@ import Testing
         let c = try client(server)
         _ = try await c.login(.token(try server.login("bob").token))
         let fresh = try client(server)
-        let before = Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0)
+        let before = try server.requests("GET /api/me")
         async let a = fresh.restoreSession()
         async let b = fresh.restoreSession()
         let (ra, rb) = await (a, b)
         #expect(ra.state == .valid && rb.state == .valid)
-        let after = Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0)
+        let after = try server.requests("GET /api/me")
         #expect(after - before == 1)
         #expect(await fresh.restoreSession(maxAge: 60).state == .valid)
-        #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == after)
+        #expect(try server.requests("GET /api/me") == after)
         // With the default arguments too: the session in memory is returned without a call.
         #expect(await fresh.restoreSession().state == .valid)
-        #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == after)
+        #expect(try server.requests("GET /api/me") == after)
     }
 
     @Test("S4 a malformed candidate (no session id) is cleared without a network call")
@@ -184,10 +184,10 @@ import Testing
                     accessToken: "tok-malformed", sessionId: "", user: .null, roles: [],
                     expiresAt: Timestamp.now().seconds + 3600, createdAt: Timestamp.now().seconds, verifiedAt: nil))
         }
-        let before = Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0)
+        let before = try server.requests("GET /api/me")
         let outcome = await c.restoreSession()
         #expect(outcome.state == .cleared && outcome.reason == "malformed")
-        #expect(Int(try server.dev("GET", "/__dev/counters").json()["counters"]?["GET /api/me"]?.intValue ?? 0) == before)
+        #expect(try server.requests("GET /api/me") == before)
         #expect(try store.withState { try $0.candidate() } == nil)
     }
 }

@@ -9,8 +9,9 @@ import Glibc
 /// does not go through the code under test on the other side. Plain `http://` only: the dev server serves no TLS.
 ///
 /// A failure is reported as curl's exit code for it, so a test reads one number however the exchange went:
-/// 0, 7 (no connection), 28 (timed out), 52 (closed with nothing sent), 55 (the request could not be sent),
-/// 56 (closed or reset mid-answer), 18 (a body shorter than its length or an unfinished chunked body).
+/// 0, 3 (not an http:// URL), 7 (no connection), 8 (not an HTTP answer), 18 (a body shorter than its length or an
+/// unfinished chunked body), 28 (timed out), 52 (closed with nothing sent), 56 (closed or reset mid-answer). A
+/// request the server stops reading (a 413 before the whole body) is not a failure: its answer is read.
 public enum LoopbackHTTPClient {
     struct Target {
         var host: String
@@ -156,7 +157,7 @@ public enum LoopbackHTTPClient {
         var result = HTTPResult(status: 0, headers: [:], body: [], curlExit: failure)
         var start = 0
         while true {
-            guard let end = headEnd(bytes, from: start) else {
+            guard let end = find([13, 10, 13, 10], in: bytes, from: start) else {
                 if result.curlExit == 0 { result.curlExit = 56 }  // closed inside the header block
                 return result
             }
@@ -193,10 +194,11 @@ public enum LoopbackHTTPClient {
         return result
     }
 
-    private static func headEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+    /// Where `pattern` (a CRLF, the blank line after a header block) first occurs in `bytes` from `start`.
+    private static func find(_ pattern: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
         var i = start
-        while i + 3 < bytes.count {
-            if bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return i }
+        while i + pattern.count <= bytes.count {
+            if bytes[i..<(i + pattern.count)].elementsEqual(pattern) { return i }
             i += 1
         }
         return nil
@@ -207,7 +209,7 @@ public enum LoopbackHTTPClient {
         var out: [UInt8] = []
         var i = 0
         while true {
-            guard let lineEnd = (i..<max(i, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }) else { return nil }
+            guard let lineEnd = find([13, 10], in: bytes, from: i) else { return nil }
             let sizeText = String(decoding: bytes[i..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
             guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else { return nil }
             i = lineEnd + 2

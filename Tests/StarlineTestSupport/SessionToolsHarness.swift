@@ -86,7 +86,5 @@ public final class SessionToolsHarness: @unchecked Sendable {
 
     public func status() throws -> JSON { try run("sl-login", ["status"]).json() }
 
-    public func counter(_ route: String) throws -> Int {
-        Int(try server.dev("GET", "/__dev/counters").json()["counters"]?[route]?.intValue ?? 0)
-    }
+    public func counter(_ route: String) throws -> Int { try server.requests(route) }
 }
