@@ -35,15 +35,15 @@ public final class ChatStore: @unchecked Sendable {
 
     // MARK: Messages
 
-    /// Upserts messages by server id and merges the echoes of our own sends by clientId: an outbox entry
+    /// Upserts messages by their place in the conversation (seq) and merges the echoes of our own sends by clientId: an outbox entry
     /// whose message is here is `sent` (W5). Call inside `transaction`.
     public static func storeMessages(_ messages: [ChatMessage], account: ChatAccount, _ db: SQLiteDatabase, now: Int64) throws {
         guard !messages.isEmpty else { return }
         let upsert = try db.prepare(
             """
             INSERT INTO messages (account, id, conversation_id, client_id, sender_id, text, created_at, seq) VALUES (?,?,?,?,?,?,?,?)
-            ON CONFLICT (account, id) DO UPDATE SET conversation_id = excluded.conversation_id, client_id = excluded.client_id,
-              sender_id = excluded.sender_id, text = excluded.text, created_at = excluded.created_at, seq = excluded.seq
+            ON CONFLICT (account, conversation_id, seq) DO UPDATE SET id = excluded.id, client_id = excluded.client_id,
+              sender_id = excluded.sender_id, text = excluded.text, created_at = excluded.created_at
             """)
         let echo = try db.prepare(
             """
