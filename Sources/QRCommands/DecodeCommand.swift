@@ -63,11 +63,14 @@ enum DecodeCommand: Command {
             charset fits (in a guessed charset, control characters other than tab, CR and LF mean data). A structured- \
             append sequence found whole is one record; each symbol of one found in part is a record of kind part \
             (adds sequence {index,count}; never classified, not printed by --raw, and the file counts as giving no \
-            code). When libzbar finds nothing in the image as it is or inverted, ZXing-C++ reads it as it is, \
-            smoothed, sharpened and upscaled (attempts zxing, zxing-smoothed, zxing-sharpened, zxing-upscaled: strong \
-            perspective, noise, blur, small modules; only when installed, see `sl-qr --version`), then libzbar tries \
-            downscaled and upscaled copies and copies for photographs (stretched, binarized, sharpened, smooth-upscaled, \
-            inverted-binarized, inverted-upscaled); attempt says which one worked. A file without a symbol gives \
+            code). The attempts are decided by the image: a code a program rendered is read by libzbar as it is \
+            (original) and inverted; when that finds nothing, and first for a photograph (more than a tenth of its \
+            pixels mid-tones), ZXing-C++ reads it as it is, inverted (for a photograph), smoothed and upscaled \
+            (attempts zxing, zxing-inverted, zxing-smoothed, zxing-upscaled: strong perspective, light on dark, noise, \
+            small modules; only when installed, see `sl-qr --version`), then libzbar tries a downscaled copy and \
+            copies for photographs (downscaled, binarized, sharpened, inverted-binarized). Without ZXing-C++, libzbar \
+            tries original, inverted, downscaled, upscaled, stretched, binarized, sharpened, smooth-upscaled, \
+            inverted-binarized and inverted-upscaled. attempt says which one worked. A file without a symbol gives \
             {\"file\",\"found\":0,\"tried\":N} (N: how many attempts ran); an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced \
             by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that \
             kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), \

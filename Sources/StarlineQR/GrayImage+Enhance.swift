@@ -4,6 +4,28 @@
 /// spread over several pixels) and small modules (1.3–3 pixels a module: edges closer than zbar resolves).
 /// Each is linear in the pixels and allocates one output image (plus one row of sums).
 extension GrayImage {
+    /// Whether the image looks like a photograph (or a scan) rather than a code rendered by a program: more
+    /// than a tenth of its pixels are mid-tones (25…231). A rendered code is black and white with antialiased
+    /// edges at most (0 % of an `sl-qr encode` PNG); a camera's image is mostly mid-tones (42 % and more of
+    /// every generated photograph in bench/qr-corpus, 94–100 % of most). Decides the ladder's order
+    /// (`QRScanner.ladder(for:)`), from the pixels alone: at most about 250,000 of them are looked at.
+    public var looksPhotographic: Bool {
+        guard width > 0, height > 0 else { return false }
+        let step = max(1, Int((Double(pixelCount) / 250_000).squareRoot()))
+        var sampled = 0, midTones = 0
+        pixels.withUnsafeBufferPointer { p in
+            for y in stride(from: 0, to: height, by: step) {
+                let row = y * width
+                for x in stride(from: 0, to: width, by: step) {
+                    let v = p[row + x]
+                    sampled += 1
+                    if v >= 25 && v <= 231 { midTones += 1 }
+                }
+            }
+        }
+        return midTones * 10 > sampled
+    }
+
     /// The darkest and lightest 1 % clipped and the rest stretched over 0…255: a faint code (grey on grey,
     /// glare over it) gets edges as strong as a clean one's.
     public func contrastStretched() -> GrayImage {

@@ -122,8 +122,10 @@ public struct QRBatchDecoder: Sendable {
         let start = QRScanner.now()
         let result: ScanResult
         if let isolation, image.pixelCount > isolation.threshold {
-            // With --image-timeout 0 only the image as it is is tried, within the default deadline.
-            let attempts = limits.imageTimeout > 0 ? QRScanner.Attempt.allCases : [.original]
+            // With --image-timeout 0 only the ladder's first attempt is made (the image as it is), within the
+            // default deadline.
+            let ladder = QRScanner.ladder(for: image)
+            let attempts = limits.imageTimeout > 0 ? ladder : Array(ladder.prefix(1))
             let bound = limits.imageTimeout > 0 ? limits.imageTimeout : isolation.defaultDeadline
             do {
                 var isolated = try isolation.scan(image, attempts, limits.workBudget, start + bound)

@@ -25,9 +25,17 @@ public final class QRScanner {
         case zxingSmoothed = "zxing-smoothed"
         case zxingSharpened = "zxing-sharpened"
         case zxingUpscaled = "zxing-upscaled"
+        /// The second engine on the inverted image, for light-on-dark codes in photographs (ZXing-C++ 1.4 has no
+        /// inversion of its own): as many read as libzbar's `inverted` in a quarter of its time.
+        case zxingInverted = "zxing-inverted"
 
         /// Made by ZXing-C++ rather than libzbar.
-        public var usesSecondEngine: Bool { self == .zxing || self == .zxingSmoothed || self == .zxingSharpened || self == .zxingUpscaled }
+        public var usesSecondEngine: Bool {
+            switch self {
+            case .zxing, .zxingSmoothed, .zxingSharpened, .zxingUpscaled, .zxingInverted: true
+            default: false
+            }
+        }
 
         /// The pixels this attempt reads on `image` (its work, `defaultWorkBudget`); nil when it does not apply to
         /// an image of that size (a copy too large to be worth it, or too small to survive halving).
@@ -60,8 +68,38 @@ public final class QRScanner {
         case invertedUpscaled = "inverted-upscaled"
     }
 
-    /// libzbar's own attempts: every one but the second engine's.
+    /// libzbar's own attempts: every one but the second engine's. The ladder where ZXing-C++ is not installed.
     public static let zbarAttempts: [Attempt] = Attempt.allCases.filter { !$0.usesSecondEngine }
+
+    /// The ladder where both engines are installed, for an image that is not a photograph: libzbar first (a clean
+    /// code costs no second library), then the second engine's attempts, then libzbar's copies that read what
+    /// neither engine reads as it is. Measured per family on two generated photo corpora (bench/qr-accuracy,
+    /// 2 × 260 photographs, 2026-12-05): every attempt kept reads codes no other attempt reads; `zxing-sharpened`,
+    /// `upscaled`, `stretched`, `smooth-upscaled` and `inverted-upscaled` read none that the second engine's
+    /// attempts do not (0 of 520 lost without them, at half the time for a code that cannot be read).
+    public static let bothEngines: [Attempt] = [
+        .original, .inverted, .zxing, .zxingSmoothed, .zxingUpscaled, .downscaled, .binarized, .sharpened, .invertedBinarized
+    ]
+
+    /// The same attempts for a photograph (`GrayImage.looksPhotographic`), the second engine first: on photographs
+    /// ZXing-C++ reads most codes in a quarter of libzbar's time, and reads light-on-dark ones inverted as well.
+    /// The same codes are read as with `bothEngines` (523 of 520 + 3 on the two corpora), a folder of them in
+    /// 0.65 of the time.
+    public static let bothEnginesForPhotographs: [Attempt] = [
+        .zxing, .original, .zxingInverted, .zxingSmoothed, .zxingUpscaled, .downscaled, .binarized, .sharpened, .invertedBinarized
+    ]
+
+    /// The attempts for `image`, in order: decided by the image and the engines installed, never by the clock.
+    public static func ladder(for image: GrayImage) -> [Attempt] {
+        ladder(photograph: image.looksPhotographic, secondEngine: { ZXingLibrary.isAvailable })
+    }
+
+    /// `secondEngine` is asked only when the answer changes the first attempt, so that a clean code which libzbar
+    /// reads at once never loads the second engine (`scan` starts such an image's ladder before asking).
+    public static func ladder(photograph: Bool, secondEngine: () -> Bool) -> [Attempt] {
+        guard secondEngine() else { return zbarAttempts }
+        return photograph ? bothEnginesForPhotographs : bothEngines
+    }
 
     /// The downscaled attempt is skipped below this many pixels on the short side: a
     /// version-1 symbol (21 modules) could not survive halving.
@@ -111,7 +149,7 @@ public final class QRScanner {
 
     deinit { zbar.imageScannerDestroy(scanner) }
 
-    /// Scans `image`, trying `attempts` in order (default: all) and stopping at the first
+    /// Scans `image`, trying `attempts` in order (default: `ladder(for:)`) and stopping at the first
     /// that finds a symbol. Symbols come in reading order with corners in `image`'s
     /// coordinates.
     ///
@@ -122,13 +160,27 @@ public final class QRScanner {
     ///
     /// `willTry` is called before each retry (not before the first attempt): progress for long decodes.
     public func scan(
-        _ image: GrayImage, attempts: [Attempt] = Attempt.allCases, deadline: Double? = nil,
+        _ image: GrayImage, attempts: [Attempt]? = nil, deadline: Double? = nil,
         workBudget: Int = QRScanner.defaultWorkBudget, willTry: ((Attempt) -> Void)? = nil
     ) -> ScanResult {
         guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
+        // Every ladder that is not for a photograph begins with libzbar's `original`: the rest, and whether the
+        // second engine is installed, are looked up only when that finds nothing.
+        let photograph = attempts == nil && image.looksPhotographic
+        var ladder = attempts ?? (photograph ? Self.ladder(photograph: true, secondEngine: { ZXingLibrary.isAvailable }) : [.original])
+        var complete = attempts != nil || photograph
         var lastTried = "none"
         var tried = 0, work = 0
-        for attempt in attempts {
+        var next = 0
+        while true {
+            if next == ladder.count {
+                guard !complete else { break }
+                // Both ladders begin with `original`, just tried: go on at the second attempt.
+                ladder = Self.ladder(photograph: false, secondEngine: { ZXingLibrary.isAvailable })
+                complete = true
+            }
+            let attempt = ladder[next]
+            next += 1
             if let deadline, lastTried != "none", Self.now() >= deadline {
                 return ScanResult(symbols: [], attempt: lastTried, timedOut: true, tried: tried)
             }
@@ -164,6 +216,9 @@ public final class QRScanner {
             case .zxingUpscaled:
                 variant = image.smoothlyUpscaled(by: 2)
                 mapBack = { QRPoint(x: ($0.x + 1) / 2, y: ($0.y + 1) / 2) }
+            case .zxingInverted:
+                variant = image.inverted()
+                mapBack = { $0 }
             case .downscaled:
                 variant = image.downscaled(by: 2)
                 mapBack = { QRPoint(x: $0.x * 2, y: $0.y * 2) }

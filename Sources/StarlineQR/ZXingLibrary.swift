@@ -37,6 +37,12 @@ package struct ZXingLibrary: @unchecked Sendable {
     /// The library, or why it is not there. Loaded once per process.
     package static let shared: Result<ZXingLibrary, StarlineError> = load()
 
+    /// Whether the second engine is installed (loads it, once).
+    public static var isAvailable: Bool {
+        if case .success = shared { return true }
+        return false
+    }
+
     /// One line for `sl-qr --version`: which engines decode. libzbar is the first engine and decode cannot
     /// run without it (ZXing-C++ is only its fallback), so without libzbar the line says that alone.
     package static var status: String {
