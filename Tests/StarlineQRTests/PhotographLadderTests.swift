@@ -10,6 +10,9 @@ import Testing
     /// Light on dark, from bench/qr-corpus (family light-on-dark, severity 0.74): libzbar's inverted pass misses it.
     static let lightOnDark = photos + "light-on-dark-14.jpg"
     static let lightOnDarkPayload = "https://chat.thestarline.cn/f/XYN9-USeSH"
+    /// Tilted past what ZXing-C++ 1.4 reads (family tilt, severity 0.89; ZXing-C++ 3.1 reads it).
+    static let steep = photos + "tilt-17.jpg"
+    static let steepPayload = "Sam: add me on Starline https://chat.thestarline.cn/f/NlKkOj5Y9gnILqgd"
     let home = TemporaryDirectory("sl-qr-ladder")
 
     @Test("W6 a rendered code does not look like a photograph, and every photograph of the corpus does")
@@ -52,6 +55,48 @@ import Testing
         let result = scanner.scan(image)
         #expect(result.attempt == "zxing-inverted")
         #expect(result.symbols.map { String(decoding: $0.bytes, as: UTF8.self) } == [Self.lightOnDarkPayload])
+    }
+
+    @Test(
+        """
+        a code photographed at a steep angle that no other attempt reads is read by ZXing-C++ on a stretched copy \
+        (zxing-tilted)
+        """)
+    func zxingTiltedReadsACodeTiltedTooFar() throws {
+        _ = try ZXingLibrary.shared.get()
+        let image = try ImageLoader.load(path: Self.steep)
+        let scanner = try QRScanner()
+        let others = QRScanner.bothEnginesForPhotographs.filter { $0 != .zxingTilted } + QRScanner.zbarAttempts
+        #expect(scanner.scan(image, attempts: others).symbols.isEmpty)
+        let result = scanner.scan(image)
+        #expect(result.attempt == "zxing-tilted")
+        let symbol = try #require(result.symbols.first)
+        #expect(String(decoding: symbol.bytes, as: UTF8.self) == Self.steepPayload)
+        // The corners are mapped back into the photograph: inside it, around the card (left of centre).
+        #expect(
+            symbol.corners.count == 4 && symbol.corners.allSatisfy { $0.x >= 0 && $0.x < image.width && $0.y >= 0 && $0.y < image.height })
+    }
+
+    @Test("a directional stretch: ×factor along its direction, unchanged across it, and mapBack undoes map")
+    func directionalStretch() {
+        // Along the x axis: twice as wide, as high as before, and a pixel keeps its value where it lands.
+        let ramp = GrayImage(width: 100, height: 10, pixels: (0..<1000).map { UInt8(($0 % 100) * 2) })
+        let along = DirectionalStretch(degrees: 0, factor: 2, imageWidth: 100, imageHeight: 10)
+        #expect(along.width == 200 && along.height == 10)
+        let wide = along.apply(ramp)
+        #expect(wide[100, 5] >= 98 && wide[100, 5] <= 102, "the middle of the ramp stays the middle")
+        // A diagonal: the copy's area is factor × the image's and more (its bounding box), and points go there and back.
+        let diagonal = DirectionalStretch(degrees: 45, factor: 1.5, imageWidth: 800, imageHeight: 600)
+        #expect(diagonal.width * diagonal.height >= 720_000)
+        for point in [QRPoint(x: 0, y: 0), QRPoint(x: 799, y: 0), QRPoint(x: 400, y: 300), QRPoint(x: 0, y: 599)] {
+            let back = diagonal.mapBack(diagonal.map(point))
+            #expect(abs(back.x - point.x) <= 1 && abs(back.y - point.y) <= 1, "\(point) → \(back)")
+        }
+        // Outside the image the copy is white; a degenerate image gives a white copy of the right size.
+        #expect(diagonal.apply(GrayImage(width: 800, height: 600, value: 0))[0, 0] == 255)
+        #expect(
+            DirectionalStretch(degrees: 45, factor: 1.5, imageWidth: 1, imageHeight: 1).apply(GrayImage(width: 1, height: 1, value: 0))
+                .pixels.allSatisfy { $0 == 255 })
     }
 
     @Test("sl-qr decode loads ZXing-C++ for a photograph, and not for a rendered code that libzbar reads")
