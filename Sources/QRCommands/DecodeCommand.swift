@@ -65,10 +65,11 @@ enum DecodeCommand: Command {
             (adds sequence {index,count}; never classified, not printed by --raw, and the file counts as giving no \
             code). The attempts are decided by the image: a code a program rendered is read by libzbar as it is \
             (original) and inverted; when that finds nothing, and first for a photograph (more than a tenth of its \
-            pixels mid-tones), ZXing-C++ reads it as it is, inverted (for a photograph), smoothed and upscaled \
-            (attempts zxing, zxing-inverted, zxing-smoothed, zxing-upscaled: strong perspective, light on dark, noise, \
-            small modules; only when installed, see `sl-qr --version`), then libzbar tries a downscaled copy and \
-            copies for photographs (downscaled, binarized, sharpened, inverted-binarized), and last ZXing-C++ reads \
+            pixels mid-tones, read by libzbar as it is only after), ZXing-C++ reads it as it is, inverted (for a \
+            photograph), smoothed and upscaled (attempts zxing, zxing-inverted, zxing-smoothed, zxing-upscaled: strong \
+            perspective, light on dark, noise, small modules; only when installed, see `sl-qr --version`), then \
+            libzbar tries a downscaled copy and copies for photographs (downscaled, binarized, sharpened, \
+            inverted-binarized), and last ZXing-C++ reads \
             copies stretched along each diagonal (zxing-tilted: codes photographed at a steep angle). Without \
             ZXing-C++, libzbar tries original, inverted, downscaled, upscaled, stretched, binarized, sharpened, smooth-upscaled, \
             inverted-binarized and inverted-upscaled. attempt says which one worked. A file without a symbol gives \
