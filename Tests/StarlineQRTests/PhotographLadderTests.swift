@@ -13,7 +13,6 @@ import Testing
     /// Tilted past what ZXing-C++ 1.4 reads (family tilt, severity 0.89; ZXing-C++ 3.1 reads it).
     static let steep = photos + "tilt-17.jpg"
     static let steepPayload = "Sam: add me on Starline https://chat.thestarline.cn/f/NlKkOj5Y9gnILqgd"
-    let home = TemporaryDirectory("sl-qr-ladder")
 
     @Test("W6 a rendered code does not look like a photograph, and every photograph of the corpus does")
     func renderedCodesAndPhotographs() throws {
@@ -46,37 +45,6 @@ import Testing
         #expect(QRScanner.ladder(photograph: false, secondEngine: { false }) == QRScanner.zbarAttempts)
     }
 
-    @Test("a light-on-dark photograph that libzbar's inverted pass misses is read by ZXing-C++ inverted (zxing-inverted)")
-    func zxingInvertedReadsWhatZbarInvertedMisses() throws {
-        _ = try ZXingLibrary.shared.get()
-        let image = try ImageLoader.load(path: Self.lightOnDark)
-        let scanner = try QRScanner()
-        #expect(scanner.scan(image, attempts: [.original, .inverted, .zxing, .zxingSmoothed]).symbols.isEmpty)
-        let result = scanner.scan(image)
-        #expect(result.attempt == "zxing-inverted")
-        #expect(result.symbols.map { String(decoding: $0.bytes, as: UTF8.self) } == [Self.lightOnDarkPayload])
-    }
-
-    @Test(
-        """
-        a code photographed at a steep angle that no other attempt reads is read by ZXing-C++ on a stretched copy \
-        (zxing-tilted)
-        """)
-    func zxingTiltedReadsACodeTiltedTooFar() throws {
-        _ = try ZXingLibrary.shared.get()
-        let image = try ImageLoader.load(path: Self.steep)
-        let scanner = try QRScanner()
-        let others = QRScanner.bothEnginesForPhotographs.filter { $0 != .zxingTilted } + QRScanner.zbarAttempts
-        #expect(scanner.scan(image, attempts: others).symbols.isEmpty)
-        let result = scanner.scan(image)
-        #expect(result.attempt == "zxing-tilted")
-        let symbol = try #require(result.symbols.first)
-        #expect(String(decoding: symbol.bytes, as: UTF8.self) == Self.steepPayload)
-        // The corners are mapped back into the photograph: inside it, around the card (left of centre).
-        #expect(
-            symbol.corners.count == 4 && symbol.corners.allSatisfy { $0.x >= 0 && $0.x < image.width && $0.y >= 0 && $0.y < image.height })
-    }
-
     @Test("a directional stretch: ×factor along its direction, unchanged across it, and mapBack undoes map")
     func directionalStretch() {
         // Along the x axis: twice as wide, as high as before, and a pixel keeps its value where it lands.
@@ -99,6 +67,42 @@ import Testing
                 .pixels.allSatisfy { $0 == 255 })
     }
 
+}
+
+/// The attempts that need the second engine (the ZXing-C++ shim beside the tools, which the ThreadSanitizer run does
+/// not build: it skips PhotoCorpusTests), on photographs from the corpus that only they read.
+extension PhotoCorpusTests {
+    @Test("a light-on-dark photograph that libzbar's inverted pass misses is read by ZXing-C++ inverted (zxing-inverted)")
+    func zxingInvertedReadsWhatZbarInvertedMisses() throws {
+        _ = try ZXingLibrary.shared.get()
+        let image = try ImageLoader.load(path: PhotographLadderTests.lightOnDark)
+        let scanner = try QRScanner()
+        #expect(scanner.scan(image, attempts: [.original, .inverted, .zxing, .zxingSmoothed]).symbols.isEmpty)
+        let result = scanner.scan(image)
+        #expect(result.attempt == "zxing-inverted")
+        #expect(result.symbols.map { String(decoding: $0.bytes, as: UTF8.self) } == [PhotographLadderTests.lightOnDarkPayload])
+    }
+
+    @Test(
+        """
+        a code photographed at a steep angle that no other attempt reads is read by ZXing-C++ on a stretched copy \
+        (zxing-tilted)
+        """)
+    func zxingTiltedReadsACodeTiltedTooFar() throws {
+        _ = try ZXingLibrary.shared.get()
+        let image = try ImageLoader.load(path: PhotographLadderTests.steep)
+        let scanner = try QRScanner()
+        let others = QRScanner.bothEnginesForPhotographs.filter { $0 != .zxingTilted } + QRScanner.zbarAttempts
+        #expect(scanner.scan(image, attempts: others).symbols.isEmpty)
+        let result = scanner.scan(image)
+        #expect(result.attempt == "zxing-tilted")
+        let symbol = try #require(result.symbols.first)
+        #expect(String(decoding: symbol.bytes, as: UTF8.self) == PhotographLadderTests.steepPayload)
+        // The corners are mapped back into the photograph: inside it, around the card (left of centre).
+        #expect(
+            symbol.corners.count == 4 && symbol.corners.allSatisfy { $0.x >= 0 && $0.x < image.width && $0.y >= 0 && $0.y < image.height })
+    }
+
     @Test("sl-qr decode loads ZXing-C++ for a photograph, and not for a rendered code that libzbar reads")
     func secondEngineLoadedOnlyWhenTheLadderNeedsIt() throws {
         let rendered = home.file("rendered.png")
@@ -110,7 +114,8 @@ import Testing
         #expect(clean.status == 0, "\(clean.stdoutText)")
         #expect(try clean.jsonLines().first?["attempt"]?.stringValue == "original")
         #expect(clean.stderrText.contains("file=/proc/self/fd/") && !clean.stderrText.contains("libZXing"))
-        let photo = try Tools.run("sl-qr", ["decode", Self.photos + "tilt-19.jpg"], home: home.path, environment: ["LD_DEBUG": "files"])
+        let photo = try Tools.run(
+            "sl-qr", ["decode", PhotographLadderTests.photos + "tilt-19.jpg"], home: home.path, environment: ["LD_DEBUG": "files"])
         #expect(photo.status == 0, "\(photo.stdoutText)")
         #expect(try photo.jsonLines().first?["attempt"]?.stringValue == "zxing")
         #expect(photo.stderrText.contains("libZXing"))
