@@ -69,10 +69,10 @@ enum DecodeCommand: Command {
             photograph), smoothed and upscaled (attempts zxing, zxing-inverted, zxing-smoothed, zxing-upscaled: strong \
             perspective, light on dark, noise, small modules; only when installed, see `sl-qr --version`), then \
             libzbar tries a downscaled copy and copies for photographs (downscaled, binarized, sharpened, \
-            inverted-binarized), and last ZXing-C++ reads \
-            copies stretched along each diagonal (zxing-tilted: codes photographed at a steep angle). Without \
-            ZXing-C++, libzbar tries original, inverted, downscaled, upscaled, stretched, binarized, sharpened, smooth-upscaled, \
-            inverted-binarized and inverted-upscaled. attempt says which one worked. A file without a symbol gives \
+            inverted-binarized), and last ZXing-C++ reads copies stretched along each diagonal (zxing-tilted: codes \
+            photographed at a steep angle). Without ZXing-C++, libzbar tries original, inverted, downscaled, upscaled, \
+            stretched, binarized, sharpened, smooth-upscaled, inverted-binarized and inverted-upscaled. attempt says \
+            which one worked. A file without a symbol gives \
             {\"file\",\"found\":0,\"tried\":N} (N: how many attempts ran); an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced \
             by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that \
             kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), \

@@ -23,11 +23,7 @@ extension QRScanner.Attempt {
         case .zxingSharpened, .sharpened: return [AttemptVariant { image.sharpened() }]
         case .zxingUpscaled, .smoothUpscaled: return [AttemptVariant({ image.smoothlyUpscaled(by: 2) }, mapBack: half)]
         case .zxingTilted:
-            return QRScanner.stretchDirections.map { degrees in
-                let stretch = DirectionalStretch(
-                    degrees: degrees, factor: QRScanner.tiltStretch, imageWidth: image.width, imageHeight: image.height)
-                return AttemptVariant({ stretch.apply(image) }, mapBack: stretch.mapBack)
-            }
+            return QRScanner.tiltStretches(for: image).map { stretch in AttemptVariant({ stretch.apply(image) }, mapBack: stretch.mapBack) }
         case .downscaled: return [AttemptVariant({ image.downscaled(by: 2) }, mapBack: { QRPoint(x: $0.x * 2, y: $0.y * 2) })]
         case .upscaled: return [AttemptVariant({ image.upscaled(by: 2) }, mapBack: half)]
         case .stretched: return [AttemptVariant { image.contrastStretched() }]

@@ -49,11 +49,7 @@ public final class QRScanner {
                 image.pixelCount <= QRScanner.maxPixelsForUpscale ? image.pixelCount * 4 : nil
             case .zxingTilted:
                 image.pixelCount <= QRScanner.maxPixelsForUpscale
-                    ? QRScanner.stretchDirections.reduce(0) { total, degrees in
-                        let stretch = DirectionalStretch(
-                            degrees: degrees, factor: QRScanner.tiltStretch, imageWidth: image.width, imageHeight: image.height)
-                        return total + stretch.width * stretch.height
-                    } : nil
+                    ? QRScanner.tiltStretches(for: image).reduce(0) { $0 + $1.width * $1.height } : nil
             case .downscaled:
                 min(image.width, image.height) >= QRScanner.minSideForDownscale ? (image.width / 2) * (image.height / 2) : nil
             default: image.pixelCount
@@ -111,15 +107,21 @@ public final class QRScanner {
     /// How much `zxing-tilted` stretches: ×1.5 reads as many as ×2 with a quarter fewer pixels to read.
     public static let tiltStretch = 1.5
 
-    /// The attempts for `image`, in order: decided by the image and the engines installed, never by the clock.
-    public static func ladder(for image: GrayImage) -> [Attempt] {
-        ladder(photograph: image.looksPhotographic, secondEngine: { ZXingLibrary.isAvailable })
+    /// The copies `zxing-tilted` reads of an image of that size, one per direction (its work and its variants).
+    static func tiltStretches(for image: GrayImage) -> [DirectionalStretch] {
+        stretchDirections.map { DirectionalStretch(degrees: $0, factor: tiltStretch, imageWidth: image.width, imageHeight: image.height) }
     }
 
-    /// `secondEngine` is asked only when the answer changes the first attempt, so that a clean code which libzbar
-    /// reads at once never loads the second engine (`scan` starts such an image's ladder before asking).
-    public static func ladder(photograph: Bool, secondEngine: () -> Bool) -> [Attempt] {
-        guard secondEngine() else { return zbarAttempts }
+    /// The attempts for `image`, in order: decided by the image and the engines installed, never by the clock.
+    public static func ladder(for image: GrayImage) -> [Attempt] {
+        ladder(photograph: image.looksPhotographic, secondEngine: ZXingLibrary.isAvailable)
+    }
+
+    /// The ladder for a photograph or not, with the second engine installed or not. Every ladder but a photograph's
+    /// with the second engine begins with libzbar's `original`: `scan` makes that attempt before it asks whether
+    /// the engine is installed, so a clean code that libzbar reads at once never loads it.
+    public static func ladder(photograph: Bool, secondEngine: Bool) -> [Attempt] {
+        guard secondEngine else { return zbarAttempts }
         return photograph ? bothEnginesForPhotographs : bothEngines
     }
 
@@ -189,7 +191,7 @@ public final class QRScanner {
         // Every ladder that is not for a photograph begins with libzbar's `original`: the rest, and whether the
         // second engine is installed, are looked up only when that finds nothing.
         let photograph = attempts == nil && image.looksPhotographic
-        var ladder = attempts ?? (photograph ? Self.ladder(photograph: true, secondEngine: { ZXingLibrary.isAvailable }) : [.original])
+        var ladder = attempts ?? (photograph ? Self.ladder(photograph: true, secondEngine: ZXingLibrary.isAvailable) : [.original])
         var complete = attempts != nil || photograph
         var lastTried = "none"
         var tried = 0, work = 0
@@ -198,7 +200,7 @@ public final class QRScanner {
             if next == ladder.count {
                 guard !complete else { break }
                 // Both ladders begin with `original`, just tried: go on at the second attempt.
-                ladder = Self.ladder(photograph: false, secondEngine: { ZXingLibrary.isAvailable })
+                ladder = Self.ladder(photograph: false, secondEngine: ZXingLibrary.isAvailable)
                 complete = true
             }
             let attempt = ladder[next]

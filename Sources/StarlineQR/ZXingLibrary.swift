@@ -38,7 +38,7 @@ package struct ZXingLibrary: @unchecked Sendable {
     package static let shared: Result<ZXingLibrary, StarlineError> = load()
 
     /// Whether the second engine is installed (loads it, once).
-    public static var isAvailable: Bool {
+    package static var isAvailable: Bool {
         if case .success = shared { return true }
         return false
     }

@@ -36,13 +36,13 @@ import Testing
         it both get libzbar's
         """)
     func orderDecidedByTheImage() {
-        let photograph = QRScanner.ladder(photograph: true, secondEngine: { true })
-        let rendered = QRScanner.ladder(photograph: false, secondEngine: { true })
+        let photograph = QRScanner.ladder(photograph: true, secondEngine: true)
+        let rendered = QRScanner.ladder(photograph: false, secondEngine: true)
         #expect(photograph.first == .zxing && rendered.first == .original)
         // The same kinds of attempt: libzbar's inverted pass becomes the second engine's for a photograph.
         #expect(Set(photograph.map { $0 == .zxingInverted ? .inverted : $0 }) == Set(rendered))
-        #expect(QRScanner.ladder(photograph: true, secondEngine: { false }) == QRScanner.zbarAttempts)
-        #expect(QRScanner.ladder(photograph: false, secondEngine: { false }) == QRScanner.zbarAttempts)
+        #expect(QRScanner.ladder(photograph: true, secondEngine: false) == QRScanner.zbarAttempts)
+        #expect(QRScanner.ladder(photograph: false, secondEngine: false) == QRScanner.zbarAttempts)
     }
 
     @Test("a directional stretch: ×factor along its direction, unchanged across it, and mapBack undoes map")
