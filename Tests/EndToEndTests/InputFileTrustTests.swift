@@ -70,7 +70,8 @@ import Testing
         let configFile = config + "/config.json"
         // A profile that sends the token elsewhere: from a file someone else wrote, it must not be believed.
         try #"{"profiles":{"default":{"api":"http://127.0.0.1:9"}}}"#.write(toFile: configFile, atomically: true, encoding: .utf8)
-        #expect(chown(configFile, 65534, 65534) == 0)
+        // Readable by the tool whatever the umask (CI's may be 077), so that it is refused for its owner, not unread.
+        #expect(chown(configFile, 65534, 65534) == 0 && chmod(configFile, 0o644) == 0)
         let status = try run("sl-login", ["status"])
         #expect(status.status == 10 && status.errorCode == "INSECURE_PERMISSIONS", "\(status.stderrText)")
     }
