@@ -15,6 +15,19 @@
 #error "libcurl headers not found: install libcurl4-openssl-dev"
 #endif
 
+#include <execinfo.h>
+
+// Makes glibc load its unwinder (libgcc_s) now. pthread_exit unwinds the thread, and glibc dlopens libgcc_s
+// for that on its first use, under the dynamic loader's lock; libdispatch's dispatch_main ends an async tool's
+// main thread with pthread_exit, and the main queue (the main actor) runs only after that. So if the first
+// pthread_exit comes while libcurl is being loaded on another thread, every main-actor continuation waits for
+// the whole load. backtrace(3) takes the same one-time path: its NOTES say it is "part of libgcc, which gets
+// loaded dynamically when first used".
+static inline void starline_load_unwinder(void) {
+    void *frame[1];
+    (void)backtrace(frame, 1);
+}
+
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call. These wrappers take the
 // dlsym'ed function as `fn` and make a real variadic call, so the C compiler sets up the variadic ABI
 // (e.g. %al on x86-64) correctly. One wrapper per argument type curl reads with va_arg.

@@ -1,6 +1,6 @@
 import CCurl
+import Dispatch
 import StarlineCore
-import Synchronization
 import StarlineLoader
 
 /// libcurl, loaded with dlopen on the first request.
@@ -34,18 +34,50 @@ package struct CurlLibrary: @unchecked Sendable {
     package static let shared: Result<CurlLibrary, StarlineError> = load()
 
     /// Starts loading libcurl on a background thread when a request is about to follow local work — a
-    /// restore reads and unseals the stored session first — so the ~9 ms of loading overlap that work
-    /// instead of following it. The first real use waits in `shared`'s one-time initialisation until the
-    /// load is done. `curl_global_init` then runs while other threads work; libcurl documents that as safe
-    /// from 7.84 (CURL_VERSION_THREADSAFE; Debian 12 ships 7.88), and a Swift async program has other threads
-    /// running in any case. A run that needs no request after all ends without waiting for it (async tools
-    /// end with `_exit`: `exit` would wait for the dynamic loader's lock).
+    /// restore reads and unseals the stored session first — so the ~6–9 ms of loading overlap that work
+    /// instead of following it. The first real use waits for the load (`loaded`). `curl_global_init` then
+    /// runs while other threads work; libcurl documents that as safe from 7.84 (CURL_VERSION_THREADSAFE;
+    /// Debian 12 ships 7.88), and a Swift async program has other threads running in any case. A run that
+    /// needs no request after all ends without waiting for it (async tools end with `_exit`: `exit` would
+    /// wait for the dynamic loader's lock).
     static func preload() {
         // Once per process: a restore asks at the start and again when it verifies; one thread loads.
-        guard !preloadAsked.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard
+            preloadState.withLock({ state in
+                guard state == .notAsked else { return false }
+                state = .loading
+                return true
+            })
+        else { return }
+        // dlopen holds the dynamic loader's locks for the whole load, and what an async tool does early takes
+        // them once each: the Swift concurrency runtime looks up its executor hook (`dispatch_async_swift_job`)
+        // with dlsym at its first enqueue; dispatch_main ends the main thread with pthread_exit, which loads
+        // glibc's unwinder, and then starts a thread for the main queue — and creating a thread waits for the
+        // loader's TLS lock. Any of them during the load made the store's reading and unsealing (main actor)
+        // follow the load instead of overlapping it (strace: the main thread, then the main queue's new
+        // thread, in a futex until the dlopen ended). So the lookup, the unwinder and a thread that the
+        // main queue's root queue can wake instead of creating one (a serial queue's default target) first.
+        Task.detached {}
+        DispatchQueue(label: "starline.preload").async {}
+        starline_load_unwinder()
+        let started = WorkerThreads.detach {
+            _ = CurlLibrary.shared
+            preloadState.withLockNotifying { $0 = .done }
+        }
         // No thread (EAGAIN): the first request loads libcurl itself, as without a preload.
-        WorkerThreads.detach { _ = CurlLibrary.shared }
+        if !started { preloadState.withLockNotifying { $0 = .done } }
     }
+
+    /// The library, after the preload (if one runs) is done. A request waits here on a condition variable,
+    /// not in `shared`'s one-time initialisation: swift_once waits on a priority-inheriting futex, which the
+    /// kernel spins on while the owner runs — a whole core spent spinning against the load (perf: 5 % of a
+    /// restore's samples in rt_mutex_slowlock_block) on a two-core machine that needs it for the load.
+    static var loaded: Result<CurlLibrary, StarlineError> {
+        _ = preloadState.await { $0 == .loading ? nil : () }
+        return shared
+    }
+
+    fileprivate enum PreloadState { case notAsked, loading, done }
 
     static func load() -> Result<CurlLibrary, StarlineError> {
         // The soname of Debian's libcurl4 (OpenSSL flavour); the unversioned name exists only with the -dev package.
@@ -120,4 +152,5 @@ package struct CurlLibrary: @unchecked Sendable {
     var version: String { versionFunction().map { String(cString: $0) } ?? "libcurl" }
 }
 
-private let preloadAsked = Atomic<Bool>(false)
+/// Whether `preload` started the load and whether it is done (`loaded` waits for it).
+private let preloadState = Locked(CurlLibrary.PreloadState.notAsked)

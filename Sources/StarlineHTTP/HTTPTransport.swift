@@ -51,7 +51,7 @@ public final class HTTPTransport: HTTPExchange {
 
     /// One blocking transfer on the calling thread.
     package func transfer(_ request: HTTPRequestSpec, cancel: CancelFlag?) throws -> HTTPReply {
-        let curl = try CurlLibrary.shared.get()
+        let curl = try CurlLibrary.loaded.get()
         let bundle = Self.isHTTPS(request.url) ? try loadedTrust() : nil
         let transfer = try CurlTransfer(
             request, timeout: timeout, userAgent: userAgent, maxResponseBytes: maxResponseBytes, cancel: cancel,
