@@ -250,14 +250,16 @@ import Testing
         // await (the test executor runs a resumed test after the tests queued before it), the transfer is still in
         // flight when it is cancelled. With a delay instead, a test resumed after the delay cancelled nothing.
         _ = try server.dev("POST", "/__dev/faults", .object([("route", .string("GET /api/me")), ("hold", .bool(true))]))
-        let transport = HTTPTransport()
+        // And a client timeout longer than any such lateness: with the default 30 s, a test resumed later than
+        // that under a loaded run found its transfer already ended by the timeout (TIMEOUT, not INTERRUPTED).
+        let transport = HTTPTransport(timeout: 600)
         let task = Task { try await transport.send(get(server, "/api/me")) }
         #expect(try await Task.detached { try server.waitForRequests("GET /api/me", atLeast: 1, seconds: 300) }.value)
         task.cancel()
         let result = await task.result
         _ = try server.dev("DELETE", "/__dev/faults")
         guard case .failure(let error as StarlineError) = result else { Issue.record("expected an error, got \(result)"); return }
-        #expect(error.code == .interrupted && error.exitStatus == .interrupted)
+        #expect(error.code == .interrupted && error.exitStatus == .interrupted, "\(error.code): \(error.message)")
     }
 
     @Test func headerValuesCannotInjectHeaders() async throws {
