@@ -203,20 +203,23 @@ def rotated(corpus, out):
     import cv2
     os.makedirs(out, exist_ok=True)
     turns = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
-    lines = []
+    lines, written = [], set()
     for i, line in enumerate(open(os.path.join(corpus, "expected.jsonl"), encoding="utf-8")):
         e = json.loads(line)
-        image = cv2.imread(os.path.join(corpus, e["file"]), cv2.IMREAD_UNCHANGED)
-        if image is None:
-            sys.exit(f"score.py: cannot read {e['file']} to rotate it")
         stem, ext = os.path.splitext(e["file"])
+        if e["file"] not in written:               # an image with several listed codes is rotated once
+            written.add(e["file"])
+            image = cv2.imread(os.path.join(corpus, e["file"]), cv2.IMREAD_UNCHANGED)
+            if image is None:
+                sys.exit(f"score.py: cannot read {e['file']} to rotate it")
+            for degrees in (0, 90, 180, 270):
+                name = f"{stem}@{degrees}{ext}"
+                os.makedirs(os.path.dirname(os.path.join(out, name)) or out, exist_ok=True)
+                copy = image if degrees == 0 else cv2.rotate(image, turns[degrees])
+                params = [cv2.IMWRITE_JPEG_QUALITY, 95] if ext.lower() in (".jpg", ".jpeg") else []
+                cv2.imwrite(os.path.join(out, name), copy, params)
         for degrees in (0, 90, 180, 270):
-            name = f"{stem}@{degrees}{ext}"
-            os.makedirs(os.path.dirname(os.path.join(out, name)) or out, exist_ok=True)
-            copy = image if degrees == 0 else cv2.rotate(image, turns[degrees])
-            params = [cv2.IMWRITE_JPEG_QUALITY, 95] if ext.lower() in (".jpg", ".jpeg") else []
-            cv2.imwrite(os.path.join(out, name), copy, params)
-            lines.append(json.dumps(dict(e, file=name, rotation=degrees, index=e.get("index", i))))
+            lines.append(json.dumps(dict(e, file=f"{stem}@{degrees}{ext}", rotation=degrees, index=e.get("index", i))))
     with open(os.path.join(out, "expected.jsonl"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     return out
@@ -276,7 +279,7 @@ def score(args, sl, corpus):
         row["sl-qr attempt"] = attempts.get(path)
         per_image.append(row)
 
-    md = report(per_image, decoders, times, notes, version, len(paths))
+    md = report(per_image, decoders, times, notes, version, len(paths), len(unique))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "qr-accuracy.md"), "w", encoding="utf-8") as f:
         f.write(md)
@@ -293,7 +296,7 @@ def compare_runs(expected, paths, a, b, name, notes):
         notes.append(f"sl-qr {name} differs from the one-call run on {len(diff)} images: " + ", ".join(diff))
 
 
-def report(per_image, decoders, times, notes, version, total):
+def report(per_image, decoders, times, notes, version, total, images):
     families = list(dict.fromkeys(r["family"] for r in per_image))
     lines = [f"{total} images, {len(families)} families; {version}", "",
              "| family | N | " + " | ".join(decoders) + " |", "|---|---|" + "---|" * len(decoders)]
@@ -329,7 +332,7 @@ def report(per_image, decoders, times, notes, version, total):
 
     lines += ["", "| decoder run | wall s | CPU s | ms per image (wall) |", "|---|---|---|---|"]
     for k, c in times.items():
-        lines.append(f"| {k} | {c.wall:.1f} | {c.cpu:.1f} | {1000 * c.wall / total:.0f} |")
+        lines.append(f"| {k} | {c.wall:.1f} | {c.cpu:.1f} | {1000 * c.wall / images:.0f} |")
 
     others = [d for d in decoders if d != "sl-qr"]
     missed = [r for r in per_image if r["sl-qr"] != "ok" and any(r[d] == "ok" for d in others)]
