@@ -77,7 +77,9 @@ enum RevokeCommand: AsyncCommand {
             items fail with no answer between, the server may be down for everyone: every worker waits, one probe at a \
             time tests it (backoff with jitter; the probe is an item that has never failed), and those attempts are \
             charged to no item; stderr says how long the run has waited. An item that failed while the server answered \
-            others fails on its own: its attempts are always charged and it never holds the run. After \
+            others fails on its own: its attempts are always charged and it never holds the run. An item that spends \
+            its attempts before anything sent after its last failure was answered fails only on evidence: the requests \
+            still out decide, else its failures make the server suspect and the probe tells. After \
             --outage-timeout of waiting in all (outage and throttling together), the items not finished are reported \
             skipped and the run exits 7 \
             (--journal FILE --resume finishes them). The caller's own session, when listed, is revoked last, and then the \

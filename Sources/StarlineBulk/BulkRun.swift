@@ -160,6 +160,19 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
             BulkItemResult(index: index, item: item, value: value, failure: failure, attempts: requests - free - refunded(), error: error)
         }
 
+        /// Its last transient failure, once its attempts are spent and the watch is asked whether it fails
+        /// (`OutageWatch.exhausted`): the server may be answering again by the time its wait ends.
+        var spentOn: StarlineError?
+        /// Whether the spent item fails now (its result), or waits for the server with the other items (nil).
+        func spent(_ error: StarlineError) -> BulkItemResult<Item, Value>? {
+            switch outage?.exhausted(item: index, canProbe: serverAnswers != nil) ?? .fails {
+            case .fails: return end(nil, .failed, error)
+            case .waits:
+                spentOn = error
+                return nil
+            case .stopped: return skipped(stoppedError())
+            }
+        }
         var granted = probe
         while true {
             var probing = false
@@ -168,7 +181,13 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
                 probing = true
             } else if let outage {
                 switch outage.admit(item: index, mayTakeFresh: !probe) {
-                case .go: break
+                case .go:
+                    // Admitted after the wait of a spent item: unless a confirmed outage refunded its streak, the
+                    // watch decides again (the probe's answer made it known-bad: it fails, no further request).
+                    if let error = spentOn, charges.count - refunded() >= configuration.maxAttempts {
+                        if let result = spent(error) { return result }
+                        continue
+                    }
                 case .probe: probing = true
                 case .probeWithFreshItem:
                     // This item has failed already: a fresh one tells an outage from items that fail on their own.
@@ -201,27 +220,27 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
             requests += 1
             state.withLock { $0.requests += 1 }
             // Which failures this request's answer can speak of (`OutageWatch.answered(probe:ticket:)`).
-            let ticket = outage?.ticket
+            let ticket = outage?.sending(item: index)
             switch attempt(item) {
             case .done(let value):
                 gate.release(.answered)
-                outage?.answered(probe: probing, ticket: ticket)
+                outage?.answered(probe: probing, ticket: ticket, item: index)
                 return end(value, nil, nil)
             case .failed(let error):
                 gate.release(.answered)
-                outage?.answered(probe: probing, ticket: ticket)
+                outage?.answered(probe: probing, ticket: ticket, item: index)
                 if configuration.failFast { stop(StarlineError(.partial, "--fail-fast: item \(index + 1) failed: \(error.message)")) }
                 return end(nil, .failed, error)
             case .stopRun(let error):
                 gate.release(.answered)
-                outage?.answered(probe: probing, ticket: ticket)
+                outage?.answered(probe: probing, ticket: ticket, item: index)
                 stop(error)
                 var result = end(nil, .failed, error)
                 result.stoppedTheRun = true
                 return result
             case .throttled(let retryAfter):
                 throttled += 1
-                outage?.answered(probe: probing, ticket: ticket)
+                outage?.answered(probe: probing, ticket: ticket, item: index)
                 gate.release(.throttled(retryAfter: retryAfter, fallback: BulkEngine.backoff(throttled - 1, configuration)))
                 // One budget for every wait of the run (`outageTimeout`): the throttled pauses (each Retry-After,
                 // counted when it is set) with the outage's waiting. A server that answers 429 forever would
@@ -254,7 +273,13 @@ public final class BulkRun<Item: Sendable, Value: Sendable>: Sendable {
                 }
                 charges.append(streak)
                 let own = charges.count - refunded()
-                if own >= configuration.maxAttempts { return end(nil, .failed, error) }
+                if own >= configuration.maxAttempts {
+                    // Spent: whether the failures were its own is the watch's to tell (`OutageWatch.exhausted`);
+                    // while the server is suspect or down its next request waits in `admit`, and a failure then
+                    // is free.
+                    if let result = spent(error) { return result }
+                    continue
+                }
                 pause(BulkEngine.backoff(own - 1, configuration))
             }
         }

@@ -74,10 +74,13 @@ public final class OutageWatch: Sendable {
         /// it went out.
         var failures: UInt64 = 0
         var outageStreaks: Set<Int> = []
-        /// Items with a transient failure so far; `knownBad` those that failed while the server answered others.
-        /// Both forget an item when it ends (`ended`), so they hold at most the items in flight and waiting.
-        var failed: Set<Int> = []
+        /// Items with a transient failure so far, each with the number of its latest; `knownBad` those that failed
+        /// while the server answered others. Both forget an item when it ends (`ended`), so they hold at most the
+        /// items in flight and waiting.
+        var failed: [Int: UInt64] = [:]
         var knownBad: Set<Int> = []
+        /// The items whose request is out (`sending`), each with its ticket.
+        var inFlight: [Int: UInt64] = [:]
         /// The items waiting in `admit` while the server is suspect or down, with their rank (`rank`).
         var waiting: [Int: Int] = [:]
         var probing = false
@@ -163,17 +166,78 @@ public final class OutageWatch: Sendable {
     /// failures the answer can speak of.
     public var ticket: UInt64 { state.withLock { $0.failures } }
 
+    /// The `ticket` of `item`'s request, which goes out now: the watch counts it in flight until its answer or
+    /// failure is reported (`answered(item:)`, `transientFailure`), which `exhausted` waits for.
+    public func sending(item: Int) -> UInt64 {
+        state.withLock { s in
+            s.inFlight[item] = s.failures
+            return s.failures
+        }
+    }
+
+    /// What becomes of an item whose attempts are all spent (`exhausted`).
+    public enum Exhaustion: Sendable, Equatable {
+        /// Its failures are its own: it fails.
+        case fails
+        /// The server is suspect or down: its failures may be the outage's, and its next request waits in `admit`
+        /// like every other (it is not charged while the server is down; a confirmed outage refunds its streak).
+        case waits
+        /// The run stopped meanwhile.
+        case stopped
+    }
+
+    /// Whether an item that has spent its attempts fails now. Its charges stand only if the evidence says the
+    /// failures were its own: the server answered a request sent after its last failure (known-bad).
+    ///
+    /// While requests of other items sent before that failure are still out, their outcome decides — they fail
+    /// too (a streak of distinct items: the server is suspect) or one is answered —, so this waits for them.
+    /// When nothing else is out and the run `canProbe` (it can ask the server something else when no fresh item
+    /// is left), the item's own streak makes the server suspect: the probe that follows (a fresh item, else
+    /// `serverAnswers`) either is answered — the item is known-bad and fails — or fails and confirms an outage
+    /// that refunds the item's streak. Without either, a worker whose requests fail fast while the others' are
+    /// slow to report (a starved machine, a refused connection against requests still hanging), or a run with
+    /// fewer workers than the threshold, spent all its attempts alone and failed its item in what was an outage
+    /// for everyone. A run that cannot probe fails it when nothing else can tell.
+    public func exhausted(item: Int, canProbe: Bool = false) -> Exhaustion {
+        var event: Event?
+        let verdict: Exhaustion =
+            state.await { s -> Exhaustion? in
+                if s.stopped != nil { return .stopped }
+                if s.knownBad.contains(item) { return .fails }
+                if s.phase != .up { return .waits }
+                let last = s.failed[item] ?? 0
+                if s.inFlight.contains(where: { $0.key != item && $0.value < last }) { return nil }
+                guard canProbe, last > 0 else { return .fails }
+                // The probe's answer then speaks of this item's failure (`answered`: a streak's items it went out after).
+                s.streakItems[item] = last
+                s.phase = .suspect
+                s.since = clock.now()
+                s.probes = 0
+                s.nextProbeAt = s.since
+                event = Event(kind: .suspect, waited: 0, budget: timeout, lastError: s.lastError)
+                return .waits
+            } ?? .fails
+        if let event { onEvent(event) }
+        return verdict
+    }
+
     /// An answer (any status the run can act on: a success, a 4xx, a 429): the server is up — as of when the
     /// request went out. `ticket` (taken then) tells the failures before it from those after: with several
     /// workers, the answer to a request sent before the server went down can arrive after other items failed,
     /// and it proves nothing about them — they are not known-bad for it, and a confirmed outage ends only with a
     /// probe's answer (every other request in flight then went out before the suspicion). Without a ticket the
     /// request went out after every failure so far.
-    public func answered(probe: Bool = false, ticket: UInt64? = nil) {
-        let event: Event? = state.withLock { s in
+    ///
+    /// An answer to a request sent before every failure of the current streak says nothing about them: it neither
+    /// ends the streak nor a suspicion (a held request answered late would otherwise hide an outage's start).
+    /// `item`: whose request it was, no longer in flight.
+    public func answered(probe: Bool = false, ticket: UInt64? = nil, item: Int? = nil) {
+        let event: Event? = state.withLockNotifying { s in
             let now = clock.now()
             if probe { s.probing = false }
+            if let item { s.inFlight[item] = nil }
             let sent = ticket ?? s.failures
+            if !probe, let first = s.streakItems.values.min(), sent < first { return nil }
             // The server answered a request sent after these items failed: unless an outage explained it, they
             // fail on their own.
             if !s.outageStreaks.contains(s.streakId) {
@@ -195,11 +259,12 @@ public final class OutageWatch: Sendable {
     /// A request of `item` that got no answer, or a 5xx.
     public func transientFailure(item: Int, probe: Bool, error: StarlineError) -> Charge {
         var event: Event?
-        let charge: Charge = state.withLock { s in
+        let charge: Charge = state.withLockNotifying { s in
             let now = clock.now()
             s.lastError = error
             s.failures += 1
-            s.failed.insert(item)
+            s.failed[item] = s.failures
+            s.inFlight[item] = nil
             if probe { s.probing = false }
             if s.knownBad.contains(item) {
                 // Its own failure, whatever the phase: charged, and no evidence about the server. The next waiter
@@ -229,7 +294,7 @@ public final class OutageWatch: Sendable {
 
     /// A probe that was not an item's request (`BulkRun`'s `serverAnswers`, when no fresh item is left) got no answer.
     public func probeFailed(error: StarlineError) {
-        let event: Event? = state.withLock { s in
+        let event: Event? = state.withLockNotifying { s in
             s.probing = false
             s.lastError = error
             return s.phase == .up ? nil : probeFailed(&s, now: clock.now(), error: error)
@@ -254,10 +319,11 @@ public final class OutageWatch: Sendable {
 
     /// The item is done with (its result was reported): the watch forgets what it knew of it.
     public func ended(item: Int) {
-        state.withLock { s in
-            s.failed.remove(item)
+        state.withLockNotifying { s in
+            s.failed[item] = nil
             s.knownBad.remove(item)
             s.waiting[item] = nil
+            s.inFlight[item] = nil
         }
     }
 
@@ -266,7 +332,7 @@ public final class OutageWatch: Sendable {
 
     /// The order in which waiting items probe: 0 never failed, 1 failed only where no answer came, 2 known-bad.
     private static func rank(_ item: Int, _ s: State) -> Int {
-        s.knownBad.contains(item) ? 2 : s.failed.contains(item) ? 1 : 0
+        s.knownBad.contains(item) ? 2 : s.failed[item] != nil ? 1 : 0
     }
 
     /// True once the streak a failure was charged in turned out to be an outage: the charge is refunded.
@@ -274,7 +340,7 @@ public final class OutageWatch: Sendable {
 
     /// Ends every wait: `admit` answers `.stop(error)` from now on.
     public func stop(_ error: StarlineError?) {
-        state.withLock { s in if s.stopped == nil { s.stopped = .some(error) } }
+        state.withLockNotifying { s in if s.stopped == nil { s.stopped = .some(error) } }
     }
 
     /// Backoff of the n-th failed probe (1-based): base × 2^(n-1), at most `maxProbeInterval`, with equal jitter.

@@ -56,7 +56,12 @@ import Testing
     /// The devserver's 50-fault burst, stubbed: the first 50 requests of the run fail for everyone. Every item
     /// is revoked, none is charged for the outage (one attempt each), the wait is reported.
     @Test func testAnOutageIsTheRunsProblemNotTheItems() {
-        let r = run(300) { _, n in n <= 50 ? .transient(StarlineError(.server, "503 Service Unavailable")) : .done(.revoked) }
+        let served = Locked(0)
+        // The server's other routes (the probe when no fresh item is left) are down as long as the burst lasts.
+        let r = run(300, serverAnswers: { served.withLock { $0 } < 50 ? StarlineError(.server, "503") : nil }) { _, n in
+            served.withLock { $0 = max($0, n) }
+            return n <= 50 ? .transient(StarlineError(.server, "503 Service Unavailable")) : .done(.revoked)
+        }
         #expect(r.results.count == 300 && r.results.allSatisfy { $0.status == .revoked })
         #expect(
             r.results.allSatisfy { $0.attempts == 1 },
@@ -76,12 +81,10 @@ import Testing
     /// A server that never comes back: after --outage-timeout of waiting the run stops; the items not finished
     /// are `skipped` (resumable, exit 7 by the transient code), none `failed`.
     @Test func testAServerDownPastTheTimeoutSkipsWhatIsLeft() {
-        let r = run(100, outageTimeout: 300) { _, n in
+        let r = run(100, outageTimeout: 300, serverAnswers: { StarlineError(.network, "connection refused", retryable: true) }) { _, n in
             guard n > 20 else { return .done(.revoked) }
-            // A failed request takes a little real time, as over a network: virtual time makes an item's backoff
-            // instant, and on a starved machine one worker could spend all its attempts before the other workers'
-            // requests failed — one item's failures alone, which the watch rightly charges to the item.
-            usleep(1000)
+            // Virtual time makes an item's backoff instant: on a starved machine one worker can spend all its
+            // attempts before the other workers' requests fail; its item waits for their outcome (`exhausted`).
             return .transient(StarlineError(.network, "connection refused", retryable: true))
         }
         #expect(r.results.count == 100)
