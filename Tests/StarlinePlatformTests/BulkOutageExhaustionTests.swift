@@ -28,7 +28,7 @@ extension BulkOutageTests {
                 return refused
             }
             if firstFailures.withLock({ $0 }) < 5 {
-                // Out before item 0's failures; it fails once item 0 has spent its attempts.
+                // Out before the first item's failures; it fails once the first item has spent its attempts.
                 othersOut.withLock { $0 += 1 }
                 wait(until: { $0 >= 5 }, firstFailures)
                 return refused
@@ -98,7 +98,7 @@ extension BulkOutageTests {
             verdict.withLock { $0 = exhausted }
         }
         usleep(20_000)
-        #expect(verdict.withLock { $0 } == nil, "item 2's request, out before the failure, has not reported")
+        #expect(verdict.withLock { $0 } == nil, "the other item's request, out before the failure, has not reported")
         watch.answered(ticket: early, item: 2)
         thread.wait()
         #expect(verdict.withLock { $0 } == .fails, "its answer went out before the failure: nothing else can tell")
