@@ -174,8 +174,8 @@ public final class QRScanner {
     deinit { zbar.imageScannerDestroy(scanner) }
 
     /// Scans `image`, trying `attempts` in order (default: `ladder(for:)`) and stopping at the first
-    /// that finds a symbol. Symbols come in reading order with corners in `image`'s
-    /// coordinates.
+    /// that finds a symbol — in a photograph where more codes can hide, with those its tiles add (`QRTiling`).
+    /// Symbols come in reading order with corners in `image`'s coordinates.
     ///
     /// With a `deadline` (seconds of CLOCK_MONOTONIC, see `QRScanner.now()`), no further attempt
     /// starts once it has passed: the retries are what multiply the cost of a pathological image,
@@ -224,12 +224,20 @@ public final class QRScanner {
                 let copy = variant.make()
                 let found = engine?.decode(copy) ?? Self.withDesignators(decode(copy), in: copy)
                 guard !found.isEmpty else { continue }
-                let mapped = found.map { symbol in
-                    var s = symbol
-                    s.corners = s.corners.map { clamp(variant.mapBack($0), to: image) }
-                    return s
+                var symbols = Self.deduplicated(
+                    found.map { symbol in
+                        var s = symbol
+                        s.corners = s.corners.map { clamp(variant.mapBack($0), to: image) }
+                        return s
+                    })
+                // Several codes in one photograph: the tiles find those the whole image's pass left (`QRTiling`).
+                if let tiling = QRTiling.wanted(for: image, found: symbols), work + tiling.pixelsRead <= workBudget,
+                    case .success(let zxing) = ZXingLibrary.shared
+                {
+                    work += tiling.pixelsRead
+                    symbols = Self.deduplicated(symbols + tiling.read(image, with: zxing))
                 }
-                return ScanResult(symbols: Self.readingOrder(Self.deduplicated(mapped)), attempt: attempt.rawValue, tried: tried)
+                return ScanResult(symbols: Self.readingOrder(symbols), attempt: attempt.rawValue, tried: tried)
             }
         }
         return ScanResult(symbols: [], attempt: lastTried, tried: tried)
