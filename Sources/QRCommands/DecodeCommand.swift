@@ -72,9 +72,9 @@ enum DecodeCommand: Command {
             inverted-binarized), and last ZXing-C++ reads copies stretched along each diagonal (zxing-tilted: codes \
             photographed at a steep angle). Without ZXing-C++, libzbar tries original, inverted, downscaled, upscaled, \
             stretched, binarized, sharpened, smooth-upscaled, inverted-binarized and inverted-upscaled. attempt says \
-            which one worked. Several codes in one image are all reported: in a photograph of 1,200 pixels or more \
-            on its short side that gave two codes or more, or one covering under 1 % of it, ZXing-C++ also reads \
-            overlapping tiles (3 × 3, 4 × 4 above 16 megapixels) and adds the codes found there. A file without a symbol gives \
+            which one worked. Several codes in one image are all reported: when the codes found in a photograph of \
+            1,200 pixels or more on its short side each cover under 1 % of it, ZXing-C++ also reads overlapping \
+            tiles (3 × 3, 4 × 4 above 16 megapixels) and adds the codes found there. A file without a symbol gives \
             {\"file\",\"found\":0,\"tried\":N} (N: how many attempts ran); an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced \
             by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that \
             kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), \

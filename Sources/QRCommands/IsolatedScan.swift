@@ -30,16 +30,25 @@ enum IsolatedScan {
     /// and the result says `timedOut`.
     static func scan(_ image: GrayImage, attempts: [QRScanner.Attempt], workBudget: Int, deadline: Double) throws -> ScanResult {
         // The pixels go over a socket, not a pipe: sent with MSG_NOSIGNAL, a helper killed mid-transfer is an
-        // error for the writer, not a SIGPIPE that would end sl-qr.
+        // error for the writer, not a SIGPIPE that would end sl-qr. Both channels are close-on-exec from the
+        // start: with -j N another worker may start its helper at any moment, and a helper that inherited this
+        // one's channels kept them open — the end of this helper's input, so it read its stdin until the image
+        // deadline, and the end of its output, so sl-qr waited for that other helper to end.
+        // (Socket pairs for both: SOCK_CLOEXEC sets it in the same call; Glibc's module has no pipe2.)
         var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &input) == 0 else { throw failure("socketpair", errno) }
-        guard pipe(&output) == 0 else { let e = errno; close(input[0]); close(input[1]); throw failure("pipe", e) }
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &input) == 0 else { throw failure("socketpair", errno) }
+        guard socketpair(AF_UNIX, type, 0, &output) == 0 else {
+            let e = errno
+            close(input[0]); close(input[1])
+            throw failure("socketpair", e)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        // dup2 clears close-on-exec on the copy; the originals close at exec.
         posix_spawn_file_actions_adddup2(&actions, input[0], STDIN_FILENO)
         posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO)
-        for fd in input + output { posix_spawn_file_actions_addclose(&actions, fd) }
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup("sl-qr"), strdup(helperArgument), nil]
         defer { for p in argv { free(p) } }
         var pid = pid_t()

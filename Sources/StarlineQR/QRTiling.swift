@@ -4,8 +4,8 @@
 /// photograph with dozens of small codes, returns a few of them: read once, BoofCV's `lots/image005` (60 codes)
 /// gives one, a photographed sheet of 40 about half (QRTilingTests). Each tile holds fewer codes and finder
 /// patterns, so more are read: 13 of that photograph's codes in 3 × 3 tiles, all 40 of the sheet. The pass runs
-/// only where more codes can hide (`wanted`): a photograph of one code that fills much of it, the common case,
-/// costs nothing more; one whose codes are small or several costs about half a pass more (bench/RESULTS.md).
+/// only where more codes can hide (`wanted`): a photograph of a code that fills much of it, the common case, costs
+/// nothing more; one whose codes are all small costs about one more pass and a third (bench/RESULTS.md).
 struct QRTiling {
     /// The tiles' top-left corners and size, in the image's pixels.
     struct Tile: Equatable {
@@ -51,20 +51,23 @@ struct QRTiling {
 
     /// The short side below which an image is not tiled: a tile of a smaller one holds too few modules.
     static let minShortSide = 1_200
-    /// Codes found covering less than this share of the image (their bounding boxes together) leave room for more.
+    /// Codes found each covering less than this share of the image (its bounding box) leave room for more.
     static let maxCoverage = 0.01
 
-    /// The grid for an image with these codes found, or nil when the pass is not wanted: a large image whose codes
-    /// cover little of it. Three by three for up to ~16 megapixels (tiles of ~2 megapixels), four by four above.
+    /// The grid for an image with these codes found, or nil when the pass is not wanted: a large photograph whose
+    /// codes are all small — a sheet of them, or one small code in a scene with room for more. A code that fills
+    /// more of it is what the photograph was taken of: of BoofCV's 80 photographs of 1,200 pixels or more, 12 are
+    /// tiled this way, where "two codes or more" would tile 45 for no more codes read. A rendered image is read
+    /// whole by libzbar, every code of it; a photograph is where ZXing-C++ stops early. Three by three tiles for up
+    /// to ~16 megapixels (tiles of ~2 megapixels), four by four above.
     static func wanted(for image: GrayImage, found: [QRSymbol]) -> QRTiling? {
         guard !found.isEmpty, min(image.width, image.height) >= minShortSide else { return nil }
-        let covered = found.reduce(0) { total, symbol in
-            let b = symbol.bounds
-            return total + max(0, b.maxX - b.minX) * max(0, b.maxY - b.minY)
-        }
-        // Several codes found are the sign of a sheet of them; one small code, of a scene with room for more. A
-        // rendered image is read whole by libzbar, every code of it; a photograph is where ZXing-C++ stops early.
-        guard found.count >= 2 || Double(covered) < maxCoverage * Double(image.pixelCount), image.looksPhotographic else { return nil }
+        let largest =
+            found.map { symbol in
+                let b = symbol.bounds
+                return max(0, b.maxX - b.minX) * max(0, b.maxY - b.minY)
+            }.max() ?? 0
+        guard Double(largest) < maxCoverage * Double(image.pixelCount), image.looksPhotographic else { return nil }
         return QRTiling(width: image.width, height: image.height, grid: image.pixelCount > 16_000_000 ? 4 : 3)
     }
 }

@@ -67,9 +67,12 @@ import Testing
         }
         // One code of 600 × 600 in 2400 × 1800: 8 % of the photograph.
         #expect(QRTiling.wanted(for: sheet, found: [symbol(100, 100, side: 600)]) == nil)
-        // One code of 100 × 100 (0.2 %): room for more; two codes of any size: a sheet of them.
+        // One code of 100 × 100 (0.2 %): room for more; several small ones: a sheet of them; two large ones: what
+        // the photograph was taken of.
         #expect(QRTiling.wanted(for: sheet, found: [symbol(100, 100, side: 100)])?.tiles.count == 9)
-        #expect(QRTiling.wanted(for: sheet, found: [symbol(100, 100, side: 600), symbol(900, 100, side: 600)]) != nil)
+        #expect(QRTiling.wanted(for: sheet, found: [symbol(100, 100, side: 150), symbol(900, 100, side: 150)]) != nil)
+        #expect(QRTiling.wanted(for: sheet, found: [symbol(100, 100, side: 600), symbol(900, 100, side: 600)]) == nil)
+        #expect(QRTiling.wanted(for: sheet, found: [symbol(100, 100, side: 100), symbol(900, 100, side: 600)]) == nil)
         #expect(QRTiling.wanted(for: sheet, found: []) == nil)
         // Below 1,200 pixels on the short side.
         let small = sheet.cropped(x: 0, y: 0, width: 1600, height: 1100)
