@@ -29,20 +29,9 @@ enum IsolatedScan {
     /// The attempts on `image` in a helper; at `deadline` (QRScanner.now() seconds) the helper is killed
     /// and the result says `timedOut`.
     static func scan(_ image: GrayImage, attempts: [QRScanner.Attempt], workBudget: Int, deadline: Double) throws -> ScanResult {
-        // The pixels go over a socket, not a pipe: sent with MSG_NOSIGNAL, a helper killed mid-transfer is an
-        // error for the writer, not a SIGPIPE that would end sl-qr. Both channels are close-on-exec from the
-        // start: with -j N another worker may start its helper at any moment, and a helper that inherited this
-        // one's channels kept them open — the end of this helper's input, so it read its stdin until the image
-        // deadline, and the end of its output, so sl-qr waited for that other helper to end.
-        // (Socket pairs for both: SOCK_CLOEXEC sets it in the same call; Glibc's module has no pipe2.)
-        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        guard socketpair(AF_UNIX, type, 0, &input) == 0 else { throw failure("socketpair", errno) }
-        guard socketpair(AF_UNIX, type, 0, &output) == 0 else {
-            let e = errno
-            close(input[0]); close(input[1])
-            throw failure("socketpair", e)
-        }
+        // Close-on-exec from the start (`ChildChannels`): with -j N another worker starts its helper at any moment.
+        guard let channels = ChildChannels() else { throw failure("socketpair", errno) }
+        let (input, output) = (channels.input, channels.output)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -74,16 +74,10 @@ public enum MemoryAgentLauncher {
     }
 
     static func spawn(executable: String, arguments: [String], key: SecretBytes, readyTimeout: Duration) throws(StarlineError) -> pid_t {
-        // Socket pairs, not pipes: SOCK_CLOEXEC on both ends in one call, and MSG_NOSIGNAL makes a child
-        // that died before reading its key a failed send here, not a SIGPIPE that ends the caller.
-        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        guard socketpair(AF_UNIX, type, 0, &input) == 0 else { throw failure("socketpair", errno) }
-        guard socketpair(AF_UNIX, type, 0, &output) == 0 else {
-            let e = errno
-            close(input[0]); close(input[1])
-            throw failure("socketpair", e)
-        }
+        // Socket pairs (`ChildChannels`): MSG_NOSIGNAL makes a child that died before reading its key a failed
+        // send here, not a SIGPIPE that ends the caller.
+        guard let channels = ChildChannels() else { throw failure("socketpair", errno) }
+        let (input, output) = (channels.input, channels.output)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
