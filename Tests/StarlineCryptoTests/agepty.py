@@ -20,6 +20,7 @@ import re
 import select
 import signal
 import sys
+import termios
 import time
 
 if sys.argv[1] == "--answers":
@@ -51,10 +52,15 @@ while True:
     transcript += data
     # Each prompt ("Enter passphrase (...): ", "Confirm passphrase: ", "Passphrase for DIR: ", a retry's
     # "Wrong passphrase, try again. Passphrase: ") ends with ": " on the line that names the passphrase;
-    # answer each once. The short pause lets the program turn echo off first.
+    # answer each once, after the program has turned echo off: it does so with TCSAFLUSH (as getpass(3)
+    # does), which throws away what was typed before — an answer typed early on a loaded machine was lost
+    # and the program waited for it until the deadline.
     prompts = len(re.findall(rb"[Pp]assphrase[^\n]*: ", transcript))
     while answered < prompts and (answers is None or answered < len(answers)):
-        time.sleep(0.1)
+        quiet_by = time.time() + 30
+        while termios.tcgetattr(fd)[3] & termios.ECHO and time.time() < quiet_by:
+            time.sleep(0.01)
+        time.sleep(0.05)
         os.write(fd, (sys.argv[1].encode() if answers is None else answers[answered]) + b"\n")
         answered += 1
 
