@@ -210,11 +210,7 @@ public final class OutageWatch: Sendable {
                 guard canProbe, last > 0 else { return .fails }
                 // The probe's answer then speaks of this item's failure (`answered`: a streak's items it went out after).
                 s.streakItems[item] = last
-                s.phase = .suspect
-                s.since = clock.now()
-                s.probes = 0
-                s.nextProbeAt = s.since
-                event = Event(kind: .suspect, waited: 0, budget: timeout, lastError: s.lastError)
+                event = raiseSuspicion(&s, now: clock.now())
                 return .waits
             } ?? .fails
         if let event { onEvent(event) }
@@ -279,13 +275,7 @@ public final class OutageWatch: Sendable {
             guard s.phase == .up else { return .free }
             s.streakItems[item] = s.failures
             let streak = s.streakId
-            if s.streakItems.count >= threshold {
-                s.phase = .suspect
-                s.since = now
-                s.probes = 0
-                s.nextProbeAt = now
-                event = Event(kind: .suspect, waited: 0, budget: timeout, lastError: error)
-            }
+            if s.streakItems.count >= threshold { event = raiseSuspicion(&s, now: now) }
             return .charged(streak: streak)
         }
         if let event { onEvent(event) }
@@ -300,6 +290,15 @@ public final class OutageWatch: Sendable {
             return s.phase == .up ? nil : probeFailed(&s, now: clock.now(), error: error)
         }
         if let event { onEvent(event) }
+    }
+
+    /// The server is suspect from `now`: every worker holds its next request and the next waiter probes at once.
+    private func raiseSuspicion(_ s: inout State, now: UInt64) -> Event {
+        s.phase = .suspect
+        s.since = now
+        s.probes = 0
+        s.nextProbeAt = now
+        return Event(kind: .suspect, waited: 0, budget: timeout, lastError: s.lastError)
     }
 
     /// A failed probe: a suspicion is confirmed (the streak that raised it was the outage, not its items, and is

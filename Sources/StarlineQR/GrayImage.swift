@@ -25,6 +25,11 @@ public struct GrayImage: Sendable, Equatable {
 
     public subscript(x: Int, y: Int) -> UInt8 { pixels[y * width + x] }
 
+    /// `p` moved inside the image (a corner a decoder or a copy's mapping put a pixel or two outside it).
+    func clamped(_ p: QRPoint) -> QRPoint {
+        QRPoint(x: min(max(p.x, 0), width - 1), y: min(max(p.y, 0), height - 1))
+    }
+
     /// Light on dark becomes dark on light. zbar only finds finder patterns that are dark
     /// on a light background, so white-on-black codes need this copy.
     public func inverted() -> GrayImage {

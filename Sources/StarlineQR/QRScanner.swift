@@ -227,7 +227,7 @@ public final class QRScanner {
                 var symbols = Self.deduplicated(
                     found.map { symbol in
                         var s = symbol
-                        s.corners = s.corners.map { clamp(variant.mapBack($0), to: image) }
+                        s.corners = s.corners.map { image.clamped(variant.mapBack($0)) }
                         return s
                     })
                 // Several codes in one photograph: the tiles find those the whole image's pass left (`QRTiling`).
@@ -290,10 +290,6 @@ public final class QRScanner {
                     orientation: Self.orientation(zbar.symbolGetOrientation(s))))
         }
         return symbols
-    }
-
-    private func clamp(_ p: QRPoint, to image: GrayImage) -> QRPoint {
-        QRPoint(x: min(max(p.x, 0), image.width - 1), y: min(max(p.y, 0), image.height - 1))
     }
 }
 

@@ -3,9 +3,9 @@
 /// ZXing-C++ 1.4 (the engine Debian gives us) forms finder-pattern triples over the whole image and, in a
 /// photograph with dozens of small codes, returns a few of them: read once, BoofCV's `lots/image005` (60 codes)
 /// gives one, a photographed sheet of 40 about half (QRTilingTests). Each tile holds fewer codes and finder
-/// patterns, so more are read: 13 of that photograph's codes in 3 × 3 tiles, all 40 of the sheet. The pass runs
-/// only where more codes can hide (`wanted`): a photograph of a code that fills much of it, the common case, costs
-/// nothing more; one whose codes are all small costs about one more pass and a third (bench/RESULTS.md).
+/// patterns, so more are read: 12 different payloads of that photograph in 3 × 3 tiles, all 40 of the sheet. The
+/// pass runs only where more codes can hide (`wanted`): a photograph of a code that fills much of it, the common
+/// case, costs nothing more; one whose codes are all small costs about one more pass and a third (bench/RESULTS.md).
 struct QRTiling {
     /// The tiles' top-left corners and size, in the image's pixels.
     struct Tile: Equatable {
@@ -38,9 +38,7 @@ struct QRTiling {
         tiles.flatMap { tile in
             zxing.decode(image.cropped(x: tile.x, y: tile.y, width: tile.width, height: tile.height)).map { symbol in
                 var s = symbol
-                s.corners = s.corners.map {
-                    QRPoint(x: min(max($0.x + tile.x, 0), image.width - 1), y: min(max($0.y + tile.y, 0), image.height - 1))
-                }
+                s.corners = s.corners.map { image.clamped(QRPoint(x: $0.x + tile.x, y: $0.y + tile.y)) }
                 return s
             }
         }
