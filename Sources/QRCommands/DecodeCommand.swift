@@ -74,7 +74,10 @@ enum DecodeCommand: Command {
             stretched, binarized, sharpened, smooth-upscaled, inverted-binarized and inverted-upscaled. attempt says \
             which one worked. Several codes in one image are all reported: when the codes found in a photograph of \
             1,200 pixels or more on its short side each cover under 1 % of it, ZXing-C++ also reads overlapping \
-            tiles (3 × 3, 4 × 4 above 16 megapixels) and adds the codes found there. A file without a symbol gives \
+            tiles (3 × 3, 4 × 4 above 16 megapixels) and adds the codes found there; and the regions around finder \
+            patterns (three of a like size at a square's corners, or two a code's distance apart) outside the codes \
+            read are read on their own (modules under 3 pixels scaled up), which adds a code beside those an attempt \
+            read, and reads a small code in a large scene when no attempt read any (attempt regions). A file without a symbol gives \
             {\"file\",\"found\":0,\"tried\":N} (N: how many attempts ran); an unreadable file gives {\"file\",\"error\":{…}}. Login callback codes are replaced \
             by \"redacted\" (and bytesBase64 left out) unless --show-secrets. With --expect KIND only records of that \
             kind are printed. Limits (each overridable): --max-file-size (256 MiB), --max-pixels (100 megapixels), \

@@ -146,8 +146,10 @@ enum IsolatedScan {
         else { _exit(2) }
         let attempts = words[3].split(separator: ",").compactMap { QRScanner.Attempt(rawValue: String($0)) }
         guard let scanner = try? QRScanner() else { _exit(3) }
+        let image = GrayImage(width: width, height: height, pixels: Array(all[(newline + 1)...]))
+        // The image's whole ladder is a scan as in process, regions and all; a part of it (--image-timeout 0) is that alone.
         let result = scanner.scan(
-            GrayImage(width: width, height: height, pixels: Array(all[(newline + 1)...])), attempts: attempts, workBudget: workBudget)
+            image, attempts: attempts, workBudget: workBudget, regions: attempts == QRScanner.ladder(for: image))
         let symbols: [JSON] = result.symbols.map { symbol in
             .object([
                 ("bytes", .string(Base64.encode(symbol.bytes))),

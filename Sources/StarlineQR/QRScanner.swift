@@ -182,12 +182,17 @@ public final class QRScanner {
     /// and a zbar pass itself cannot be interrupted, so the bound is one pass past
     /// the deadline.
     ///
+    /// With `regions`, the codes' own regions (`QRRegionsOfInterest`) are read too: beside the codes an attempt read,
+    /// and when no attempt read any (`"attempt":"regions"`). By default they are with the image's own ladder (no
+    /// `attempts` given), and given `attempts` those alone run.
+    ///
     /// `willTry` is called before each retry (not before the first attempt): progress for long decodes.
     public func scan(
         _ image: GrayImage, attempts: [Attempt]? = nil, deadline: Double? = nil,
-        workBudget: Int = QRScanner.defaultWorkBudget, willTry: ((Attempt) -> Void)? = nil
+        workBudget: Int = QRScanner.defaultWorkBudget, regions: Bool? = nil, willTry: ((Attempt) -> Void)? = nil
     ) -> ScanResult {
         guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
+        let regions = regions ?? (attempts == nil)
         // Every ladder that is not for a photograph begins with libzbar's `original`: the rest, and whether the
         // second engine is installed, are looked up only when that finds nothing.
         let photograph = attempts == nil && image.looksPhotographic
@@ -237,8 +242,20 @@ public final class QRScanner {
                     work += tiling.pixelsRead
                     symbols = Self.deduplicated(symbols + tiling.read(image, with: zxing))
                 }
+                // Codes beside the ones read, found by their finder patterns (`QRRegionsOfInterest`).
+                if regions, Self.roomForMore(in: image, found: symbols) {
+                    symbols = Self.deduplicated(symbols + readRegions(of: image, excluding: symbols, work: &work, budget: workBudget))
+                }
                 return ScanResult(symbols: Self.readingOrder(symbols), attempt: attempt.rawValue, tried: tried)
             }
+        }
+        // Nothing read as a whole: the codes' own regions, each read alone (not begun past the deadline).
+        if regions, let deadline, lastTried != "none", Self.now() >= deadline {
+            return ScanResult(symbols: [], attempt: lastTried, timedOut: true, tried: tried)
+        }
+        let symbols = regions ? readRegions(of: image, excluding: [], work: &work, budget: workBudget) : []
+        if !symbols.isEmpty {
+            return ScanResult(symbols: Self.readingOrder(Self.deduplicated(symbols)), attempt: "regions", tried: tried + 1)
         }
         return ScanResult(symbols: [], attempt: lastTried, tried: tried)
     }
@@ -251,7 +268,7 @@ public final class QRScanner {
     }
 
     /// One zbar pass over `image`, corners in `image`'s own coordinates, in zbar's order.
-    private func decode(_ image: GrayImage) -> [QRSymbol] {
+    func decode(_ image: GrayImage) -> [QRSymbol] {
         guard let zimage = zbar.imageCreate() else { return [] }
         // The image owns its results (the symbol set); destroying it releases them, so
         // every byte we keep is copied out before this runs.
