@@ -86,6 +86,10 @@ struct FinderPatternScan {
     /// The finder patterns of the image, those seen on the most rows first.
     func patterns() -> [FinderPattern] {
         var found: [FinderPattern] = []
+        // Where each pattern found is, by cells of `cell` pixels: a sighting is merged with one nearby, never compared
+        // with every pattern of the image (a page of finder-like texture would make that quadratic).
+        let cell = 64, columns = image.width / cell + 1
+        var grid: [Int: [Int]] = [:]
         // Every row up to 1,000 pixels on the short side, fewer above: a pattern of 2-pixel modules is 6 rows tall.
         let step = max(1, min(image.width, image.height) / 1_000)
         var dark = [UInt8](repeating: 0, count: image.width)
@@ -94,9 +98,22 @@ struct FinderPatternScan {
                 var y = 0
                 while y < image.height {
                     scanRow(y, p, dark) { candidate in
-                        if let i = found.firstIndex(where: { $0.isSame(as: candidate) }) {
-                            found[i].merge(candidate)
+                        let (cx, cy) = (Int(candidate.x) / cell, Int(candidate.y) / cell)
+                        // Cells within reach of a sighting of the same pattern (`isSame`: 1.5 modules, of up to 1.6×).
+                        let radius = Int(2.4 * candidate.module) / cell + 1
+                        var same: Int?
+                        search: for ny in max(0, cy - radius)...(cy + radius) {
+                            for nx in max(0, cx - radius)...(cx + radius) {
+                                if let i = grid[ny * columns + nx]?.first(where: { found[$0].isSame(as: candidate) }) {
+                                    same = i
+                                    break search
+                                }
+                            }
+                        }
+                        if let same {
+                            found[same].merge(candidate)
                         } else if found.count < Self.maxCandidates {
+                            grid[cy * columns + cx, default: []].append(found.count)
                             found.append(candidate)
                         }
                     }
