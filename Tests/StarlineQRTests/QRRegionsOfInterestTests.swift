@@ -111,6 +111,32 @@ import Testing
         #expect(!regions.isEmpty && regions.count <= QRRegionsOfInterest.maxRegions)
     }
 
+    @Test("any image, of any size down to one pixel and any content, is scanned for patterns without a trap")
+    func anyImageIsScanned() {
+        var random = SeededRandom(seed: 33)
+        for _ in 0..<300 {
+            let width = 1 + Int(random.next() % 90), height = 1 + Int(random.next() % 90)
+            // Noise, stripes of random widths, or a flat tone: what a hostile or broken image can be.
+            let kind = random.next() % 3
+            var stripe = 1 + Int(random.next() % 9)
+            let pixels: [UInt8] = (0..<(width * height)).map { i in
+                switch kind {
+                case 0: return UInt8(truncatingIfNeeded: random.next())
+                case 1:
+                    if random.next() % 40 == 0 { stripe = 1 + Int(random.next() % 9) }
+                    return (i % width) / stripe % 2 == 0 ? 0 : 255
+                default: return 128
+                }
+            }
+            let image = GrayImage(width: width, height: height, pixels: pixels)
+            let patterns = FinderPatternScan(image).patterns()
+            #expect(patterns.allSatisfy { $0.x >= 0 && $0.x < Double(width) && $0.y >= 0 && $0.y < Double(height) && $0.module > 0 })
+            let regions = QRRegionsOfInterest(patterns: patterns, width: width, height: height).regions
+            #expect(regions.allSatisfy { $0.x >= 0 && $0.y >= 0 && $0.x + $0.width <= width && $0.y + $0.height <= height })
+            #expect(image.sharplyUpscaled(by: 1 + Int(random.next() % 4)).pixelCount <= 16 * image.pixelCount)
+        }
+    }
+
     @Test("the cubic upscale: the factor's size, even tone kept, an edge kept as a step from dark to light")
     func sharpUpscale() {
         let flat = GrayImage(width: 7, height: 5, value: 77).sharplyUpscaled(by: 3)

@@ -1,6 +1,7 @@
 import FuzzSupport
 import StarlineCore
 import StarlineChat
+@testable import StarlineHTTP
 @testable import StarlinePlatform
 
 // The readers of HTTP answers: the error mapping, Retry-After, the token grant and the other platform answer
@@ -25,7 +26,7 @@ Fuzz.run { bytes in
     let body = input.remaining
     let reply = HTTPReply(status: status, headers: headers, body: body)
 
-    _ = PlatformAPI.error(status: status, body: body, headers: headers, route: "GET /fuzz", now: 1_767_225_600)
+    _ = PlatformHTTP.error(status: status, body: body, headers: headers, route: "GET /fuzz", now: 1_767_225_600)
     _ = RetryPolicy.retryAfterSeconds(headerLine, now: 1_767_225_600)
     _ = RetryPolicy(retries: 3).delay(after: .success(reply), attempt: Int(selector >> 4), now: 1_767_225_600)
     _ = HTTPDate.parseIMFFixdate(headerLine)
