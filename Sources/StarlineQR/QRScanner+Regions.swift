@@ -20,9 +20,10 @@ extension QRScanner {
     }
 
     /// The codes read in the regions of `image` whose finder patterns are not those of `excluding`, corners in
-    /// `image`'s coordinates; the finder scan and every read counted in `work`, none past `budget`.
-    func readRegions(of image: GrayImage, excluding: [QRSymbol], work: inout Int, budget: Int) -> [QRSymbol] {
-        guard work + image.pixelCount <= budget else { return [] }
+    /// `image`'s coordinates, and how many regions were read; the finder scan and every read counted in `work`, none
+    /// past `budget`.
+    func readRegions(of image: GrayImage, excluding: [QRSymbol], work: inout Int, budget: Int) -> (symbols: [QRSymbol], read: Int) {
+        guard work + image.pixelCount <= budget else { return ([], 0) }
         work += image.pixelCount
         let known = excluding.map { symbol in
             let b = symbol.bounds
@@ -31,10 +32,12 @@ extension QRScanner {
         let regions = QRRegionsOfInterest(
             patterns: FinderPatternScan(image).patterns(), width: image.width, height: image.height, excluding: known
         ).regions
-        guard !regions.isEmpty else { return [] }
+        guard !regions.isEmpty else { return ([], 0) }
         let engine: ZXingLibrary? = if case .success(let zxing) = ZXingLibrary.shared { zxing } else { nil }
         var symbols: [QRSymbol] = []
+        var read = 0
         for region in regions where region.width * region.height <= Self.maxRegionPixels {
+            read += 1
             // Modules under 3 pixels are scaled to 6 or more (at most ×4, and to a copy of at most `maxRegionPixels`).
             let wanted = region.module > 0 && region.module < 3 ? min(4, Int((6 / region.module).rounded(.up))) : 1
             let room = Int((Double(Self.maxRegionPixels) / Double(region.width * region.height)).squareRoot())
@@ -60,6 +63,6 @@ extension QRScanner {
                 }
             }
         }
-        return symbols
+        return (symbols, read)
     }
 }

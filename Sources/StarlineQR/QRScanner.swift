@@ -244,7 +244,8 @@ public final class QRScanner {
                 }
                 // Codes beside the ones read, found by their finder patterns (`QRRegionsOfInterest`).
                 if regions, Self.roomForMore(in: image, found: symbols) {
-                    symbols = Self.deduplicated(symbols + readRegions(of: image, excluding: symbols, work: &work, budget: workBudget))
+                    symbols = Self.deduplicated(
+                        symbols + readRegions(of: image, excluding: symbols, work: &work, budget: workBudget).symbols)
                 }
                 return ScanResult(symbols: Self.readingOrder(symbols), attempt: attempt.rawValue, tried: tried)
             }
@@ -253,11 +254,13 @@ public final class QRScanner {
         if regions, let deadline, lastTried != "none", Self.now() >= deadline {
             return ScanResult(symbols: [], attempt: lastTried, timedOut: true, tried: tried)
         }
-        let symbols = regions ? readRegions(of: image, excluding: [], work: &work, budget: workBudget) : []
+        // Counted as one attempt when it read a region (an image without a pattern pair reads none).
+        let (symbols, read) = regions ? readRegions(of: image, excluding: [], work: &work, budget: workBudget) : ([], 0)
         if !symbols.isEmpty {
             return ScanResult(symbols: Self.readingOrder(Self.deduplicated(symbols)), attempt: "regions", tried: tried + 1)
         }
-        return ScanResult(symbols: [], attempt: lastTried, tried: tried)
+        return read > 0
+            ? ScanResult(symbols: [], attempt: "regions", tried: tried + 1) : ScanResult(symbols: [], attempt: lastTried, tried: tried)
     }
 
     /// Seconds on the monotonic clock (no Foundation or Dispatch in sl-qr).
