@@ -147,19 +147,15 @@ extension GrayImage {
     /// no factor bilinearly).
     public func sharplyUpscaled(by factor: Int) -> GrayImage {
         guard factor > 1, width > 1, height > 1 else { return self }
-        // The four taps' weights for each of the factor's phases, in 1/4096.
-        let phases: [(Int, Int, Int, Int)] = (0..<factor).map { phase in
-            var t = (Double(phase) + 0.5) / Double(factor) - 0.5
-            if t < 0 { t += 1 }
+        // Per phase of the factor: where its four taps start, relative to the source pixel (one earlier for the
+        // phases before that pixel's centre), and their weights in 1/4096.
+        let phases: [(start: Int, k: (Int, Int, Int, Int))] = (0..<factor).map { phase in
+            let position = (Double(phase) + 0.5) / Double(factor) - 0.5
+            let t = position < 0 ? position + 1 : position
             let (t2, t3) = (t * t, t * t * t)
             let weights = [(-t3 + 2 * t2 - t) / 2, (3 * t3 - 5 * t2 + 2) / 2, (-3 * t3 + 4 * t2 + t) / 2, (t3 - t2) / 2]
             let fixed = weights.map { Int(($0 * 4096).rounded()) }
-            return (fixed[0], fixed[1], fixed[2], fixed[3])
-        }
-        /// The first tap's source index for output index `o` (phases before the centre of a source pixel start one earlier).
-        func firstTap(_ o: Int) -> Int {
-            let phase = o % factor
-            return o / factor - ((Double(phase) + 0.5) / Double(factor) < 0.5 ? 2 : 1)
+            return (position < 0 ? -2 : -1, (fixed[0], fixed[1], fixed[2], fixed[3]))
         }
         let w = width * factor, h = height * factor
         var rows = [Int32](repeating: 0, count: w * height)
@@ -168,7 +164,7 @@ extension GrayImage {
                 for y in 0..<height {
                     let row = y * width
                     for x in 0..<w {
-                        let i = firstTap(x), k = phases[x % factor]
+                        let phase = phases[x % factor], i = x / factor + phase.start, k = phase.k
                         let a = Int(src[row + min(max(i, 0), width - 1)]), b = Int(src[row + min(max(i + 1, 0), width - 1)])
                         let c = Int(src[row + min(max(i + 2, 0), width - 1)]), d = Int(src[row + min(max(i + 3, 0), width - 1)])
                         mid[y * w + x] = Int32(a * k.0 + b * k.1 + c * k.2 + d * k.3)
@@ -180,7 +176,7 @@ extension GrayImage {
         rows.withUnsafeBufferPointer { mid in
             out.withUnsafeMutableBufferPointer { dst in
                 for y in 0..<h {
-                    let i = firstTap(y), k = phases[y % factor]
+                    let phase = phases[y % factor], i = y / factor + phase.start, k = phase.k
                     let r0 = min(max(i, 0), height - 1) * w, r1 = min(max(i + 1, 0), height - 1) * w
                     let r2 = min(max(i + 2, 0), height - 1) * w, r3 = min(max(i + 3, 0), height - 1) * w
                     for x in 0..<w {

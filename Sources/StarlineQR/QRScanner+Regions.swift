@@ -12,11 +12,7 @@ extension QRScanner {
 
     /// Whether codes found leave room for more: together they cover under half of the image.
     static func roomForMore(in image: GrayImage, found: [QRSymbol]) -> Bool {
-        let covered = found.reduce(0) { total, symbol in
-            let b = symbol.bounds
-            return total + max(0, b.maxX - b.minX) * max(0, b.maxY - b.minY)
-        }
-        return 2 * covered < image.pixelCount
+        2 * found.reduce(0) { $0 + $1.boundsArea } < image.pixelCount
     }
 
     /// The codes read in the regions of `image` whose finder patterns are not those of `excluding`, corners in

@@ -91,6 +91,12 @@ public struct QRSymbol: Sendable, Hashable {
         return (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0)
     }
 
+    /// The area of `bounds`, in pixels: how much of an image the code covers (`QRTiling`, the regions' room for more).
+    var boundsArea: Int {
+        let b = bounds
+        return max(0, b.maxX - b.minX) * max(0, b.maxY - b.minY)
+    }
+
     /// The mean of the corners.
     public var center: QRPoint {
         guard !corners.isEmpty else { return QRPoint(x: 0, y: 0) }

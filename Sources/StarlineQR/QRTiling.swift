@@ -60,11 +60,7 @@ struct QRTiling {
     /// to ~16 megapixels (tiles of ~2 megapixels), four by four above.
     static func wanted(for image: GrayImage, found: [QRSymbol]) -> QRTiling? {
         guard !found.isEmpty, min(image.width, image.height) >= minShortSide else { return nil }
-        let largest =
-            found.map { symbol in
-                let b = symbol.bounds
-                return max(0, b.maxX - b.minX) * max(0, b.maxY - b.minY)
-            }.max() ?? 0
+        let largest = found.map(\.boundsArea).max() ?? 0
         guard Double(largest) < maxCoverage * Double(image.pixelCount), image.looksPhotographic else { return nil }
         return QRTiling(width: image.width, height: image.height, grid: image.pixelCount > 16_000_000 ? 4 : 3)
     }
