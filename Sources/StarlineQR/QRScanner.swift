@@ -6,8 +6,11 @@ import Glibc
 /// Finds and decodes QR symbols with libzbar.
 ///
 /// Create one scanner per thread (inside the worker) and reuse it for every image: a
-/// zbar image scanner is not thread-safe, and building one per image would throw away
-/// its buffers and the QR reader's tables each time.
+/// zbar image scanner is not thread-safe. Its zbar image scanner is built again for each image
+/// (`scan`), though: libzbar's QR reader fits finder-pattern edges with a random generator
+/// (ISAAC, seeded once when the reader is made) whose state carries over from one image to
+/// the next, so a reused one read the same image with other corners — or not at all — after
+/// other images, and `-j N` answered according to which worker got which file.
 public final class QRScanner {
     /// Retry strategies, tried in this order until one finds at least one symbol.
     public enum Attempt: String, Sendable, CaseIterable {
@@ -140,7 +143,10 @@ public final class QRScanner {
     /// answer; the deadline is only a safety net for passes that take far longer than their pixels say.
     public static let defaultWorkBudget = 160_000_000
 
-    private let scanner: OpaquePointer
+    /// libzbar's image scanner, fresh for each image (`scan`: the type's doc says why).
+    private var scanner: OpaquePointer
+    /// Whether `scanner` has scanned since it was made.
+    private var scannerUsed = false
     private let zbar: ZBarLibrary
     private let y800 = starline_zbar_fourcc(
         CChar(UInt8(ascii: "Y")), CChar(UInt8(ascii: "8")),
@@ -150,9 +156,13 @@ public final class QRScanner {
     public init() throws {
         let zbar = try ZBarLibrary.shared.get()
         self.zbar = zbar
+        scanner = Self.imageScanner(zbar)
+    }
+
+    /// A zbar image scanner set up for QR codes alone.
+    private static func imageScanner(_ zbar: ZBarLibrary) -> OpaquePointer {
         // zbar_image_scanner_create only fails when malloc does.
         guard let scanner = zbar.imageScannerCreate() else { fatalError("zbar_image_scanner_create failed: out of memory") }
-        self.scanner = scanner
         // All symbologies off, then QR only: fewer decoders to feed per scan line, and no
         // false positives from 1-D barcodes in photos.
         _ = zbar.imageScannerSetConfig(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
@@ -169,6 +179,16 @@ public final class QRScanner {
         zbar.imageScannerEnableCache(scanner, 0)
         // ZBAR_CFG_TEST_INVERTED is left off too: `Attempt.inverted` does the same and
         // lets us report which attempt succeeded.
+        return scanner
+    }
+
+    /// Starts an image with a zbar image scanner that has scanned nothing yet, so the answer for an image does
+    /// not depend on the images before it (the type's doc).
+    private func freshScanner() {
+        guard scannerUsed else { return }
+        zbar.imageScannerDestroy(scanner)
+        scanner = Self.imageScanner(zbar)
+        scannerUsed = false
     }
 
     deinit { zbar.imageScannerDestroy(scanner) }
@@ -192,6 +212,7 @@ public final class QRScanner {
         workBudget: Int = QRScanner.defaultWorkBudget, regions: Bool? = nil, willTry: ((Attempt) -> Void)? = nil
     ) -> ScanResult {
         guard image.width > 0, image.height > 0 else { return ScanResult(symbols: [], attempt: "none") }
+        freshScanner()
         let regions = regions ?? (attempts == nil)
         // Every ladder that is not for a photograph begins with libzbar's `original`: the rest, and whether the
         // second engine is installed, are looked up only when that finds nothing.
@@ -292,6 +313,7 @@ public final class QRScanner {
         image.pixels.withUnsafeBytes { _ = memcpy(buffer, $0.baseAddress!, count) }
         zbar.imageSetData(zimage, buffer, UInt(count), zbar.imageFreeData)
 
+        scannerUsed = true
         guard zbar.scanImage(scanner, zimage) > 0 else { return [] }
         var symbols: [QRSymbol] = []
         var symbol = zbar.imageFirstSymbol(zimage)
