@@ -452,7 +452,8 @@ import Testing
         let journals = (0..<4).map { "\(dir)/shard-\($0).journal" }
         let before = try h.run("sl-sessions", ["journal", "verify", "--plan", dir + "/plan.csv"] + journals)
         #expect(before.status == 8)
-        #expect(try before.jsonLines().filter { $0["problem"] != nil }.map { $0["id"]?.stringValue } == [ids[11]])
+        let problems = try before.jsonLines().filter { $0["problem"] != nil }
+        #expect(problems.map { $0["id"]?.stringValue } == [ids[11]], "\(problems)")
 
         _ = try h.server.dev("DELETE", "/__dev/faults")
         let second = try Tools.spawn("/bin/sh", ["-c", script], home: dir, environment: environment).waitOrKill(seconds: 180)
